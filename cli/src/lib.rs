@@ -1,0 +1,1 @@
+//! The `pgmortem` command line.

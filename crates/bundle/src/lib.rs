@@ -1,0 +1,1 @@
+//! Opens a support bundle and says what each file in it is.

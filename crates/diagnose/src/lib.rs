@@ -1,0 +1,1 @@
+//! Diagnosis: one clock for every event, incidents, findings, the Report.

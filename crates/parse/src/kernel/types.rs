@@ -1,0 +1,314 @@
+//! The typed records the kernel-log parser yields. Field names here are a contract: the CLI's
+//! `parse kernel` JSON and the Python bindings print them as they are.
+
+use std::collections::BTreeMap;
+
+use jiff::civil::DateTime;
+use serde::Serialize;
+
+/// Which printed form a kernel-log line had (detected per line, by shape).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum LineForm {
+    /// `[ 1234.567890] msg` (plain `dmesg`), optionally with a caller id `[T123]`.
+    Monotonic,
+    /// `dmesg -T`: `[Sun Apr  5 18:24:23 2020] msg`, localised names in either order.
+    Ctime,
+    /// `dmesg --time-format iso`: `2020-04-05T18:24:23,123456+02:00 msg`.
+    Iso,
+    /// Raw `/dev/kmsg` record: `6,30574067,3816544225424,-;msg`.
+    Kmsg,
+    /// `journalctl -k` short forms: `Apr 05 18:24:23 host kernel: msg` (also short-precise, short-full).
+    Journal,
+    /// `journalctl -o short-iso[-precise]` or RFC 5424 syslog: `2020-04-05T18:24:23+0200 host kernel: msg`.
+    JournalIso,
+    /// `journalctl -o short-monotonic`: `[ 1234.567890] host kernel: msg`.
+    JournalMonotonic,
+    /// BSD syslog (kern.log, messages): `Apr  5 18:24:23 host kernel: [1234.5] msg`.
+    Syslog,
+    /// No recognisable prefix: pasted text, `CONFIG_PRINTK_TIME=n`.
+    Bare,
+}
+
+/// A wall-clock time as printed on a line: a civil time, with its UTC offset when the line
+/// printed one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct WallClock {
+    /// The civil date and time printed (local time of the host that printed it unless
+    /// `utc_offset_seconds` is set).
+    pub civil: DateTime,
+    /// UTC offset printed on the line (ISO forms), in seconds east of UTC.
+    pub utc_offset_seconds: Option<i32>,
+    /// True when the line printed no year and the year came from [`super::KernelOptions::year`].
+    pub year_inferred: bool,
+}
+
+/// When a kernel line was logged, with whatever clock(s) its prefix carried.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct KernelTime {
+    /// Microseconds since boot (monotonic `local_clock`, pauses during suspend).
+    pub monotonic_us: Option<u64>,
+    /// Wall-clock time, when the form printed one.
+    pub wall: Option<WallClock>,
+}
+
+/// One physical line with its prefix taken apart. Borrows from the input.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KernelLine<'a> {
+    /// 1-based line number in the input.
+    pub number: u64,
+    /// The form the prefix had.
+    pub form: LineForm,
+    /// The time(s) the prefix carried.
+    pub time: KernelTime,
+    /// printk level (0 emerg … 7 debug) from `<N>`, kmsg or `dmesg -x`, when printed.
+    pub level: Option<u8>,
+    /// Host name from journal/syslog forms.
+    pub host: Option<&'a str>,
+    /// The message with the prefix removed (leading indentation of continuation lines kept).
+    pub message: &'a str,
+}
+
+/// A kernel event assembled from one or more lines.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct KernelRecord {
+    /// 1-based number of the record's first line.
+    pub line: u64,
+    /// 1-based number of the record's last line.
+    pub end_line: u64,
+    /// Time of the record's first line (for an OOM report: of the trigger, or of the kill line
+    /// when the header was lost).
+    pub time: KernelTime,
+    /// What happened; serialises its `kind` tag (`oom_report`, `segfault`, …) inline.
+    #[serde(flatten)]
+    pub event: KernelEvent,
+}
+
+/// The kinds of kernel event pgmortem extracts.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum KernelEvent {
+    /// An OOM-killer report (header … task table … kill line … reaper), one per kill event.
+    OomReport(Box<OomReport>),
+    /// `X[PID]: segfault at ADDR ip IP sp SP error N in OBJ[BASE+SIZE]`.
+    Segfault(Segfault),
+    /// `X: page allocation failure: order:N, mode:0x…(…)`.
+    PageAllocationFailure(PageAllocationFailure),
+    /// `INFO: task X:PID blocked for more than N seconds.`
+    HungTask(HungTask),
+}
+
+/// The task that asked for memory and set the OOM killer off (not necessarily the victim).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct OomTrigger {
+    /// Command name as printed before ` invoked oom-killer:` (≤ 15 chars, may hold spaces).
+    pub comm: String,
+    /// PID from the `CPU: … PID: N Comm: …` or old `Pid: N, comm: …` line.
+    pub pid: Option<u32>,
+    /// The gfp mask text as printed, e.g. `0xcc0(GFP_KERNEL)`.
+    pub gfp_mask: Option<String>,
+    /// Allocation order; -1 means a SysRq-triggered OOM.
+    pub order: Option<i32>,
+    /// `oom_score_adj=` of the trigger.
+    pub oom_score_adj: Option<i32>,
+    /// Old `oom_adj=` / `oomkilladj=` value (kernels ≤ 3.6).
+    pub oom_adj: Option<i32>,
+    /// CPU number from the CPU line.
+    pub cpu: Option<u32>,
+}
+
+/// The process the kernel killed, from the kill line(s).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct OomVictim {
+    /// PID of the killed process (kernel's view: the init namespace).
+    pub pid: u32,
+    /// Command name (≤ 15 chars).
+    pub comm: String,
+    /// `anon-rss:` in kB.
+    pub anon_rss_kb: Option<u64>,
+    /// `file-rss:` in kB.
+    pub file_rss_kb: Option<u64>,
+    /// `shmem-rss:` in kB.
+    pub shmem_rss_kb: Option<u64>,
+    /// `total-vm:` in kB.
+    pub total_vm_kb: Option<u64>,
+    /// `pgtables:` in kB (5.4+), else from the task table when the victim's row is there.
+    pub pgtables_kb: Option<u64>,
+    /// `oom_score_adj:` (5.4+), else from the task table.
+    pub oom_score_adj: Option<i32>,
+    /// `UID:` (5.4+), else from the task table.
+    pub uid: Option<u32>,
+    /// `score S` from the old `Kill process N (x) score S or sacrifice child` line.
+    pub score: Option<u64>,
+    /// Message before `Killed process`: `Out of memory`, `Memory cgroup out of memory`, ….
+    pub reason: Option<String>,
+    /// Line number of the `Killed process` line.
+    pub kill_line: u64,
+}
+
+/// A memory cgroup's counter line: `memory: usage 262144kB, limit 262144kB, failcnt 105`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct MemcgCounter {
+    /// Usage in kB.
+    pub usage_kb: u64,
+    /// Limit in kB; `None` when the kernel printed its "unlimited" sentinel.
+    pub limit_kb: Option<u64>,
+    /// Times the limit was hit.
+    pub failcnt: u64,
+}
+
+/// What the report says about the memory cgroup involved.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct MemcgInfo {
+    /// The cgroup whose limit was hit (`oom_memcg=`, or `limit of /b`), when printed.
+    pub path: Option<String>,
+    /// The victim's cgroup (`task_memcg=`, or `Task in /a`), when printed.
+    pub task_path: Option<String>,
+    /// `memory:` line.
+    pub memory: Option<MemcgCounter>,
+    /// `memory+swap:` line (v1).
+    pub memory_swap: Option<MemcgCounter>,
+    /// `kmem:` line (v1).
+    pub kmem: Option<MemcgCounter>,
+    /// `swap:` line (v2).
+    pub swap: Option<MemcgCounter>,
+    /// `Memory cgroup stats for /path:` stats, per cgroup path, every key kept as printed
+    /// (v1 inline `cache:0KB` values are converted to bytes; v2 values are bytes already).
+    pub stats: BTreeMap<String, BTreeMap<String, u64>>,
+}
+
+/// The `oom-kill:constraint=…` summary line (5.0+), every field as printed.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct OomSummary {
+    /// `CONSTRAINT_NONE`, `CONSTRAINT_MEMCG`, … (any `CONSTRAINT_\w+`).
+    pub constraint: String,
+    /// Every `key=value` field of the line, in order of appearance.
+    pub fields: Vec<(String, String)>,
+}
+
+/// One row of the task table, values normalised by the header that was printed.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct OomTask {
+    /// `[ pid ]`.
+    pub pid: u32,
+    /// `uid`.
+    pub uid: Option<u32>,
+    /// `tgid`.
+    pub tgid: Option<u32>,
+    /// `total_vm` in pages.
+    pub total_vm_pages: Option<u64>,
+    /// `rss` in pages.
+    pub rss_pages: Option<u64>,
+    /// `rss_anon` in pages (≈6.8+).
+    pub rss_anon_pages: Option<u64>,
+    /// `rss_file` in pages (≈6.8+).
+    pub rss_file_pages: Option<u64>,
+    /// `rss_shmem` in pages (≈6.8+).
+    pub rss_shmem_pages: Option<u64>,
+    /// Page-table bytes: `pgtables_bytes` as printed, or `nr_ptes` (+ `nr_pmds`) × page size.
+    pub pgtables_bytes: Option<u64>,
+    /// `swapents` in pages.
+    pub swapents: Option<u64>,
+    /// `oom_score_adj`.
+    pub oom_score_adj: Option<i32>,
+    /// `oom_adj` (old tables).
+    pub oom_adj: Option<i32>,
+    /// `cpu` (old tables).
+    pub cpu: Option<u32>,
+    /// Command name: the rest of the row (may hold spaces).
+    pub name: String,
+}
+
+/// `oom_reaper: reaped process N (x), now anon-rss:…kB, file-rss:…kB, shmem-rss:…kB`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct OomReaped {
+    /// PID reaped.
+    pub pid: u32,
+    /// Command name.
+    pub comm: String,
+    /// Remaining anon RSS in kB.
+    pub anon_rss_kb: Option<u64>,
+    /// Remaining file RSS in kB.
+    pub file_rss_kb: Option<u64>,
+    /// Remaining shmem RSS in kB.
+    pub shmem_rss_kb: Option<u64>,
+}
+
+/// One OOM-killer event, assembled from every line the kernel printed for it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct OomReport {
+    /// The `invoked oom-killer` line and the CPU line; `None` when the header was lost (rate
+    /// limiting) and the report starts from its kill line.
+    pub trigger: Option<OomTrigger>,
+    /// The killed process; `None` means "no victim recorded" — never guessed.
+    pub victim: Option<OomVictim>,
+    /// `global`, `memcg`, `cpuset`, `memory_policy`, or the raw `CONSTRAINT_*` name lower-cased
+    /// without its prefix; from the summary line, else inferred from the report (memcg lines,
+    /// kill message). `None` when nothing says.
+    pub constraint: Option<String>,
+    /// The `oom-kill:` summary line, when printed.
+    pub summary: Option<OomSummary>,
+    /// Memory cgroup information, when the report has any.
+    pub memcg: Option<MemcgInfo>,
+    /// The task table, in printed order.
+    pub tasks: Vec<OomTask>,
+    /// The task-table header's column names as printed (after `[ pid ]`).
+    pub task_columns: Vec<String>,
+    /// Mem-Info counters (`active_anon`, `free`, …, in pages) plus `free_swap_kb`,
+    /// `total_swap_kb`, `pages_ram`, `pages_reserved`, … every key kept.
+    pub mem_info: BTreeMap<String, u64>,
+    /// `oom_reaper: reaped process …`, when printed.
+    pub reaped: Option<OomReaped>,
+    /// Further victims killed with `memory.oom.group` (4.19+).
+    pub group_kills: Vec<OomVictim>,
+    /// True when the report ended before its kill line or mid-table (end of input, or another
+    /// report's header).
+    pub truncated: bool,
+    /// Human-readable notes: "no victim recorded", "header lost (rate limited?)", ….
+    pub notes: Vec<String>,
+}
+
+/// A user-space segfault reported by the kernel.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Segfault {
+    /// Command name.
+    pub comm: String,
+    /// PID.
+    pub pid: u32,
+    /// Faulting address (hex text as printed).
+    pub address: String,
+    /// Instruction pointer (hex text).
+    pub ip: String,
+    /// Stack pointer (hex text).
+    pub sp: String,
+    /// Error code.
+    pub error: u32,
+    /// Object the ip fell in (`libc.so.6`, `postgres`), when printed.
+    pub object: Option<String>,
+}
+
+/// A failed kernel page allocation (`page allocation failure: order:N, mode:…`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct PageAllocationFailure {
+    /// Command name.
+    pub comm: String,
+    /// PID from the following CPU line, when printed.
+    pub pid: Option<u32>,
+    /// Allocation order.
+    pub order: u32,
+    /// Mode text as printed, e.g. `0x24000c0(GFP_KERNEL)`.
+    pub mode: String,
+}
+
+/// A task blocked in uninterruptible sleep past `hung_task_timeout_secs`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct HungTask {
+    /// Command name.
+    pub comm: String,
+    /// PID.
+    pub pid: u32,
+    /// Seconds blocked.
+    pub seconds: u64,
+}

@@ -1,0 +1,17 @@
+//! Pure parsers for the files of a PostgreSQL support bundle.
+//!
+//! Input is always bytes (`&[u8]`) handed in by the caller; output is typed records plus
+//! per-source statistics saying how much of the input was understood. This crate never touches
+//! the file system, a clock or the environment: whatever context a parser needs (the year of a
+//! syslog stamp, the `log_line_prefix` of a PostgreSQL log) comes in through an options value.
+//!
+//! * [`kernel`]: dmesg / journalctl / syslog line forms, OOM-killer reports and other kernel events.
+//! * [`pglog`]: PostgreSQL server logs (stderr with a `log_line_prefix`) and their crash-cycle events.
+//! * [`lines`]: the shared line splitter (memchr, CRLF-aware, lossy UTF-8 per line).
+
+pub mod kernel;
+pub mod lines;
+pub mod pglog;
+mod stats;
+
+pub use stats::ParseStats;

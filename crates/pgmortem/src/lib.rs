@@ -1,0 +1,1 @@
+//! pgmortem: `analyze(path) -> Report`.
