@@ -23,7 +23,10 @@ pub struct KernelOptions {
 
 impl Default for KernelOptions {
     fn default() -> Self {
-        Self { year: None, max_line_bytes: 64 * 1024 }
+        Self {
+            year: None,
+            max_line_bytes: 64 * 1024,
+        }
     }
 }
 
@@ -46,7 +49,10 @@ pub fn parse(input: &[u8], options: &KernelOptions) -> KernelLog {
         stats.lines += 1;
         stats.unrecognized(line.number, &line.text);
     }
-    KernelLog { records: Vec::new(), stats }
+    KernelLog {
+        records: Vec::new(),
+        stats,
+    }
 }
 
 /// How sure it is that `head` (the first few KiB of a file) is a kernel log; `None` when it is
