@@ -1,1 +1,212 @@
-//! The `pgmortem` command line.
+//! The `pgmortem` command line, as a library: [`run`] takes the arguments and the output
+//! streams and returns the exit code, so the Python package can offer the same command without
+//! `process::exit` ending the interpreter.
+//!
+//! Exit codes: 0 success, 2 usage or input error (the message says which file and why).
+
+use std::ffi::OsString;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use pgmortem::parse::{kernel, pglog};
+use pgmortem::{DiagnoseOptions, render};
+use serde::Serialize;
+
+/// Offline analyzer for PostgreSQL support bundles: why did the database restart?
+#[derive(Debug, Parser)]
+#[command(name = "pgmortem", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Diagnose a bundle: a directory of loose files (kinds recognised by content) or one file.
+    Analyze(AnalyzeArgs),
+    /// Parse one file and print its records as JSON lines (or `--stats`).
+    #[command(subcommand)]
+    Parse(ParseCommand),
+}
+
+#[derive(Debug, Args)]
+struct AnalyzeArgs {
+    /// The bundle: a directory or a single file.
+    path: PathBuf,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
+    format: OutputFormat,
+    /// Write the report to this file instead of standard output.
+    #[arg(short, long)]
+    output: Option<PathBuf>,
+    /// The host's boot time (RFC 3339, e.g. 2026-11-21T03:00:00Z), overriding the bundle's anchors.
+    #[arg(long)]
+    boot_time: Option<jiff::Timestamp>,
+    /// UTC offset of kernel wall times printed without a zone (dmesg -T, syslog), e.g. +02:00.
+    #[arg(long, allow_hyphen_values = true)]
+    host_utc_offset: Option<String>,
+    /// The PostgreSQL log_line_prefix (default: detected from the log).
+    #[arg(long)]
+    prefix: Option<String>,
+    /// Seconds an OOM kill and a crash line with the same PID may be apart.
+    #[arg(long, default_value_t = 120.0)]
+    match_tolerance: f64,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum OutputFormat {
+    Text,
+    Json,
+}
+
+#[derive(Debug, Subcommand)]
+enum ParseCommand {
+    /// A kernel log (dmesg, journalctl -k, kern.log, …): one JSON object per record.
+    Kernel {
+        /// The file.
+        file: PathBuf,
+        /// Print one JSON object with lines, records and unrecognized_lines instead.
+        #[arg(long)]
+        stats: bool,
+        /// Year for stamps that print none (journalctl short, syslog).
+        #[arg(long)]
+        year: Option<i16>,
+    },
+    /// A PostgreSQL server log: one JSON object per record.
+    Pglog {
+        /// The file.
+        file: PathBuf,
+        /// The log_line_prefix (default: detected).
+        #[arg(long)]
+        prefix: Option<String>,
+        /// Print one JSON object with the counts instead.
+        #[arg(long)]
+        stats: bool,
+    },
+}
+
+/// Runs the command line `args` (program name first), writing to `out` and `err`. Returns the
+/// process exit code.
+pub fn run<I, T>(args: I, out: &mut dyn Write, err: &mut dyn Write) -> u8
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let text = e.render().to_string();
+            let _ = if code == 0 {
+                out.write_all(text.as_bytes())
+            } else {
+                err.write_all(text.as_bytes())
+            };
+            return code;
+        }
+    };
+    match dispatch(cli.command, out) {
+        Ok(()) => 0,
+        Err(e) => {
+            let _ = writeln!(err, "pgmortem: error: {e:#}");
+            2
+        }
+    }
+}
+
+fn dispatch(command: Command, out: &mut dyn Write) -> Result<()> {
+    match command {
+        Command::Analyze(args) => analyze(args, out),
+        Command::Parse(ParseCommand::Kernel { file, stats, year }) => {
+            let bytes = read(&file)?;
+            let options = kernel::KernelOptions {
+                year,
+                ..Default::default()
+            };
+            let log = kernel::parse(&bytes, &options);
+            if stats {
+                print_json(out, &log.stats)
+            } else {
+                log.records.iter().try_for_each(|r| print_json(out, r))
+            }
+        }
+        Command::Parse(ParseCommand::Pglog {
+            file,
+            prefix,
+            stats,
+        }) => {
+            let bytes = read(&file)?;
+            let options = pglog::PgLogOptions {
+                prefix,
+                ..Default::default()
+            };
+            let log = pglog::parse(&bytes, &options).with_context(|| file.display().to_string())?;
+            if stats {
+                #[derive(Serialize)]
+                struct Stats<'a> {
+                    prefix: &'a str,
+                    #[serde(flatten)]
+                    stats: &'a pgmortem::parse::ParseStats,
+                    continuation_lines: u64,
+                }
+                print_json(
+                    out,
+                    &Stats {
+                        prefix: &log.prefix,
+                        stats: &log.stats,
+                        continuation_lines: log.continuation_lines,
+                    },
+                )
+            } else {
+                log.records.iter().try_for_each(|r| print_json(out, r))
+            }
+        }
+    }
+}
+
+fn analyze(args: AnalyzeArgs, out: &mut dyn Write) -> Result<()> {
+    let host_utc_offset_seconds = args
+        .host_utc_offset
+        .as_deref()
+        .map(|s| {
+            pgmortem::diagnose::zone_offset(s)
+                .map(|o| o.seconds())
+                .with_context(|| {
+                    format!("--host-utc-offset {s:?}: expected e.g. +02:00, -0500 or UTC")
+                })
+        })
+        .transpose()?;
+    let options = DiagnoseOptions {
+        boot_time: args.boot_time,
+        host_utc_offset_seconds,
+        pg_prefix: args.prefix,
+        match_tolerance_seconds: args.match_tolerance,
+        ..DiagnoseOptions::default()
+    };
+    let report = pgmortem::analyze(&args.path, &options)?;
+    let format = match args.format {
+        OutputFormat::Text => render::Format::Text,
+        OutputFormat::Json => render::Format::Json,
+    };
+    let text = render::render(&report, format)?;
+    match args.output {
+        Some(path) => {
+            std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))
+        }
+        None => out
+            .write_all(text.as_bytes())
+            .context("cannot write the report"),
+    }
+}
+
+fn read(path: &Path) -> Result<Vec<u8>> {
+    std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))
+}
+
+fn print_json<T: Serialize + ?Sized>(out: &mut dyn Write, value: &T) -> Result<()> {
+    serde_json::to_writer(&mut *out, value)?;
+    out.write_all(b"\n")?;
+    Ok(())
+}

@@ -1,1 +1,169 @@
-//! Python bindings.
+//! Python bindings: the private `pgmortem._native` module behind the `pgmortem` package.
+//!
+//! Functions return plain Python data (dicts and lists) built from the same serde structs the
+//! CLI prints as JSON, so there is one schema. Long work runs with the interpreter detached.
+
+use std::path::PathBuf;
+
+use pyo3::create_exception;
+use pyo3::exceptions::{PyException, PyFileNotFoundError, PyPermissionError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+
+use pgmortem::parse::kernel;
+
+create_exception!(
+    _native,
+    PgmortemError,
+    PyException,
+    "Base class of every pgmortem error."
+);
+create_exception!(
+    _native,
+    BundleError,
+    PgmortemError,
+    "The bundle could not be opened or read."
+);
+create_exception!(
+    _native,
+    DiagnoseError,
+    PgmortemError,
+    "The bundle could not be diagnosed with the options given."
+);
+
+/// Bytes or text handed in from Python.
+#[derive(FromPyObject)]
+enum Input<'py> {
+    Bytes(Bound<'py, PyBytes>),
+    Text(String),
+}
+
+impl Input<'_> {
+    fn to_bytes(&self) -> Vec<u8> {
+        match self {
+            Input::Bytes(b) => b.as_bytes().to_vec(),
+            Input::Text(s) => s.as_bytes().to_vec(),
+        }
+    }
+}
+
+fn to_py_err(err: pgmortem::Error) -> PyErr {
+    let message = err.to_string();
+    match &err {
+        pgmortem::Error::Bundle(pgmortem::bundle::BundleError::Io { source, .. }) => {
+            match source.kind() {
+                std::io::ErrorKind::NotFound => PyFileNotFoundError::new_err(message),
+                std::io::ErrorKind::PermissionDenied => PyPermissionError::new_err(message),
+                _ => BundleError::new_err(message),
+            }
+        }
+        pgmortem::Error::Bundle(_) => BundleError::new_err(message),
+        _ => DiagnoseError::new_err(message),
+    }
+}
+
+fn to_python<'py, T: serde::Serialize>(py: Python<'py>, value: &T) -> PyResult<Bound<'py, PyAny>> {
+    pythonize::pythonize(py, value).map_err(|e| PgmortemError::new_err(e.to_string()))
+}
+
+/// Analyzes the bundle at `path` and returns the report as a dict (schema
+/// `pgmortem.report/v1`, the same as `pgmortem analyze --format json`).
+#[pyfunction]
+#[pyo3(signature = (path, *, boot_time=None, host_utc_offset=None, prefix=None))]
+fn analyze<'py>(
+    py: Python<'py>,
+    path: PathBuf,
+    boot_time: Option<&str>,
+    host_utc_offset: Option<&str>,
+    prefix: Option<String>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let boot_time = boot_time
+        .map(|s| s.parse::<jiff::Timestamp>())
+        .transpose()
+        .map_err(|e| PyValueError::new_err(format!("boot_time: {e}")))?;
+    let host_utc_offset_seconds = host_utc_offset
+        .map(|s| {
+            pgmortem::diagnose::zone_offset(s)
+                .map(|o| o.seconds())
+                .ok_or_else(|| {
+                    PyValueError::new_err(format!("host_utc_offset {s:?}: expected e.g. +02:00"))
+                })
+        })
+        .transpose()?;
+    let options = pgmortem::DiagnoseOptions {
+        boot_time,
+        host_utc_offset_seconds,
+        pg_prefix: prefix,
+        ..Default::default()
+    };
+    let report = py
+        .detach(|| pgmortem::analyze(&path, &options))
+        .map_err(to_py_err)?;
+    to_python(py, &report)
+}
+
+/// Parses a kernel log given as `str` or `bytes` and returns its records as dicts (`kind`:
+/// `oom_report`, `segfault`, `page_allocation_failure`, `hung_task`).
+#[pyfunction]
+#[pyo3(signature = (data, *, year=None))]
+fn parse_kernel_log<'py>(
+    py: Python<'py>,
+    data: Input<'py>,
+    year: Option<i16>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let bytes = data.to_bytes();
+    let options = kernel::KernelOptions {
+        year,
+        ..Default::default()
+    };
+    let log = py.detach(|| kernel::parse(&bytes, &options));
+    to_python(py, &log.records)
+}
+
+/// Parses a kernel log and returns `{"lines", "records", "unrecognized_lines", ...}`.
+#[pyfunction]
+#[pyo3(signature = (data, *, year=None))]
+fn kernel_log_stats<'py>(
+    py: Python<'py>,
+    data: Input<'py>,
+    year: Option<i16>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let bytes = data.to_bytes();
+    let options = kernel::KernelOptions {
+        year,
+        ..Default::default()
+    };
+    let log = py.detach(|| kernel::parse(&bytes, &options));
+    to_python(py, &log.stats)
+}
+
+/// Runs the `pgmortem` command line with `args` (without the program name); returns
+/// `(exit_code, stdout, stderr)`.
+#[pyfunction]
+fn run_cli(py: Python<'_>, args: Vec<String>) -> (u8, String, String) {
+    py.detach(|| {
+        let mut out = Vec::new();
+        let mut err = Vec::new();
+        let argv = std::iter::once("pgmortem".to_owned()).chain(args);
+        let code = pgmortem_cli::run(argv, &mut out, &mut err);
+        (
+            code,
+            String::from_utf8_lossy(&out).into_owned(),
+            String::from_utf8_lossy(&err).into_owned(),
+        )
+    })
+}
+
+/// The `pgmortem._native` module.
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("PgmortemError", m.py().get_type::<PgmortemError>())?;
+    m.add("BundleError", m.py().get_type::<BundleError>())?;
+    m.add("DiagnoseError", m.py().get_type::<DiagnoseError>())?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add_function(wrap_pyfunction!(analyze, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_kernel_log, m)?)?;
+    m.add_function(wrap_pyfunction!(kernel_log_stats, m)?)?;
+    m.add_function(wrap_pyfunction!(run_cli, m)?)?;
+    Ok(())
+}

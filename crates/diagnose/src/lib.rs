@@ -1,1 +1,73 @@
-//! Diagnosis: one clock for every event, incidents, findings, the Report.
+//! Diagnosis: puts every event of a bundle on one clock, ties kernel OOM kills to PostgreSQL
+//! crash-restart cycles, and builds the [`Report`].
+//!
+//! Input is an opened [`pgmortem_bundle::Bundle`]; output is a [`Report`] (schema
+//! `pgmortem.report/v1`). Nothing here reads the machine's clock or environment: the same bundle
+//! gives the same report anywhere.
+
+mod clock;
+mod correlate;
+mod findings;
+mod report;
+mod sources;
+mod timeline;
+
+pub use clock::zone_offset;
+pub use findings::human_kb;
+pub use report::*;
+pub use sources::DiagnoseError;
+
+use jiff::Timestamp;
+use pgmortem_bundle::Bundle;
+
+/// What the diagnosis needs that a bundle may not say.
+#[derive(Debug, Clone)]
+pub struct DiagnoseOptions {
+    /// The host's boot time, overriding any anchor found in the bundle.
+    pub boot_time: Option<Timestamp>,
+    /// UTC offset (seconds east) of wall times printed without a zone (dmesg -T, syslog).
+    /// Default: UTC, with a note in the report.
+    pub host_utc_offset_seconds: Option<i32>,
+    /// The PostgreSQL `log_line_prefix`; `None` lets the parser detect it.
+    pub pg_prefix: Option<String>,
+    /// How far apart (seconds) an OOM kill and a crash line with the same PID may be. Default 120.
+    pub match_tolerance_seconds: f64,
+    /// How far apart (seconds) an OOM kill of `postgres` and a signal-9 crash with another PID
+    /// may be to be tied as a PID-namespace match. Default 10.
+    pub pid_namespace_tolerance_seconds: f64,
+}
+
+impl Default for DiagnoseOptions {
+    fn default() -> Self {
+        Self {
+            boot_time: None,
+            host_utc_offset_seconds: None,
+            pg_prefix: None,
+            match_tolerance_seconds: 120.0,
+            pid_namespace_tolerance_seconds: 10.0,
+        }
+    }
+}
+
+/// Diagnoses an opened bundle.
+pub fn diagnose(bundle: &Bundle, options: &DiagnoseOptions) -> Result<Report, DiagnoseError> {
+    let parsed = sources::parse_all(bundle, options)?;
+    let kills = correlate::oom_kills(&parsed.kernel, &parsed.clock);
+    let crashes = correlate::crashes(&parsed.postgres);
+    let incidents = correlate::incidents(&kills, &crashes, options);
+    let mut findings = findings::from_incidents(&incidents);
+    findings.sort_by_key(|f| std::cmp::Reverse(f.severity));
+    let timeline = timeline::build(&parsed.kernel, &parsed.postgres, &parsed.clock);
+    Ok(Report {
+        schema: SCHEMA,
+        generator: format!("pgmortem {}", env!("CARGO_PKG_VERSION")),
+        clock: parsed.clock_info,
+        sources: parsed.summaries,
+        incidents,
+        findings,
+        timeline,
+    })
+}
+
+#[cfg(test)]
+mod correlate_tests;

@@ -1,1 +1,38 @@
-//! pgmortem: `analyze(path) -> Report`.
+//! pgmortem: an offline analyzer for PostgreSQL support bundles.
+//!
+//! ```no_run
+//! let report = pgmortem::analyze("fixtures/incidents/pg15-memcg-oom-sort".as_ref(), &Default::default())?;
+//! for incident in &report.incidents {
+//!     println!("{} at {:?}: outage {:?} s", incident.kind, incident.started_at, incident.outage_seconds);
+//! }
+//! # Ok::<(), pgmortem::Error>(())
+//! ```
+//!
+//! [`analyze`] opens a bundle (a directory of loose files or one file; kinds recognised by
+//! content), parses every source, puts events on one clock and returns the [`Report`]. The
+//! parsers are re-exported for callers that want records rather than a diagnosis.
+
+use std::path::Path;
+
+pub use pgmortem_bundle as bundle;
+pub use pgmortem_diagnose::{self as diagnose, DiagnoseOptions, Report};
+pub use pgmortem_parse as parse;
+pub use pgmortem_render as render;
+
+/// Errors of [`analyze`].
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The bundle could not be opened.
+    #[error(transparent)]
+    Bundle(#[from] pgmortem_bundle::BundleError),
+    /// The bundle could not be diagnosed with the options given.
+    #[error(transparent)]
+    Diagnose(#[from] pgmortem_diagnose::DiagnoseError),
+}
+
+/// Analyzes the bundle at `path` (a directory or a single file).
+pub fn analyze(path: &Path, options: &DiagnoseOptions) -> Result<Report, Error> {
+    let bundle = pgmortem_bundle::open(path, &pgmortem_bundle::OpenOptions::default())?;
+    Ok(pgmortem_diagnose::diagnose(&bundle, options)?)
+}

@@ -1,0 +1,32 @@
+"""pgmortem: an offline analyzer for PostgreSQL support bundles.
+
+>>> import pgmortem
+>>> report = pgmortem.analyze("fixtures/incidents/pg15-memcg-oom-sort")  # doctest: +SKIP
+>>> report["incidents"][0]["outage_seconds"]  # doctest: +SKIP
+
+Every function returns plain data (dicts and lists) with the same schema as the CLI's JSON
+output (``pgmortem.report/v1``). Errors are subclasses of :class:`PgmortemError`, except a
+missing or unreadable path, which raises :class:`FileNotFoundError` / :class:`PermissionError`.
+"""
+
+from pgmortem._native import (
+    BundleError,
+    DiagnoseError,
+    PgmortemError,
+    __version__,
+    analyze,
+    kernel_log_stats,
+    parse_kernel_log,
+    run_cli,
+)
+
+__all__ = [
+    "BundleError",
+    "DiagnoseError",
+    "PgmortemError",
+    "__version__",
+    "analyze",
+    "kernel_log_stats",
+    "parse_kernel_log",
+    "run_cli",
+]

@@ -1,0 +1,136 @@
+"""Typed view of the pgmortem package: the returned dicts as TypedDicts."""
+
+from os import PathLike
+from typing import Literal, TypedDict
+
+__version__: str
+__all__: list[str]
+
+class PgmortemError(Exception): ...
+class BundleError(PgmortemError): ...
+class DiagnoseError(PgmortemError): ...
+
+class SourceSummary(TypedDict):
+    path: str
+    kind: str
+    bytes: int
+    lines: int
+    records: int
+    unrecognized_lines: int
+    unrecognized_examples: list[tuple[int, str]]
+    note: str | None
+
+class MemcgLimit(TypedDict):
+    path: str | None
+    task_path: str | None
+    limit_kb: int | None
+    usage_kb: int | None
+    failcnt: int | None
+
+class KernelKill(TypedDict):
+    pid: int
+    comm: str
+    anon_rss_kb: int | None
+    file_rss_kb: int | None
+    shmem_rss_kb: int | None
+    total_vm_kb: int | None
+    pgtables_kb: int | None
+    oom_score_adj: int | None
+    constraint: str | None
+    memcg: MemcgLimit | None
+    trigger_comm: str | None
+    trigger_pid: int | None
+    at: str | None
+    path: str
+    line: int
+
+class PostgresCrash(TypedDict):
+    pid: int
+    process: str
+    signal: int | None
+    exit_code: int | None
+    query: str | None
+    at: str | None
+    path: str
+    line: int
+
+class Recovery(TypedDict):
+    terminated_others_at: str | None
+    reinitialized_at: str | None
+    redo_started_at: str | None
+    redo_start_lsn: str | None
+    redo_done_at: str | None
+    redo_end_lsn: str | None
+    ready_at: str | None
+    ready_line: int | None
+
+class Incident(TypedDict):
+    kind: Literal["oom_kill", "crash_restart", "kernel_oom"]
+    started_at: str | None
+    kernel_kill: KernelKill | None
+    postgres_crash: PostgresCrash | None
+    recovery: Recovery | None
+    outage_seconds: float | None
+    redo_seconds: float | None
+    wal_replayed_bytes: int | None
+    clock_skew_seconds: float | None
+    confidence: float
+    matched_by: str | None
+    notes: list[str]
+
+class Evidence(TypedDict):
+    path: str
+    line: int
+    what: str
+
+class Finding(TypedDict):
+    id: str
+    severity: Literal["info", "warning", "critical"]
+    title: str
+    summary: str
+    recommendation: str | None
+    evidence: list[Evidence]
+    incident: int | None
+
+class ClockInfo(TypedDict):
+    boot_time: str | None
+    boot_time_source: str | None
+    boot_time_uncertainty_seconds: float | None
+    notes: list[str]
+
+class TimelineEvent(TypedDict):
+    at: str | None
+    uncertainty_seconds: float | None
+    origin: Literal["kernel", "postgres"]
+    kind: str
+    summary: str
+    path: str
+    line: int
+
+class Report(TypedDict):
+    schema: Literal["pgmortem.report/v1"]
+    generator: str
+    clock: ClockInfo
+    sources: list[SourceSummary]
+    incidents: list[Incident]
+    findings: list[Finding]
+    timeline: list[TimelineEvent]
+
+class KernelStats(TypedDict):
+    lines: int
+    records: int
+    unrecognized_lines: int
+    invalid_utf8_lines: int
+    oversized_lines: int
+    unrecognized_examples: list[tuple[int, str]]
+
+def analyze(
+    path: str | PathLike[str],
+    *,
+    boot_time: str | None = None,
+    host_utc_offset: str | None = None,
+    prefix: str | None = None,
+) -> Report: ...
+def parse_kernel_log(data: str | bytes, *, year: int | None = None) -> list[dict[str, object]]: ...
+def kernel_log_stats(data: str | bytes, *, year: int | None = None) -> KernelStats: ...
+def run_cli(args: list[str]) -> tuple[int, str, str]: ...

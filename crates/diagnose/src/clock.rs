@@ -1,0 +1,216 @@
+//! One clock for every event: kernel monotonic time and printed wall times put on UTC, each with
+//! its error bar and the anchor it came from.
+
+use jiff::{SignedDuration, Timestamp, tz::Offset};
+use pgmortem_parse::kernel::{KernelTime, WallClock};
+use pgmortem_parse::pglog::PgTime;
+
+/// The host's boot time, when some anchor gives it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BootAnchor {
+    /// Boot time in UTC.
+    pub at: Timestamp,
+    /// Error bar, seconds.
+    pub uncertainty_seconds: f64,
+    /// Where it came from (`option`, `date_and_uptime`, `btime`, `dmesg_ctime_pair`).
+    pub source: &'static str,
+}
+
+/// Converts the times printed in a bundle to UTC.
+#[derive(Debug, Clone)]
+pub struct Clock {
+    /// The boot anchor for kernel monotonic times.
+    pub boot: Option<BootAnchor>,
+    /// Offset assumed for wall times printed without one (`dmesg -T`, syslog, journal short).
+    pub host_offset: Offset,
+}
+
+/// Error bar given to a wall time printed with whole seconds.
+const WHOLE_SECOND: f64 = 1.0;
+
+impl Clock {
+    /// Puts a kernel line's time on UTC: boot anchor + monotonic time when both are known (the
+    /// most precise), else the printed wall time (its own offset, or the host's).
+    pub fn kernel(&self, time: &KernelTime) -> Option<(Timestamp, f64)> {
+        if let (Some(us), Some(boot)) = (time.monotonic_us, self.boot) {
+            let at = boot
+                .at
+                .checked_add(SignedDuration::from_micros(us as i64))
+                .ok()?;
+            return Some((at, boot.uncertainty_seconds));
+        }
+        let wall = time.wall?;
+        self.wall(&wall)
+    }
+
+    fn wall(&self, wall: &WallClock) -> Option<(Timestamp, f64)> {
+        let offset = match wall.utc_offset_seconds {
+            Some(s) => Offset::from_seconds(s).ok()?,
+            None => self.host_offset,
+        };
+        let at = offset.to_timestamp(wall.civil).ok()?;
+        let uncertainty = if wall.civil.subsec_nanosecond() == 0 {
+            WHOLE_SECOND
+        } else {
+            0.001
+        };
+        Some((at, uncertainty))
+    }
+
+    /// Boot time implied by a line that carries both a monotonic time and a wall time without
+    /// its own anchor (a `dmesg -T` line paired with the same raw line).
+    pub fn boot_from_pair(&self, monotonic_us: u64, wall: &WallClock) -> Option<Timestamp> {
+        let (at, _) = self.wall(wall)?;
+        at.checked_sub(SignedDuration::from_micros(monotonic_us as i64))
+            .ok()
+    }
+}
+
+/// Puts a PostgreSQL log time on UTC: the parser's own resolution when it made one (UTC, GMT,
+/// numeric offsets, epochs), else the zone abbreviation through [`zone_offset`].
+pub fn postgres(time: &PgTime) -> Option<Timestamp> {
+    if let Some(utc) = time.utc {
+        return Some(utc);
+    }
+    let offset = zone_offset(time.zone.as_deref()?)?;
+    offset.to_timestamp(time.civil).ok()
+}
+
+/// UTC offsets of the zone abbreviations PostgreSQL commonly prints with `%m`/`%t`. Ambiguous
+/// abbreviations (IST, CST in China vs America, …) are resolved to their most common meaning
+/// for database hosts and documented in docs/clock.md; an unknown abbreviation yields `None`
+/// and the event stays off the UTC timeline rather than being placed wrongly.
+pub fn zone_offset(zone: &str) -> Option<Offset> {
+    let hours: i8 = match zone {
+        "UTC" | "GMT" | "Z" | "UCT" | "WET" => 0,
+        "CET" | "WEST" | "BST" | "MET" => 1,
+        "CEST" | "EET" | "SAST" | "MEST" => 2,
+        "EEST" | "MSK" | "TRT" => 3,
+        "IST" => return Offset::from_seconds(5 * 3600 + 1800).ok(),
+        "HKT" | "SGT" | "AWST" => 8,
+        "JST" | "KST" => 9,
+        "AEST" => 10,
+        "AEDT" => 11,
+        "NZST" => 12,
+        "NZDT" => 13,
+        "EST" | "CDT" => -5,
+        "EDT" => -4,
+        "CST" | "MDT" => -6,
+        "MST" | "PDT" => -7,
+        "PST" => -8,
+        "AKST" => -9,
+        "HST" => -10,
+        _ => return numeric_zone(zone),
+    };
+    Some(Offset::constant(hours))
+}
+
+/// `+03`, `-05`, `+0530`, `+05:30`.
+fn numeric_zone(zone: &str) -> Option<Offset> {
+    let (sign, digits) = match zone.as_bytes().first()? {
+        b'+' => (1, &zone[1..]),
+        b'-' => (-1, &zone[1..]),
+        _ => return None,
+    };
+    let digits: String = digits.chars().filter(|c| *c != ':').collect();
+    if !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let (h, m) = match digits.len() {
+        1 | 2 => (digits.parse::<i32>().ok()?, 0),
+        4 => (
+            digits[..2].parse::<i32>().ok()?,
+            digits[2..].parse::<i32>().ok()?,
+        ),
+        _ => return None,
+    };
+    Offset::from_seconds(sign * (h * 3600 + m * 60)).ok()
+}
+
+/// Seconds from `a` to `b` (negative when `b` is earlier).
+pub fn seconds_between(a: Timestamp, b: Timestamp) -> f64 {
+    b.duration_since(a).as_secs_f64()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use jiff::civil::date;
+
+    fn wall(offset: Option<i32>) -> WallClock {
+        WallClock {
+            civil: date(2026, 11, 21).at(17, 8, 44, 0),
+            utc_offset_seconds: offset,
+            year_inferred: false,
+        }
+    }
+
+    #[test]
+    fn monotonic_time_uses_the_boot_anchor_and_its_error_bar() {
+        let boot: Timestamp = "2026-11-21T17:00:00Z".parse().unwrap();
+        let clock = Clock {
+            boot: Some(BootAnchor {
+                at: boot,
+                uncertainty_seconds: 0.02,
+                source: "test",
+            }),
+            host_offset: Offset::UTC,
+        };
+        let t = KernelTime {
+            monotonic_us: Some(1_500_000),
+            wall: Some(wall(None)),
+        };
+        let (at, err) = clock.kernel(&t).unwrap();
+        assert_eq!(at.to_string(), "2026-11-21T17:00:01.5Z");
+        assert_eq!(err, 0.02);
+    }
+
+    #[test]
+    fn wall_time_without_offset_takes_the_host_offset() {
+        let clock = Clock {
+            boot: None,
+            host_offset: Offset::constant(2),
+        };
+        let t = KernelTime {
+            monotonic_us: Some(5),
+            wall: Some(wall(None)),
+        };
+        assert_eq!(
+            clock.kernel(&t).unwrap().0.to_string(),
+            "2026-11-21T15:08:44Z"
+        );
+        let t = KernelTime {
+            monotonic_us: None,
+            wall: Some(wall(Some(-3600))),
+        };
+        assert_eq!(
+            clock.kernel(&t).unwrap().0.to_string(),
+            "2026-11-21T18:08:44Z"
+        );
+    }
+
+    #[test]
+    fn zone_abbreviations_and_numeric_offsets() {
+        assert_eq!(zone_offset("CEST").unwrap().seconds(), 7200);
+        assert_eq!(zone_offset("+03").unwrap().seconds(), 10800);
+        assert_eq!(zone_offset("-0530").unwrap().seconds(), -19800);
+        assert_eq!(zone_offset("+05:30").unwrap().seconds(), 19800);
+        assert!(zone_offset("XYZT").is_none());
+        assert!(zone_offset("+5x").is_none());
+    }
+
+    #[test]
+    fn postgres_time_resolves_the_printed_zone() {
+        let t = PgTime {
+            civil: date(2026, 1, 2).at(3, 4, 5, 0),
+            zone: Some("CET".into()),
+            utc: None,
+        };
+        assert_eq!(postgres(&t).unwrap().to_string(), "2026-01-02T02:04:05Z");
+        let t = PgTime {
+            zone: Some("Mars/Olympus".into()),
+            ..t
+        };
+        assert!(postgres(&t).is_none());
+    }
+}

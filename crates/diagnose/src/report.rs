@@ -1,0 +1,250 @@
+//! The Report: what pgmortem concluded from a bundle. Serialised as the JSON contract
+//! `pgmortem.report/v1` (docs/report-schema.md): field names here are kept exactly.
+
+use jiff::Timestamp;
+use serde::Serialize;
+
+/// The schema name and version written in every report.
+pub const SCHEMA: &str = "pgmortem.report/v1";
+
+/// Everything pgmortem concluded from one bundle.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    /// Always [`SCHEMA`].
+    pub schema: &'static str,
+    /// `pgmortem <version>`.
+    pub generator: String,
+    /// How kernel and PostgreSQL times were put on UTC.
+    pub clock: ClockInfo,
+    /// Every file of the bundle, with its kind and how much of it was understood.
+    pub sources: Vec<SourceSummary>,
+    /// Crash/kill incidents, oldest first.
+    pub incidents: Vec<Incident>,
+    /// Findings, most severe first.
+    pub findings: Vec<Finding>,
+    /// The notable events of every source on one clock, oldest first (events whose time could
+    /// not be put on UTC come last, in source order).
+    pub timeline: Vec<TimelineEvent>,
+}
+
+/// How kernel monotonic time was turned into UTC.
+#[derive(Debug, Clone, Serialize)]
+pub struct ClockInfo {
+    /// The host's boot time in UTC, when it could be established.
+    pub boot_time: Option<Timestamp>,
+    /// Where the boot time came from: `option`, `date_and_uptime`, `btime`,
+    /// `dmesg_ctime_pair`, or `null`.
+    pub boot_time_source: Option<&'static str>,
+    /// Error bar of the boot time, in seconds.
+    pub boot_time_uncertainty_seconds: Option<f64>,
+    /// Caveats (suspend, assumed time zones, …).
+    pub notes: Vec<String>,
+}
+
+/// One file of the bundle.
+#[derive(Debug, Clone, Serialize)]
+pub struct SourceSummary {
+    /// Path relative to the bundle root.
+    pub path: String,
+    /// Kind recognised from the content (`kernel_log`, `postgres_log`, `uptime`, `date`,
+    /// `btime`, `unknown`), or `unreadable`.
+    pub kind: &'static str,
+    /// Size in bytes.
+    pub bytes: u64,
+    /// Lines read.
+    pub lines: u64,
+    /// Records produced.
+    pub records: u64,
+    /// Lines not understood.
+    pub unrecognized_lines: u64,
+    /// The first few lines not understood, as `[line, text]`.
+    pub unrecognized_examples: Vec<(u64, String)>,
+    /// Why the file was not used or only partly used, when that happened.
+    pub note: Option<String>,
+}
+
+/// A place in a source file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Evidence {
+    /// Path relative to the bundle root.
+    pub path: String,
+    /// 1-based line.
+    pub line: u64,
+    /// What this line shows.
+    pub what: String,
+}
+
+/// The kernel's side of an incident: the OOM kill.
+#[derive(Debug, Clone, Serialize)]
+pub struct KernelKill {
+    /// PID in the kernel's (init) namespace.
+    pub pid: u32,
+    /// Command name.
+    pub comm: String,
+    /// Anonymous RSS at the kill, kB.
+    pub anon_rss_kb: Option<u64>,
+    /// File RSS at the kill, kB.
+    pub file_rss_kb: Option<u64>,
+    /// Shared-memory RSS at the kill, kB.
+    pub shmem_rss_kb: Option<u64>,
+    /// Virtual size at the kill, kB.
+    pub total_vm_kb: Option<u64>,
+    /// Page tables, kB.
+    pub pgtables_kb: Option<u64>,
+    /// The victim's oom_score_adj.
+    pub oom_score_adj: Option<i32>,
+    /// `global`, `memcg`, `cpuset`, `memory_policy`, or null when the report does not say.
+    pub constraint: Option<String>,
+    /// The memory cgroup whose limit was hit, when the kill was a memcg one.
+    pub memcg: Option<MemcgLimit>,
+    /// The process whose allocation set the OOM killer off.
+    pub trigger_comm: Option<String>,
+    /// Its PID.
+    pub trigger_pid: Option<u32>,
+    /// When the kernel killed it (UTC), when the kernel clock could be calibrated.
+    pub at: Option<Timestamp>,
+    /// Where the report is.
+    pub path: String,
+    /// Its first line.
+    pub line: u64,
+}
+
+/// A memory cgroup's limit and usage at the kill.
+#[derive(Debug, Clone, Serialize)]
+pub struct MemcgLimit {
+    /// The cgroup whose limit was hit.
+    pub path: Option<String>,
+    /// The victim's own cgroup.
+    pub task_path: Option<String>,
+    /// Limit in kB (null: unlimited or not printed).
+    pub limit_kb: Option<u64>,
+    /// Usage in kB.
+    pub usage_kb: Option<u64>,
+    /// Times the limit was hit.
+    pub failcnt: Option<u64>,
+}
+
+/// PostgreSQL's side of an incident: the child process that died.
+#[derive(Debug, Clone, Serialize)]
+pub struct PostgresCrash {
+    /// PID as PostgreSQL printed it (its own PID namespace).
+    pub pid: u32,
+    /// `server process`, `client backend`, `checkpointer process`, ….
+    pub process: String,
+    /// Signal number, when terminated by a signal.
+    pub signal: Option<i32>,
+    /// Exit code, when it exited abnormally instead.
+    pub exit_code: Option<i32>,
+    /// The query it was running, when printed.
+    pub query: Option<String>,
+    /// When the postmaster logged it (UTC).
+    pub at: Option<Timestamp>,
+    /// Where.
+    pub path: String,
+    /// Line of the `terminated by signal` / `exited with exit code` record.
+    pub line: u64,
+}
+
+/// The crash-restart cycle PostgreSQL went through after the crash.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Recovery {
+    /// `terminating any other active server processes`.
+    pub terminated_others_at: Option<Timestamp>,
+    /// `all server processes terminated; reinitializing`.
+    pub reinitialized_at: Option<Timestamp>,
+    /// `redo starts at`.
+    pub redo_started_at: Option<Timestamp>,
+    /// The LSN redo started at.
+    pub redo_start_lsn: Option<String>,
+    /// `redo done at`.
+    pub redo_done_at: Option<Timestamp>,
+    /// The LSN redo ended at.
+    pub redo_end_lsn: Option<String>,
+    /// `database system is ready to accept connections`.
+    pub ready_at: Option<Timestamp>,
+    /// Line of the ready record.
+    pub ready_line: Option<u64>,
+}
+
+/// One incident: a kill or crash and what followed.
+#[derive(Debug, Clone, Serialize)]
+pub struct Incident {
+    /// `oom_kill` (the kernel killed a PostgreSQL process and PostgreSQL crash-restarted),
+    /// `crash_restart` (a PostgreSQL process died with no kernel OOM kill to explain it), or
+    /// `kernel_oom` (an OOM kill with no PostgreSQL crash tied to it).
+    pub kind: &'static str,
+    /// When it began (UTC): the kernel kill, else the PostgreSQL crash line.
+    pub started_at: Option<Timestamp>,
+    /// The kernel's OOM kill, when there was one.
+    pub kernel_kill: Option<KernelKill>,
+    /// The PostgreSQL process that died, when PostgreSQL logged it.
+    pub postgres_crash: Option<PostgresCrash>,
+    /// The restart cycle that followed.
+    pub recovery: Option<Recovery>,
+    /// Seconds from the crash line to `ready to accept connections` (null: not seen).
+    pub outage_seconds: Option<f64>,
+    /// Seconds of WAL redo (PostgreSQL's own `elapsed:` when printed, else redo start → done).
+    pub redo_seconds: Option<f64>,
+    /// WAL replayed: redo end LSN − redo start LSN, bytes.
+    pub wal_replayed_bytes: Option<u64>,
+    /// PostgreSQL crash time − kernel kill time, seconds (how far apart the two clocks put one
+    /// event; includes the postmaster's reaction time).
+    pub clock_skew_seconds: Option<f64>,
+    /// How sure the tie between kernel kill and PostgreSQL crash is, 0–1 (1 for a lone event).
+    pub confidence: f64,
+    /// How the two sides were tied: `pid_and_time`, `pid_only`,
+    /// `time_signal_and_name` (PID namespace), or null.
+    pub matched_by: Option<&'static str>,
+    /// Caveats and explanations.
+    pub notes: Vec<String>,
+}
+
+/// Severity of a finding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Severity {
+    /// Something to know.
+    Info,
+    /// Something to fix before it hurts.
+    Warning,
+    /// The database went down.
+    Critical,
+}
+
+/// A conclusion with the lines it stands on.
+#[derive(Debug, Clone, Serialize)]
+pub struct Finding {
+    /// Stable identifier of the rule that produced it.
+    pub id: &'static str,
+    /// How bad.
+    pub severity: Severity,
+    /// One line for a person.
+    pub title: String,
+    /// What happened, with the numbers.
+    pub summary: String,
+    /// What to change.
+    pub recommendation: Option<String>,
+    /// The lines it stands on.
+    pub evidence: Vec<Evidence>,
+    /// Index into `incidents` of the incident it is about.
+    pub incident: Option<usize>,
+}
+
+/// One event on the unified timeline.
+#[derive(Debug, Clone, Serialize)]
+pub struct TimelineEvent {
+    /// UTC time, when known.
+    pub at: Option<Timestamp>,
+    /// Error bar of `at`, seconds.
+    pub uncertainty_seconds: Option<f64>,
+    /// `kernel` or `postgres`.
+    pub origin: &'static str,
+    /// The event kind (`oom_report`, `terminated_by_signal`, `ready`, …).
+    pub kind: String,
+    /// One line for a person.
+    pub summary: String,
+    /// Source path.
+    pub path: String,
+    /// 1-based line.
+    pub line: u64,
+}

@@ -1,0 +1,120 @@
+//! The unified timeline: every notable event of every source on UTC.
+
+use pgmortem_parse::kernel::KernelEvent;
+use pgmortem_parse::pglog::PgEvent;
+
+use crate::clock::{self, Clock};
+use crate::findings::human_kb;
+use crate::report::TimelineEvent;
+use crate::sources::{KernelSource, PgSource};
+
+pub(crate) fn build(
+    kernel: &[KernelSource],
+    postgres: &[PgSource],
+    clock: &Clock,
+) -> Vec<TimelineEvent> {
+    let mut events = Vec::new();
+    for source in kernel {
+        for record in &source.log.records {
+            let at = clock.kernel(&record.time);
+            let (kind, summary) = kernel_summary(&record.event);
+            events.push(TimelineEvent {
+                at: at.map(|t| t.0),
+                uncertainty_seconds: at.map(|t| t.1),
+                origin: "kernel",
+                kind: kind.to_owned(),
+                summary,
+                path: source.path.clone(),
+                line: record.line,
+            });
+        }
+    }
+    for source in postgres {
+        for record in &source.log.records {
+            let Some(event) = &record.event else { continue };
+            events.push(TimelineEvent {
+                at: record.time.as_ref().and_then(clock::postgres),
+                uncertainty_seconds: record.time.as_ref().map(|t| {
+                    if t.civil.subsec_nanosecond() == 0 {
+                        1.0
+                    } else {
+                        0.001
+                    }
+                }),
+                origin: "postgres",
+                kind: pg_kind(event).to_owned(),
+                summary: record.message.clone(),
+                path: source.path.clone(),
+                line: record.line,
+            });
+        }
+    }
+    // Stable: events without a time keep their source order after the timed ones.
+    events.sort_by(|a, b| match (a.at, b.at) {
+        (Some(x), Some(y)) => x.cmp(&y),
+        (Some(_), None) => std::cmp::Ordering::Less,
+        (None, Some(_)) => std::cmp::Ordering::Greater,
+        (None, None) => std::cmp::Ordering::Equal,
+    });
+    events
+}
+
+fn kernel_summary(event: &KernelEvent) -> (&'static str, String) {
+    match event {
+        KernelEvent::OomReport(r) => {
+            let text = match &r.victim {
+                Some(v) => format!(
+                    "OOM killer killed {} {}{}{}",
+                    v.comm,
+                    v.pid,
+                    v.anon_rss_kb
+                        .map(|kb| format!(", anon-rss {}", human_kb(kb)))
+                        .unwrap_or_default(),
+                    r.constraint
+                        .as_deref()
+                        .map(|c| format!(", constraint {c}"))
+                        .unwrap_or_default()
+                ),
+                None => "OOM killer ran; no victim recorded".to_owned(),
+            };
+            ("oom_report", text)
+        }
+        KernelEvent::Segfault(s) => (
+            "segfault",
+            format!(
+                "{} {} segfault at {}{}",
+                s.comm,
+                s.pid,
+                s.address,
+                s.object
+                    .as_deref()
+                    .map(|o| format!(" in {o}"))
+                    .unwrap_or_default()
+            ),
+        ),
+        KernelEvent::PageAllocationFailure(p) => (
+            "page_allocation_failure",
+            format!("{} page allocation failure, order {}", p.comm, p.order),
+        ),
+        KernelEvent::HungTask(h) => (
+            "hung_task",
+            format!("{} {} blocked for more than {} s", h.comm, h.pid, h.seconds),
+        ),
+        _ => ("kernel_event", "kernel event".to_owned()),
+    }
+}
+
+fn pg_kind(event: &PgEvent) -> &'static str {
+    match event {
+        PgEvent::TerminatedBySignal { .. } => "terminated_by_signal",
+        PgEvent::ExitedWithCode { .. } => "exited_with_code",
+        PgEvent::TerminatingOtherProcesses => "terminating_other_processes",
+        PgEvent::Reinitializing => "reinitializing",
+        PgEvent::Interrupted { .. } => "interrupted",
+        PgEvent::AutomaticRecovery => "automatic_recovery",
+        PgEvent::RedoStart { .. } => "redo_start",
+        PgEvent::RedoDone { .. } => "redo_done",
+        PgEvent::Ready => "ready",
+        _ => "postgres_event",
+    }
+}
