@@ -61,7 +61,7 @@ pub enum Severity {
 }
 
 /// One log record: a prefixed line plus the lines that continue it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct PgRecord {
     /// 1-based number of the record's first line.
     pub line: u64,
@@ -87,6 +87,20 @@ pub struct PgRecord {
     pub backend_type: Option<String>,
     /// `%e` SQLSTATE.
     pub sqlstate: Option<String>,
+    /// `%i` command tag (`SELECT`, `idle`, `authentication`, …).
+    pub command_tag: Option<String>,
+    /// `%s` session start time, as printed.
+    pub session_start: Option<String>,
+    /// `%x` transaction id (0 when none was assigned).
+    pub xid: Option<u64>,
+    /// `%v` virtual transaction id (`3/12`).
+    pub vxid: Option<String>,
+    /// `%P` parallel group leader PID.
+    pub leader_pid: Option<u32>,
+    /// `%Q` query id.
+    pub query_id: Option<i64>,
+    /// `%L` local address.
+    pub local_address: Option<String>,
     /// Severity of the main line.
     pub severity: Option<Severity>,
     /// Main message text.
@@ -99,6 +113,10 @@ pub struct PgRecord {
     pub context: Option<String>,
     /// `STATEMENT:` text.
     pub statement: Option<String>,
+    /// `QUERY:` text (the internal query a PL function ran).
+    pub query: Option<String>,
+    /// `LOCATION:` text (source file and line, `log_error_verbosity = verbose`).
+    pub location: Option<String>,
     /// The event this record is, when classified.
     pub event: Option<PgEvent>,
 }
@@ -157,4 +175,66 @@ pub enum PgEvent {
     },
     /// `database system is ready to accept connections`.
     Ready,
+    /// `<process> (PID n) exited with unrecognized status n`.
+    ExitedWithUnrecognizedStatus {
+        /// Process kind as printed.
+        process: String,
+        /// PID of the child.
+        pid: u32,
+        /// Raw wait status.
+        status: i32,
+    },
+    /// `database system was interrupted while in recovery at <time>` (also `… at log time …`).
+    InterruptedWhileInRecovery {
+        /// The time text as printed.
+        at: String,
+    },
+    /// `redo is not required`: the crash left no WAL to replay.
+    RedoNotRequired,
+    /// `invalid record length at X/Y: …`: the normal end of WAL during crash recovery.
+    InvalidRecordLength {
+        /// LSN of the invalid record.
+        lsn: Lsn,
+    },
+    /// `checkpoint starting: <flags>` (`end-of-recovery immediate wait`, `time`, `shutdown …`).
+    CheckpointStarting {
+        /// Flags as printed, in order.
+        flags: Vec<String>,
+    },
+    /// `database system was shut down at <time>`: a clean start.
+    ShutDownAt {
+        /// The time text as printed.
+        at: String,
+    },
+    /// `received <mode> shutdown request`.
+    ShutdownRequested {
+        /// `smart`, `fast` or `immediate`.
+        mode: String,
+    },
+    /// `database system is shut down`.
+    ShutDown,
+    /// `the database system is in recovery mode` (a connection refused during crash recovery).
+    InRecoveryMode,
+    /// `the database system is starting up` / `… is not yet accepting connections`.
+    StartingUp,
+    /// `terminating connection because of crash of another server process` (server log on PG
+    /// 10–13 only).
+    TerminatingConnectionCrash,
+    /// `shutting down because restart_after_crash is off` / `… due to startup process failure`.
+    ShuttingDownAfterCrash {
+        /// The reason as printed.
+        reason: String,
+    },
+    /// `starting PostgreSQL <version> on …` (PG ≥ 12).
+    Starting {
+        /// The version as printed (`15.14 (Debian 15.14-0+deb12u1)`).
+        version: String,
+    },
+    /// `out of memory` with its `DETAIL: Failed on request of size N [in memory context "X"].`
+    OutOfMemory {
+        /// Bytes requested, from the DETAIL.
+        request_size: Option<u64>,
+        /// Memory context named in the DETAIL (PG ≥ 11).
+        memory_context: Option<String>,
+    },
 }

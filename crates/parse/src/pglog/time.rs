@@ -1,0 +1,187 @@
+//! The time stamps a `log_line_prefix` prints: `%m` (millis), `%t`/`%s` (seconds) and `%n`
+//! (Unix epoch with millis), turned into [`PgTime`].
+
+use super::PgTime;
+use jiff::{Timestamp, civil::DateTime, tz::Offset};
+use nom::{
+    IResult, Parser,
+    bytes::complete::{take_while_m_n, take_while1},
+    character::complete::char,
+    combinator::{map_res, opt},
+    sequence::preceded,
+};
+
+/// A fixed-width run of ASCII digits as a number.
+fn digits<'a>(
+    width: usize,
+) -> impl Parser<&'a str, Output = i32, Error = nom::error::Error<&'a str>> {
+    map_res(
+        take_while_m_n(width, width, |c: char| c.is_ascii_digit()),
+        str::parse::<i32>,
+    )
+}
+
+/// `2026-11-21 17:08:44` (the common part of `%m`, `%t` and `%s`).
+fn civil_seconds(i: &str) -> IResult<&str, (i32, i32, i32, i32, i32, i32)> {
+    (
+        digits(4),
+        preceded(char('-'), digits(2)),
+        preceded(char('-'), digits(2)),
+        preceded(char(' '), digits(2)),
+        preceded(char(':'), digits(2)),
+        preceded(char(':'), digits(2)),
+    )
+        .parse(i)
+}
+
+/// ` UTC`, ` CEST`, ` +03`, ` -0330`: the zone abbreviation `strftime("%Z")` printed (never a
+/// `:`, so prefixes such as `%t:%r:` stay readable).
+fn zone(i: &str) -> IResult<&str, &str> {
+    preceded(
+        char(' '),
+        take_while1(|c: char| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '_' | '/')),
+    )
+    .parse(i)
+}
+
+/// `2026-11-21 17:08:44.123 UTC` (`%m`, `millis = true`) or `2026-11-21 17:08:44 UTC`
+/// (`%t`, `%s`). Returns the civil time and the zone text.
+pub(crate) fn civil_stamp(i: &str, millis: bool) -> IResult<&str, (DateTime, Option<&str>)> {
+    let (i, (y, mo, d, h, mi, s)) = civil_seconds(i)?;
+    let (i, ms) = if millis {
+        preceded(char('.'), digits(3)).parse(i)?
+    } else {
+        (i, 0)
+    };
+    let (i, zone) = opt(zone).parse(i)?;
+    let civil = checked_civil(y, mo, d, h, mi, s, ms)
+        .ok_or_else(|| nom::Err::Error(nom::error::Error::new(i, nom::error::ErrorKind::Verify)))?;
+    Ok((i, (civil, zone)))
+}
+
+fn checked_civil(y: i32, mo: i32, d: i32, h: i32, mi: i32, s: i32, ms: i32) -> Option<DateTime> {
+    DateTime::new(
+        i16::try_from(y).ok()?,
+        i8::try_from(mo).ok()?,
+        i8::try_from(d).ok()?,
+        i8::try_from(h).ok()?,
+        i8::try_from(mi).ok()?,
+        // A leap second as printed by some libcs becomes :59.
+        i8::try_from(s.min(59)).ok()?,
+        ms * 1_000_000,
+    )
+    .ok()
+}
+
+/// `1763745524.123` (`%n`): Unix epoch seconds with millis.
+pub(crate) fn epoch(i: &str) -> IResult<&str, Timestamp> {
+    map_res(
+        (
+            take_while_m_n(1, 12, |c: char| c.is_ascii_digit()),
+            preceded(char('.'), digits(3)),
+        ),
+        |(secs, ms): (&str, i32)| {
+            let secs: i64 = secs.parse().map_err(|_| ())?;
+            Timestamp::new(secs, ms * 1_000_000).map_err(|_| ())
+        },
+    )
+    .parse(i)
+}
+
+/// The offset of a zone text that needs no time-zone database: `UTC`, `GMT`, `UCT`, `Z`, and
+/// numeric offsets `+03`, `-0500`, `+05:30`.
+pub(crate) fn fixed_offset(zone: &str) -> Option<Offset> {
+    match zone {
+        "UTC" | "GMT" | "UCT" | "Z" | "Etc/UTC" | "Etc/GMT" => return Some(Offset::UTC),
+        _ => {}
+    }
+    let (sign, rest) = match zone.as_bytes().first()? {
+        b'+' => (1, &zone[1..]),
+        b'-' => (-1, &zone[1..]),
+        _ => return None,
+    };
+    let digits: String = rest.chars().filter(|&c| c != ':').collect();
+    if !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let (h, m) = match digits.len() {
+        1 | 2 => (digits.parse::<i32>().ok()?, 0),
+        4 => (
+            digits[..2].parse::<i32>().ok()?,
+            digits[2..].parse::<i32>().ok()?,
+        ),
+        _ => return None,
+    };
+    if h > 15 || m > 59 {
+        return None;
+    }
+    Offset::from_seconds(sign * (h * 3600 + m * 60)).ok()
+}
+
+/// Builds a [`PgTime`] from a `%m`/`%t` value, resolving the UTC instant when the zone allows.
+pub(crate) fn pg_time_from_stamp(raw: &str, millis: bool) -> Option<PgTime> {
+    let (_, (civil, zone)) = civil_stamp(raw, millis).ok()?;
+    let utc = zone
+        .and_then(fixed_offset)
+        .and_then(|off| off.to_timestamp(civil).ok());
+    Some(PgTime {
+        civil,
+        zone: zone.map(str::to_owned),
+        utc,
+    })
+}
+
+/// Builds a [`PgTime`] from a `%n` value: `utc` is exact, `civil` is the UTC civil time and
+/// `zone` is `None` (nothing was printed).
+pub(crate) fn pg_time_from_epoch(raw: &str) -> Option<PgTime> {
+    let (_, ts) = epoch(raw).ok()?;
+    Some(PgTime {
+        civil: Offset::UTC.to_datetime(ts),
+        zone: None,
+        utc: Some(ts),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn millis_stamp_in_utc_resolves() {
+        let t = pg_time_from_stamp("2026-11-21 17:08:44.123 UTC", true).unwrap();
+        assert_eq!(t.civil.to_string(), "2026-11-21T17:08:44.123");
+        assert_eq!(t.zone.as_deref(), Some("UTC"));
+        assert_eq!(t.utc.unwrap().to_string(), "2026-11-21T17:08:44.123Z");
+    }
+
+    #[test]
+    fn numeric_offsets_resolve() {
+        let t = pg_time_from_stamp("2026-11-21 20:08:44 +03", false).unwrap();
+        assert_eq!(t.utc.unwrap().to_string(), "2026-11-21T17:08:44Z");
+        let t = pg_time_from_stamp("2026-11-21 12:08:44 -0500", false).unwrap();
+        assert_eq!(t.utc.unwrap().to_string(), "2026-11-21T17:08:44Z");
+        let t = pg_time_from_stamp("2026-11-21 22:38:44 +0530", false).unwrap();
+        assert_eq!(t.utc.unwrap().to_string(), "2026-11-21T17:08:44Z");
+    }
+
+    #[test]
+    fn zone_names_are_left_to_the_caller() {
+        let t = pg_time_from_stamp("2026-07-01 10:00:00.000 CEST", true).unwrap();
+        assert_eq!(t.zone.as_deref(), Some("CEST"));
+        assert_eq!(t.utc, None);
+    }
+
+    #[test]
+    fn epoch_is_exact() {
+        let t = pg_time_from_epoch("1763744924.123").unwrap();
+        assert_eq!(t.utc.unwrap().to_string(), "2025-11-21T17:08:44.123Z");
+        assert_eq!(t.civil.to_string(), "2025-11-21T17:08:44.123");
+        assert_eq!(t.zone, None);
+    }
+
+    #[test]
+    fn impossible_dates_are_rejected() {
+        assert!(pg_time_from_stamp("2026-13-21 17:08:44 UTC", false).is_none());
+        assert!(pg_time_from_stamp("2026-11-21 17:08", false).is_none());
+    }
+}
