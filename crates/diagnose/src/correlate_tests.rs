@@ -69,21 +69,9 @@ fn pg(line: u64, secs: f64, message: &str, event: Option<PgEvent>) -> PgRecord {
             utc: None,
         }),
         pid: Some(100),
-        session_id: None,
-        session_line: None,
-        user: None,
-        database: None,
-        application: None,
-        client: None,
-        backend_type: None,
-        sqlstate: None,
-        severity: None,
         message: message.into(),
-        detail: None,
-        hint: None,
-        context: None,
-        statement: None,
         event,
+        ..PgRecord::default()
     }
 }
 
