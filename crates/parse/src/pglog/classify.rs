@@ -108,8 +108,10 @@ fn fixed_phrase(message: &str) -> Option<PgEvent> {
         "redo is not required" => PgEvent::RedoNotRequired,
         "database system is shut down" => PgEvent::ShutDown,
         "the database system is in recovery mode" => PgEvent::InRecoveryMode,
-        "the database system is starting up"
-        | "the database system is not yet accepting connections" => PgEvent::StartingUp,
+        "the database system is starting up" => PgEvent::StartingUp,
+        "the database system is not yet accepting connections" => {
+            PgEvent::NotYetAcceptingConnections
+        }
         "terminating connection because of crash of another server process" => {
             PgEvent::TerminatingConnectionCrash
         }
@@ -406,7 +408,7 @@ mod tests {
         );
         assert_eq!(
             classify("the database system is not yet accepting connections"),
-            Some(PgEvent::StartingUp)
+            Some(PgEvent::NotYetAcceptingConnections)
         );
         assert_eq!(
             classify("terminating connection because of crash of another server process"),

@@ -215,8 +215,12 @@ pub enum PgEvent {
     ShutDown,
     /// `the database system is in recovery mode` (a connection refused during crash recovery).
     InRecoveryMode,
-    /// `the database system is starting up` / `… is not yet accepting connections`.
+    /// `the database system is starting up` (a connection refused before recovery began).
     StartingUp,
+    /// `the database system is not yet accepting connections` (PG ≥ 14, a connection refused
+    /// before a consistent recovery state; DETAIL `Consistent recovery state has not been yet
+    /// reached.`).
+    NotYetAcceptingConnections,
     /// `terminating connection because of crash of another server process` (server log on PG
     /// 10–13 only).
     TerminatingConnectionCrash,
