@@ -157,6 +157,10 @@ fn with_argument(message: &str) -> Option<PgEvent> {
         let at = at.strip_prefix("log time ").unwrap_or(at);
         return Some(PgEvent::InterruptedWhileInRecovery { at: at.to_owned() });
     }
+    // last completed transaction was at log time 2026-11-21 17:18:47.201369+00
+    if let Some(at) = message.strip_prefix("last completed transaction was at log time ") {
+        return Some(PgEvent::LastCompletedTransaction { at: at.to_owned() });
+    }
     // invalid record length at 0/2C31F60: wanted 24, got 0
     if let Some(rest) = message.strip_prefix("invalid record length at ") {
         let lsn = rest.split(':').next().and_then(Lsn::parse)?;

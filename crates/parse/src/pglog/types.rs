@@ -189,6 +189,11 @@ pub enum PgEvent {
         /// The time text as printed.
         at: String,
     },
+    /// `last completed transaction was at log time <time>` (after `redo done`, PG 10–11 seen).
+    LastCompletedTransaction {
+        /// The time text as printed (`2026-11-21 17:18:47.201369+00`).
+        at: String,
+    },
     /// `redo is not required`: the crash left no WAL to replay.
     RedoNotRequired,
     /// `invalid record length at X/Y: …`: the normal end of WAL during crash recovery.
