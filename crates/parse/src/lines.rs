@@ -29,7 +29,11 @@ pub struct Lines<'a> {
 impl<'a> Lines<'a> {
     /// Splits `input` into lines.
     pub fn new(input: &'a [u8]) -> Self {
-        Self { input, pos: 0, number: 0 }
+        Self {
+            input,
+            pos: 0,
+            number: 0,
+        }
     }
 }
 
@@ -55,7 +59,12 @@ impl<'a> Iterator for Lines<'a> {
             Ok(s) => (Cow::Borrowed(s), false),
             Err(_) => (String::from_utf8_lossy(bytes), true),
         };
-        Some(Line { number: self.number, offset: start, text, lossy })
+        Some(Line {
+            number: self.number,
+            offset: start,
+            text,
+            lossy,
+        })
     }
 }
 

@@ -32,7 +32,8 @@ impl ParseStats {
             while !text.is_char_boundary(end) {
                 end -= 1;
             }
-            self.unrecognized_examples.push((line_no, text[..end].to_owned()));
+            self.unrecognized_examples
+                .push((line_no, text[..end].to_owned()));
         }
     }
 }

@@ -20,7 +20,10 @@ pub struct PgLogOptions {
 
 impl Default for PgLogOptions {
     fn default() -> Self {
-        Self { prefix: None, max_line_bytes: 1024 * 1024 }
+        Self {
+            prefix: None,
+            max_line_bytes: 1024 * 1024,
+        }
     }
 }
 
