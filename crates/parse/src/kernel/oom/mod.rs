@@ -536,7 +536,7 @@ fn report_furniture(t: &str) -> bool {
         "Device",
         "lowmem_reserve[]:",
         "COMPACTION is disabled",
-        "Swap cache stats:",
+        "Swap cache",
         "sysrq: ",
         "SysRq : ",
         "Hot:",
