@@ -119,43 +119,49 @@ fn bracketed(text: &str) -> Option<KernelLine<'_>> {
 /// `[ 1234.567890]`, `[20148402.291616]`, `[    5.1]`: seconds since boot. Returns the time in
 /// microseconds and the bytes used (through `]`).
 pub(crate) fn monotonic_stamp(b: &[u8]) -> Option<(u64, usize)> {
+    // The stamp is short: looking at 40 bytes at most keeps every index in bounds cheaply.
+    let b = &b[..b.len().min(40)];
     if b.first() != Some(&b'[') {
         return None;
     }
+    let n = b.len();
     let mut i = 1;
-    while b.get(i) == Some(&b' ') {
+    while i < n && b[i] == b' ' {
         i += 1;
     }
     let start = i;
     let mut seconds: u64 = 0;
-    while let Some(d) = b.get(i).filter(|d| d.is_ascii_digit()) {
-        seconds = seconds.checked_mul(10)?.checked_add(u64::from(d - b'0'))?;
+    while i < n && b[i].is_ascii_digit() {
+        seconds = seconds * 10 + u64::from(b[i] - b'0');
         i += 1;
+        if i - start > 12 {
+            return None; // more seconds than any uptime: not a stamp
+        }
     }
-    if i == start || b.get(i) != Some(&b'.') {
+    if i == start || i >= n || b[i] != b'.' {
         return None;
     }
     i += 1;
     let frac_start = i;
     let mut micros: u64 = 0;
-    while let Some(d) = b.get(i).filter(|d| d.is_ascii_digit()) {
+    while i < n && b[i].is_ascii_digit() {
         if i - frac_start < 6 {
-            micros = micros * 10 + u64::from(d - b'0');
+            micros = micros * 10 + u64::from(b[i] - b'0');
         }
         i += 1;
     }
     let digits = i - frac_start;
-    if digits > 0 && b.get(i) == Some(&b' ') && b.get(i + 1) == Some(&b'<') {
+    if digits > 0 && i + 1 < n && b[i] == b' ' && b[i + 1] == b'<' {
         // `dmesg -d`: `[  465.077641 <   13.796560>]`: the delta is dropped.
-        i += memchr::memchr(b']', &b[i..b.len().min(i + 24)])?;
+        i += memchr::memchr(b']', &b[i..])?;
     }
-    if digits == 0 || b.get(i) != Some(&b']') {
+    if digits == 0 || i >= n || b[i] != b']' {
         return None;
     }
-    for _ in digits..6 {
+    for _ in digits.min(6)..6 {
         micros *= 10;
     }
-    Some((seconds.checked_mul(1_000_000)?.checked_add(micros)?, i + 1))
+    Some((seconds * 1_000_000 + micros, i + 1))
 }
 
 /// Relative stamps: `[  +0.000010]` (delta, reltime), `[<    0.286036>]` (`-d -t`),
