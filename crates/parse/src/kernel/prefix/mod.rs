@@ -47,7 +47,7 @@ pub(crate) fn parse_line_shape<'a>(
         }
         _ => None,
     };
-    let mut line = parsed.unwrap_or_else(|| bare(text));
+    let mut line = parsed.unwrap_or_else(|| pasted(text));
     line.number = number;
     (line, ambiguity)
 }
@@ -64,6 +64,18 @@ fn bare(text: &str) -> KernelLine<'_> {
         caller: None,
         tag: None,
         sequence: None,
+    }
+}
+
+/// A line without prefix; pasted journal text may keep the `kernel:` tag (`kernel: msg`).
+fn pasted(text: &str) -> KernelLine<'_> {
+    match text.strip_prefix("kernel:") {
+        Some(rest) => {
+            let mut line = bare(after_separator(rest));
+            line.tag = Some("kernel");
+            line
+        }
+        None => bare(text),
     }
 }
 

@@ -242,6 +242,15 @@ fn quoting_and_bare() {
         (LineForm::Bare, "Out of memory: Killed process 1 (x)")
     );
     assert_eq!(line("").form, LineForm::Bare);
+    let l = line("kernel: Out of memory and no killable processes...");
+    assert_eq!(
+        (l.form, l.tag, l.message),
+        (
+            LineForm::Bare,
+            Some("kernel"),
+            "Out of memory and no killable processes..."
+        )
+    );
     assert_eq!(line("\0\0[").form, LineForm::Bare);
     assert_eq!(
         line("Sun 2020-04-05é18:24:23 CEST h kernel: x").form,
