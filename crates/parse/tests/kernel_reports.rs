@@ -405,3 +405,23 @@ fn sniff_tells_kernel_logs_from_postgres_logs() {
         assert!(kernel::sniff(&head[..4096]).unwrap() > 0.9, "{path}");
     }
 }
+
+#[test]
+fn comms_with_parentheses_brackets_and_slashes() {
+    let log = parse(
+        "[ 1.0] CPU 0/KVM invoked oom-killer: gfp_mask=0x15000c0(GFP_KERNEL_ACCOUNT), nodemask=(null), order=0, oom_score_adj=0
+[ 1.1] CPU 0/KVM cpuset=vcpu0 mems_allowed=0-1
+[ 1.2] CPU: 3 PID: 1234 Comm: CPU 0/KVM Not tainted 4.15.0-108-generic #109-Ubuntu
+[ 1.3] Out of memory: Killed process 999 ((resolved)) total-vm:10kB, anon-rss:5kB, file-rss:0kB, shmem-rss:0kB
+[ 2.0] runc:[1:CHILD] invoked oom-killer: gfp_mask=0xcc0(GFP_KERNEL), order=0, oom_score_adj=-999
+[ 2.1] kernel: not a prefix here
+",
+    );
+    let r = reports(&log);
+    assert_eq!(r[0].trigger.as_ref().unwrap().comm, "CPU 0/KVM");
+    assert_eq!(r[0].trigger.as_ref().unwrap().pid, Some(1234));
+    assert_eq!(r[0].victim.as_ref().unwrap().comm, "(resolved)");
+    assert_eq!(r[1].trigger.as_ref().unwrap().comm, "runc:[1:CHILD]");
+    assert_eq!(r[1].trigger.as_ref().unwrap().oom_score_adj, Some(-999));
+    assert!(r[1].truncated && r[1].victim.is_none());
+}

@@ -23,6 +23,7 @@
 //! Lines of other programs in a syslog file (`host postgres[12]: …`) are recognised and counted
 //! in [`KernelLog::non_kernel_lines`]; they never feed event assembly.
 
+mod block_lines;
 mod calendar;
 mod events;
 mod oom;
@@ -35,6 +36,7 @@ use std::sync::LazyLock;
 use memchr::memmem::Finder;
 use serde::Serialize;
 
+pub use block_lines::BlockLines;
 pub use prefix::parse_line;
 pub use types::*;
 
@@ -86,13 +88,13 @@ pub struct KernelLog {
 /// plus one OOM report being assembled.
 pub fn parse(input: &[u8], options: &KernelOptions) -> KernelLog {
     let mut parser = KernelParser::new(options.clone());
-    for line in Lines::new(input) {
+    for line in BlockLines::new(input) {
         parser.push_line(&line);
     }
     parser.finish()
 }
 
-/// Streaming form of [`parse`]: push lines (from [`Lines`], in input order) as they come, then
+/// Streaming form of [`parse`]: push lines (from [`BlockLines`] or [`Lines`], in input order) as they come, then
 /// [`finish`](KernelParser::finish). Holds only the records found so far.
 #[derive(Debug)]
 pub struct KernelParser {

@@ -545,6 +545,8 @@ fn report_furniture(t: &str) -> bool {
         "Tasks state (memory values in pages):",
         "Code: ",
         "Stack:",
+        "Backtrace:",
+        "Exception stack",
         "---[ end trace",
         "Name ",
         "oom_reaper: ",
