@@ -114,9 +114,15 @@ pub(crate) fn event_line(line: &str) -> Option<RawEvent<'_>> {
         if !(tail.is_empty() || tail.starts_with(' ')) {
             return None;
         }
+        let comm = text[..start].trim();
+        if comm_ends_with_a_field(comm) {
+            // `postgres [000] 428.797086: 10101010 cpu-clock:` without a pid: the period is
+            // not a thread id.
+            return None;
+        }
         let (trace, frame) = event_tail(tail);
         Some(RawEvent {
-            comm: text[..start].trim(),
+            comm,
             pid,
             tid,
             cpu,
@@ -127,6 +133,14 @@ pub(crate) fn event_line(line: &str) -> Option<RawEvent<'_>> {
             frame,
         })
     })
+}
+
+/// True when the text taken for the comm ends with a cpu (`[000]`) or time (`428.797086:`)
+/// field: the id candidate after it is then a period, not a thread id.
+fn comm_ends_with_a_field(comm: &str) -> bool {
+    let last = comm.rsplit(' ').next().unwrap_or("");
+    cpu(last).is_ok_and(|(rest, _)| rest.is_empty())
+        || time(last).is_ok_and(|(rest, _)| rest.is_empty())
 }
 
 /// Byte offsets where a space-separated token starts.
@@ -289,6 +303,14 @@ mod tests {
         let e = event_line("worker 2 of 4 25607 [002] 1.5: cycles: ").unwrap();
         assert_eq!(e.comm, "worker 2 of 4");
         assert_eq!(e.tid, 25607);
+    }
+
+    #[test]
+    fn a_missing_pid_is_not_taken_from_the_period() {
+        assert_eq!(
+            event_line("postgres [000]   428.797086:   10101010 cpu-clock:pppH: "),
+            None
+        );
     }
 
     #[test]

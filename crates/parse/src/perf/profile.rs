@@ -92,7 +92,8 @@ pub fn default_stack_queries() -> Vec<StackQuery> {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ProfileOptions {
     /// The event to break down (full name or without modifiers, see
-    /// [`super::event_matches`]). `None`: the event with the most samples.
+    /// [`super::event_matches`]). `None`: the event with the most samples among those that
+    /// print a period (sampling events such as `cpu-clock`, `cycles`), else among all.
     pub event: Option<String>,
     /// Entries kept in each top list (`by_comm`, `by_pid`, `top_self`, `top_inclusive`).
     /// Default 25.
@@ -278,6 +279,7 @@ impl Acc {
 #[derive(Debug, Default)]
 struct EventAcc {
     first_seen: usize,
+    has_period: bool,
     total: Acc,
     with_frames: u64,
     user_weight: u64,
@@ -312,6 +314,7 @@ impl EventAcc {
 
     fn add(&mut self, sample: &PerfSample<'_>) {
         let weight = sample.weight();
+        self.has_period |= sample.period.is_some();
         let leaf = sample.frames.first();
         let kernel = leaf.is_some_and(|f| f.is_kernel());
         self.total.add(weight, kernel);
@@ -430,7 +433,13 @@ impl ProfileBuilder {
                 .filter(|name| super::event_matches(name, wanted))
                 .min_by_key(|name| self.events[*name].first_seen)
                 .cloned(),
-            None => events.first().map(|e| e.event.clone()),
+            // The sampling event with the most samples (tracepoints print no period and
+            // count occurrences, not time), else the event with the most samples.
+            None => events
+                .iter()
+                .find(|e| self.events[&e.event].has_period)
+                .or(events.first())
+                .map(|e| e.event.clone()),
         };
         let mut kvm_exit_reasons: Vec<ExitReason> = self
             .kvm_exits

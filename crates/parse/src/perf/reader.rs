@@ -161,7 +161,8 @@ impl<'a> Samples<'a> {
                 }
             }
             let open = self.open.as_mut().expect("checked above");
-            if indented && open.after_frame {
+            // perf prints a srcline two spaces in: `  file.c:123`, `  [kernel.kallsyms][ffff…]`.
+            if trimmed.starts_with(' ') && open.after_frame {
                 if let Some(last) = open.sample.frames.last_mut() {
                     last.srcline = Some(sub(&text, trimmed.trim_start()));
                     open.after_frame = false;
