@@ -8,6 +8,8 @@ use std::ffi::OsString;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+mod perf;
+
 use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use pgmortem::parse::{kernel, pglog};
@@ -29,6 +31,10 @@ enum Command {
     /// Parse one file and print its records as JSON lines (or `--stats`).
     #[command(subcommand)]
     Parse(ParseCommand),
+    /// Fold `perf script` output into collapsed stacks (as inferno-collapse-perf).
+    CollapsePerf(perf::CollapsePerfArgs),
+    /// Draw a flame graph (SVG) of `perf script` output.
+    Flamegraph(perf::FlamegraphArgs),
 }
 
 #[derive(Debug, Args)]
@@ -85,6 +91,8 @@ enum ParseCommand {
         #[arg(long)]
         stats: bool,
     },
+    /// `perf script` output: one JSON object per sample, or `--stats` for the profile.
+    Perf(perf::ParsePerfArgs),
 }
 
 /// Runs the command line `args` (program name first), writing to `out` and `err`. Returns the
@@ -119,6 +127,9 @@ where
 fn dispatch(command: Command, out: &mut dyn Write) -> Result<()> {
     match command {
         Command::Analyze(args) => analyze(args, out),
+        Command::CollapsePerf(args) => perf::collapse(args, out),
+        Command::Flamegraph(args) => perf::flamegraph(args),
+        Command::Parse(ParseCommand::Perf(args)) => perf::parse(args, out),
         Command::Parse(ParseCommand::Kernel { file, stats, year }) => {
             let bytes = read(&file)?;
             let options = kernel::KernelOptions {

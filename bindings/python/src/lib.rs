@@ -11,6 +11,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
 use pgmortem::parse::kernel;
+use pgmortem::parse::perf;
 
 create_exception!(
     _native,
@@ -137,6 +138,79 @@ fn kernel_log_stats<'py>(
     to_python(py, &log.stats)
 }
 
+/// Parses `perf script` output given as `str` or `bytes` and returns its profile as a dict:
+/// per-event totals, per process and pid, top functions by self and inclusive weight, kernel
+/// share, a timeline, the stack queries (defaults plus `queries`, a dict name -> list of
+/// globs), with the header and line statistics. Same shape as `pgmortem parse perf --stats`.
+#[pyfunction]
+#[pyo3(signature = (data, *, event=None, top=25, bucket_seconds=1.0, queries=None))]
+fn parse_perf_script<'py>(
+    py: Python<'py>,
+    data: Input<'py>,
+    event: Option<String>,
+    top: usize,
+    bucket_seconds: f64,
+    queries: Option<std::collections::BTreeMap<String, Vec<String>>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let bytes = data.to_bytes();
+    let mut options = perf::ProfileOptions {
+        event,
+        top,
+        bucket_seconds,
+        ..Default::default()
+    };
+    for (name, patterns) in queries.unwrap_or_default() {
+        let patterns: Vec<&str> = patterns.iter().map(String::as_str).collect();
+        options
+            .stack_queries
+            .push(perf::StackQuery::new(&name, &patterns));
+    }
+    let profile = py.detach(|| perf::Profile::from_input(&bytes, &options));
+    to_python(py, &profile)
+}
+
+/// Parses `perf script` output and returns its samples as dicts (`comm`, `pid`, `tid`, `cpu`,
+/// `time`, `event`, `period`, `trace`, `frames`), as `pgmortem parse perf` prints them.
+#[pyfunction]
+fn perf_samples<'py>(py: Python<'py>, data: Input<'py>) -> PyResult<Bound<'py, PyAny>> {
+    let bytes = data.to_bytes();
+    let samples: Vec<perf::PerfSample<'_>> = py.detach(|| perf::samples(&bytes).collect());
+    to_python(py, &samples)
+}
+
+/// Folds `perf script` output into collapsed stacks, the text `pgmortem collapse-perf` (and
+/// `inferno-collapse-perf`) writes. Options are named after inferno's flags.
+#[pyfunction]
+#[pyo3(signature = (
+    data, *, pid=false, tid=false, addrs=false, kernel=false, jit=false, all=false,
+    event_filter=None, skip_after=None
+))]
+#[allow(clippy::too_many_arguments)]
+fn collapse_perf(
+    py: Python<'_>,
+    data: Input<'_>,
+    pid: bool,
+    tid: bool,
+    addrs: bool,
+    kernel: bool,
+    jit: bool,
+    all: bool,
+    event_filter: Option<String>,
+    skip_after: Option<Vec<String>>,
+) -> String {
+    let bytes = data.to_bytes();
+    let options = perf::FoldOptions {
+        include_pid: pid,
+        include_tid: tid,
+        include_addrs: addrs,
+        annotate_kernel: kernel || all,
+        annotate_jit: jit || all,
+        event: event_filter,
+        skip_after: skip_after.unwrap_or_default(),
+    };
+    py.detach(|| perf::collapse(&bytes, &options))
+}
+
 /// Runs the `pgmortem` command line with `args` (without the program name); returns
 /// `(exit_code, stdout, stderr)`.
 #[pyfunction]
@@ -165,5 +239,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse_kernel_log, m)?)?;
     m.add_function(wrap_pyfunction!(kernel_log_stats, m)?)?;
     m.add_function(wrap_pyfunction!(run_cli, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_perf_script, m)?)?;
+    m.add_function(wrap_pyfunction!(perf_samples, m)?)?;
+    m.add_function(wrap_pyfunction!(collapse_perf, m)?)?;
     Ok(())
 }

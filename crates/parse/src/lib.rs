@@ -7,11 +7,14 @@
 //!
 //! * [`kernel`]: dmesg / journalctl / syslog line forms, OOM-killer reports and other kernel events.
 //! * [`pglog`]: PostgreSQL server logs (stderr with a `log_line_prefix`) and their crash-cycle events.
+//! * [`perf`]: `perf script` text in every layout: samples and call chains, folding to collapsed
+//!   stacks (as `inferno-collapse-perf`), a profile of where the time went.
 //! * [`system`]: small /proc snapshots (uptime, date, btime) used to calibrate clocks.
 //! * [`lines`]: the shared line splitter (memchr, CRLF-aware, lossy UTF-8 per line).
 
 pub mod kernel;
 pub mod lines;
+pub mod perf;
 pub mod pglog;
 mod stats;
 pub mod system;

@@ -15,8 +15,11 @@ from pgmortem._native import (
     PgmortemError,
     __version__,
     analyze,
+    collapse_perf,
     kernel_log_stats,
     parse_kernel_log,
+    parse_perf_script,
+    perf_samples,
     run_cli,
 )
 
@@ -26,7 +29,10 @@ __all__ = [
     "PgmortemError",
     "__version__",
     "analyze",
+    "collapse_perf",
     "kernel_log_stats",
     "parse_kernel_log",
+    "parse_perf_script",
+    "perf_samples",
     "run_cli",
 ]

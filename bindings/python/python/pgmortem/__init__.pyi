@@ -3,6 +3,8 @@
 from os import PathLike
 from typing import Literal, TypedDict
 
+from typing_extensions import NotRequired
+
 __version__: str
 __all__: list[str]
 
@@ -124,6 +126,98 @@ class KernelStats(TypedDict):
     oversized_lines: int
     unrecognized_examples: list[tuple[int, str]]
 
+class PerfFrame(TypedDict):
+    address: str
+    symbol: str
+    offset: int | None
+    dso: str
+    inlined: NotRequired[bool]
+    srcline: NotRequired[str]
+
+class PerfSample(TypedDict):
+    line: int
+    comm: str
+    pid: int | None
+    tid: int
+    cpu: int | None
+    time: float | None
+    event: str
+    period: int | None
+    trace: str | None
+    frames: list[PerfFrame]
+
+class PerfHeader(TypedDict):
+    entries: list[tuple[str, str]]
+    notes: list[str]
+
+class PerfLineCounts(TypedDict):
+    header_lines: int
+    comment_lines: int
+    blank_lines: int
+    frame_lines: int
+    srcline_lines: int
+    frames_over_limit: int
+
+class PerfEventTotal(TypedDict):
+    event: str
+    samples: int
+    weight: int
+    samples_with_frames: int
+
+class PerfGroupShare(TypedDict):
+    name: str
+    comm: NotRequired[str]
+    samples: int
+    weight: int
+    share: float
+    kernel_share: float
+
+class PerfFunctionShare(TypedDict):
+    symbol: str
+    dso: str
+    samples: int
+    weight: int
+    share: float
+
+class PerfBucket(TypedDict):
+    start: float
+    samples: int
+    weight: int
+    kernel_weight: int
+
+class PerfStackShare(TypedDict):
+    name: str
+    patterns: list[str]
+    samples: int
+    weight: int
+    share: float
+
+class PerfExitReason(TypedDict):
+    reason: str
+    samples: int
+
+class PerfProfile(TypedDict):
+    header: PerfHeader
+    stats: KernelStats
+    counts: PerfLineCounts
+    cpus: int | None
+    duration_seconds: float | None
+    events: list[PerfEventTotal]
+    event: str | None
+    samples: int
+    weight: int
+    kernel_share: float
+    user_share: float
+    no_frame_share: float
+    by_comm: list[PerfGroupShare]
+    by_pid: list[PerfGroupShare]
+    top_self: list[PerfFunctionShare]
+    top_inclusive: list[PerfFunctionShare]
+    bucket_seconds: float
+    timeline: list[PerfBucket]
+    stack_queries: list[PerfStackShare]
+    kvm_exit_reasons: list[PerfExitReason]
+
 def analyze(
     path: str | PathLike[str],
     *,
@@ -134,3 +228,24 @@ def analyze(
 def parse_kernel_log(data: str | bytes, *, year: int | None = None) -> list[dict[str, object]]: ...
 def kernel_log_stats(data: str | bytes, *, year: int | None = None) -> KernelStats: ...
 def run_cli(args: list[str]) -> tuple[int, str, str]: ...
+def parse_perf_script(
+    data: str | bytes,
+    *,
+    event: str | None = None,
+    top: int = 25,
+    bucket_seconds: float = 1.0,
+    queries: dict[str, list[str]] | None = None,
+) -> PerfProfile: ...
+def perf_samples(data: str | bytes) -> list[PerfSample]: ...
+def collapse_perf(
+    data: str | bytes,
+    *,
+    pid: bool = False,
+    tid: bool = False,
+    addrs: bool = False,
+    kernel: bool = False,
+    jit: bool = False,
+    all: bool = False,
+    event_filter: str | None = None,
+    skip_after: list[str] | None = None,
+) -> str: ...

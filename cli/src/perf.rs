@@ -1,0 +1,195 @@
+//! The perf subcommands: `parse perf`, `collapse-perf` and `flamegraph`.
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use clap::Args;
+use pgmortem::parse::perf;
+
+/// `pgmortem parse perf FILE [--stats]`.
+#[derive(Debug, Args)]
+pub(crate) struct ParsePerfArgs {
+    /// The `perf script` output (`-` for standard input).
+    file: PathBuf,
+    /// Print one JSON object: the profile (per-event totals, processes, top functions,
+    /// kernel share, timeline, stack queries) with the line statistics and the header.
+    #[arg(long)]
+    stats: bool,
+    /// The event the profile breaks down (default: the one with the most samples).
+    #[arg(long)]
+    event: Option<String>,
+    /// Entries in each top list of the profile.
+    #[arg(long, default_value_t = 25)]
+    top: usize,
+    /// Width of the profile's timeline buckets, in seconds.
+    #[arg(long, default_value_t = 1.0)]
+    bucket_seconds: f64,
+    /// An extra stack query, NAME=GLOB[,GLOB…] (e.g. audit=audit_*,__audit_*); repeatable.
+    #[arg(long = "query", value_name = "NAME=GLOBS")]
+    queries: Vec<String>,
+}
+
+/// The folding flags, named as `inferno-collapse-perf` names them.
+#[derive(Debug, Args)]
+pub(crate) struct FoldArgs {
+    /// Include the PID in the root frame (`comm-PID`).
+    #[arg(long)]
+    pid: bool,
+    /// Include PID and TID in the root frame (`comm-PID/TID`).
+    #[arg(long)]
+    tid: bool,
+    /// Include raw addresses where symbols can't be found.
+    #[arg(long)]
+    addrs: bool,
+    /// Annotate kernel functions with `_[k]`.
+    #[arg(long)]
+    kernel: bool,
+    /// Annotate JIT functions with `_[j]`.
+    #[arg(long)]
+    jit: bool,
+    /// All annotations (--kernel --jit).
+    #[arg(long)]
+    all: bool,
+    /// Fold only this event (full name such as `cpu-clock:pppH` or `sched:sched_switch`, or
+    /// without modifiers); default the first event, as inferno.
+    #[arg(long = "event-filter", visible_alias = "event", value_name = "NAME")]
+    event_filter: Option<String>,
+    /// Omit the callers of any frame with this function name (repeatable).
+    #[arg(long = "skip-after", value_name = "NAME")]
+    skip_after: Vec<String>,
+}
+
+impl FoldArgs {
+    fn options(&self) -> perf::FoldOptions {
+        perf::FoldOptions {
+            include_pid: self.pid,
+            include_tid: self.tid,
+            include_addrs: self.addrs,
+            annotate_kernel: self.kernel || self.all,
+            annotate_jit: self.jit || self.all,
+            event: self.event_filter.clone(),
+            skip_after: self.skip_after.clone(),
+        }
+    }
+}
+
+/// `pgmortem collapse-perf [FILE]`.
+#[derive(Debug, Args)]
+pub(crate) struct CollapsePerfArgs {
+    /// The `perf script` output (standard input when absent or `-`).
+    file: Option<PathBuf>,
+    #[command(flatten)]
+    fold: FoldArgs,
+    /// Write the collapsed stacks to this file instead of standard output.
+    #[arg(short, long)]
+    output: Option<PathBuf>,
+}
+
+/// `pgmortem flamegraph FILE -o out.svg`.
+#[derive(Debug, Args)]
+pub(crate) struct FlamegraphArgs {
+    /// The `perf script` output (`-` for standard input).
+    file: PathBuf,
+    /// The SVG file to write.
+    #[arg(short, long)]
+    output: PathBuf,
+    /// Title of the graph.
+    #[arg(long, default_value = "Flame Graph")]
+    title: String,
+    #[command(flatten)]
+    fold: FoldArgs,
+}
+
+fn read_input(path: &Path) -> Result<Vec<u8>> {
+    if path == Path::new("-") {
+        let mut bytes = Vec::new();
+        std::io::stdin()
+            .read_to_end(&mut bytes)
+            .context("cannot read standard input")?;
+        return Ok(bytes);
+    }
+    std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))
+}
+
+fn parse_query(text: &str) -> Result<perf::StackQuery> {
+    let (name, globs) = text
+        .split_once('=')
+        .with_context(|| format!("--query {text:?}: expected NAME=GLOB[,GLOB…]"))?;
+    let patterns: Vec<&str> = globs.split(',').filter(|g| !g.is_empty()).collect();
+    anyhow::ensure!(
+        !name.is_empty() && !patterns.is_empty(),
+        "--query {text:?}: expected NAME=GLOB[,GLOB…]"
+    );
+    Ok(perf::StackQuery::new(name, &patterns))
+}
+
+pub(crate) fn parse(args: ParsePerfArgs, out: &mut dyn Write) -> Result<()> {
+    let bytes = read_input(&args.file)?;
+    if args.stats {
+        let mut options = perf::ProfileOptions {
+            event: args.event,
+            top: args.top,
+            bucket_seconds: args.bucket_seconds,
+            ..Default::default()
+        };
+        for q in &args.queries {
+            options.stack_queries.push(parse_query(q)?);
+        }
+        let profile = perf::Profile::from_input(&bytes, &options);
+        serde_json::to_writer(&mut *out, &profile)?;
+        out.write_all(b"\n")?;
+        return Ok(());
+    }
+    let mut buffered = std::io::BufWriter::new(out);
+    for sample in perf::samples(&bytes) {
+        serde_json::to_writer(&mut buffered, &sample)?;
+        buffered.write_all(b"\n")?;
+    }
+    buffered.flush()?;
+    Ok(())
+}
+
+pub(crate) fn collapse(args: CollapsePerfArgs, out: &mut dyn Write) -> Result<()> {
+    let path = args.file.unwrap_or_else(|| PathBuf::from("-"));
+    let bytes = read_input(&path)?;
+    let folded = perf::collapse(&bytes, &args.fold.options());
+    match args.output {
+        Some(file) => std::fs::write(&file, folded)
+            .with_context(|| format!("cannot write {}", file.display())),
+        None => out
+            .write_all(folded.as_bytes())
+            .context("cannot write the collapsed stacks"),
+    }
+}
+
+pub(crate) fn flamegraph(args: FlamegraphArgs) -> Result<()> {
+    let bytes = read_input(&args.file)?;
+    let folded = perf::collapse(&bytes, &args.fold.options());
+    anyhow::ensure!(
+        !folded.is_empty(),
+        "{}: no stack to draw (no sample with frames for the chosen event)",
+        args.file.display()
+    );
+    let svg = render_svg(&folded, &args.title)?;
+    std::fs::write(&args.output, svg)
+        .with_context(|| format!("cannot write {}", args.output.display()))
+}
+
+#[cfg(feature = "flamegraph")]
+fn render_svg(folded: &str, title: &str) -> Result<Vec<u8>> {
+    let mut options = inferno::flamegraph::Options::default();
+    options.title = title.to_owned();
+    let mut svg = Vec::new();
+    inferno::flamegraph::from_lines(&mut options, folded.lines(), &mut svg)
+        .context("cannot draw the flame graph")?;
+    Ok(svg)
+}
+
+#[cfg(not(feature = "flamegraph"))]
+fn render_svg(_folded: &str, _title: &str) -> Result<Vec<u8>> {
+    anyhow::bail!(
+        "this pgmortem was built without the `flamegraph` feature; run `pgmortem collapse-perf` \
+         and draw its output with a flame graph tool"
+    )
+}
