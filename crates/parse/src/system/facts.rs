@@ -1,0 +1,1 @@
+//! Derived facts (filled in below).
