@@ -150,9 +150,7 @@ pub(crate) fn key_values(input: &[u8], sep: Separator) -> KeyValues {
         }
         let split = match sep {
             Separator::Colon => text.split_once(':'),
-            Separator::Space => text
-                .trim_start()
-                .split_once([' ', '\t']),
+            Separator::Space => text.trim_start().split_once([' ', '\t']),
         };
         match split {
             Some((key, value)) if !key.trim().is_empty() && !key.contains(char::is_whitespace) => {
