@@ -29,6 +29,9 @@ enum Command {
     /// Parse one file and print its records as JSON lines (or `--stats`).
     #[command(subcommand)]
     Parse(ParseCommand),
+    /// Print the bundle collector, a POSIX shell script to run on the database host:
+    /// `pgmortem collector > pgmortem-collect.sh; sh pgmortem-collect.sh --help`.
+    Collector,
 }
 
 #[derive(Debug, Args)]
@@ -119,6 +122,9 @@ where
 fn dispatch(command: Command, out: &mut dyn Write) -> Result<()> {
     match command {
         Command::Analyze(args) => analyze(args, out),
+        Command::Collector => out
+            .write_all(pgmortem::bundle::COLLECTOR_SCRIPT.as_bytes())
+            .context("cannot write the collector script"),
         Command::Parse(ParseCommand::Kernel { file, stats, year }) => {
             let bytes = read(&file)?;
             let options = kernel::KernelOptions {

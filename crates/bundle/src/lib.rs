@@ -8,6 +8,8 @@
 //! cannot be read — links, devices, unsafe paths, duplicates, files over the size limits — are
 //! listed with the reason, not dropped; files of no known kind are listed as
 //! [`SourceKind::Unknown`].
+//!
+//! The collector script itself ships here too ([`COLLECTOR_SCRIPT`]).
 
 mod archive;
 mod kind;
@@ -19,3 +21,7 @@ pub use kind::{SourceKind, kind_from_path, recognize};
 pub use manifest::{MANIFEST_FORMAT, Manifest, ManifestFile};
 pub use open::{Bundle, BundleError, OpenOptions, RecognizedBy, Skipped, Source, open};
 pub use stats::snapshot_stats;
+
+/// `pgmortem-collect.sh`, the POSIX shell collector that makes a bundle on a database host
+/// (`pgmortem collector > pgmortem-collect.sh`; see docs/bundle-format.md).
+pub const COLLECTOR_SCRIPT: &str = include_str!("../collect/pgmortem-collect.sh");
