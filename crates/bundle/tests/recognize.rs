@@ -17,7 +17,7 @@ fn files(dir: &str) -> Vec<PathBuf> {
             let p = e.unwrap().path();
             if p.is_dir() {
                 stack.push(p);
-            } else if !p.extension().is_some_and(|x| x == "md") {
+            } else if p.extension().is_none_or(|x| x != "md") {
                 out.push(p);
             }
         }
