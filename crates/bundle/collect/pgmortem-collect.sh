@@ -309,8 +309,6 @@ for p_pid in $PG_PIDS; do
     copy "processes/$p_pid/smaps_rollup" smaps_rollup "/proc/$p_pid/smaps_rollup"
     copy "processes/$p_pid/oom_score_adj" unknown "/proc/$p_pid/oom_score_adj"
     copy "processes/$p_pid/cgroup" unknown "/proc/$p_pid/cgroup"
-done
-for p_pid in $PM_PIDS; do
     copy "processes/$p_pid/limits" unknown "/proc/$p_pid/limits"
 done
 
