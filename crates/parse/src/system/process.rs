@@ -9,8 +9,8 @@ use crate::lines::Lines;
 /// `/proc/PID/status`: every line kept, `Vm*`/`Rss*`/`HugetlbPages` in bytes.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct ProcStatus {
-    /// The task's comm (`Name:`), unescaped as the kernel printed it: it may hold spaces and
-    /// colons (`rs:main Q:Reg`); the kernel escapes `\n` and `\\` only.
+    /// The task's comm (`Name:`), with the kernel's escapes undone: it may hold spaces and
+    /// colons (`rs:main Q:Reg`); the kernel escapes control characters and `\\`.
     pub name: Option<String>,
     /// `Pid:`.
     pub pid: Option<u64>,
@@ -88,8 +88,31 @@ pub fn parse_status(input: &[u8]) -> ProcStatus {
     }
 }
 
+/// Undoes the kernel's escaping of `Name:` (`seq_escape_str` with `ESCAPE_SPACE |
+/// ESCAPE_SPECIAL`: `\n`, `\t`, `\r`, `\f`, `\v`, `\\`), one escape at a time.
 fn unescape_comm(raw: &str) -> String {
-    raw.replace("\\n", "\n").replace("\\\\", "\\")
+    let mut out = String::with_capacity(raw.len());
+    let mut chars = raw.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('n') => out.push('\n'),
+            Some('t') => out.push('\t'),
+            Some('r') => out.push('\r'),
+            Some('f') => out.push('\u{c}'),
+            Some('v') => out.push('\u{b}'),
+            Some('\\') => out.push('\\'),
+            Some(other) => {
+                out.push('\\');
+                out.push(other);
+            }
+            None => out.push('\\'),
+        }
+    }
+    out
 }
 
 /// Sniffs /proc/PID/status: `Name:`, `State:`, `Tgid:`, `Pid:` lines.
@@ -223,6 +246,9 @@ mod tests {
         assert_eq!(s.bytes("VmSize"), Some(102_400));
         let s = parse_status(b"Name:\t a b \\\\x\\n\nPid:\t1\n");
         assert_eq!(s.name.as_deref(), Some(" a b \\x\n"));
+        // An escaped backslash followed by `n` is a backslash and an `n`, not a newline.
+        let s = parse_status(b"Name:\ta\\\\nb\\t\nPid:\t1\n");
+        assert_eq!(s.name.as_deref(), Some("a\\nb\t"));
     }
 
     #[test]
