@@ -12,6 +12,7 @@
 //! The collector script itself ships here too ([`COLLECTOR_SCRIPT`]).
 
 mod archive;
+mod checks;
 mod kind;
 mod manifest;
 mod open;

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::archive::{Capped, Container, container, read_tar};
+use crate::checks;
 use crate::kind::{SourceKind, kind_from_path, recognize};
 use crate::manifest::Manifest;
 
@@ -51,6 +52,17 @@ pub enum RecognizedBy {
     Content,
 }
 
+impl RecognizedBy {
+    /// `manifest.json`, `its path` or `its content`, for notes.
+    pub(crate) fn describe(self) -> &'static str {
+        match self {
+            RecognizedBy::Manifest => "manifest.json",
+            RecognizedBy::Path => "its path",
+            RecognizedBy::Content => "its content",
+        }
+    }
+}
+
 /// One readable file of a bundle, its kind recognised.
 #[derive(Debug, Clone)]
 pub struct Source {
@@ -64,6 +76,10 @@ pub struct Source {
     pub recognized_by: RecognizedBy,
     /// The file's bytes.
     pub bytes: Vec<u8>,
+    /// What a reader should know before trusting the file: empty, binary data, a kind the
+    /// content contradicted (`manifest.json says meminfo, but the content reads as
+    /// kernel_log`), a size that disagrees with the manifest, a manifest that is not one.
+    pub note: Option<String>,
 }
 
 /// A file of the bundle that was not read, and why.
@@ -81,7 +97,8 @@ pub struct Bundle {
     /// Readable files, sorted by path.
     pub sources: Vec<Source>,
     /// Files that could not be read, sorted by path. An archive that ended early is listed
-    /// under its own name with the reason.
+    /// under its own name with the reason; a file the manifest lists but the bundle lacks is
+    /// listed with the reason `not in the bundle: …` and what the collector recorded.
     pub skipped: Vec<Skipped>,
     /// The collector's manifest, when the bundle has a readable one.
     pub manifest: Option<Manifest>,
@@ -267,12 +284,18 @@ fn strip_common_top(members: &mut Members, skipped: &mut [Skipped]) {
     }
 }
 
-/// Decides each file's kind (manifest, then path, then content) and sorts everything.
+/// Decides each file's kind (manifest, then path, then content; content overrules a name it
+/// clearly contradicts), notes what is odd about each file, lists the manifest's entries the
+/// bundle lacks, and sorts everything.
 fn classify(members: Members, mut skipped: Vec<Skipped>, options: &OpenOptions) -> Bundle {
-    let manifest = members
+    let manifest_read = members
         .iter()
         .find(|(p, _)| p == "manifest.json")
-        .and_then(|(_, b)| Manifest::parse(b));
+        .map(|(_, b)| Manifest::read(b));
+    let manifest = manifest_read
+        .as_ref()
+        .and_then(|r| r.as_ref().ok())
+        .cloned();
     let mut total = 0u64;
     let mut sources = Vec::with_capacity(members.len());
     for (path, bytes) in members {
@@ -287,25 +310,52 @@ fn classify(members: Members, mut skipped: Vec<Skipped>, options: &OpenOptions) 
             });
             continue;
         }
-        let declared = manifest
-            .as_ref()
-            .and_then(|m| m.file(&path))
+        let head = &bytes[..bytes.len().min(options.sniff_bytes)];
+        let entry = manifest.as_ref().and_then(|m| m.file(&path));
+        let declared = entry
             .and_then(|f| SourceKind::from_name(&f.kind))
-            .filter(|k| *k != SourceKind::Unknown);
-        let (kind, recognized_by) = if let Some(kind) = declared {
-            (kind, RecognizedBy::Manifest)
-        } else if let Some(kind) = kind_from_path(&path) {
-            (kind, RecognizedBy::Path)
+            .filter(|k| *k != SourceKind::Unknown)
+            .map(|k| (k, RecognizedBy::Manifest))
+            .or_else(|| kind_from_path(&path).map(|k| (k, RecognizedBy::Path)));
+        let mut notes = Vec::new();
+        // Binary data is no kind pgmortem reads, whatever its name says.
+        let (kind, recognized_by) = if let Some(binary) = checks::binary_note(head) {
+            notes.push(binary);
+            if let Some((kind, by)) = declared {
+                notes.push(format!("{} says {}", by.describe(), kind.as_str()));
+            }
+            (SourceKind::Unknown, RecognizedBy::Content)
+        } else if let Some((kind, by)) = declared {
+            let (kind, by, note) = checks::settle_kind(kind, by, head);
+            notes.extend(note);
+            (kind, by)
         } else {
-            let head = &bytes[..bytes.len().min(options.sniff_bytes)];
             (recognize(head), RecognizedBy::Content)
         };
+        if bytes.is_empty() {
+            notes.push("empty file".to_owned());
+        }
+        notes.extend(checks::size_note(entry, bytes.len()));
+        if kind == SourceKind::Manifest
+            && let Some(Err(why)) = manifest_read.as_ref().filter(|_| path == "manifest.json")
+        {
+            notes.push(format!(
+                "not a pgmortem manifest ({why}): kinds come from paths and content"
+            ));
+        }
         sources.push(Source {
             path,
             kind,
             recognized_by,
             bytes,
+            note: (!notes.is_empty()).then(|| notes.join("; ")),
         });
+    }
+    if let Some(m) = &manifest {
+        let present =
+            |p: &str| sources.iter().any(|s| s.path == p) || skipped.iter().any(|s| s.path == p);
+        let missing = checks::not_in_bundle(m, &present);
+        skipped.extend(missing);
     }
     sources.sort_by(|a, b| a.path.cmp(&b.path));
     skipped.sort_by(|a, b| a.path.cmp(&b.path));
