@@ -90,9 +90,9 @@ pub(crate) fn settle_kind(
 }
 
 /// A note when the manifest's size for the file disagrees with the file.
-pub(crate) fn size_note(entry: Option<&ManifestFile>, len: usize) -> Option<String> {
+pub(crate) fn size_note(entry: Option<&ManifestFile>, len: u64) -> Option<String> {
     let said = entry?.bytes?;
-    (said != len as u64).then(|| {
+    (said != len).then(|| {
         format!("manifest.json says {said} bytes, the file has {len}: cut or changed since")
     })
 }

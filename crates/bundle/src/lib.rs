@@ -17,6 +17,7 @@ mod kind;
 mod manifest;
 mod open;
 mod stats;
+mod tail;
 
 pub use kind::{SourceKind, kind_from_path, recognize};
 pub use manifest::{MANIFEST_FORMAT, Manifest, ManifestFile};
