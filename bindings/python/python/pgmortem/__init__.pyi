@@ -218,6 +218,147 @@ class PerfProfile(TypedDict):
     stack_queries: list[PerfStackShare]
     kvm_exit_reasons: list[PerfExitReason]
 
+# Bundles and system snapshots
+
+ParseStats = KernelStats
+
+class ManifestFile(TypedDict):
+    path: str
+    kind: str
+    command: str
+    status: int | None
+    duration_ms: int | None
+    bytes: int | None
+    capped: bool
+    note: str
+
+class Manifest(TypedDict):
+    format: str
+    format_version: int
+    collector: str
+    collector_version: str
+    arguments: str
+    uid: int | None
+    started: str
+    ended: str
+    files: list[ManifestFile]
+
+class BundleSource(TypedDict):
+    path: str
+    kind: str
+    bytes: int
+    recognized_by: Literal["manifest", "path", "content"]
+    note: str | None
+    stats: ParseStats | None
+
+class SkippedFile(TypedDict):
+    path: str
+    reason: str
+
+class BundleListing(TypedDict):
+    sources: list[BundleSource]
+    skipped: list[SkippedFile]
+    manifest: Manifest | None
+
+class SnapshotField(TypedDict):
+    key: str
+    raw: str
+    number: NotRequired[int]
+    unit: NotRequired[str]
+    bytes: NotRequired[int]
+    line: int
+
+class Meminfo(TypedDict):
+    fields: list[SnapshotField]
+    missing: list[str]
+    truncated: bool
+    stats: ParseStats
+
+class FlatKeyed(TypedDict):
+    fields: list[SnapshotField]
+    truncated: bool
+    stats: ParseStats
+
+class ProcStatus(TypedDict):
+    name: str | None
+    pid: int | None
+    ppid: int | None
+    threads: int | None
+    kernel_thread: bool
+    fields: list[SnapshotField]
+    missing: list[str]
+    truncated: bool
+    stats: ParseStats
+
+class SmapsRollup(TypedDict):
+    header: str | None
+    fields: list[SnapshotField]
+    empty: bool
+    missing: list[str]
+    truncated: bool
+    stats: ParseStats
+
+class Sysctl(TypedDict):
+    name: str
+    value: str
+    numbers: NotRequired[list[int]]
+    line: int
+
+class SysctlSet(TypedDict):
+    entries: list[Sysctl]
+    errors: NotRequired[list[str]]
+    stats: ParseStats
+
+class PgSetting(TypedDict):
+    name: str
+    setting: str
+    unit: str | None
+    bytes: int | None
+    milliseconds: float | None
+    source: str | None
+    sourcefile: str | None
+    pending_restart: bool | None
+    other: list[tuple[str, str]]
+    line: int
+
+class PgSettings(TypedDict):
+    form: Literal["aligned", "unaligned", "csv"]
+    columns: list[str]
+    settings: list[PgSetting]
+    footer_rows: int | None
+    truncated: bool
+    stats: ParseStats
+
+class ConfEntry(TypedDict):
+    name: str
+    value: str
+    line: int
+
+class ConfInclude(TypedDict):
+    directive: str
+    path: str
+    line: int
+
+class PgConf(TypedDict):
+    entries: list[ConfEntry]
+    includes: list[ConfInclude]
+    stats: ParseStats
+
+class CgroupMemory(TypedDict):
+    version: Literal["v1", "v2"] | None
+    limit_bytes: int | None
+    limit_seen: bool
+    usage_bytes: int | None
+    peak_bytes: int | None
+    failcnt: int | None
+    oom_kills: int | None
+    max_events: int | None
+    swap_limit_bytes: int | None
+    swap_usage_bytes: int | None
+    stat: NotRequired[FlatKeyed]
+    errors: NotRequired[list[tuple[str, str]]]
+    ignored: list[str]
+
 def analyze(
     path: str | PathLike[str],
     *,
@@ -249,3 +390,12 @@ def collapse_perf(
     event_filter: str | None = None,
     skip_after: list[str] | None = None,
 ) -> str: ...
+def open_bundle(path: str | PathLike[str], *, max_file_bytes: int | None = None) -> BundleListing: ...
+def parse_meminfo(data: str | bytes) -> Meminfo: ...
+def parse_vmstat(data: str | bytes) -> FlatKeyed: ...
+def parse_proc_status(data: str | bytes) -> ProcStatus: ...
+def parse_smaps_rollup(data: str | bytes) -> SmapsRollup: ...
+def parse_sysctl(data: str | bytes) -> SysctlSet: ...
+def parse_pg_settings(data: str | bytes) -> PgSettings: ...
+def parse_pg_conf(data: str | bytes) -> PgConf: ...
+def parse_cgroup_memory(files: dict[str, str | bytes]) -> CgroupMemory: ...
