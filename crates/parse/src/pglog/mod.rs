@@ -29,6 +29,8 @@ mod classify;
 mod prefix;
 mod severity;
 mod time;
+
+pub use time::fixed_offset;
 mod types;
 
 pub use prefix::LogLinePrefix;
