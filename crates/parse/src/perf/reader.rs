@@ -185,7 +185,8 @@ impl<'a> Samples<'a> {
 
     fn start(&mut self, number: u64, text: &Cow<'a, str>, event: RawEvent<'_>) -> Open<'a> {
         let flat = event.frame.is_some();
-        let mut frames = Vec::new();
+        // Room for a typical call chain up front: growing by doubling costs more.
+        let mut frames = Vec::with_capacity(if flat { 1 } else { 32 });
         if let Some(raw) = &event.frame {
             self.counts.frame_lines += 1;
             frames.push(frame(text, raw));
