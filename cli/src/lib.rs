@@ -35,6 +35,9 @@ enum Command {
     CollapsePerf(perf::CollapsePerfArgs),
     /// Draw a flame graph (SVG) of `perf script` output.
     Flamegraph(perf::FlamegraphArgs),
+    /// Print the bundle collector, a POSIX shell script to run on the database host:
+    /// `pgmortem collector > pgmortem-collect.sh; sh pgmortem-collect.sh --help`.
+    Collector,
 }
 
 #[derive(Debug, Args)]
@@ -130,6 +133,9 @@ fn dispatch(command: Command, out: &mut dyn Write) -> Result<()> {
         Command::CollapsePerf(args) => perf::collapse(args, out),
         Command::Flamegraph(args) => perf::flamegraph(args),
         Command::Parse(ParseCommand::Perf(args)) => perf::parse(args, out),
+        Command::Collector => out
+            .write_all(pgmortem::bundle::COLLECTOR_SCRIPT.as_bytes())
+            .context("cannot write the collector script"),
         Command::Parse(ParseCommand::Kernel { file, stats, year }) => {
             let bytes = read(&file)?;
             let options = kernel::KernelOptions {

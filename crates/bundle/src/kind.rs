@@ -1,4 +1,5 @@
-//! Recognising a file's kind from its first bytes.
+//! Recognising a file's kind: from the collector's manifest, else from its path, else from its
+//! first bytes.
 
 use pgmortem_parse::{kernel, pglog, system};
 use serde::Serialize;
@@ -18,12 +19,67 @@ pub enum SourceKind {
     Date,
     /// `/proc/stat` or its `btime` line: the boot time in epoch seconds.
     Btime,
+    /// `/proc/meminfo`.
+    Meminfo,
+    /// `/proc/vmstat`.
+    Vmstat,
+    /// `sysctl` output or `grep -r . /proc/sys/vm` output.
+    Sysctl,
+    /// A bracketed choice file of /sys/kernel/mm/transparent_hugepage.
+    ThpSetting,
+    /// `/proc/PID/status`.
+    ProcStatus,
+    /// `/proc/PID/smaps_rollup`.
+    SmapsRollup,
+    /// PostgreSQL process titles (`ps -o pid,args` of postgres processes, or one cmdline).
+    ProcessTitles,
+    /// A single-value memory cgroup file (`memory.max`, `memory.limit_in_bytes`, …).
+    CgroupValue,
+    /// A cgroup `memory.stat`.
+    CgroupStat,
+    /// A cgroup `memory.events` (v2) or `memory.oom_control` (v1).
+    CgroupEvents,
+    /// `free` output.
+    Free,
+    /// `df` output.
+    Df,
+    /// A `pg_settings` dump.
+    PgSettings,
+    /// A `postgresql.conf`.
+    PgConf,
+    /// The collector's `manifest.json`.
+    Manifest,
     /// Nothing pgmortem reads (yet); listed in the report, not dropped.
     Unknown,
 }
 
+/// Every kind, for listing and name lookups.
+const ALL: &[SourceKind] = &[
+    SourceKind::KernelLog,
+    SourceKind::PostgresLog,
+    SourceKind::Uptime,
+    SourceKind::Date,
+    SourceKind::Btime,
+    SourceKind::Meminfo,
+    SourceKind::Vmstat,
+    SourceKind::Sysctl,
+    SourceKind::ThpSetting,
+    SourceKind::ProcStatus,
+    SourceKind::SmapsRollup,
+    SourceKind::ProcessTitles,
+    SourceKind::CgroupValue,
+    SourceKind::CgroupStat,
+    SourceKind::CgroupEvents,
+    SourceKind::Free,
+    SourceKind::Df,
+    SourceKind::PgSettings,
+    SourceKind::PgConf,
+    SourceKind::Manifest,
+    SourceKind::Unknown,
+];
+
 impl SourceKind {
-    /// The snake_case name used in reports.
+    /// The snake_case name used in reports and in the collector's manifest.
     pub fn as_str(self) -> &'static str {
         match self {
             SourceKind::KernelLog => "kernel_log",
@@ -31,13 +87,33 @@ impl SourceKind {
             SourceKind::Uptime => "uptime",
             SourceKind::Date => "date",
             SourceKind::Btime => "btime",
+            SourceKind::Meminfo => "meminfo",
+            SourceKind::Vmstat => "vmstat",
+            SourceKind::Sysctl => "sysctl",
+            SourceKind::ThpSetting => "thp_setting",
+            SourceKind::ProcStatus => "proc_status",
+            SourceKind::SmapsRollup => "smaps_rollup",
+            SourceKind::ProcessTitles => "process_titles",
+            SourceKind::CgroupValue => "cgroup_value",
+            SourceKind::CgroupStat => "cgroup_stat",
+            SourceKind::CgroupEvents => "cgroup_events",
+            SourceKind::Free => "free",
+            SourceKind::Df => "df",
+            SourceKind::PgSettings => "pg_settings",
+            SourceKind::PgConf => "pg_conf",
+            SourceKind::Manifest => "manifest",
             SourceKind::Unknown => "unknown",
         }
     }
+
+    /// The kind named `name` (as [`SourceKind::as_str`] prints it).
+    pub fn from_name(name: &str) -> Option<SourceKind> {
+        ALL.iter().copied().find(|k| k.as_str() == name)
+    }
 }
 
-/// Recognises a file's kind from its first bytes (a few KiB are enough). The most confident
-/// sniffer wins; ties go to the order kernel log, PostgreSQL log.
+/// Recognises a file's kind from its first bytes (a few KiB are enough). The small exact forms
+/// are tried first, then the most confident sniffer wins; ties go to the earlier in the list.
 pub fn recognize(head: &[u8]) -> SourceKind {
     if system::parse_uptime(head).is_ok() {
         return SourceKind::Uptime;
@@ -48,9 +124,25 @@ pub fn recognize(head: &[u8]) -> SourceKind {
     if system::parse_btime(head).is_ok() {
         return SourceKind::Btime;
     }
+    if head.starts_with(b"{") && head.windows(16).any(|w| w == b"\"pgmortem.bundle") {
+        return SourceKind::Manifest;
+    }
     let candidates = [
         (SourceKind::KernelLog, kernel::sniff(head)),
         (SourceKind::PostgresLog, pglog::sniff(head)),
+        (SourceKind::Meminfo, system::sniff_meminfo(head)),
+        (SourceKind::Vmstat, system::sniff_vmstat(head)),
+        (SourceKind::ProcStatus, system::sniff_status(head)),
+        (SourceKind::SmapsRollup, system::sniff_smaps_rollup(head)),
+        (SourceKind::CgroupEvents, system::sniff_cgroup_events(head)),
+        (SourceKind::CgroupStat, system::sniff_cgroup_stat(head)),
+        (SourceKind::Sysctl, system::sniff_sysctl(head)),
+        (SourceKind::ThpSetting, system::sniff_choice(head)),
+        (SourceKind::Free, system::sniff_free(head)),
+        (SourceKind::Df, system::sniff_df(head)),
+        (SourceKind::PgSettings, system::sniff_pg_settings(head)),
+        (SourceKind::PgConf, system::sniff_pg_conf(head)),
+        (SourceKind::ProcessTitles, sniff_titles(head)),
     ];
     candidates
         .into_iter()
@@ -60,4 +152,99 @@ pub fn recognize(head: &[u8]) -> SourceKind {
             _ => Some((kind, c)),
         })
         .map_or(SourceKind::Unknown, |(kind, _)| kind)
+}
+
+/// Titles: every non-blank line is a PostgreSQL process title, at least one `postgres: ` one.
+fn sniff_titles(head: &[u8]) -> Option<f32> {
+    let (titles, stats) = system::parse_titles(head);
+    let any_child = titles.iter().any(|t| t.title.starts_with("postgres: "));
+    (any_child && stats.unrecognized_lines == 0).then_some(0.7)
+}
+
+/// The kind a file's path implies, for the names the collector and common tools use
+/// (`proc/meminfo`, `proc/1234/status`, `memory.max`, `pg_settings.csv`, …). `None` when the
+/// path says nothing; content sniffing decides then.
+pub fn kind_from_path(path: &str) -> Option<SourceKind> {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let stem = name
+        .strip_suffix(".txt")
+        .or_else(|| name.strip_suffix(".out"))
+        .unwrap_or(name);
+    let kind = match stem {
+        "manifest.json" => SourceKind::Manifest,
+        "meminfo" => SourceKind::Meminfo,
+        "vmstat" if path.contains("proc") => SourceKind::Vmstat,
+        "status" if path.contains("proc") || path.contains("pid") => SourceKind::ProcStatus,
+        "smaps_rollup" => SourceKind::SmapsRollup,
+        "uptime" => SourceKind::Uptime,
+        "memory.stat" => SourceKind::CgroupStat,
+        "memory.events" | "memory.oom_control" => SourceKind::CgroupEvents,
+        "memory.max"
+        | "memory.current"
+        | "memory.peak"
+        | "memory.swap.max"
+        | "memory.swap.current"
+        | "memory.limit_in_bytes"
+        | "memory.usage_in_bytes"
+        | "memory.max_usage_in_bytes"
+        | "memory.failcnt"
+        | "memory.memsw.limit_in_bytes"
+        | "memory.memsw.usage_in_bytes" => SourceKind::CgroupValue,
+        "postgresql.conf" => SourceKind::PgConf,
+        "pg_settings" | "pg_settings.csv" => SourceKind::PgSettings,
+        _ => return None,
+    };
+    Some(kind)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        for kind in ALL {
+            assert_eq!(SourceKind::from_name(kind.as_str()), Some(*kind));
+        }
+        assert_eq!(SourceKind::from_name("nope"), None);
+    }
+
+    #[test]
+    fn paths_that_name_their_kind() {
+        assert_eq!(
+            kind_from_path("proc/meminfo.txt"),
+            Some(SourceKind::Meminfo)
+        );
+        assert_eq!(kind_from_path("postgres/1234/status"), None);
+        assert_eq!(
+            kind_from_path("proc/1234/status"),
+            Some(SourceKind::ProcStatus)
+        );
+        assert_eq!(
+            kind_from_path("cgroup/memory.max"),
+            Some(SourceKind::CgroupValue)
+        );
+        assert_eq!(kind_from_path("notes.txt"), None);
+    }
+
+    #[test]
+    fn content_recognises_the_snapshot_forms() {
+        assert_eq!(
+            recognize(b"always [madvise] never\n"),
+            SourceKind::ThpSetting
+        );
+        assert_eq!(
+            recognize(b"MemTotal: 1 kB\nMemFree: 1 kB\nBuffers: 1 kB\nCached: 1 kB\n"),
+            SourceKind::Meminfo
+        );
+        assert_eq!(
+            recognize(b"oom_kill_disable 0\nunder_oom 0\noom_kill 3\n"),
+            SourceKind::CgroupEvents
+        );
+        assert_eq!(
+            recognize(b"postgres: 15/main: checkpointer\npostgres: 15/main: walwriter\n"),
+            SourceKind::ProcessTitles
+        );
+        assert_eq!(recognize(b"hello world\n"), SourceKind::Unknown);
+    }
 }

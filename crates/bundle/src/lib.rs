@@ -1,13 +1,27 @@
 //! Opens a support bundle and says what each file in it is.
 //!
-//! A bundle here is a directory of loose files or a single file. Each file's kind is recognised
-//! by its content (each parser's `sniff` hook plus the small snapshot forms), never by its name,
-//! so a bundle assembled by hand from whatever a customer sent works as well as one made by the
-//! collector. Files that cannot be read are listed with the reason, not dropped; files of no known
-//! kind are listed as [`SourceKind::Unknown`].
+//! A bundle is a directory of loose files, a tar archive (`.tar`, `.tar.gz`, `.tar.zst`, read
+//! as a stream and never extracted), or a single file. Each file's kind comes from the
+//! collector's `manifest.json` when it names one, else from the file's path, else from its
+//! content (each parser's `sniff` hook plus the small snapshot forms), so a bundle assembled by
+//! hand from whatever a customer sent works as well as one made by the collector. Files that
+//! cannot be read — links, devices, unsafe paths, duplicates, files over the size limits — are
+//! listed with the reason, not dropped; files of no known kind are listed as
+//! [`SourceKind::Unknown`].
+//!
+//! The collector script itself ships here too ([`COLLECTOR_SCRIPT`]).
 
+mod archive;
 mod kind;
+mod manifest;
 mod open;
+mod stats;
 
-pub use kind::{SourceKind, recognize};
-pub use open::{Bundle, BundleError, OpenOptions, Skipped, Source, open};
+pub use kind::{SourceKind, kind_from_path, recognize};
+pub use manifest::{MANIFEST_FORMAT, Manifest, ManifestFile};
+pub use open::{Bundle, BundleError, OpenOptions, RecognizedBy, Skipped, Source, open};
+pub use stats::snapshot_stats;
+
+/// `pgmortem-collect.sh`, the POSIX shell collector that makes a bundle on a database host
+/// (`pgmortem collector > pgmortem-collect.sh`; see docs/bundle-format.md).
+pub const COLLECTOR_SCRIPT: &str = include_str!("../collect/pgmortem-collect.sh");

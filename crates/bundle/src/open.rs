@@ -1,18 +1,26 @@
-//! Opening a bundle: a directory of loose files, or one file.
+//! Opening a bundle: a directory of loose files, a tar archive (plain, `.tar.gz`, `.tar.zst`)
+//! read as a stream, or one file (compressed or not).
 
 use std::fs;
-use std::io::Read;
+use std::io::{Cursor, Read};
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::kind::{SourceKind, recognize};
+use crate::archive::{Capped, Container, container, read_tar};
+use crate::kind::{SourceKind, kind_from_path, recognize};
+use crate::manifest::Manifest;
 
 /// Limits applied while reading a bundle.
 #[derive(Debug, Clone)]
 pub struct OpenOptions {
     /// Files larger than this are not read (listed as skipped). Default 2 GiB.
     pub max_file_bytes: u64,
+    /// Bytes kept in memory for the whole bundle, and bytes decompressed from one archive: a
+    /// decompression bomb stops here with a clear reason. Default 4 GiB.
+    pub max_total_bytes: u64,
+    /// Entries read from one archive. Default 100 000.
+    pub max_entries: usize,
     /// How many bytes of a file are used to recognise its kind. Default 16 KiB.
     pub sniff_bytes: usize,
     /// Directory depth explored below the bundle root. Default 8.
@@ -23,20 +31,37 @@ impl Default for OpenOptions {
     fn default() -> Self {
         Self {
             max_file_bytes: 2 << 30,
+            max_total_bytes: 4 << 30,
+            max_entries: 100_000,
             sniff_bytes: 16 * 1024,
             max_depth: 8,
         }
     }
 }
 
+/// How a file's kind was decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RecognizedBy {
+    /// The collector's manifest named it.
+    Manifest,
+    /// Its path did (`proc/meminfo`, `memory.max`, …).
+    Path,
+    /// Its first bytes did (or nothing did: [`SourceKind::Unknown`]).
+    Content,
+}
+
 /// One readable file of a bundle, its kind recognised.
 #[derive(Debug, Clone)]
 pub struct Source {
     /// Path relative to the bundle root (or the file name for a single-file bundle), with `/`
-    /// separators, as reports show it.
+    /// separators, as reports show it. For an archive whose entries all sit in one top
+    /// directory (`pgmortem-db1-20261121T170844Z/…`), relative to that directory.
     pub path: String,
     /// What the file holds.
     pub kind: SourceKind,
+    /// How `kind` was decided.
+    pub recognized_by: RecognizedBy,
     /// The file's bytes.
     pub bytes: Vec<u8>,
 }
@@ -55,8 +80,11 @@ pub struct Skipped {
 pub struct Bundle {
     /// Readable files, sorted by path.
     pub sources: Vec<Source>,
-    /// Files that could not be read, sorted by path.
+    /// Files that could not be read, sorted by path. An archive that ended early is listed
+    /// under its own name with the reason.
     pub skipped: Vec<Skipped>,
+    /// The collector's manifest, when the bundle has a readable one.
+    pub manifest: Option<Manifest>,
 }
 
 /// Errors opening a bundle (per-file problems are [`Skipped`] entries instead).
@@ -78,43 +106,214 @@ pub enum BundleError {
         /// The path given.
         path: PathBuf,
     },
+    /// An archive gave no file at all.
+    #[error("cannot read archive {path}: {reason}")]
+    Archive {
+        /// The path given.
+        path: PathBuf,
+        /// Why.
+        reason: String,
+    },
 }
 
-/// Opens `path`: a directory (every regular file below it, symlinks not followed) or a single
-/// file. Per-file read errors do not fail the bundle; they are listed in [`Bundle::skipped`].
+/// Opens `path`: a directory (every regular file below it, symlinks not followed), a tar
+/// archive (plain, gzip or zstd, recognised by its magic bytes, read as a stream: never
+/// extracted), or a single file (gzip- or zstd-compressed or not). Per-file problems do not
+/// fail the bundle; they are listed in [`Bundle::skipped`]. Each file's kind comes from the
+/// collector's `manifest.json` when it names one, else from the path, else from the content.
 pub fn open(path: &Path, options: &OpenOptions) -> Result<Bundle, BundleError> {
-    let meta = fs::symlink_metadata(path).map_err(|source| BundleError::Io {
+    let io_err = |source| BundleError::Io {
         path: path.to_owned(),
         source,
-    })?;
-    let mut bundle = Bundle::default();
+    };
+    let meta = fs::symlink_metadata(path).map_err(io_err)?;
+    let mut members = Vec::new();
+    let mut skipped = Vec::new();
     if meta.is_dir() {
-        walk(path, path, 0, options, &mut bundle).map_err(|source| BundleError::Io {
-            path: path.to_owned(),
-            source,
-        })?;
+        walk(path, path, 0, options, &mut members, &mut skipped).map_err(io_err)?;
     } else if meta.is_file() || meta.file_type().is_symlink() {
         let name = path.file_name().map_or_else(
             || path.display().to_string(),
             |n| n.to_string_lossy().into_owned(),
         );
-        read_one(path, name, options, &mut bundle);
-        if let [skipped] = bundle.skipped.as_slice() {
-            if bundle.sources.is_empty() {
-                return Err(BundleError::Io {
+        let mut file = fs::File::open(path).map_err(io_err)?;
+        let mut head = Vec::with_capacity(512);
+        (&mut file)
+            .take(512)
+            .read_to_end(&mut head)
+            .map_err(io_err)?;
+        let stream = Cursor::new(head.clone()).chain(file);
+        let archived = match container(&head) {
+            Container::Gzip => Some(read_stream(
+                flate2::read::MultiGzDecoder::new(stream),
+                &name,
+                &[".tgz", ".gz"],
+                options,
+            )),
+            Container::Zstd => match zstd::stream::read::Decoder::new(stream) {
+                Ok(d) => Some(read_stream(d, &name, &[".tzst", ".zst"], options)),
+                Err(e) => return Err(io_err(e)),
+            },
+            Container::Tar => Some(read_stream(stream, &name, &[], options)),
+            Container::Plain => None,
+        };
+        match archived {
+            Some(Ok((m, s))) => {
+                members = m;
+                skipped = s;
+            }
+            Some(Err(reason)) => {
+                return Err(BundleError::Archive {
                     path: path.to_owned(),
-                    source: std::io::Error::other(skipped.reason.clone()),
+                    reason,
                 });
             }
+            None => match read_limited(path, options.max_file_bytes) {
+                Ok(bytes) => members.push((name, bytes)),
+                Err(e) => return Err(io_err(e)),
+            },
         }
     } else {
         return Err(BundleError::NotAFileOrDirectory {
             path: path.to_owned(),
         });
     }
-    bundle.sources.sort_by(|a, b| a.path.cmp(&b.path));
-    bundle.skipped.sort_by(|a, b| a.path.cmp(&b.path));
-    Ok(bundle)
+    Ok(classify(members, skipped, options))
+}
+
+type Members = Vec<(String, Vec<u8>)>;
+
+/// Reads a (decompressed) stream: a tar archive, or else one compressed file named after the
+/// archive without its compression suffix.
+fn read_stream<R: Read>(
+    reader: R,
+    name: &str,
+    suffixes: &[&str],
+    options: &OpenOptions,
+) -> Result<(Members, Vec<Skipped>), String> {
+    let mut reader = Capped::new(reader, options.max_total_bytes);
+    let mut head = Vec::with_capacity(512);
+    (&mut reader)
+        .take(512)
+        .read_to_end(&mut head)
+        .map_err(|e| format!("cannot decompress: {e}"))?;
+    let stream = Cursor::new(head.clone()).chain(reader);
+    if container(&head) != Container::Tar {
+        let inner = suffixes
+            .iter()
+            .find_map(|s| name.strip_suffix(s))
+            .unwrap_or(name)
+            .to_owned();
+        let mut bytes = Vec::new();
+        stream
+            .take(options.max_file_bytes + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| format!("cannot decompress: {e}"))?;
+        if bytes.len() as u64 > options.max_file_bytes {
+            return Err(format!(
+                "decompressed file larger than the {}-byte limit",
+                options.max_file_bytes
+            ));
+        }
+        return Ok((vec![(inner, bytes)], Vec::new()));
+    }
+    let contents = read_tar(stream, options);
+    let mut members: Members = contents
+        .members
+        .into_iter()
+        .map(|m| (m.path, m.bytes))
+        .collect();
+    let mut skipped = contents.skipped;
+    strip_common_top(&mut members, &mut skipped);
+    if let Some(reason) = contents.stopped {
+        if members.is_empty() && skipped.is_empty() {
+            return Err(reason);
+        }
+        skipped.push(Skipped {
+            path: name.to_owned(),
+            reason,
+        });
+    }
+    Ok((members, skipped))
+}
+
+/// Drops the one top directory every entry sits in (what `tar czf x.tgz dir/` makes).
+fn strip_common_top(members: &mut Members, skipped: &mut [Skipped]) {
+    let paths = members
+        .iter()
+        .map(|(p, _)| p.as_str())
+        .chain(skipped.iter().map(|s| s.path.as_str()));
+    let mut top: Option<&str> = None;
+    for p in paths {
+        let Some((first, _)) = p.split_once('/') else {
+            return;
+        };
+        match top {
+            None => top = Some(first),
+            Some(t) if t == first => {}
+            Some(_) => return,
+        }
+    }
+    let Some(top) = top.map(|t| format!("{t}/")) else {
+        return;
+    };
+    for (p, _) in members.iter_mut() {
+        *p = p[top.len()..].to_owned();
+    }
+    for s in skipped.iter_mut() {
+        if let Some(rest) = s.path.strip_prefix(&top) {
+            s.path = rest.to_owned();
+        }
+    }
+}
+
+/// Decides each file's kind (manifest, then path, then content) and sorts everything.
+fn classify(members: Members, mut skipped: Vec<Skipped>, options: &OpenOptions) -> Bundle {
+    let manifest = members
+        .iter()
+        .find(|(p, _)| p == "manifest.json")
+        .and_then(|(_, b)| Manifest::parse(b));
+    let mut total = 0u64;
+    let mut sources = Vec::with_capacity(members.len());
+    for (path, bytes) in members {
+        total += bytes.len() as u64;
+        if total > options.max_total_bytes {
+            skipped.push(Skipped {
+                path,
+                reason: format!(
+                    "would take the bundle over its {}-byte total limit",
+                    options.max_total_bytes
+                ),
+            });
+            continue;
+        }
+        let declared = manifest
+            .as_ref()
+            .and_then(|m| m.file(&path))
+            .and_then(|f| SourceKind::from_name(&f.kind))
+            .filter(|k| *k != SourceKind::Unknown);
+        let (kind, recognized_by) = if let Some(kind) = declared {
+            (kind, RecognizedBy::Manifest)
+        } else if let Some(kind) = kind_from_path(&path) {
+            (kind, RecognizedBy::Path)
+        } else {
+            let head = &bytes[..bytes.len().min(options.sniff_bytes)];
+            (recognize(head), RecognizedBy::Content)
+        };
+        sources.push(Source {
+            path,
+            kind,
+            recognized_by,
+            bytes,
+        });
+    }
+    sources.sort_by(|a, b| a.path.cmp(&b.path));
+    skipped.sort_by(|a, b| a.path.cmp(&b.path));
+    Bundle {
+        sources,
+        skipped,
+        manifest,
+    }
 }
 
 fn walk(
@@ -122,14 +321,15 @@ fn walk(
     dir: &Path,
     depth: usize,
     options: &OpenOptions,
-    bundle: &mut Bundle,
+    members: &mut Members,
+    skipped: &mut Vec<Skipped>,
 ) -> std::io::Result<()> {
     for entry in fs::read_dir(dir)? {
         let entry = entry?;
         let path = entry.path();
         let rel = relative(root, &path);
         let Ok(file_type) = entry.file_type() else {
-            bundle.skipped.push(Skipped {
+            skipped.push(Skipped {
                 path: rel,
                 reason: "cannot stat".into(),
             });
@@ -137,49 +337,37 @@ fn walk(
         };
         if file_type.is_dir() {
             if depth + 1 >= options.max_depth {
-                bundle.skipped.push(Skipped {
+                skipped.push(Skipped {
                     path: rel,
                     reason: "directory too deep".into(),
                 });
-            } else if let Err(e) = walk(root, &path, depth + 1, options, bundle) {
-                bundle.skipped.push(Skipped {
+            } else if let Err(e) = walk(root, &path, depth + 1, options, members, skipped) {
+                skipped.push(Skipped {
                     path: rel,
                     reason: e.to_string(),
                 });
             }
         } else if file_type.is_file() {
-            read_one(&path, rel, options, bundle);
+            match read_limited(&path, options.max_file_bytes) {
+                Ok(bytes) => members.push((rel, bytes)),
+                Err(e) => skipped.push(Skipped {
+                    path: rel,
+                    reason: e.to_string(),
+                }),
+            }
         } else {
             let what = if file_type.is_symlink() {
                 "symbolic link"
             } else {
                 "not a regular file"
             };
-            bundle.skipped.push(Skipped {
+            skipped.push(Skipped {
                 path: rel,
                 reason: format!("{what}, not followed"),
             });
         }
     }
     Ok(())
-}
-
-fn read_one(path: &Path, rel: String, options: &OpenOptions, bundle: &mut Bundle) {
-    match read_limited(path, options.max_file_bytes) {
-        Ok(bytes) => {
-            let head = &bytes[..bytes.len().min(options.sniff_bytes)];
-            let kind = recognize(head);
-            bundle.sources.push(Source {
-                path: rel,
-                kind,
-                bytes,
-            });
-        }
-        Err(e) => bundle.skipped.push(Skipped {
-            path: rel,
-            reason: e.to_string(),
-        }),
-    }
 }
 
 fn read_limited(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {

@@ -70,8 +70,10 @@ fn finding(index: usize, incident: &Incident) -> Finding {
                 id: "oom-kill-crash-restart",
                 severity: Severity::Critical,
                 title: format!(
-                    "The kernel OOM killer killed PostgreSQL {} {}{rss}{limit}{outage}",
-                    c.process, k.pid
+                    "The kernel OOM killer killed PostgreSQL {} {}{}{rss}{limit}{outage}",
+                    c.process,
+                    c.pid,
+                    if k.pid == c.pid { String::new() } else { format!(" (kernel PID {})", k.pid) },
                 ),
                 summary: format!(
                     "{} {} ({}) was killed by the kernel OOM killer{}; PostgreSQL treated it as a \

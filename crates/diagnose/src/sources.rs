@@ -116,12 +116,15 @@ pub(crate) fn parse_all(
                 summary.lines = pgmortem_parse::lines::Lines::new(&source.bytes).count() as u64;
                 summary.records = 1;
             }
-            _ => {
-                let lines = pgmortem_parse::lines::Lines::new(&source.bytes).count() as u64;
-                summary.lines = lines;
-                summary.unrecognized_lines = lines;
-                summary.note = Some("kind not recognised from the content; not used".into());
-            }
+            kind => match pgmortem_bundle::snapshot_stats(kind, &source.bytes) {
+                Some(stats) => fill(&mut summary, &stats),
+                None => {
+                    let lines = pgmortem_parse::lines::Lines::new(&source.bytes).count() as u64;
+                    summary.lines = lines;
+                    summary.unrecognized_lines = lines;
+                    summary.note = Some("kind not recognised from the content; not used".into());
+                }
+            },
         }
         summaries.push(summary);
     }

@@ -2,12 +2,48 @@
 //! `/dev/kmsg`, journalctl short forms, syslog kern.log, pasted text), detected per line by
 //! shape, and the events pgmortem needs assembled from them: OOM-killer reports from kernels 2.6
 //! to 6.x, segfaults, page allocation failures and hung tasks.
+//!
+//! Two layers:
+//! * [`parse_line`] takes one line's prefix apart into a [`KernelLine`] (form, clocks, level,
+//!   host, message). Stateless, allocation-free.
+//! * [`parse`] / [`KernelParser`] run every line through it and assemble [`KernelRecord`]s.
+//!
+//! # What counts as unrecognised
+//! Every line is accounted for in [`KernelLog::stats`]:
+//! * a line whose prefix has a known form (anything but [`LineForm::Bare`]) is recognised,
+//!   whatever its message says — ordinary kernel noise is fine;
+//! * a line without a prefix ([`LineForm::Bare`]) is recognised when it is blank, a grep `--`
+//!   separator or journal marker (`-- Boot … --`), an indented continuation line, a raw kmsg
+//!   dictionary line (` SUBSYSTEM=…`), or part of an event;
+//! * any other bare line is recognised in an input where no line had a prefix (pasted text,
+//!   `CONFIG_PRINTK_TIME=n`), but **unrecognised** in an input where other lines had one (its
+//!   form could not be read), and always unrecognised when it holds control characters or
+//!   undecodable bytes (binary garbage).
+//!
+//! Lines of other programs in a syslog file (`host postgres[12]: …`) are recognised and counted
+//! in [`KernelLog::non_kernel_lines`]; they never feed event assembly.
 
+mod block_lines;
+mod calendar;
+mod events;
+mod oom;
+mod prefix;
 mod types;
 
+use std::collections::BTreeMap;
+use std::sync::LazyLock;
+
+use memchr::memmem::Finder;
+use serde::Serialize;
+
+pub use block_lines::BlockLines;
+pub use prefix::parse_line;
 pub use types::*;
 
 use crate::ParseStats;
+use crate::lines::{Line, Lines};
+use oom::{Message, OomAssembler};
+use prefix::Ambiguity;
 
 /// Context the kernel parser cannot find in the input itself.
 #[derive(Debug, Clone)]
@@ -33,31 +69,365 @@ impl Default for KernelOptions {
 /// Everything parsed out of one kernel log.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct KernelLog {
-    /// Events in input order.
+    /// Events in input order (by first line).
     pub records: Vec<KernelRecord>,
     /// What was understood and what was not.
     pub stats: ParseStats,
+    /// How many lines had each form.
+    pub line_forms: BTreeMap<LineForm, u64>,
+    /// Syslog/journal lines of programs other than the kernel (recognised, not assembled).
+    pub non_kernel_lines: u64,
+    /// Records missing from a raw `/dev/kmsg` dump, from gaps in its sequence numbers.
+    pub lost_kmsg_records: u64,
 }
 
-use serde::Serialize;
-
 /// Parses a whole kernel log held in memory.
+///
+/// Never fails and never panics: bad bytes are decoded lossily and counted, long lines are cut
+/// at [`KernelOptions::max_line_bytes`] and counted. Linear in the input; memory is the records
+/// plus one OOM report being assembled.
 pub fn parse(input: &[u8], options: &KernelOptions) -> KernelLog {
-    let _ = options;
-    let mut stats = ParseStats::default();
-    for line in crate::lines::Lines::new(input) {
-        stats.lines += 1;
-        stats.unrecognized(line.number, &line.text);
+    let mut parser = KernelParser::new(options.clone());
+    for line in BlockLines::new(input) {
+        parser.push_line(&line);
     }
-    KernelLog {
-        records: Vec::new(),
-        stats,
+    parser.finish()
+}
+
+/// Streaming form of [`parse`]: push lines (from [`BlockLines`] or [`Lines`], in input order) as they come, then
+/// [`finish`](KernelParser::finish). Holds only the records found so far.
+#[derive(Debug)]
+pub struct KernelParser {
+    options: KernelOptions,
+    oom: OomAssembler,
+    records: Vec<KernelRecord>,
+    stats: ParseStats,
+    line_forms: BTreeMap<LineForm, u64>,
+    non_kernel_lines: u64,
+    lost_kmsg_records: u64,
+    last_sequence: Option<u64>,
+    last_form: Option<LineForm>,
+    bsd_hint: Option<LineForm>,
+    /// Host of the last journalctl short-monotonic line: lines of other programs on that host
+    /// look like dmesg lines otherwise.
+    journal_monotonic_host: Option<String>,
+    /// Index in `records` of a page allocation failure still waiting for its CPU line, and how
+    /// many more lines it waits.
+    pending_allocation: Option<(usize, u8)>,
+    prefixed_lines: u64,
+    garbage: Unrecognised,
+    unprefixed: Unrecognised,
+}
+
+/// Unrecognised lines of one kind: a count and the first few examples.
+#[derive(Debug, Default)]
+struct Unrecognised {
+    count: u64,
+    examples: Vec<(u64, String)>,
+}
+
+impl Unrecognised {
+    fn add(&mut self, number: u64, text: &str) {
+        self.count += 1;
+        if self.examples.len() < ParseStats::MAX_EXAMPLES {
+            self.examples.push((number, text.to_owned()));
+        }
     }
+}
+
+/// Lines printed after a page allocation failure within which its CPU line is looked for.
+const ALLOCATION_CPU_WINDOW: u8 = 4;
+
+static INVOKED: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(" invoked oom-killer: "));
+static PROCESS: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(" process "));
+static SEGFAULT: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new("]: segfault at "));
+static ALLOCATION: LazyLock<Finder<'static>> =
+    LazyLock::new(|| Finder::new(": page allocation failure"));
+
+impl KernelParser {
+    /// A parser with the given options.
+    pub fn new(options: KernelOptions) -> Self {
+        KernelParser {
+            options,
+            oom: OomAssembler::default(),
+            records: Vec::new(),
+            stats: ParseStats::default(),
+            line_forms: BTreeMap::new(),
+            non_kernel_lines: 0,
+            lost_kmsg_records: 0,
+            last_sequence: None,
+            last_form: None,
+            bsd_hint: None,
+            journal_monotonic_host: None,
+            pending_allocation: None,
+            prefixed_lines: 0,
+            garbage: Unrecognised::default(),
+            unprefixed: Unrecognised::default(),
+        }
+    }
+
+    /// Reads one physical line.
+    pub fn push_line(&mut self, line: &Line<'_>) {
+        self.stats.lines += 1;
+        if line.lossy {
+            self.stats.invalid_utf8_lines += 1;
+        }
+        let mut text: &str = &line.text;
+        if text.len() > self.options.max_line_bytes {
+            self.stats.oversized_lines += 1;
+            let mut end = self.options.max_line_bytes;
+            while !text.is_char_boundary(end) {
+                end -= 1;
+            }
+            text = &text[..end];
+        }
+        let (mut kline, ambiguity) = prefix::parse_line_shape(text, line.number, &self.options);
+        match (ambiguity, kline.form) {
+            (Ambiguity::BsdStamp, _) => kline.form = self.bsd_hint.unwrap_or(kline.form),
+            (Ambiguity::None, LineForm::Journal | LineForm::Syslog) => {
+                self.bsd_hint = Some(kline.form)
+            }
+            _ => {}
+        }
+        match (kline.form, &self.journal_monotonic_host) {
+            (LineForm::JournalMonotonic, known) if known.as_deref() != kline.host => {
+                self.journal_monotonic_host = kline.host.map(str::to_owned);
+            }
+            (LineForm::Monotonic, Some(host)) if kline.caller.is_none() => {
+                if let Some((host, tag, message)) =
+                    prefix::journal_monotonic_other(kline.message, host)
+                {
+                    kline.form = LineForm::JournalMonotonic;
+                    kline.host = Some(host);
+                    kline.tag = Some(tag);
+                    kline.message = message;
+                }
+            }
+            _ => {}
+        }
+        *self.line_forms.entry(kline.form).or_insert(0) += 1;
+
+        if kline.form == LineForm::Bare {
+            if self.last_form == Some(LineForm::Kmsg) && text.starts_with(' ') && text.contains('=')
+            {
+                // ` SUBSYSTEM=pci` / ` DEVICE=+pci:0000:00:01.0`: a kmsg record's dictionary.
+                return;
+            }
+            if separator(kline.message) {
+                return;
+            }
+        } else {
+            self.prefixed_lines += 1;
+        }
+        self.last_form = Some(kline.form);
+        if let Some(sequence) = kline.sequence {
+            if let Some(last) = self.last_sequence
+                && sequence > last + 1
+            {
+                self.lost_kmsg_records += sequence - last - 1;
+            }
+            self.last_sequence = Some(sequence);
+        }
+        if kline.tag.is_some_and(|t| t != "kernel") {
+            self.non_kernel_lines += 1;
+            return;
+        }
+
+        let consumed = self.feed_line(&kline);
+
+        if kline.form == LineForm::Bare && !consumed {
+            let message = kline.message;
+            if message.starts_with([' ', '\t']) {
+                return; // continuation of the line before
+            }
+            if message
+                .chars()
+                .any(|c| (c.is_control() && c != '\t') || c == '\u{fffd}')
+            {
+                self.garbage.add(line.number, message);
+            } else {
+                self.unprefixed.add(line.number, message);
+            }
+        }
+    }
+
+    /// Feeds the message(s) of one line to the assemblers; true when any was consumed.
+    fn feed_line(&mut self, kline: &KernelLine<'_>) -> bool {
+        let message = kline.message;
+        let escaped_newline: Option<&str> = if kline.form == LineForm::Kmsg {
+            memchr::memchr(b'\\', message.as_bytes()).and(Some("\\x0a"))
+        } else {
+            memchr::memchr(b'#', message.as_bytes()).and(Some("#012"))
+        };
+        let mut consumed = false;
+        match escaped_newline.filter(|e| message.contains(e)) {
+            Some(escape) => {
+                for part in message.split(escape) {
+                    let msg = Message {
+                        line: kline.number,
+                        time: kline.time,
+                        text: part,
+                    };
+                    consumed |= self.feed_message(&msg);
+                }
+            }
+            None => {
+                let msg = Message {
+                    line: kline.number,
+                    time: kline.time,
+                    text: message,
+                };
+                consumed = self.feed_message(&msg);
+            }
+        }
+        consumed
+    }
+
+    /// One kernel message to the OOM assembler, then to the other event readers.
+    fn feed_message(&mut self, msg: &Message<'_>) -> bool {
+        let bytes = msg.text.as_bytes();
+        // Cheap gate: only lines that may belong to an OOM report go to the assembler when no
+        // report is open.
+        let oom_candidate = self.oom.is_open()
+            || INVOKED.find(bytes).is_some()
+            || PROCESS.find(bytes).is_some()
+            || bytes.starts_with(b"oom_reaper: ");
+        if oom_candidate && self.oom.feed(msg) {
+            return true;
+        }
+        if let Some((index, left)) = self.pending_allocation.take() {
+            if let Some((_, pid)) = oom::cpu_line(msg.text) {
+                if let KernelEvent::PageAllocationFailure(p) = &mut self.records[index].event {
+                    p.pid = Some(pid);
+                }
+                return true;
+            }
+            if left > 0 {
+                self.pending_allocation = Some((index, left - 1));
+            }
+        }
+        let event = if SEGFAULT.find(bytes).is_some() {
+            events::segfault(msg.text).map(KernelEvent::Segfault)
+        } else if ALLOCATION.find(bytes).is_some() {
+            let event = events::page_allocation_failure(msg.text);
+            if event.is_some() {
+                self.pending_allocation = Some((self.records.len(), ALLOCATION_CPU_WINDOW));
+            }
+            event.map(KernelEvent::PageAllocationFailure)
+        } else if bytes.starts_with(b"INFO: task ") {
+            events::hung_task(msg.text).map(KernelEvent::HungTask)
+        } else {
+            None
+        };
+        match event {
+            Some(event) => {
+                self.records.push(KernelRecord {
+                    line: msg.line,
+                    end_line: msg.line,
+                    time: msg.time,
+                    event,
+                });
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Ends the input: closes any open report (as truncated) and returns the log.
+    pub fn finish(self) -> KernelLog {
+        let mut records = self.records;
+        records.extend(self.oom.finish());
+        records.sort_by_key(|r| r.line);
+        let mut stats = self.stats;
+        stats.records = records.len() as u64;
+        let mut examples = self.garbage.examples;
+        let mut count = self.garbage.count;
+        if self.prefixed_lines > 0 {
+            count += self.unprefixed.count;
+            examples.extend(self.unprefixed.examples);
+        }
+        examples.sort_by_key(|(n, _)| *n);
+        for (number, text) in examples.iter().take(ParseStats::MAX_EXAMPLES) {
+            stats.unrecognized(*number, text);
+        }
+        stats.unrecognized_lines = count;
+        KernelLog {
+            records,
+            stats,
+            line_forms: self.line_forms,
+            non_kernel_lines: self.non_kernel_lines,
+            lost_kmsg_records: self.lost_kmsg_records,
+        }
+    }
+}
+
+/// Lines that only separate: blank, grep's `--`, journalctl's `-- Boot 3f2a… --`,
+/// `-- Logs begin at …`, `-- No entries --`.
+fn separator(message: &str) -> bool {
+    let t = message.trim();
+    t.is_empty()
+        || t == "--"
+        || (t.starts_with("-- ")
+            && (t.ends_with(" --")
+                || t.starts_with("-- Logs begin")
+                || t.starts_with("-- Journal begins")))
 }
 
 /// How sure it is that `head` (the first few KiB of a file) is a kernel log; `None` when it is
 /// not one. Used by the bundle reader to recognise files by content.
+///
+/// Reads up to 200 lines: the share of lines with a kernel prefix (dmesg, kmsg, or a
+/// journal/syslog line tagged `kernel`) decides; bare lines naming OOM-killer or stack-dump
+/// messages count as weaker evidence (pasted reports).
 pub fn sniff(head: &[u8]) -> Option<f32> {
-    let _ = head;
-    None
+    let options = KernelOptions::default();
+    let mut total = 0u32;
+    let mut kernel = 0u32;
+    let mut hints = 0u32;
+    for line in Lines::new(head).take(200) {
+        let kline = parse_line(&line.text, line.number, &options);
+        if separator(kline.message) {
+            continue;
+        }
+        total += 1;
+        let tagged_kernel = kline.tag == Some("kernel");
+        match kline.form {
+            LineForm::Monotonic | LineForm::Ctime | LineForm::Iso | LineForm::Kmsg => kernel += 1,
+            LineForm::JournalMonotonic
+            | LineForm::Journal
+            | LineForm::JournalIso
+            | LineForm::Syslog
+                if tagged_kernel =>
+            {
+                kernel += 1;
+            }
+            _ => {
+                let b = kline.message.as_bytes();
+                let hint = [
+                    &b" invoked oom-killer: "[..],
+                    b"Killed process ",
+                    b"Call Trace:",
+                    b"Mem-Info:",
+                    b"]: segfault at ",
+                    b"oom-kill:constraint=",
+                ]
+                .iter()
+                .any(|n| memchr::memmem::find(b, n).is_some());
+                if hint {
+                    hints += 1;
+                }
+            }
+        }
+    }
+    if total == 0 {
+        return None;
+    }
+    let share = kernel as f32 / total as f32;
+    if share >= 0.5 {
+        Some(0.5 + share / 2.0)
+    } else if kernel + hints > 0 && (kernel + hints) as f32 / total as f32 >= 0.05 {
+        Some(0.2 + share)
+    } else {
+        None
+    }
 }

@@ -7,7 +7,7 @@ use jiff::civil::DateTime;
 use serde::Serialize;
 
 /// Which printed form a kernel-log line had (detected per line, by shape).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum LineForm {
@@ -29,6 +29,10 @@ pub enum LineForm {
     Syslog,
     /// No recognisable prefix: pasted text, `CONFIG_PRINTK_TIME=n`.
     Bare,
+    /// `dmesg --time-format delta`/`reltime` and `dmesg -d -t`: `[  +0.000123] msg`,
+    /// `[<    0.286036>] msg`, `[Nov21 17:15] msg`; times relative to the line before (or
+    /// minute-precision headers without a year), so no clock is kept.
+    Delta,
 }
 
 /// A wall-clock time as printed on a line: a civil time, with its UTC offset when the line
@@ -68,6 +72,13 @@ pub struct KernelLine<'a> {
     pub host: Option<&'a str>,
     /// The message with the prefix removed (leading indentation of continuation lines kept).
     pub message: &'a str,
+    /// Caller id printed with `CONFIG_PRINTK_CALLER` (`T123` for a task, `C1` for a CPU).
+    pub caller: Option<&'a str>,
+    /// Syslog/journal program tag without its colon (`kernel`, `systemd[1]`); only kernel
+    /// lines (tag `kernel` or no tag) feed event assembly.
+    pub tag: Option<&'a str>,
+    /// Sequence number of a raw `/dev/kmsg` record (gaps mean lost records).
+    pub sequence: Option<u64>,
 }
 
 /// A kernel event assembled from one or more lines.
@@ -268,6 +279,9 @@ pub struct OomReport {
     pub truncated: bool,
     /// Human-readable notes: "no victim recorded", "header lost (rate limited?)", ….
     pub notes: Vec<String>,
+    /// Lines of other kernel messages printed among this report's lines before its kill line
+    /// (not part of the report; they are parsed as ordinary kernel lines, not lost).
+    pub interleaved_lines: u64,
 }
 
 /// A user-space segfault reported by the kernel.

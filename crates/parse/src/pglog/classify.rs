@@ -108,8 +108,10 @@ fn fixed_phrase(message: &str) -> Option<PgEvent> {
         "redo is not required" => PgEvent::RedoNotRequired,
         "database system is shut down" => PgEvent::ShutDown,
         "the database system is in recovery mode" => PgEvent::InRecoveryMode,
-        "the database system is starting up"
-        | "the database system is not yet accepting connections" => PgEvent::StartingUp,
+        "the database system is starting up" => PgEvent::StartingUp,
+        "the database system is not yet accepting connections" => {
+            PgEvent::NotYetAcceptingConnections
+        }
         "terminating connection because of crash of another server process" => {
             PgEvent::TerminatingConnectionCrash
         }
@@ -154,6 +156,10 @@ fn with_argument(message: &str) -> Option<PgEvent> {
     {
         let at = at.strip_prefix("log time ").unwrap_or(at);
         return Some(PgEvent::InterruptedWhileInRecovery { at: at.to_owned() });
+    }
+    // last completed transaction was at log time 2026-11-21 17:18:47.201369+00
+    if let Some(at) = message.strip_prefix("last completed transaction was at log time ") {
+        return Some(PgEvent::LastCompletedTransaction { at: at.to_owned() });
     }
     // invalid record length at 0/2C31F60: wanted 24, got 0
     if let Some(rest) = message.strip_prefix("invalid record length at ") {
@@ -406,7 +412,7 @@ mod tests {
         );
         assert_eq!(
             classify("the database system is not yet accepting connections"),
-            Some(PgEvent::StartingUp)
+            Some(PgEvent::NotYetAcceptingConnections)
         );
         assert_eq!(
             classify("terminating connection because of crash of another server process"),

@@ -189,6 +189,11 @@ pub enum PgEvent {
         /// The time text as printed.
         at: String,
     },
+    /// `last completed transaction was at log time <time>` (after `redo done`, PG 10–11 seen).
+    LastCompletedTransaction {
+        /// The time text as printed (`2026-11-21 17:18:47.201369+00`).
+        at: String,
+    },
     /// `redo is not required`: the crash left no WAL to replay.
     RedoNotRequired,
     /// `invalid record length at X/Y: …`: the normal end of WAL during crash recovery.
@@ -215,8 +220,12 @@ pub enum PgEvent {
     ShutDown,
     /// `the database system is in recovery mode` (a connection refused during crash recovery).
     InRecoveryMode,
-    /// `the database system is starting up` / `… is not yet accepting connections`.
+    /// `the database system is starting up` (a connection refused before recovery began).
     StartingUp,
+    /// `the database system is not yet accepting connections` (PG ≥ 14, a connection refused
+    /// before a consistent recovery state; DETAIL `Consistent recovery state has not been yet
+    /// reached.`).
+    NotYetAcceptingConnections,
     /// `terminating connection because of crash of another server process` (server log on PG
     /// 10–13 only).
     TerminatingConnectionCrash,

@@ -1,6 +1,48 @@
-//! Small system snapshots: the clock readings a bundle carries so kernel times can be put on the
-//! wall clock (`/proc/uptime`, a UTC `date`, `/proc/stat`'s `btime`).
+//! System snapshots a bundle carries: the clock readings that put kernel times on the wall
+//! clock (`/proc/uptime`, a UTC `date`, `/proc/stat`'s `btime`), and the memory picture of the
+//! host and its PostgreSQL processes (`/proc/meminfo`, `/proc/vmstat`, sysctls, THP settings,
+//! `/proc/PID/status`, `smaps_rollup`, process titles, memory cgroup files, `free`, `df`,
+//! `pg_settings` dumps, `postgresql.conf`).
+//!
+//! Every parser takes bytes and keeps every key it finds, known or not, in file order; sizes
+//! are normalised to bytes next to the value as printed; a cut file parses as far as it goes
+//! and says so (`truncated`, `missing`). Each form has a `sniff_*` hook so the bundle reader
+//! can recognise it by content. [`facts`] derives what a diagnosis needs from them.
 
+mod cgroup;
 mod clock;
+pub mod facts;
+mod fields;
+mod meminfo;
+mod pgconf;
+mod process;
+mod settings;
+mod sysctl;
+mod title;
+mod tools;
 
+pub use cgroup::{
+    CgroupMemory, CgroupValue, CgroupVersion, parse_cgroup_value, sniff_cgroup_events,
+    sniff_cgroup_stat,
+};
 pub use clock::{Btime, DateReading, SnapshotError, Uptime, parse_btime, parse_date, parse_uptime};
+pub use fields::{Field, Fields};
+pub use meminfo::{
+    FlatKeyed, MEMINFO_KEYS, Meminfo, parse_flat_keyed, parse_meminfo, sniff_meminfo, sniff_vmstat,
+};
+pub use pgconf::{ConfEntry, ConfInclude, PgConf, parse_pg_conf, sniff_pg_conf};
+pub use process::{
+    ProcStatus, SMAPS_ROLLUP_KEYS, STATUS_MEMORY_KEYS, SmapsRollup, parse_smaps_rollup,
+    parse_status, sniff_smaps_rollup, sniff_status,
+};
+pub use settings::{
+    DEFAULT_COLUMNS, PgSetting, PgSettings, SettingsForm, parse_pg_settings, sniff_pg_settings,
+};
+pub use sysctl::{
+    Choice, Sysctl, SysctlSet, parse_choice, parse_proc_sys_file, parse_sysctl, sniff_choice,
+    sniff_sysctl,
+};
+pub use title::{PgRole, PgTitle, parse_title, parse_titles};
+pub use tools::{
+    Df, DfRow, Free, FreeOptions, FreeRow, parse_df, parse_free, sniff_df, sniff_free,
+};

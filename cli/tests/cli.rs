@@ -1,0 +1,296 @@
+//! The `pgmortem` command end to end, on the real fixtures.
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+
+fn fixture(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../fixtures")
+        .join(rel)
+}
+
+fn pgmortem() -> Command {
+    Command::cargo_bin("pgmortem").unwrap()
+}
+
+fn json_of(output: &[u8]) -> serde_json::Value {
+    serde_json::from_slice(output).expect("valid JSON")
+}
+
+#[test]
+fn analyze_json_keeps_the_report_contract() {
+    let out = pgmortem()
+        .args(["analyze", "--format", "json"])
+        .arg(fixture("incidents/pg15-memcg-oom-sort"))
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let report = json_of(&out);
+    assert_eq!(report["schema"], "pgmortem.report/v1");
+    for source in report["sources"].as_array().unwrap() {
+        for key in ["path", "kind", "lines", "unrecognized_lines"] {
+            assert!(source.get(key).is_some(), "source lacks {key}: {source}");
+        }
+    }
+    let kinds: Vec<_> = report["sources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["kind"].as_str().unwrap())
+        .collect();
+    assert!(
+        kinds.contains(&"kernel_log") && kinds.contains(&"postgres_log"),
+        "{kinds:?}"
+    );
+    let incident = &report["incidents"][0];
+    for key in [
+        "kind",
+        "started_at",
+        "kernel_kill",
+        "postgres_crash",
+        "outage_seconds",
+        "redo_seconds",
+        "wal_replayed_bytes",
+        "clock_skew_seconds",
+        "confidence",
+    ] {
+        assert!(incident.get(key).is_some(), "incident lacks {key}");
+    }
+    assert_eq!(incident["kind"], "oom_kill");
+    assert!(incident["started_at"].as_str().unwrap().ends_with('Z'));
+    for key in [
+        "pid",
+        "comm",
+        "anon_rss_kb",
+        "total_vm_kb",
+        "constraint",
+        "memcg",
+    ] {
+        assert!(
+            incident["kernel_kill"].get(key).is_some(),
+            "kernel_kill lacks {key}"
+        );
+    }
+    for key in ["pid", "process", "signal", "query"] {
+        assert!(
+            incident["postgres_crash"].get(key).is_some(),
+            "postgres_crash lacks {key}"
+        );
+    }
+    let finding = &report["findings"][0];
+    for key in ["id", "severity", "title", "evidence"] {
+        assert!(finding.get(key).is_some(), "finding lacks {key}");
+    }
+    let evidence = &finding["evidence"][0];
+    assert!(evidence["path"].is_string() && evidence["line"].is_u64());
+}
+
+#[test]
+fn analyze_text_names_the_victim_the_query_and_the_outage() {
+    pgmortem()
+        .arg("analyze")
+        .arg(fixture("incidents/pg15-memcg-oom-sort"))
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("Incident 1: oom_kill"))
+        .stdout(predicate::str::contains("OOM kill of postgres pid"))
+        .stdout(predicate::str::contains("generate_series"))
+        .stdout(predicate::str::contains("outage"));
+}
+
+#[test]
+fn analyze_accepts_a_single_file() {
+    let out = pgmortem()
+        .args(["analyze", "--format", "json"])
+        .arg(fixture("incidents/pg15-sigkill-backend/postgresql.log"))
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let report = json_of(&out);
+    assert_eq!(report["sources"][0]["kind"], "postgres_log");
+    assert_eq!(report["incidents"][0]["kind"], "crash_restart");
+}
+
+#[test]
+fn analyze_writes_to_a_file_with_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("report.json");
+    pgmortem()
+        .args(["analyze", "--format", "json", "-o"])
+        .arg(&path)
+        .arg(fixture("incidents/pg15-memcg-oom-sort"))
+        .assert()
+        .success()
+        .stdout("");
+    let report = json_of(&std::fs::read(&path).unwrap());
+    assert_eq!(report["schema"], "pgmortem.report/v1");
+}
+
+#[test]
+fn boot_time_option_overrides_the_bundle_anchor() {
+    let out = pgmortem()
+        .args([
+            "analyze",
+            "--format",
+            "json",
+            "--boot-time",
+            "2026-11-21T17:00:00Z",
+        ])
+        .arg(fixture("incidents/pg15-memcg-oom-sort"))
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let report = json_of(&out);
+    assert_eq!(report["clock"]["boot_time_source"], "option");
+    assert_eq!(report["clock"]["boot_time"], "2026-11-21T17:00:00Z");
+}
+
+#[test]
+fn a_missing_bundle_is_a_clear_error_naming_it() {
+    pgmortem()
+        .args(["analyze", "/nonexistent/pgmortem-bundle"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("/nonexistent/pgmortem-bundle"));
+}
+
+#[test]
+fn a_bad_boot_time_is_a_usage_error() {
+    pgmortem()
+        .args(["analyze", "--boot-time", "yesterday", "."])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--boot-time"));
+}
+
+#[test]
+fn unreadable_and_empty_files_are_listed_not_fatal() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        fixture("incidents/pg15-sigkill-backend/postgresql.log"),
+        dir.path().join("postgresql.log"),
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("empty"), "").unwrap();
+    std::os::unix::fs::symlink("/etc/hostname", dir.path().join("elsewhere")).unwrap();
+    let out = pgmortem()
+        .args(["analyze", "--format", "json"])
+        .arg(dir.path())
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let report = json_of(&out);
+    let sources = report["sources"].as_array().unwrap();
+    let by_path = |p: &str| sources.iter().find(|s| s["path"] == p).unwrap().clone();
+    assert_eq!(by_path("empty")["kind"], "unknown");
+    assert_eq!(by_path("elsewhere")["kind"], "unreadable");
+    assert!(
+        by_path("elsewhere")["note"]
+            .as_str()
+            .unwrap()
+            .contains("symbolic link")
+    );
+    assert_eq!(report["incidents"][0]["kind"], "crash_restart");
+}
+
+#[test]
+fn parse_kernel_prints_one_json_object_per_record() {
+    let out = pgmortem()
+        .args(["parse", "kernel"])
+        .arg(fixture("incidents/pg15-memcg-oom-sort/dmesg.txt"))
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let records: Vec<serde_json::Value> = String::from_utf8(out)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let oom: Vec<_> = records
+        .iter()
+        .filter(|r| r["kind"] == "oom_report")
+        .collect();
+    assert_eq!(oom.len(), 1);
+    let oom = oom[0];
+    for key in [
+        "trigger",
+        "victim",
+        "constraint",
+        "memcg",
+        "tasks",
+        "mem_info",
+    ] {
+        assert!(oom.get(key).is_some(), "oom_report lacks {key}");
+    }
+    for key in [
+        "pid",
+        "comm",
+        "anon_rss_kb",
+        "file_rss_kb",
+        "shmem_rss_kb",
+        "total_vm_kb",
+        "pgtables_kb",
+        "oom_score_adj",
+    ] {
+        assert!(oom["victim"].get(key).is_some(), "victim lacks {key}");
+    }
+    assert_eq!(oom["victim"]["comm"], "postgres");
+    assert_eq!(oom["constraint"], "memcg");
+}
+
+#[test]
+fn parse_kernel_stats_counts_lines_records_and_unrecognized() {
+    let out = pgmortem()
+        .args(["parse", "kernel", "--stats"])
+        .arg(fixture("incidents/pg15-memcg-oom-sort/dmesg.txt"))
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let stats = json_of(&out);
+    let lines = std::fs::read_to_string(fixture("incidents/pg15-memcg-oom-sort/dmesg.txt"))
+        .unwrap()
+        .lines()
+        .count() as u64;
+    assert_eq!(stats["lines"], lines);
+    assert_eq!(stats["records"], 1);
+    assert_eq!(stats["unrecognized_lines"], 0);
+}
+
+#[test]
+fn parse_kernel_of_a_missing_file_names_it() {
+    pgmortem()
+        .args(["parse", "kernel", "/nonexistent/dmesg"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("cannot read /nonexistent/dmesg"));
+}
+
+#[test]
+fn parse_kernel_survives_binary_garbage() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("garbage");
+    let mut bytes: Vec<u8> = (0..=255u8).cycle().take(64 * 1024).collect();
+    bytes.extend_from_slice(b"\n[  1.000000] \xff\xfe invoked oom-killer: \0\0\n");
+    std::fs::write(&path, bytes).unwrap();
+    let out = pgmortem()
+        .args(["parse", "kernel", "--stats"])
+        .arg(&path)
+        .assert()
+        .success();
+    let stats = json_of(&out.get_output().stdout);
+    assert!(stats["lines"].as_u64().unwrap() > 0);
+}

@@ -1,0 +1,280 @@
+//! Reading a tar archive (plain, gzip or zstd) as a stream: nothing is written to disk, no
+//! link is followed, and sizes are capped before they are allocated.
+
+use std::collections::HashSet;
+use std::io::{self, Read};
+
+use crate::open::{OpenOptions, Skipped};
+
+/// What a compressed or archived file is, from its first bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Container {
+    Gzip,
+    Zstd,
+    Tar,
+    Plain,
+}
+
+pub(crate) fn container(head: &[u8]) -> Container {
+    if head.starts_with(&[0x1f, 0x8b]) {
+        Container::Gzip
+    } else if head.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
+        Container::Zstd
+    } else if is_tar(head) {
+        Container::Tar
+    } else {
+        Container::Plain
+    }
+}
+
+/// A ustar/GNU header (`ustar` magic at 257), or a v7 header whose checksum adds up.
+fn is_tar(head: &[u8]) -> bool {
+    if head.len() < 512 {
+        return false;
+    }
+    if &head[257..262] == b"ustar" {
+        return true;
+    }
+    let stored = std::str::from_utf8(&head[148..156])
+        .ok()
+        .map(|s| s.trim_matches(|c: char| c == '\0' || c == ' '))
+        .and_then(|s| u32::from_str_radix(s, 8).ok());
+    let sum: u32 = head[..512]
+        .iter()
+        .enumerate()
+        .map(|(i, &b)| {
+            if (148..156).contains(&i) {
+                32
+            } else {
+                u32::from(b)
+            }
+        })
+        .sum();
+    stored == Some(sum) && head[0] != 0
+}
+
+/// Counts bytes read through it and fails once `limit` is passed: a decompression bomb stops
+/// here, before its output is buffered anywhere.
+pub(crate) struct Capped<R> {
+    inner: R,
+    read: u64,
+    limit: u64,
+}
+
+impl<R> Capped<R> {
+    pub(crate) fn new(inner: R, limit: u64) -> Self {
+        Self {
+            inner,
+            read: 0,
+            limit,
+        }
+    }
+}
+
+pub(crate) const OVER_LIMIT: &str = "decompressed data over the bundle's total limit";
+
+impl<R: Read> Read for Capped<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.read > self.limit {
+            return Err(io::Error::other(format!(
+                "{OVER_LIMIT} ({} bytes)",
+                self.limit
+            )));
+        }
+        let n = self.inner.read(buf)?;
+        self.read += n as u64;
+        if self.read > self.limit {
+            return Err(io::Error::other(format!(
+                "{OVER_LIMIT} ({} bytes)",
+                self.limit
+            )));
+        }
+        Ok(n)
+    }
+}
+
+/// One regular file read from an archive.
+pub(crate) struct Member {
+    pub path: String,
+    pub bytes: Vec<u8>,
+}
+
+/// Everything read from an archive: files, entries not read (and why), and the reason the
+/// archive stopped early, if it did.
+pub(crate) struct ArchiveContents {
+    pub members: Vec<Member>,
+    pub skipped: Vec<Skipped>,
+    pub stopped: Option<String>,
+}
+
+/// Reads every entry of the tar stream `reader`. Regular files are read into memory up to
+/// `max_file_bytes` each and `max_total_bytes` in all (the caller wraps `reader` in [`Capped`]
+/// for the decompressed total); everything else is listed.
+pub(crate) fn read_tar<R: Read>(reader: R, options: &OpenOptions) -> ArchiveContents {
+    let mut archive = tar::Archive::new(reader);
+    let mut out = ArchiveContents {
+        members: Vec::new(),
+        skipped: Vec::new(),
+        stopped: None,
+    };
+    let mut seen = HashSet::new();
+    let mut kept_bytes = 0u64;
+    let entries = match archive.entries() {
+        Ok(e) => e,
+        Err(e) => {
+            out.stopped = Some(format!("not a readable tar archive: {e}"));
+            return out;
+        }
+    };
+    for (index, entry) in entries.enumerate() {
+        if index >= options.max_entries {
+            out.stopped = Some(format!(
+                "more than {} entries; the rest was not read",
+                options.max_entries
+            ));
+            break;
+        }
+        let mut entry = match entry {
+            Ok(e) => e,
+            Err(e) => {
+                out.stopped = Some(format!(
+                    "archive truncated or corrupt after {index} entries: {e}"
+                ));
+                break;
+            }
+        };
+        let raw_path = String::from_utf8_lossy(&entry.path_bytes()).into_owned();
+        let path = match safe_path(&raw_path) {
+            Ok(p) => p,
+            Err(reason) => {
+                out.skipped.push(Skipped {
+                    path: raw_path,
+                    reason: reason.into(),
+                });
+                continue;
+            }
+        };
+        let kind = entry.header().entry_type();
+        let link = || {
+            entry
+                .link_name_bytes()
+                .map(|l| String::from_utf8_lossy(&l).into_owned())
+                .unwrap_or_default()
+        };
+        let reason = match kind {
+            tar::EntryType::Regular | tar::EntryType::Continuous => None,
+            tar::EntryType::Directory => continue,
+            tar::EntryType::Symlink => Some(format!("symbolic link to {:?}, not followed", link())),
+            tar::EntryType::Link => Some(format!("hard link to {:?}, not followed", link())),
+            tar::EntryType::Char | tar::EntryType::Block => Some("device file, not read".into()),
+            tar::EntryType::Fifo => Some("fifo, not read".into()),
+            tar::EntryType::GNUSparse => Some("sparse file, not read".into()),
+            other => Some(format!("tar entry of type {other:?}, not read")),
+        };
+        if let Some(reason) = reason {
+            out.skipped.push(Skipped { path, reason });
+            continue;
+        }
+        if !seen.insert(path.clone()) {
+            out.skipped.push(Skipped {
+                path,
+                reason: "duplicate name in the archive; the first copy is used".into(),
+            });
+            continue;
+        }
+        let size = entry.header().size().unwrap_or(u64::MAX);
+        if size > options.max_file_bytes {
+            out.skipped.push(Skipped {
+                path,
+                reason: format!(
+                    "{size} bytes, larger than the {}-byte limit",
+                    options.max_file_bytes
+                ),
+            });
+            continue;
+        }
+        if kept_bytes.saturating_add(size) > options.max_total_bytes {
+            out.skipped.push(Skipped {
+                path,
+                reason: format!(
+                    "would take the bundle over its {}-byte total limit",
+                    options.max_total_bytes
+                ),
+            });
+            continue;
+        }
+        let mut bytes = Vec::with_capacity(size.min(1 << 20) as usize);
+        match (&mut entry).take(size).read_to_end(&mut bytes) {
+            Ok(_) if bytes.len() as u64 == size => {
+                kept_bytes += size;
+                out.members.push(Member { path, bytes });
+            }
+            Ok(_) => {
+                out.skipped.push(Skipped {
+                    path,
+                    reason: format!("truncated: {} of {size} bytes in the archive", bytes.len()),
+                });
+                out.stopped = Some("archive truncated".into());
+                break;
+            }
+            Err(e) => {
+                out.skipped.push(Skipped {
+                    path,
+                    reason: format!("cannot read: {e}"),
+                });
+                out.stopped = Some(format!("archive unreadable from here on: {e}"));
+                break;
+            }
+        }
+    }
+    out
+}
+
+/// A relative path without `..`, `.` segments or a leading `/`; `/` separators.
+fn safe_path(raw: &str) -> Result<String, &'static str> {
+    if raw.starts_with('/') {
+        return Err("absolute path in the archive, not read");
+    }
+    let mut parts = Vec::new();
+    for part in raw.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => return Err("path climbs out of the bundle ('..'), not read"),
+            p => parts.push(p),
+        }
+    }
+    if parts.is_empty() {
+        return Err("empty path, not read");
+    }
+    Ok(parts.join("/"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unsafe_paths() {
+        assert!(safe_path("/etc/passwd").is_err());
+        assert!(safe_path("a/../../b").is_err());
+        assert!(safe_path("./").is_err());
+        assert_eq!(safe_path("./a//b/./c").unwrap(), "a/b/c");
+    }
+
+    #[test]
+    fn magic_numbers() {
+        assert_eq!(container(&[0x1f, 0x8b, 8]), Container::Gzip);
+        assert_eq!(container(&[0x28, 0xb5, 0x2f, 0xfd]), Container::Zstd);
+        assert_eq!(container(b"hello"), Container::Plain);
+        let mut header = tar::Header::new_gnu();
+        header.set_path("x").unwrap();
+        header.set_size(0);
+        header.set_cksum();
+        assert_eq!(container(header.as_bytes()), Container::Tar);
+        let mut old = tar::Header::new_old();
+        old.set_path("x").unwrap();
+        old.set_size(0);
+        old.set_cksum();
+        assert_eq!(container(old.as_bytes()), Container::Tar);
+    }
+}

@@ -1,0 +1,70 @@
+//! Line and record counts of the snapshot kinds, for the report's list of sources.
+
+use pgmortem_parse::ParseStats;
+use pgmortem_parse::system;
+
+use crate::kind::SourceKind;
+use crate::manifest::Manifest;
+
+/// Parses a snapshot source just to say how much of it was understood: lines, records (fields,
+/// rows, settings), unrecognised lines. `None` for kinds that are not snapshots (logs have
+/// their own parsers) and for [`SourceKind::Unknown`].
+pub fn snapshot_stats(kind: SourceKind, bytes: &[u8]) -> Option<ParseStats> {
+    let whole = |records: u64, ok: bool| {
+        let lines = pgmortem_parse::lines::Lines::new(bytes).count() as u64;
+        let mut stats = ParseStats {
+            lines,
+            records,
+            ..ParseStats::default()
+        };
+        if !ok {
+            let first = pgmortem_parse::lines::Lines::new(bytes)
+                .next()
+                .map(|l| l.text.into_owned())
+                .unwrap_or_default();
+            stats.unrecognized(1, &first);
+            stats.unrecognized_lines = lines.max(1);
+        }
+        stats
+    };
+    Some(match kind {
+        SourceKind::Meminfo => system::parse_meminfo(bytes).stats,
+        SourceKind::Vmstat | SourceKind::CgroupStat | SourceKind::CgroupEvents => {
+            system::parse_flat_keyed(bytes).stats
+        }
+        SourceKind::Sysctl => system::parse_sysctl(bytes).stats,
+        SourceKind::ThpSetting => {
+            let c = system::parse_choice(bytes);
+            whole(1, c.selected.is_some() || !c.raw.is_empty())
+        }
+        SourceKind::ProcStatus => system::parse_status(bytes).stats,
+        SourceKind::SmapsRollup => system::parse_smaps_rollup(bytes).stats,
+        SourceKind::ProcessTitles => system::parse_titles(bytes).1,
+        SourceKind::CgroupValue => whole(1, system::parse_cgroup_value(bytes).is_ok()),
+        SourceKind::Free => system::parse_free(bytes, &system::FreeOptions::default()).stats,
+        SourceKind::Df => system::parse_df(bytes).stats,
+        SourceKind::PgSettings => system::parse_pg_settings(bytes).stats,
+        SourceKind::PgConf => system::parse_pg_conf(bytes).stats,
+        SourceKind::Manifest => match Manifest::parse(bytes) {
+            Some(m) => whole(m.files.len() as u64, true),
+            None => whole(0, false),
+        },
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_for_snapshot_kinds_only() {
+        let s = snapshot_stats(SourceKind::Meminfo, b"MemTotal: 1 kB\nbad line\n").unwrap();
+        assert_eq!((s.lines, s.records, s.unrecognized_lines), (2, 1, 1));
+        let s = snapshot_stats(SourceKind::CgroupValue, b"max\n").unwrap();
+        assert_eq!((s.records, s.unrecognized_lines), (1, 0));
+        let s = snapshot_stats(SourceKind::CgroupValue, b"oops\n").unwrap();
+        assert_eq!(s.unrecognized_lines, 1);
+        assert!(snapshot_stats(SourceKind::KernelLog, b"x").is_none());
+    }
+}

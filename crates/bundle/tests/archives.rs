@@ -1,0 +1,261 @@
+//! Archives built in memory with the tar crate, hostile ones included, opened as bundles.
+
+use std::io::Write;
+
+use pgmortem_bundle::{OpenOptions, RecognizedBy, SourceKind, open};
+
+const MEMINFO: &[u8] = b"MemTotal:       24684092 kB\nMemFree:        18423292 kB\nBuffers:           31556 kB\nCached:          5541740 kB\n";
+
+fn header(path: &[u8], size: u64, kind: tar::EntryType) -> tar::Header {
+    let mut h = tar::Header::new_gnu();
+    // Written into the name field directly: set_path refuses `..` and absolute paths, which
+    // is exactly what a hostile archive holds.
+    let name = &mut h.as_old_mut().name;
+    name[..path.len()].copy_from_slice(path);
+    h.set_size(size);
+    h.set_mode(0o600);
+    h.set_entry_type(kind);
+    h.set_cksum();
+    h
+}
+
+struct TarBuilder(tar::Builder<Vec<u8>>);
+
+impl TarBuilder {
+    fn new() -> Self {
+        Self(tar::Builder::new(Vec::new()))
+    }
+    fn file(mut self, path: &str, data: &[u8]) -> Self {
+        let h = header(path.as_bytes(), data.len() as u64, tar::EntryType::Regular);
+        self.0.append(&h, data).unwrap();
+        self
+    }
+    fn special(mut self, path: &str, kind: tar::EntryType, link: Option<&str>) -> Self {
+        let mut h = header(path.as_bytes(), 0, kind);
+        if let Some(l) = link {
+            h.set_link_name(l).unwrap();
+            h.set_cksum();
+        }
+        self.0.append(&h, &[][..]).unwrap();
+        self
+    }
+    fn tar(self) -> Vec<u8> {
+        self.0.into_inner().unwrap()
+    }
+    fn gz(self) -> Vec<u8> {
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        e.write_all(&self.tar()).unwrap();
+        e.finish().unwrap()
+    }
+    fn zst(self) -> Vec<u8> {
+        zstd::encode_all(&self.tar()[..], 3).unwrap()
+    }
+}
+
+fn open_bytes(name: &str, bytes: &[u8], options: &OpenOptions) -> pgmortem_bundle::Bundle {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(name);
+    std::fs::write(&path, bytes).unwrap();
+    open(&path, options).unwrap()
+}
+
+fn kinds(b: &pgmortem_bundle::Bundle) -> Vec<(&str, SourceKind)> {
+    b.sources
+        .iter()
+        .map(|s| (s.path.as_str(), s.kind))
+        .collect()
+}
+
+fn skipped(b: &pgmortem_bundle::Bundle) -> Vec<(&str, &str)> {
+    b.skipped
+        .iter()
+        .map(|s| (s.path.as_str(), s.reason.as_str()))
+        .collect()
+}
+
+fn collected() -> TarBuilder {
+    let manifest = br#"{"format":"pgmortem.bundle","format_version":1,"files":[
+        {"path":"memory/meminfo.txt","kind":"meminfo","command":"cat /proc/meminfo","status":0},
+        {"path":"notes/odd-name","kind":"uptime","status":0}]}"#;
+    TarBuilder::new()
+        .file("pgmortem-db1-20261121T170844Z/manifest.json", manifest)
+        .file("pgmortem-db1-20261121T170844Z/memory/meminfo.txt", MEMINFO)
+        .file(
+            "pgmortem-db1-20261121T170844Z/notes/odd-name",
+            b"5196.43 9876.54\n",
+        )
+        .file("pgmortem-db1-20261121T170844Z/cgroup/memory.max", b"max\n")
+        .file("pgmortem-db1-20261121T170844Z/other.txt", b"hello\n")
+}
+
+#[test]
+fn tar_gz_and_tar_zst_read_the_same_with_kinds_from_manifest_path_and_content() {
+    for (name, bytes) in [
+        ("b.tar.gz", collected().gz()),
+        ("b.tar.zst", collected().zst()),
+        ("b.tar", collected().tar()),
+    ] {
+        let b = open_bytes(name, &bytes, &OpenOptions::default());
+        assert_eq!(
+            kinds(&b),
+            [
+                ("cgroup/memory.max", SourceKind::CgroupValue),
+                ("manifest.json", SourceKind::Manifest),
+                ("memory/meminfo.txt", SourceKind::Meminfo),
+                ("notes/odd-name", SourceKind::Uptime),
+                ("other.txt", SourceKind::Unknown),
+            ],
+            "{name}"
+        );
+        let by: Vec<_> = b.sources.iter().map(|s| s.recognized_by).collect();
+        assert_eq!(
+            by,
+            [
+                RecognizedBy::Path,
+                RecognizedBy::Path,
+                RecognizedBy::Manifest,
+                RecognizedBy::Manifest,
+                RecognizedBy::Content
+            ]
+        );
+        assert!(b.skipped.is_empty(), "{name}: {:?}", b.skipped);
+        assert_eq!(b.manifest.as_ref().unwrap().files.len(), 2);
+    }
+}
+
+#[test]
+fn hostile_entries_are_listed_not_followed() {
+    let bytes = TarBuilder::new()
+        .file("ok/meminfo", MEMINFO)
+        .file("../../etc/cron.d/evil", b"* * * * * root sh\n")
+        .file("/etc/passwd", b"root:x:0:0\n")
+        .special("ok/link", tar::EntryType::Symlink, Some("/etc/shadow"))
+        .special("ok/hard", tar::EntryType::Link, Some("/etc/shadow"))
+        .special("ok/dev", tar::EntryType::Char, None)
+        .special("ok/fifo", tar::EntryType::Fifo, None)
+        .file("ok/meminfo", b"second copy\n")
+        .gz();
+    let b = open_bytes("evil.tgz", &bytes, &OpenOptions::default());
+    assert_eq!(kinds(&b), [("ok/meminfo", SourceKind::Meminfo)]);
+    assert_eq!(b.sources[0].bytes, MEMINFO);
+    let got = skipped(&b);
+    let reason = |p: &str| got.iter().find(|(q, _)| *q == p).map(|(_, r)| *r).unwrap();
+    assert!(reason("../../etc/cron.d/evil").contains("'..'"));
+    assert!(reason("/etc/passwd").contains("absolute path"));
+    assert!(reason("ok/link").contains("symbolic link to \"/etc/shadow\", not followed"));
+    assert!(reason("ok/hard").contains("hard link"));
+    assert!(reason("ok/dev").contains("device file"));
+    assert!(reason("ok/fifo").contains("fifo"));
+    assert!(
+        got.iter()
+            .any(|(p, r)| *p == "ok/meminfo" && r.contains("duplicate"))
+    );
+    // Nothing was written anywhere: the entries only ever existed in memory.
+    assert!(!std::path::Path::new("/etc/cron.d/evil").exists());
+}
+
+#[test]
+fn decompression_bomb_stops_at_the_total_limit() {
+    let zeros = vec![0u8; 8 << 20];
+    let bytes = TarBuilder::new()
+        .file("a.txt", b"first\n")
+        .file("bomb", &zeros)
+        .file("after", b"never reached\n")
+        .gz();
+    assert!(bytes.len() < 64 << 10, "compressed {} bytes", bytes.len());
+    let options = OpenOptions {
+        max_total_bytes: 1 << 20,
+        ..OpenOptions::default()
+    };
+    let b = open_bytes("bomb.tar.gz", &bytes, &options);
+    assert_eq!(kinds(&b), [("a.txt", SourceKind::Unknown)]);
+    let got = skipped(&b);
+    assert!(
+        got.iter().any(|(_, r)| r.contains("total limit")),
+        "{got:?}"
+    );
+}
+
+#[test]
+fn per_file_limit_skips_one_file_and_reads_on() {
+    let bytes = TarBuilder::new()
+        .file("big", &vec![b'x'; 4096])
+        .file("small", b"5196.43 9876.54\n")
+        .zst();
+    let options = OpenOptions {
+        max_file_bytes: 1000,
+        ..OpenOptions::default()
+    };
+    let b = open_bytes("b.tar.zst", &bytes, &options);
+    assert_eq!(kinds(&b), [("small", SourceKind::Uptime)]);
+    assert_eq!(skipped(&b)[0].0, "big");
+    assert!(skipped(&b)[0].1.contains("1000-byte limit"));
+}
+
+#[test]
+fn truncated_archive_keeps_what_came_before_and_says_so() {
+    let body = vec![b'y'; 100_000];
+    let tar = TarBuilder::new()
+        .file("first", b"5196.43 9876.54\n")
+        .file("second", &body)
+        .tar();
+    let cut = &tar[..tar.len() / 2];
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    e.write_all(cut).unwrap();
+    let gz = e.finish().unwrap();
+    let b = open_bytes("cut.tar.gz", &gz, &OpenOptions::default());
+    assert_eq!(kinds(&b), [("first", SourceKind::Uptime)]);
+    let got = skipped(&b);
+    assert!(
+        got.iter()
+            .any(|(p, r)| *p == "second" && r.contains("truncated")),
+        "{got:?}"
+    );
+    assert!(got.iter().any(|(p, _)| *p == "cut.tar.gz"), "{got:?}");
+
+    // A gzip stream cut in the middle: the decoder's error, not a panic.
+    let whole = collected().gz();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("cut2.tar.gz");
+    std::fs::write(&path, &whole[..whole.len() / 2]).unwrap();
+    match open(&path, &OpenOptions::default()) {
+        Ok(b) => assert!(
+            b.skipped.iter().any(|s| s.path == "cut2.tar.gz"),
+            "{:?}",
+            b.skipped
+        ),
+        Err(e) => assert!(e.to_string().contains("cut2.tar.gz"), "{e}"),
+    }
+}
+
+#[test]
+fn entry_count_limit() {
+    let mut t = TarBuilder::new();
+    for i in 0..20 {
+        t = t.file(&format!("f{i:02}"), b"x\n");
+    }
+    let options = OpenOptions {
+        max_entries: 5,
+        ..OpenOptions::default()
+    };
+    let b = open_bytes("many.tar", &t.tar(), &options);
+    assert_eq!(b.sources.len(), 5);
+    assert!(b.skipped[0].reason.contains("more than 5 entries"));
+}
+
+#[test]
+fn single_compressed_file_is_read_under_its_inner_name() {
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    e.write_all(MEMINFO).unwrap();
+    let b = open_bytes("meminfo.gz", &e.finish().unwrap(), &OpenOptions::default());
+    assert_eq!(kinds(&b), [("meminfo", SourceKind::Meminfo)]);
+}
+
+#[test]
+fn garbage_with_a_gzip_magic_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("x.tar.gz");
+    std::fs::write(&path, [0x1f, 0x8b, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9]).unwrap();
+    let err = open(&path, &OpenOptions::default()).unwrap_err();
+    assert!(err.to_string().contains("x.tar.gz"), "{err}");
+}

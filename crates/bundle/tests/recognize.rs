@@ -1,0 +1,86 @@
+//! Content recognition over every real sample in fixtures/formats: each system snapshot is
+//! recognised as its kind, and no log sample is taken for a snapshot (the snapshot sniffers
+//! must not steal files the log parsers own).
+
+use std::path::{Path, PathBuf};
+
+use pgmortem_bundle::{SourceKind, recognize};
+
+fn files(dir: &str) -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fixtures/formats")
+        .join(dir);
+    let mut out = Vec::new();
+    let mut stack = vec![root];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_none_or(|x| x != "md") {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+fn kind_of(path: &Path) -> SourceKind {
+    let bytes = std::fs::read(path).unwrap();
+    recognize(&bytes[..bytes.len().min(16 * 1024)])
+}
+
+#[test]
+fn logs_stay_logs() {
+    for (dir, want) in [
+        ("kernel", SourceKind::KernelLog),
+        ("pglog", SourceKind::PostgresLog),
+    ] {
+        for path in files(dir) {
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            let got = kind_of(&path);
+            if name.starts_with("edge-") {
+                assert!(
+                    matches!(
+                        got,
+                        SourceKind::KernelLog | SourceKind::PostgresLog | SourceKind::Unknown
+                    ),
+                    "{name}: {got:?}"
+                );
+            } else {
+                assert_eq!(got, want, "{name}");
+            }
+        }
+    }
+}
+
+#[test]
+fn snapshots_are_recognised_by_content() {
+    let expect = |path: &Path| -> Option<SourceKind> {
+        let dir = path.parent()?.file_name()?.to_str()?;
+        let name = path.file_name()?.to_str()?;
+        Some(match dir {
+            "meminfo" => SourceKind::Meminfo,
+            "vmstat" => SourceKind::Vmstat,
+            "sysctl" if name.starts_with("sysctl") => SourceKind::Sysctl,
+            "thp" if name != "khugepaged-defrag.txt" => SourceKind::ThpSetting,
+            "status" => SourceKind::ProcStatus,
+            "smaps_rollup" if !name.contains("empty") => SourceKind::SmapsRollup,
+            "titles" => SourceKind::ProcessTitles,
+            "cgroup-v1" if name.contains("stat") => SourceKind::CgroupStat,
+            "cgroup-v1" if name.contains("oom_control") => SourceKind::CgroupEvents,
+            "free" => SourceKind::Free,
+            "df" => SourceKind::Df,
+            "pg_settings" => SourceKind::PgSettings,
+            "postgresql_conf" => SourceKind::PgConf,
+            // Bare numbers: only the path or manifest can say what they are.
+            _ => return None,
+        })
+    };
+    for path in files("system") {
+        if let Some(want) = expect(&path) {
+            assert_eq!(kind_of(&path), want, "{}", path.display());
+        }
+    }
+}

@@ -1,0 +1,31 @@
+//! Fuzzes the kernel-log parser with arbitrary bytes: it must never panic, and its statistics
+//! must stay consistent. Seed it with the samples:
+//! `RUSTC_BOOTSTRAP=1 cargo fuzz run kernel corpus/kernel ../../../fixtures/formats/kernel`
+
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use pgmortem_parse::kernel::{self, KernelOptions};
+
+fuzz_target!(|data: &[u8]| {
+    // The first byte picks the options, so tiny line limits and a known year get exercised too.
+    let options = match data.first() {
+        Some(b) if b % 4 == 0 => KernelOptions { year: Some(2026), max_line_bytes: usize::from(*b) + 1 },
+        Some(b) if b % 4 == 1 => KernelOptions { year: Some(2026), ..KernelOptions::default() },
+        _ => KernelOptions::default(),
+    };
+    let log = kernel::parse(data, &options);
+    assert!(log.stats.unrecognized_lines <= log.stats.lines);
+    assert!(log.stats.invalid_utf8_lines <= log.stats.lines);
+    assert_eq!(log.stats.records as usize, log.records.len());
+    for record in &log.records {
+        assert!(record.line <= record.end_line && record.end_line <= log.stats.lines);
+    }
+    for line in kernel::BlockLines::new(data) {
+        let parsed = kernel::parse_line(&line.text, line.number, &options);
+        assert!(parsed.message.len() <= line.text.len());
+    }
+    if let Some(confidence) = kernel::sniff(data) {
+        assert!((0.0..=1.0).contains(&confidence));
+    }
+});

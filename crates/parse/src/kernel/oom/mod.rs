@@ -1,0 +1,558 @@
+//! Assembly of OOM-killer reports: every line the kernel printed for one kill event becomes
+//! one [`OomReport`].
+//!
+//! A report opens at its trigger line (`X invoked oom-killer: …`), or at a kill line when the
+//! header was lost (rate limiting drops headers, never kill lines). While no victim is known
+//! the report is in its *body*: every element of a report (CPU line, stack, registers,
+//! Mem-Info, node/zone/buddy lines, memcg counters and stats, task table, summary…) is
+//! consumed; any other line is *interleaved* (counted on the report, handed back to the caller
+//! as an ordinary kernel line) and does not end the report. After the kill line, the *tail*
+//! accepts `memory.oom.group` kills; the first other line closes the report. A later
+//! `oom_reaper: reaped process N` line is attached to the closed report whose victim is N.
+//!
+//! A report ends early, marked `truncated`, when the next trigger line arrives, the input
+//! ends, or [`MAX_INTERLEAVED_RUN`] unrelated lines follow each other before its kill line.
+
+mod elements;
+mod tasks;
+
+pub(crate) use elements::cpu_line;
+
+use tasks::TaskTable;
+
+use crate::kernel::KernelEvent;
+use crate::kernel::{KernelRecord, KernelTime, MemcgInfo, OomReport, OomVictim};
+use elements::CounterKind;
+
+/// Consecutive unrelated lines after which a report still waiting for its kill line is given
+/// up as truncated.
+pub(crate) const MAX_INTERLEAVED_RUN: u32 = 1000;
+
+/// How many closed reports back a late `oom_reaper` line may look for its victim.
+const REAPER_LOOKBACK: usize = 8;
+
+/// One message (a physical line, or one part of a line split at `#012`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Message<'a> {
+    /// 1-based line number.
+    pub(crate) line: u64,
+    /// The line's time.
+    pub(crate) time: KernelTime,
+    /// The text with the prefix removed.
+    pub(crate) text: &'a str,
+}
+
+/// Which part of the body the last lines were in; decides how ambiguous shapes read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Section {
+    Header,
+    MemInfo,
+    MemcgStats(String),
+    Slab,
+    Allocations,
+    Tasks(TaskTable),
+}
+
+/// A report being assembled.
+#[derive(Debug)]
+struct OpenReport {
+    report: OomReport,
+    line: u64,
+    end_line: u64,
+    time: KernelTime,
+    section: Section,
+    selection: Option<(u32, String, u64)>,
+    group: bool,
+    run: u32,
+}
+
+/// Why a report was closed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Close {
+    /// After its kill line (or an outcome line): complete.
+    Complete,
+    /// The next report's header began.
+    NextHeader,
+    /// End of input.
+    EndOfInput,
+    /// Too many unrelated lines in a row.
+    Abandoned,
+}
+
+/// Builds [`OomReport`]s from messages fed in input order.
+#[derive(Debug, Default)]
+pub(crate) struct OomAssembler {
+    open: Option<OpenReport>,
+    /// Closed reports, in the order they were opened.
+    done: Vec<KernelRecord>,
+}
+
+impl OomAssembler {
+    /// Feeds one message; returns true when the message belongs to an OOM report (consumed),
+    /// false when it is an ordinary kernel line the caller should look at.
+    pub(crate) fn feed(&mut self, msg: &Message<'_>) -> bool {
+        let text = msg.text;
+        if let Some(trigger) = elements::trigger(text) {
+            self.close(Close::NextHeader);
+            let report = OomReport {
+                trigger: Some(trigger),
+                ..OomReport::default()
+            };
+            self.open = Some(OpenReport::new(report, msg));
+            return true;
+        }
+        if let Some(open) = &mut self.open {
+            let consumed = if open.report.victim.is_none() {
+                open.body(msg)
+            } else {
+                open.tail(msg)
+            };
+            match consumed {
+                Step::Consumed => {
+                    open.end_line = msg.line;
+                    open.run = 0;
+                    return true;
+                }
+                Step::Finished => {
+                    open.end_line = msg.line;
+                    self.close(Close::Complete);
+                    return true;
+                }
+                Step::Unrelated => {
+                    if open.report.victim.is_some() {
+                        self.close(Close::Complete);
+                    } else {
+                        open.report.interleaved_lines += 1;
+                        open.run += 1;
+                        if open.run >= MAX_INTERLEAVED_RUN {
+                            self.close(Close::Abandoned);
+                        }
+                        return false;
+                    }
+                }
+                Step::NewReport => self.close(Close::Complete),
+            }
+        }
+        self.outside(msg)
+    }
+
+    /// A message while no report is open: a kill line without its header starts one; a
+    /// reaper line finds its report.
+    fn outside(&mut self, msg: &Message<'_>) -> bool {
+        let text = msg.text;
+        if let Some(victim) = elements::kill_line(text, msg.line) {
+            let mut report = OomReport::default();
+            report
+                .notes
+                .push("header lost (rate limited?): report starts at its kill line".into());
+            report.victim = Some(victim);
+            self.open = Some(OpenReport::new(report, msg));
+            return true;
+        }
+        if let Some(selection) = elements::selection(text) {
+            let mut report = OomReport::default();
+            report
+                .notes
+                .push("header lost (rate limited?): report starts at its selection line".into());
+            let mut open = OpenReport::new(report, msg);
+            open.selection = Some(selection);
+            self.open = Some(open);
+            return true;
+        }
+        if let Some(reaped) = elements::reaped(text) {
+            let found = self
+                .done
+                .iter_mut()
+                .rev()
+                .take(REAPER_LOOKBACK)
+                .find(|rec| match &rec.event {
+                    KernelEvent::OomReport(r) => {
+                        r.reaped.is_none() && r.victim.as_ref().is_some_and(|v| v.pid == reaped.pid)
+                    }
+                    _ => false,
+                });
+            if let Some(rec) = found {
+                rec.end_line = msg.line;
+                if let KernelEvent::OomReport(report) = &mut rec.event {
+                    report.reaped = Some(reaped);
+                }
+            } else {
+                let report = OomReport {
+                    reaped: Some(reaped),
+                    notes: vec!["only the oom_reaper line of this report was found".into()],
+                    ..OomReport::default()
+                };
+                self.done
+                    .push(OpenReport::new(report, msg).finish(Close::Complete));
+            }
+            return true;
+        }
+        false
+    }
+
+    /// True while a report is being assembled.
+    pub(crate) fn is_open(&self) -> bool {
+        self.open.is_some()
+    }
+
+    /// Closes the open report, if any.
+    pub(crate) fn close(&mut self, why: Close) {
+        if let Some(open) = self.open.take() {
+            self.done.push(open.finish(why));
+        }
+    }
+
+    /// Ends the input: closes the open report and hands every report over.
+    pub(crate) fn finish(mut self) -> Vec<KernelRecord> {
+        self.close(Close::EndOfInput);
+        self.done
+    }
+}
+
+/// What a message was to the open report.
+enum Step {
+    Consumed,
+    /// Consumed, and the report is complete.
+    Finished,
+    Unrelated,
+    /// A kill line that begins another report (header lost); close this one first.
+    NewReport,
+}
+
+impl OpenReport {
+    fn new(report: OomReport, msg: &Message<'_>) -> Self {
+        OpenReport {
+            report,
+            line: msg.line,
+            end_line: msg.line,
+            time: msg.time,
+            section: Section::Header,
+            selection: None,
+            group: false,
+            run: 0,
+        }
+    }
+
+    fn memcg(&mut self) -> &mut MemcgInfo {
+        self.report.memcg.get_or_insert_with(MemcgInfo::default)
+    }
+
+    /// A message after the kill line.
+    fn tail(&mut self, msg: &Message<'_>) -> Step {
+        let text = msg.text;
+        if elements::oom_group(text).is_some() {
+            self.group = true;
+            return Step::Consumed;
+        }
+        if let Some(victim) = elements::kill_line(text, msg.line) {
+            if self.group {
+                self.report.group_kills.push(victim);
+                return Step::Consumed;
+            }
+            return Step::NewReport;
+        }
+        if let Some(reaped) = elements::reaped(text)
+            && self
+                .report
+                .victim
+                .as_ref()
+                .is_some_and(|v| v.pid == reaped.pid)
+            && self.report.reaped.is_none()
+        {
+            self.report.reaped = Some(reaped);
+            return Step::Consumed;
+        }
+        if text.trim_start().starts_with("oom_reaper: unable to reap") {
+            self.report.notes.push(text.trim().to_owned());
+            return Step::Consumed;
+        }
+        Step::Unrelated
+    }
+
+    /// A message while the report waits for its kill line.
+    fn body(&mut self, msg: &Message<'_>) -> Step {
+        let text = msg.text;
+        let trimmed = text.trim_start();
+        let indented = trimmed.len() != text.len();
+
+        // Sections whose rows have shapes of their own.
+        match &self.section {
+            Section::Tasks(table) => {
+                if let Some(task) = table.row(text) {
+                    self.report.tasks.push(task);
+                    return Step::Consumed;
+                }
+            }
+            Section::MemcgStats(path) => {
+                if let Some((key, value)) = elements::stat_line(text) {
+                    let path = path.clone();
+                    self.memcg()
+                        .stats
+                        .entry(path)
+                        .or_default()
+                        .insert(key.to_owned(), value);
+                    return Step::Consumed;
+                }
+            }
+            Section::Slab | Section::Allocations => {
+                if elements::table_row(text) || trimmed.starts_with("Name ") {
+                    return Step::Consumed;
+                }
+            }
+            Section::Header | Section::MemInfo => {}
+        }
+
+        if let Some(victim) = elements::kill_line(text, msg.line) {
+            self.set_victim(victim);
+            return Step::Consumed;
+        }
+        if let Some(selection) = elements::selection(text) {
+            self.selection = Some(selection);
+            return Step::Consumed;
+        }
+        if let Some((cpu, pid)) = cpu_line(text) {
+            if let Some(trigger) = &mut self.report.trigger
+                && trigger.pid.is_none()
+            {
+                trigger.pid = Some(pid);
+                trigger.cpu = cpu;
+            }
+            return Step::Consumed;
+        }
+        if let Some(summary) = elements::summary(text) {
+            for (key, value) in &summary.fields {
+                match key.as_str() {
+                    "oom_memcg" => self.memcg().path = Some(value.clone()),
+                    "task_memcg" if value != "/" || self.report.memcg.is_some() => {
+                        self.memcg().task_path = Some(value.clone());
+                    }
+                    _ => {}
+                }
+            }
+            self.report.summary = Some(summary);
+            return Step::Consumed;
+        }
+        if let Some(table) = TaskTable::from_header(text) {
+            self.report.task_columns = table.names.clone();
+            self.section = Section::Tasks(table);
+            return Step::Consumed;
+        }
+        if let Some((kind, counter)) = elements::memcg_counter(text) {
+            let memcg = self.memcg();
+            let slot = match kind {
+                CounterKind::Memory => &mut memcg.memory,
+                CounterKind::MemorySwap => &mut memcg.memory_swap,
+                CounterKind::Kmem => &mut memcg.kmem,
+                CounterKind::Swap => &mut memcg.swap,
+            };
+            *slot = Some(counter);
+            return Step::Consumed;
+        }
+        if let Some((path, stats)) = elements::memcg_stats_header(text) {
+            let path = path.to_owned();
+            let memcg = self.memcg();
+            let entry = memcg.stats.entry(path.clone()).or_default();
+            entry.extend(stats);
+            self.section = Section::MemcgStats(path);
+            return Step::Consumed;
+        }
+        if let Some((task, limit)) = elements::task_in(text) {
+            let memcg = self.memcg();
+            memcg.task_path = Some(task.to_owned());
+            memcg.path = Some(limit.to_owned());
+            return Step::Consumed;
+        }
+        if let Some(counters) = elements::mem_info_counters(text) {
+            for (key, value) in counters {
+                self.report.mem_info.insert(key.to_owned(), value);
+            }
+            return Step::Consumed;
+        }
+        if let Some((key, value)) = elements::mem_total(text) {
+            self.report.mem_info.insert(key, value);
+            return Step::Consumed;
+        }
+        if let Some(outcome) = outcome_line(trimmed) {
+            self.report.notes.push(outcome.to_owned());
+            return Step::Finished;
+        }
+        if let Some(section) = section_opener(trimmed) {
+            self.section = section;
+            return Step::Consumed;
+        }
+        if elements::oom_group(text).is_some() {
+            self.group = true;
+            return Step::Consumed;
+        }
+        if indented || report_furniture(trimmed) {
+            return Step::Consumed;
+        }
+        Step::Unrelated
+    }
+
+    fn set_victim(&mut self, mut victim: OomVictim) {
+        if let Some((pid, comm, score)) = self.selection.take() {
+            if pid == victim.pid {
+                victim.score = Some(score);
+            } else {
+                self.report.notes.push(format!(
+                    "selected {pid} ({comm}) with score {score}, killed its child {} ({})",
+                    victim.pid, victim.comm
+                ));
+            }
+        }
+        self.report.victim = Some(victim);
+    }
+
+    fn finish(mut self, why: Close) -> KernelRecord {
+        let report = &mut self.report;
+        if report.victim.is_none() {
+            if why != Close::Complete {
+                report.truncated = true;
+                report.notes.push(
+                    match why {
+                        Close::NextHeader => "cut before its kill line: the next report began",
+                        Close::EndOfInput => "cut before its kill line: the input ended",
+                        _ => "cut before its kill line: too many unrelated lines followed",
+                    }
+                    .to_owned(),
+                );
+            }
+            if let Some((pid, comm, score)) = &self.selection {
+                report.notes.push(format!(
+                    "selected {pid} ({comm}) with score {score}; no kill line followed"
+                ));
+            }
+            report.notes.push("no victim recorded".to_owned());
+        }
+        fill_victim_from_tasks(report);
+        report.constraint = constraint(report);
+        KernelRecord {
+            line: self.line,
+            end_line: self.end_line,
+            time: self.time,
+            event: KernelEvent::OomReport(Box::new(self.report)),
+        }
+    }
+}
+
+/// Fills what the kill line lacked (kernels before 5.4) from the victim's task-table row.
+fn fill_victim_from_tasks(report: &mut OomReport) {
+    let Some(victim) = &mut report.victim else {
+        return;
+    };
+    let Some(row) = report.tasks.iter().find(|t| t.pid == victim.pid) else {
+        return;
+    };
+    if victim.pgtables_kb.is_none() {
+        victim.pgtables_kb = row.pgtables_bytes.map(|b| b / 1024);
+    }
+    if victim.oom_score_adj.is_none() {
+        victim.oom_score_adj = row.oom_score_adj;
+    }
+    if victim.uid.is_none() {
+        victim.uid = row.uid;
+    }
+}
+
+/// `global`, `memcg`, … from the summary line; else inferred: memcg lines or a `Memory cgroup
+/// out of memory` kill mean memcg, a Mem-Info block without memcg lines means global.
+fn constraint(report: &OomReport) -> Option<String> {
+    if let Some(summary) = &report.summary {
+        let name = summary
+            .constraint
+            .trim_start_matches("CONSTRAINT_")
+            .to_ascii_lowercase();
+        return Some(if name == "none" {
+            "global".to_owned()
+        } else {
+            name
+        });
+    }
+    let memcg_kill = report.victim.iter().chain(&report.group_kills).any(|v| {
+        v.reason
+            .as_deref()
+            .is_some_and(|r| r.starts_with("Memory cgroup"))
+    });
+    let memcg_lines = report
+        .memcg
+        .as_ref()
+        .is_some_and(|m| m.memory.is_some() || m.path.is_some() || !m.stats.is_empty());
+    if memcg_kill || memcg_lines {
+        Some("memcg".to_owned())
+    } else if !report.mem_info.is_empty() {
+        Some("global".to_owned())
+    } else {
+        None
+    }
+}
+
+/// Lines that end a report without a kill: the victim was already exiting, nothing was
+/// killable, or the kernel panics instead.
+fn outcome_line(trimmed: &str) -> Option<&str> {
+    let b = trimmed.as_bytes();
+    let found = memchr::memmem::find(b, b"is already exiting. Skip killing the task").is_some()
+        || trimmed.starts_with("Out of memory and no killable processes")
+        || memchr::memmem::find(b, b"panic_on_oom is enabled").is_some()
+        || trimmed.starts_with("Kernel panic - not syncing: Out of memory")
+        || (trimmed.starts_with("oom killer ") && trimmed.contains(" has mm pinned by "));
+    found.then_some(trimmed)
+}
+
+/// Headers that open a part of the report whose rows have their own shape.
+fn section_opener(trimmed: &str) -> Option<Section> {
+    if trimmed.starts_with("Mem-Info:") || trimmed.starts_with("Mem-info:") {
+        Some(Section::MemInfo)
+    } else if trimmed.starts_with("Unreclaimable slab info:") {
+        Some(Section::Slab)
+    } else if trimmed.starts_with("Memory allocations")
+        || trimmed.starts_with("No memory allocation info")
+    {
+        Some(Section::Allocations)
+    } else {
+        None
+    }
+}
+
+/// Lines every report carries that pgmortem does not need: stack dump, registers, per-node
+/// and per-zone counters, buddy lists, huge pages, cpuset line.
+fn report_furniture(t: &str) -> bool {
+    const STARTS: &[&str] = &[
+        "Call Trace:",
+        "<TASK>",
+        "</TASK>",
+        "<IRQ>",
+        "</IRQ>",
+        "Hardware name:",
+        "Workqueue:",
+        "Tainted:",
+        "Kdump:",
+        "Modules linked in:",
+        "Node ",
+        "DMA",
+        "Normal",
+        "HighMem",
+        "Movable",
+        "Device",
+        "lowmem_reserve[]:",
+        "COMPACTION is disabled",
+        "Swap cache",
+        "sysrq: ",
+        "SysRq : ",
+        "Hot:",
+        "Cold:",
+        "CPU ",
+        "Tasks state (memory values in pages):",
+        "Code: ",
+        "Stack:",
+        "Backtrace:",
+        "Exception stack",
+        "---[ end trace",
+        "Name ",
+        "oom_reaper: ",
+    ];
+    STARTS.iter().any(|s| t.starts_with(s))
+        || (t.contains(" cpuset=") && t.contains(" mems_allowed="))
+        || elements::register_line(t)
+        || elements::frame_line(t)
+}

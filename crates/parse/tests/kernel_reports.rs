@@ -1,0 +1,427 @@
+//! OOM-report assembly across kernel generations (report texts follow the printk formats of
+//! each era, see the reference notes), other kernel events, robustness and sniffing.
+
+use pgmortem_parse::kernel::{self, KernelEvent, KernelLog, KernelOptions, LineForm, OomReport};
+
+fn parse(text: &str) -> KernelLog {
+    kernel::parse(text.as_bytes(), &KernelOptions::default())
+}
+
+fn reports(log: &KernelLog) -> Vec<&OomReport> {
+    log.records
+        .iter()
+        .filter_map(|r| match &r.event {
+            KernelEvent::OomReport(o) => Some(o.as_ref()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn kernel_2_6_report_with_pid_line_oomkilladj_and_lower_case_kill() {
+    let log = parse(
+        "java invoked oom-killer: gfp_mask=0x201d2, order=0, oomkilladj=0
+Pid: 3071, comm: java Not tainted 2.6.28-11-server #42
+Call Trace:
+ [<ffffffff802b3f4e>] oom_kill_process+0x9e/0x240
+Mem-info:
+Node 0 DMA per-cpu:
+CPU    0: hi:    0, btch:   1 usd:   0
+Active_anon:33 active_file:4 inactive_anon:31
+ inactive_file:1 unevictable:0 dirty:0 writeback:0 unstable:0
+ free:1003 slab:1390 mapped:0 pagetables:12 bounce:0
+DMA free:2084kB min:28kB low:32kB high:40kB active_anon:0kB
+lowmem_reserve[]: 0 2003 2003 2003
+DMA: 3*4kB 75*8kB 1*16kB = 2084kB
+2 total pagecache pages
+Swap cache: add 0, delete 0, find 0/0
+Free swap  = 0kB
+Total swap = 0kB
+524272 pages RAM
+9913 pages reserved
+12 pages shared
+Out of memory: kill process 3071 (java) score 894 or a child
+Killed process 3071 (java)
+",
+    );
+    let r = reports(&log);
+    assert_eq!(r.len(), 1);
+    let trigger = r[0].trigger.as_ref().unwrap();
+    assert_eq!(
+        (
+            trigger.comm.as_str(),
+            trigger.pid,
+            trigger.oom_adj,
+            trigger.cpu
+        ),
+        ("java", Some(3071), Some(0), None)
+    );
+    let victim = r[0].victim.as_ref().unwrap();
+    assert_eq!(
+        (victim.pid, victim.score, victim.anon_rss_kb),
+        (3071, Some(894), None)
+    );
+    assert_eq!(r[0].mem_info.get("Active_anon"), Some(&33));
+    assert_eq!(r[0].mem_info.get("pages_ram"), Some(&524272));
+    assert_eq!(r[0].mem_info.get("pages_shared"), Some(&12));
+    assert_eq!(r[0].constraint.as_deref(), Some("global"));
+    assert_eq!(
+        (r[0].interleaved_lines, log.stats.unrecognized_lines),
+        (0, 0)
+    );
+    assert_eq!(log.line_forms.get(&LineForm::Bare), Some(&22));
+}
+
+#[test]
+fn kernel_3_5_report_with_cpu_and_oom_adj_columns() {
+    let log = parse(
+        "[3407081.021813] postgres invoked oom-killer: gfp_mask=0x201da, order=0, oom_adj=0, oom_score_adj=0
+[3407081.021817] postgres cpuset=/ mems_allowed=0
+[3407081.021820] Pid: 23235, comm: postgres Not tainted 3.5.2-linode45 #1
+[3407081.021900] [ pid ]   uid  tgid total_vm      rss cpu oom_adj oom_score_adj name
+[3407081.021905] [ 2103]   107  2103   275614   220370   1     -17         -1000 postgres
+[3407081.021907] [23235]   107 23235   275880   220370   0       0             0 postgres
+[3407081.021910] Out of memory: Kill process 23235 (postgres) score 211 or sacrifice child
+[3407081.021912] Killed process 23235 (postgres) total-vm:1102456kB, anon-rss:881480kB, file-rss:32kB
+",
+    );
+    let r = reports(&log);
+    let trigger = r[0].trigger.as_ref().unwrap();
+    assert_eq!(
+        (trigger.pid, trigger.oom_adj, trigger.oom_score_adj),
+        (Some(23235), Some(0), Some(0))
+    );
+    assert_eq!(r[0].tasks[0].oom_adj, Some(-17));
+    assert_eq!(r[0].tasks[0].oom_score_adj, Some(-1000));
+    let victim = r[0].victim.as_ref().unwrap();
+    assert_eq!(
+        (victim.anon_rss_kb, victim.file_rss_kb, victim.shmem_rss_kb),
+        (Some(881480), Some(32), None)
+    );
+    assert_eq!(
+        (victim.uid, victim.oom_score_adj, victim.pgtables_kb),
+        (Some(107), Some(0), None),
+        "uid and adj from the table"
+    );
+    assert_eq!(victim.score, Some(211));
+}
+
+#[test]
+fn sacrificed_child_is_the_victim_and_the_parent_is_noted() {
+    let log = parse(
+        "[ 10.0] bash invoked oom-killer: gfp_mask=0x24200ca(GFP_HIGHUSER_MOVABLE), order=0, oom_score_adj=0
+[ 10.1] CPU: 0 PID: 500 Comm: bash Not tainted 4.8.0 #1
+[ 10.2] Out of memory: Kill process 400 (postgres) score 700 or sacrifice child
+[ 10.3] Killed process 401 (postgres) total-vm:100kB, anon-rss:90kB, file-rss:0kB, shmem-rss:0kB
+",
+    );
+    let r = reports(&log);
+    let victim = r[0].victim.as_ref().unwrap();
+    assert_eq!((victim.pid, victim.score), (401, None));
+    assert!(
+        r[0].notes
+            .iter()
+            .any(|n| n.contains("selected 400 (postgres) with score 700")),
+        "{:?}",
+        r[0].notes
+    );
+    assert_eq!(
+        r[0].trigger.as_ref().unwrap().comm,
+        "bash",
+        "trigger and victim differ"
+    );
+}
+
+#[test]
+fn memcg_6_5_stats_are_separate_records_and_group_kills_follow() {
+    let log = parse(
+        "[ 50.000001] postgres invoked oom-killer: gfp_mask=0xcc0(GFP_KERNEL), order=0, oom_score_adj=0
+[ 50.000002] CPU: 0 PID: 9 Comm: postgres Not tainted 6.6.0 #1
+[ 50.000003] memory: usage 102400kB, limit 102400kB, failcnt 3
+[ 50.000004] swap: usage 0kB, limit 9007199254740988kB, failcnt 0
+[ 50.000005] Memory cgroup stats for /db:
+[ 50.000006] anon 104857600
+[ 50.000007] file 4096
+[ 50.000008] oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/,mems_allowed=0,oom_memcg=/db,task_memcg=/db/pg,task=postgres,pid=9,uid=26
+[ 50.000009] Memory cgroup out of memory: Killed process 9 (postgres) total-vm:1kB, anon-rss:1kB, file-rss:0kB, shmem-rss:0kB, UID:26 pgtables:4kB oom_score_adj:0
+[ 50.000010] Tasks in /db/pg are going to be killed due to memory.oom.group set
+[ 50.000011] Memory cgroup out of memory: Killed process 10 (postgres) total-vm:1kB, anon-rss:1kB, file-rss:0kB, shmem-rss:0kB, UID:26 pgtables:4kB oom_score_adj:0
+[ 50.000012] Memory cgroup out of memory: Killed process 11 (postgres) total-vm:1kB, anon-rss:1kB, file-rss:0kB, shmem-rss:0kB, UID:26 pgtables:4kB oom_score_adj:0
+[ 52.100000] oom_reaper: reaped process 9 (postgres), now anon-rss:0kB, file-rss:0kB, shmem-rss:0kB
+",
+    );
+    let r = reports(&log);
+    assert_eq!(r.len(), 1);
+    let memcg = r[0].memcg.as_ref().unwrap();
+    assert_eq!(
+        (memcg.path.as_deref(), memcg.task_path.as_deref()),
+        (Some("/db"), Some("/db/pg"))
+    );
+    assert_eq!(memcg.swap.unwrap().limit_kb, None, "unlimited sentinel");
+    assert_eq!(memcg.stats["/db"]["anon"], 104857600);
+    assert_eq!(
+        r[0].group_kills.iter().map(|v| v.pid).collect::<Vec<_>>(),
+        [10, 11]
+    );
+    assert_eq!(r[0].reaped.as_ref().map(|x| x.pid), Some(9));
+    assert_eq!(log.records[0].end_line, 13);
+}
+
+#[test]
+fn other_events_and_page_allocation_pid() {
+    let log = parse(
+        "[ 1.0] postgres: page allocation failure: order:4, mode:0x40cc0(GFP_KERNEL|__GFP_COMP), nodemask=(null),cpuset=/,mems_allowed=0
+[ 1.1] CPU: 1 PID: 4321 Comm: postgres Not tainted 5.15.0 #1
+[ 2.0] INFO: task postgres:77 blocked for more than 120 seconds.
+[ 3.0] postgres[88]: segfault at 0 ip 00007f sp 00007e error 4 in libc.so.6[7f00+1000] likely on CPU 3 (core 3, socket 0)
+",
+    );
+    let kinds: Vec<_> = log.records.iter().map(|r| &r.event).collect();
+    match kinds.as_slice() {
+        [
+            KernelEvent::PageAllocationFailure(p),
+            KernelEvent::HungTask(h),
+            KernelEvent::Segfault(s),
+        ] => {
+            assert_eq!((p.pid, p.order), (Some(4321), 4));
+            assert_eq!((h.pid, h.seconds), (77, 120));
+            assert_eq!((s.pid, s.object.as_deref()), (88, Some("libc.so.6")));
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn kmsg_dictionary_lines_and_sequence_gaps() {
+    let log = parse(
+        "6,100,5000000,-;usb 1-1: new device
+ SUBSYSTEM=usb
+ DEVICE=c189:1
+6,103,5000100,-;usb 1-1: configured
+",
+    );
+    assert_eq!(
+        (log.stats.unrecognized_lines, log.lost_kmsg_records),
+        (0, 2)
+    );
+    assert_eq!(log.line_forms.get(&LineForm::Kmsg), Some(&2));
+}
+
+#[test]
+fn kmsg_escaped_newlines_split_into_messages() {
+    let log = parse(
+        "4,1,1000,-;postgres invoked oom-killer: gfp_mask=0xcc0(GFP_KERNEL), order=0, oom_score_adj=0
+4,2,1001,-;Memory cgroup stats for /db:\\x0aanon 4096\\x0afile 0
+3,3,1002,-;Memory cgroup out of memory: Killed process 9 (postgres) total-vm:1kB, anon-rss:1kB, file-rss:0kB, shmem-rss:0kB
+",
+    );
+    let r = reports(&log);
+    assert_eq!(r[0].memcg.as_ref().unwrap().stats["/db"]["anon"], 4096);
+}
+
+#[test]
+fn bare_lines_are_unrecognised_only_among_prefixed_lines() {
+    assert_eq!(parse("hello\nworld\n").stats.unrecognized_lines, 0);
+    let log = parse("[ 1.0] a\nhello\n  indented continuation\n--\n\n");
+    assert_eq!(log.stats.unrecognized_lines, 1);
+    assert_eq!(log.stats.unrecognized_examples, [(2, "hello".to_owned())]);
+}
+
+#[test]
+fn abandoned_report_after_many_unrelated_lines() {
+    let mut text = String::from(
+        "[ 1.0] postgres invoked oom-killer: gfp_mask=0xcc0(GFP_KERNEL), order=0, oom_score_adj=0\n",
+    );
+    for i in 0..1500 {
+        text.push_str(&format!("[ 2.{i:06}] eth0: unrelated message {i}\n"));
+    }
+    text.push_str(
+        "[ 9.0] Out of memory: Killed process 5 (x) total-vm:1kB, anon-rss:1kB, file-rss:0kB\n",
+    );
+    let log = parse(&text);
+    let r = reports(&log);
+    assert_eq!(r.len(), 2);
+    assert!(r[0].truncated && r[0].victim.is_none());
+    assert_eq!(r[0].interleaved_lines, 1000);
+    assert!(r[1].trigger.is_none() && r[1].victim.is_some());
+}
+
+#[test]
+fn oversized_lines_are_cut_and_counted() {
+    let mut input = b"[ 1.0] ".to_vec();
+    input.extend(std::iter::repeat_n(b'x', 10 * 1024 * 1024));
+    input.extend_from_slice(
+        b"\n[ 2.0] postgres[5]: segfault at 0 ip 1 sp 2 error 4 in postgres[1+2]\n",
+    );
+    let log = kernel::parse(&input, &KernelOptions::default());
+    assert_eq!(
+        (
+            log.stats.lines,
+            log.stats.oversized_lines,
+            log.records.len()
+        ),
+        (2, 1, 1)
+    );
+    let small = KernelOptions {
+        max_line_bytes: 10,
+        ..KernelOptions::default()
+    };
+    let log = kernel::parse("[ 1.0] é€é€é€é€\n".as_bytes(), &small);
+    assert_eq!(log.stats.oversized_lines, 1);
+}
+
+#[test]
+fn empty_and_degenerate_inputs() {
+    for input in [
+        &b""[..],
+        b"\n",
+        b"\0",
+        b"\r\n\r\n",
+        b"[",
+        b"<",
+        b"<9999999>",
+        b"[ 1.",
+        b"1,2,3",
+        b"Jan",
+        b"kern  :",
+    ] {
+        let log = kernel::parse(input, &KernelOptions::default());
+        assert!(log.records.is_empty(), "{input:?}");
+    }
+}
+
+/// xorshift64*: a small deterministic generator, so failures reproduce.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+}
+
+#[test]
+fn arbitrary_bytes_never_panic() {
+    // Fragments of real line shapes, glued with random bytes, so the generator reaches deep
+    // into the grammar instead of only the bare-line path.
+    const PIECES: &[&[u8]] = &[
+        b"[ 1234.567890] ",
+        b"[Sun Apr  5 18:24:23 2020] ",
+        b"[\xe5\x9b\x9b 3\xe6\x9c\x88 18 18:47:12 2021] ",
+        b"<4>",
+        b"kern  :warn  : ",
+        b"6,30574067,3816544225424,-;",
+        b"2020-04-05T18:24:23,123456+02:00 ",
+        b"Apr 05 18:24:23 host kernel: ",
+        b"Apr  5 18:24:23 host kernel: [1.5] ",
+        b"1586103863.1 h kernel: ",
+        b" invoked oom-killer: gfp_mask=0xcc0(GFP_KERNEL), order=0, oom_score_adj=0",
+        b"CPU: 1 UID: 0 PID: 7 Comm: x",
+        b"Pid: 7, comm: x",
+        b"memory: usage 1kB, limit 1kB, failcnt 1",
+        b"Memory cgroup stats for /a:",
+        b"anon 12",
+        b"[  pid  ]   uid  tgid total_vm      rss nr_ptes nr_pmds swapents oom_score_adj name",
+        b"[ 12]  1 12 1 1 1 1 1 -1000 x y",
+        b"oom-kill:constraint=CONSTRAINT_MEMCG,",
+        b"global_oom,",
+        b"Out of memory: Kill process 1 (x) score 1 or sacrifice child",
+        b"Killed process 1 (x) total-vm:1kB",
+        b"oom_reaper: reaped process 1 (x), now anon-rss:0kB",
+        b"Tasks in /a are going to be killed due to memory.oom.group set",
+        b"x[1]: segfault at 0 ip 1 sp 2 error 4 in y[",
+        b"z: page allocation failure: order:1, mode:0x1",
+        b"INFO: task a:1 blocked for more than 1 seconds.",
+        b"#012",
+        b"\\x0a",
+        b"\n",
+        b"\r\n",
+        b" ",
+        b"\0",
+        b"\xff",
+        b"\xe2\x82",
+        b"--\n",
+        b"> ",
+        b"Mem-Info:",
+        b"Unreclaimable slab info:",
+        b"(",
+        b")",
+        b"[",
+        b"]",
+        b":",
+        b",",
+    ];
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    for round in 0..3000 {
+        let mut input = Vec::new();
+        let pieces = rng.next() % 60;
+        for _ in 0..pieces {
+            let r = rng.next();
+            if r % 4 == 0 {
+                input.push((r >> 8) as u8);
+            } else {
+                input.extend_from_slice(PIECES[(r >> 8) as usize % PIECES.len()]);
+            }
+        }
+        let max_line_bytes = if round % 3 == 0 {
+            1 + (rng.next() % 40) as usize
+        } else {
+            64 * 1024
+        };
+        let log = kernel::parse(
+            &input,
+            &KernelOptions {
+                year: Some(2026),
+                max_line_bytes,
+            },
+        );
+        assert!(log.stats.unrecognized_lines <= log.stats.lines);
+        let _ = kernel::sniff(&input);
+    }
+}
+
+#[test]
+fn sniff_tells_kernel_logs_from_postgres_logs() {
+    let pg = b"2026-11-21 17:08:44.123 UTC [123] LOG:  database system is ready to accept connections\n\
+2026-11-21 17:08:45.001 UTC [130] LOG:  server process (PID 7462) was terminated by signal 9: Killed\n";
+    assert_eq!(kernel::sniff(pg), None);
+    assert_eq!(kernel::sniff(b""), None);
+    let dmesg = b"[    0.000000] Linux version 6.1.0\n[    0.000000] Command line: quiet\n";
+    assert!(kernel::sniff(dmesg).unwrap() > 0.9);
+    let pasted =
+        b"Some text\npostgres invoked oom-killer: gfp_mask=0xcc0(GFP_KERNEL), order=0\nmore\n";
+    assert!(kernel::sniff(pasted).unwrap() < 0.5);
+    let messages =
+        b"Nov 21 17:15:33 db systemd[1]: Started x.\nNov 21 17:15:34 db kernel: [ 1.0] eth0: up\n";
+    assert!(kernel::sniff(messages).unwrap() >= 0.5);
+    for path in [
+        "../../fixtures/formats/kernel/local-kmsg.txt",
+        "../../fixtures/formats/kernel/local-dmesg-T-zh.txt",
+        "../../fixtures/formats/kernel/local-journalctl-k-short.txt",
+    ] {
+        let head = std::fs::read(path).unwrap();
+        assert!(kernel::sniff(&head[..4096]).unwrap() > 0.9, "{path}");
+    }
+}
+
+#[test]
+fn comms_with_parentheses_brackets_and_slashes() {
+    let log = parse(
+        "[ 1.0] CPU 0/KVM invoked oom-killer: gfp_mask=0x15000c0(GFP_KERNEL_ACCOUNT), nodemask=(null), order=0, oom_score_adj=0
+[ 1.1] CPU 0/KVM cpuset=vcpu0 mems_allowed=0-1
+[ 1.2] CPU: 3 PID: 1234 Comm: CPU 0/KVM Not tainted 4.15.0-108-generic #109-Ubuntu
+[ 1.3] Out of memory: Killed process 999 ((resolved)) total-vm:10kB, anon-rss:5kB, file-rss:0kB, shmem-rss:0kB
+[ 2.0] runc:[1:CHILD] invoked oom-killer: gfp_mask=0xcc0(GFP_KERNEL), order=0, oom_score_adj=-999
+[ 2.1] kernel: not a prefix here
+",
+    );
+    let r = reports(&log);
+    assert_eq!(r[0].trigger.as_ref().unwrap().comm, "CPU 0/KVM");
+    assert_eq!(r[0].trigger.as_ref().unwrap().pid, Some(1234));
+    assert_eq!(r[0].victim.as_ref().unwrap().comm, "(resolved)");
+    assert_eq!(r[1].trigger.as_ref().unwrap().comm, "runc:[1:CHILD]");
+    assert_eq!(r[1].trigger.as_ref().unwrap().oom_score_adj, Some(-999));
+    assert!(r[1].truncated && r[1].victim.is_none());
+}

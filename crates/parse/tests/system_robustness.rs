@@ -1,0 +1,115 @@
+//! Every system parser on cut, corrupted and hostile input: never a panic, and a cut file
+//! never yields more than the whole one.
+
+use std::path::Path;
+
+use pgmortem_parse::system;
+
+fn all_parsers(bytes: &[u8]) -> usize {
+    let mut n = 0;
+    n += system::parse_meminfo(bytes).fields.len();
+    n += system::parse_flat_keyed(bytes).fields.len();
+    n += system::parse_status(bytes).fields.len();
+    n += system::parse_smaps_rollup(bytes).fields.len();
+    n += system::parse_sysctl(bytes).entries.len();
+    n += system::parse_choice(bytes).choices.len();
+    n += system::parse_titles(bytes).0.len();
+    n += system::parse_free(bytes, &system::FreeOptions::default())
+        .rows
+        .len();
+    n += system::parse_df(bytes).rows.len();
+    n += system::parse_pg_settings(bytes).settings.len();
+    n += system::parse_pg_conf(bytes).entries.len();
+    let _ = system::parse_cgroup_value(bytes);
+    let mut memory = system::CgroupMemory::default();
+    memory.add_file("memory.events", bytes);
+    for sniff in [
+        system::sniff_meminfo,
+        system::sniff_vmstat,
+        system::sniff_status,
+        system::sniff_smaps_rollup,
+        system::sniff_sysctl,
+        system::sniff_choice,
+        system::sniff_free,
+        system::sniff_df,
+        system::sniff_pg_settings,
+        system::sniff_pg_conf,
+        system::sniff_cgroup_events,
+        system::sniff_cgroup_stat,
+    ] {
+        let _ = sniff(bytes);
+    }
+    n
+}
+
+fn fixtures() -> Vec<Vec<u8>> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/formats/system");
+    let mut out = Vec::new();
+    for dir in std::fs::read_dir(root).unwrap() {
+        let dir = dir.unwrap().path();
+        if dir.is_dir() {
+            for f in std::fs::read_dir(dir).unwrap() {
+                out.push(std::fs::read(f.unwrap().path()).unwrap());
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn cut_files_parse_as_far_as_they_go() {
+    for bytes in fixtures() {
+        let whole = all_parsers(&bytes);
+        for cut in (0..bytes.len()).step_by((bytes.len() / 40).max(97)) {
+            assert!(all_parsers(&bytes[..cut]) <= whole + 11);
+        }
+    }
+}
+
+#[test]
+fn corrupted_bytes_never_panic() {
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    for mut bytes in fixtures() {
+        if bytes.is_empty() {
+            continue;
+        }
+        for _ in 0..20 {
+            let i = (next() % bytes.len() as u64) as usize;
+            bytes[i] =
+                [0u8, 0xff, b'\n', b'\r', b'|', b'[', b'\'', b':', b' '][(next() % 9) as usize];
+            all_parsers(&bytes);
+        }
+    }
+}
+
+#[test]
+fn hostile_shapes_never_panic() {
+    let giant = vec![b'x'; 1 << 20];
+    for input in [
+        &b""[..],
+        b"\0\0\0",
+        b"\xff\xfe\n\xc3",
+        b":\n:\n: kB\n",
+        b"Name:\n",
+        b"Filesystem\n\n\n",
+        b"Filesystem 1K-blocks Used\nx\n",
+        b"total\nMem:\n",
+        b"name|setting\n-+-\n|\n",
+        b" a | b \n---+---\n\xce\xbb|\n",
+        b"name,setting\n\"unterminated\n",
+        b"x = '\\",
+        b"[][][]",
+        b"postgres: ",
+        b"postgres: : ",
+        b"18446744073709551616\n",
+        &giant,
+    ] {
+        all_parsers(input);
+    }
+}
