@@ -414,3 +414,29 @@ fn last_sample_start_finds_the_last_event_line() {
     assert!(CALLCHAIN[start..].starts_with("opt cgu.01 28098"));
     assert_eq!(perf::last_sample_start(b"\tffff f (x)\n"), 0);
 }
+
+#[test]
+fn an_unclosed_header_ends_at_the_first_line_without_a_hash() {
+    let text = b"# ========\n# hostname : x\npostgres 1 [000]   1.000000:   1 cpu-clock: \n\tffff f (/bin/x)\n";
+    let mut reader = perf::samples(text);
+    assert_eq!(reader.next().map(|s| s.frames.len()), Some(1));
+    let (header, stats, _) = reader.finish();
+    assert_eq!(header.get("hostname"), Some("x"));
+    assert_eq!(stats.unrecognized_lines, 0);
+}
+
+#[test]
+fn no_cut_at_an_indented_line_read_as_a_frame() {
+    // Found by fuzzing: inside a call chain this indented line is a frame (it ends with a
+    // DSO), although it also has the shape of an event line.
+    let text = concat!(
+        "swapper     0 [000]  1096.135885:   10101010 cpu-clock:pppH: \n",
+        "        3efcbc x 4242/4250 [001]  5001.000100:    kvm:kvm_exit: vcpu 1 f ([kernel.kallsyms])\n",
+        "\tffffffff821f4735 default_idle+0x5 ([kernel.kallsyms])\n",
+    )
+    .as_bytes();
+    assert_eq!(perf::last_sample_start(text), 0);
+    let (s, _) = samples(text);
+    assert_eq!(s.len(), 1);
+    assert_eq!(s[0].frames.len(), 2);
+}

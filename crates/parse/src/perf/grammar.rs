@@ -155,7 +155,11 @@ pub(crate) fn last_event_line_start(input: &[u8]) -> Option<usize> {
             .is_some_and(|&b| b != b'\t' && b != b'#' && b != b'\n')
         {
             if let Ok(text) = std::str::from_utf8(line) {
-                if event_line(text.trim_end()).is_some() {
+                let text = text.trim_end();
+                // An indented line that is also a frame would be read as a frame inside a
+                // call chain: only a line read as an event line in every context is a cut.
+                let frame_too = text.starts_with(' ') && frame(text).is_some();
+                if !frame_too && event_line(text).is_some() {
                     return Some(start);
                 }
             }

@@ -108,6 +108,10 @@ impl<'a> Samples<'a> {
         }
         let trimmed = text.trim_end();
 
+        if self.in_header && !trimmed.starts_with('#') {
+            // Every header line starts with `#`: a block never closed ends here.
+            self.in_header = false;
+        }
         if self.in_header {
             self.counts.header_lines += 1;
             if trimmed.starts_with("# ========") {
