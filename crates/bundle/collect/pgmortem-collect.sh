@@ -111,17 +111,19 @@ NAME=pgmortem-$HOST-$STAMP
 WORK=$(mktemp -d "$OUTDIR/.pgmortem-collect.XXXXXX") || die "cannot create a directory in $OUTDIR"
 D=$WORK/$NAME
 mkdir "$D" || die "cannot create $D"
-ENTRIES=$WORK/entries
-: >"$ENTRIES"
+# Manifest entries are kept in memory: on a full disk they must survive to the end.
+ENTRIES=
 trap 'rm -rf "$WORK"' EXIT
 trap 'rm -rf "$WORK"; exit 130' INT TERM
 
-# free_ok: true when the output copy system has at least max(1 GiB, 5%) free.
+# free_ok: true when the output file system has at least max(1 GiB, 5%) free; sets AVAIL_KB.
+AVAIL_KB=
 free_ok() {
     f_line=$(df -Pk "$OUTDIR" 2>/dev/null | awk 'NR == 2 { print $2, $4 }')
     f_size=${f_line% *}
     f_avail=${f_line#* }
     is_number "$f_size" && is_number "$f_avail" || return 0
+    AVAIL_KB=$f_avail
     f_need=$((f_size / 20))
     [ "$f_need" -lt "$MIN_FREE_KB" ] && f_need=$MIN_FREE_KB
     [ "$f_avail" -ge "$f_need" ]
@@ -131,6 +133,13 @@ LOW_DISK=0
 if ! free_ok; then
     LOW_DISK=1
     say "less than max(1 GiB, 5%) free in $OUTDIR: heavy items (perf, server log) are skipped"
+    # Every item is capped to an eighth of what is free, so the small ones still fit.
+    if is_number "$AVAIL_KB"; then
+        l_cap=$((AVAIL_KB * 1024 / 8))
+        [ "$l_cap" -lt 4096 ] && l_cap=4096
+        [ "$CAP" -gt "$l_cap" ] && CAP=$l_cap
+        [ "$KERNEL_LOG_BYTES" -gt "$l_cap" ] && KERNEL_LOG_BYTES=$l_cap
+    fi
 fi
 
 # ---------------------------------------------------------------------------------------------
@@ -142,9 +151,10 @@ json_escape() {
 
 # record PATH KIND COMMAND STATUS DURATION_MS BYTES CAPPED NOTE
 record() {
-    printf '{"path":"%s","kind":"%s","command":"%s","status":%s,"duration_ms":%s,"bytes":%s,"capped":%s,"note":"%s"}\n' \
-        "$(json_escape "$1")" "$2" "$(json_escape "$3")" "$4" "$5" "$6" "$7" \
-        "$(json_escape "$8")" >>"$ENTRIES"
+    r_entry=$(printf '{"path":"%s","kind":"%s","command":"%s","status":%s,"duration_ms":%s,"bytes":%s,"capped":%s,"note":"%s"}' \
+        "$(json_escape "$1")" "$2" "$(json_escape "$3")" "$4" "$5" "$6" "$7" "$(json_escape "$8")")
+    ENTRIES="$ENTRIES$r_entry
+"
 }
 
 # wrap SECONDS CMD [ARGS...]: the command under timeout, nice and ionice when they exist.
@@ -176,22 +186,36 @@ run() {
         return 0
     fi
     r_start=$(now_ms)
-    case $r_cap in
-    -*)
-        { wrap "$r_secs" "$@" 2>"$WORK/err"; echo $? >"$WORK/rc"; } | tail -c "${r_cap#-}" >"$r_out"
-        ;;
-    *)
-        { wrap "$r_secs" "$@" 2>"$WORK/err"; echo $? >"$WORK/rc"; } | head -c "$r_cap" >"$r_out"
-        ;;
-    esac
+    case $r_cap in -*) r_keep="tail" ;; *) r_keep="head" ;; esac
+    # The command's status and the writer's come back on fd 3, never through a file: on a full
+    # disk nothing more can be written, and the manifest must still say what happened.
+    r_st=$({
+        {
+            wrap "$r_secs" "$@" 2>"$WORK/err" 3>&-
+            echo "rc=$?" >&3
+        } | {
+            "$r_keep" -c "${r_cap#-}" >"$r_out" 2>&3
+            echo "w=$?" >&3
+        }
+    } 3>&1)
     r_end=$(now_ms)
-    r_rc=$(cat "$WORK/rc" 2>/dev/null)
+    r_rc=$(printf '%s\n' "$r_st" | sed -n 's/^rc=//p' | head -n 1)
     is_number "$r_rc" || r_rc=255
-    r_bytes=$(wc -c <"$r_out" | tr -d ' ')
+    r_w=$(printf '%s\n' "$r_st" | sed -n 's/^w=//p' | head -n 1)
+    r_bytes=$(wc -c <"$r_out" 2>/dev/null | tr -d ' ')
+    is_number "$r_bytes" || r_bytes=0
     r_capped=false
     [ "$r_bytes" -ge "${r_cap#-}" ] && r_capped=true
     r_note=$(head -c 300 "$WORK/err" 2>/dev/null | head -n 1)
     [ "$r_rc" = 124 ] && r_note="timed out after ${r_secs}s; $r_note"
+    if [ "$r_w" != 0 ]; then
+        r_werr=$(printf '%s\n' "$r_st" | grep -v -e '^rc=' -e '^w=' | head -n 1)
+        rm -f "$r_out"
+        r_note="not kept: writing it to $OUTDIR failed (${r_werr:-status $r_w}) after $r_bytes bytes${r_note:+; $r_note}"
+        r_bytes=0
+        r_capped=false
+        say "$r_path: ${r_werr:-write failed}"
+    fi
     record "$r_path" "$r_kind" "$r_cmd" "$r_rc" $((r_end - r_start)) "$r_bytes" "$r_capped" "$r_note"
     if [ "$r_bytes" -eq 0 ] && [ "$r_rc" != 0 ]; then
         rm -f "$r_out"
@@ -220,13 +244,17 @@ c_up=$(cat /proc/uptime 2>/dev/null)
 c_now=$(utc_now)
 c_bt=$(grep '^btime ' /proc/stat 2>/dev/null)
 c_end=$(now_ms)
-printf '%s\n' "$c_up" >"$D/clock/uptime.txt"
-printf '%s\n' "$c_now" >"$D/clock/date.txt"
-printf '%s\n' "$c_bt" >"$D/clock/btime.txt"
 for c_item in uptime:/proc/uptime date:'date -u +%Y-%m-%dT%H:%M:%S.%NZ' btime:'grep btime /proc/stat'; do
     c_kind=${c_item%%:*}
-    record "clock/$c_kind.txt" "$c_kind" "${c_item#*:}" 0 $((c_end - c_start)) \
-        "$(wc -c <"$D/clock/$c_kind.txt" | tr -d ' ')" false ""
+    case $c_kind in uptime) c_val=$c_up ;; date) c_val=$c_now ;; *) c_val=$c_bt ;; esac
+    c_note=
+    if ! printf '%s\n' "$c_val" >"$D/clock/$c_kind.txt" 2>/dev/null; then
+        rm -f "$D/clock/$c_kind.txt"
+        c_note="not kept: writing it to $OUTDIR failed; the reading was: $c_val"
+    fi
+    c_bytes=$(wc -c <"$D/clock/$c_kind.txt" 2>/dev/null | tr -d ' ')
+    is_number "$c_bytes" || c_bytes=0
+    record "clock/$c_kind.txt" "$c_kind" "${c_item#*:}" 0 $((c_end - c_start)) "$c_bytes" false "$c_note"
 done
 
 # ---------------------------------------------------------------------------------------------
@@ -467,19 +495,49 @@ fi
 # Manifest and archive
 
 ENDED=$(utc_now)
-{
-    printf '{\n  "format": "pgmortem.bundle",\n  "format_version": %s,\n' "$FORMAT_VERSION"
-    printf '  "collector": "pgmortem-collect.sh",\n  "collector_version": "%s",\n' "$COLLECTOR_VERSION"
-    printf '  "arguments": "%s",\n  "uid": %s,\n' "$(json_escape "$ARGUMENTS")" "$(id -u)"
-    printf '  "started": "%s",\n  "ended": "%s",\n  "files": [\n' "$STARTED" "$ENDED"
-    sed -e 's/^/    /' -e '$!s/$/,/' "$ENTRIES"
-    printf '  ]\n}\n'
-} >"$D/manifest.json"
-
 OUT=$OUTDIR/$NAME.tar.gz
-if ! tar -C "$WORK" -czf "$OUT" "$NAME"; then
-    die "could not write $OUT"
-fi
+
+# write_manifest: manifest.json from the entries; false when it could not be written whole.
+write_manifest() {
+    {
+        printf '{\n  "format": "pgmortem.bundle",\n  "format_version": %s,\n' "$FORMAT_VERSION"
+        printf '  "collector": "pgmortem-collect.sh",\n  "collector_version": "%s",\n' "$COLLECTOR_VERSION"
+        printf '  "arguments": "%s",\n  "uid": %s,\n' "$(json_escape "$ARGUMENTS")" "$(id -u)"
+        printf '  "started": "%s",\n  "ended": "%s",\n  "files": [\n' "$STARTED" "$ENDED"
+        printf '%s' "$ENTRIES" | sed -e 's/^/    /' -e '$!s/$/,/'
+        printf '  ]\n}\n'
+    } >"$D/manifest.json" 2>/dev/null && [ "$(tail -c 2 "$D/manifest.json")" = "}" ]
+}
+
+# drop_biggest: removes the largest collected file to make room for the archive (files of no
+# kind pgmortem reads first), and says so in its manifest entry; false when none is left.
+drop_biggest() {
+    d_unknown=$(printf '%s' "$ENTRIES" | sed -n 's/^{"path":"\([^"]*\)","kind":"unknown".*/\1/p')
+    d_line=$(cd "$D" && find . -type f ! -path ./manifest.json -exec wc -c {} + 2>/dev/null |
+        awk -v u="$d_unknown" 'BEGIN { n = split(u, l, "\n"); for (i = 1; i <= n; i++) unk["./" l[i]] = 1 }
+            $2 != "total" { print ($2 in unk) ? 1 : 0, $1, substr($2, 3) }' |
+        sort -n -k1,1 -k2,2 | tail -n 1 | cut -d ' ' -f 2-)
+    d_file=$D/${d_line#* }
+    [ -n "$d_line" ] && [ -f "$d_file" ] || return 1
+    d_rel=${d_file#"$D"/}
+    rm -f "$d_file"
+    say "no room for the archive in $OUTDIR: dropped $d_rel (${d_line%% *} bytes)"
+    d_note="not kept: no room for it in the archive in $OUTDIR (${d_line%% *} bytes)"
+    ENTRIES="$(printf '%s' "$ENTRIES" | awk -v p="$d_rel" -v n="$d_note" '
+        index($0, "{\"path\":\"" p "\",") == 1 {
+            sub(/"bytes":[0-9]*/, "\"bytes\":0"); sub(/"capped":true/, "\"capped\":false")
+            if (!sub(/"note":""/, "\"note\":\"" n "\"")) sub(/"note":"/, "\"note\":\"" n "; ")
+        }
+        { print }')
+"
+}
+
+# The archive is written next to the collected files; on a full disk the largest files go
+# first until the rest fits, each one named in the manifest.
+while ! { write_manifest && tar -C "$WORK" -czf "$OUT" "$NAME" 2>/dev/null; }; do
+    rm -f "$OUT"
+    drop_biggest || die "could not write $OUT"
+done
 chmod 600 "$OUT" 2>/dev/null
 say "wrote $OUT ($(wc -c <"$OUT" | tr -d ' ') bytes)"
 printf '%s\n' "$OUT"

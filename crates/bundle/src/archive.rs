@@ -5,6 +5,7 @@ use std::collections::HashSet;
 use std::io::{self, Read};
 
 use crate::open::{OpenOptions, Skipped};
+use crate::tail::read_tail;
 
 /// What a compressed or archived file is, from its first bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,7 +72,7 @@ impl<R> Capped<R> {
     }
 }
 
-pub(crate) const OVER_LIMIT: &str = "decompressed data over the bundle's total limit";
+pub(crate) const OVER_LIMIT: &str = "decompressed data over the bundle's decompression limit";
 
 impl<R: Read> Read for Capped<R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
@@ -93,10 +94,13 @@ impl<R: Read> Read for Capped<R> {
     }
 }
 
-/// One regular file read from an archive.
+/// One regular file read from a bundle.
 pub(crate) struct Member {
     pub path: String,
+    /// The file, or its end when it is over the per-file limit.
     pub bytes: Vec<u8>,
+    /// The file's full size.
+    pub total: u64,
 }
 
 /// Everything read from an archive: files, entries not read (and why), and the reason the
@@ -107,9 +111,9 @@ pub(crate) struct ArchiveContents {
     pub stopped: Option<String>,
 }
 
-/// Reads every entry of the tar stream `reader`. Regular files are read into memory up to
-/// `max_file_bytes` each and `max_total_bytes` in all (the caller wraps `reader` in [`Capped`]
-/// for the decompressed total); everything else is listed.
+/// Reads every entry of the tar stream `reader`. Regular files are read into memory, the last
+/// `max_file_bytes` of each and `max_total_bytes` in all (the caller wraps `reader` in
+/// [`Capped`] for the decompressed total); everything else is listed.
 pub(crate) fn read_tar<R: Read>(reader: R, options: &OpenOptions) -> ArchiveContents {
     let mut archive = tar::Archive::new(reader);
     let mut out = ArchiveContents {
@@ -182,18 +186,10 @@ pub(crate) fn read_tar<R: Read>(reader: R, options: &OpenOptions) -> ArchiveCont
             });
             continue;
         }
-        let size = entry.header().size().unwrap_or(u64::MAX);
-        if size > options.max_file_bytes {
-            out.skipped.push(Skipped {
-                path,
-                reason: format!(
-                    "{size} bytes, larger than the {}-byte limit",
-                    options.max_file_bytes
-                ),
-            });
-            continue;
-        }
-        if kept_bytes.saturating_add(size) > options.max_total_bytes {
+        // The entry's size, from a PAX `size` record when there is one (files over 8 GiB).
+        let size = entry.size();
+        let keep = size.min(options.max_file_bytes);
+        if kept_bytes.saturating_add(keep) > options.max_total_bytes {
             out.skipped.push(Skipped {
                 path,
                 reason: format!(
@@ -203,16 +199,20 @@ pub(crate) fn read_tar<R: Read>(reader: R, options: &OpenOptions) -> ArchiveCont
             });
             continue;
         }
-        let mut bytes = Vec::with_capacity(size.min(1 << 20) as usize);
-        match (&mut entry).take(size).read_to_end(&mut bytes) {
-            Ok(_) if bytes.len() as u64 == size => {
-                kept_bytes += size;
-                out.members.push(Member { path, bytes });
+        // Files over the per-file limit keep their end (the newest lines of a log).
+        match read_tail((&mut entry).take(size), options.max_file_bytes) {
+            Ok(kept) if kept.total == size => {
+                kept_bytes += kept.bytes.len() as u64;
+                out.members.push(Member {
+                    path,
+                    bytes: kept.bytes,
+                    total: kept.total,
+                });
             }
-            Ok(_) => {
+            Ok(kept) => {
                 out.skipped.push(Skipped {
                     path,
-                    reason: format!("truncated: {} of {size} bytes in the archive", bytes.len()),
+                    reason: format!("truncated: {} of {size} bytes in the archive", kept.total),
                 });
                 out.stopped = Some("archive truncated".into());
                 break;

@@ -155,7 +155,7 @@ pub fn recognize(head: &[u8]) -> SourceKind {
 }
 
 /// Titles: every non-blank line is a PostgreSQL process title, at least one `postgres: ` one.
-fn sniff_titles(head: &[u8]) -> Option<f32> {
+pub(crate) fn sniff_titles(head: &[u8]) -> Option<f32> {
     let (titles, stats) = system::parse_titles(head);
     let any_child = titles.iter().any(|t| t.title.starts_with("postgres: "));
     (any_child && stats.unrecognized_lines == 0).then_some(0.7)

@@ -12,10 +12,12 @@
 //! The collector script itself ships here too ([`COLLECTOR_SCRIPT`]).
 
 mod archive;
+mod checks;
 mod kind;
 mod manifest;
 mod open;
 mod stats;
+mod tail;
 
 pub use kind::{SourceKind, kind_from_path, recognize};
 pub use manifest::{MANIFEST_FORMAT, Manifest, ManifestFile};

@@ -56,8 +56,19 @@ pub struct ManifestFile {
 impl Manifest {
     /// Reads a manifest; `None` when it is not JSON or not a pgmortem bundle manifest.
     pub fn parse(bytes: &[u8]) -> Option<Manifest> {
-        let m: Manifest = serde_json::from_slice(bytes).ok()?;
-        (m.format == MANIFEST_FORMAT).then_some(m)
+        Manifest::read(bytes).ok()
+    }
+
+    /// Reads a manifest, or says why it is not one (not JSON, or another `format`).
+    pub fn read(bytes: &[u8]) -> Result<Manifest, String> {
+        let m: Manifest = serde_json::from_slice(bytes).map_err(|e| format!("not JSON: {e}"))?;
+        if m.format != MANIFEST_FORMAT {
+            return Err(format!(
+                "its format is {:?}, not {MANIFEST_FORMAT:?}",
+                m.format
+            ));
+        }
+        Ok(m)
     }
 
     /// The entry for `path`.

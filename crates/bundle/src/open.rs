@@ -7,18 +7,26 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::archive::{Capped, Container, container, read_tar};
+use crate::archive::{Capped, Container, Member, container, read_tar};
+use crate::checks;
 use crate::kind::{SourceKind, kind_from_path, recognize};
 use crate::manifest::Manifest;
+use crate::tail::{human_bytes, read_file_tail, read_tail};
 
-/// Limits applied while reading a bundle.
+/// Limits applied while reading a bundle. Memory use is bounded by `max_total_bytes` (and a
+/// single file by `max_file_bytes`), whatever the size of the bundle.
 #[derive(Debug, Clone)]
 pub struct OpenOptions {
-    /// Files larger than this are not read (listed as skipped). Default 2 GiB.
+    /// Files larger than this keep only their last `max_file_bytes` bytes, from a line start
+    /// (the newest lines of a log), with a note saying so. Default 20 MiB, what the collector
+    /// keeps of the server log: parsed, a log takes about 7 times its size in memory.
     pub max_file_bytes: u64,
-    /// Bytes kept in memory for the whole bundle, and bytes decompressed from one archive: a
-    /// decompression bomb stops here with a clear reason. Default 4 GiB.
+    /// Bytes kept in memory for the whole bundle: files past it are listed as skipped.
+    /// Default 512 MiB.
     pub max_total_bytes: u64,
+    /// Bytes decompressed from one archive: a decompression bomb stops here with a clear
+    /// reason (what it costs is time, not memory). Default 64 GiB.
+    pub max_decompressed_bytes: u64,
     /// Entries read from one archive. Default 100 000.
     pub max_entries: usize,
     /// How many bytes of a file are used to recognise its kind. Default 16 KiB.
@@ -30,8 +38,9 @@ pub struct OpenOptions {
 impl Default for OpenOptions {
     fn default() -> Self {
         Self {
-            max_file_bytes: 2 << 30,
-            max_total_bytes: 4 << 30,
+            max_file_bytes: 20 << 20,
+            max_total_bytes: 512 << 20,
+            max_decompressed_bytes: 64 << 30,
             max_entries: 100_000,
             sniff_bytes: 16 * 1024,
             max_depth: 8,
@@ -51,6 +60,17 @@ pub enum RecognizedBy {
     Content,
 }
 
+impl RecognizedBy {
+    /// `manifest.json`, `its path` or `its content`, for notes.
+    pub(crate) fn describe(self) -> &'static str {
+        match self {
+            RecognizedBy::Manifest => "manifest.json",
+            RecognizedBy::Path => "its path",
+            RecognizedBy::Content => "its content",
+        }
+    }
+}
+
 /// One readable file of a bundle, its kind recognised.
 #[derive(Debug, Clone)]
 pub struct Source {
@@ -64,6 +84,10 @@ pub struct Source {
     pub recognized_by: RecognizedBy,
     /// The file's bytes.
     pub bytes: Vec<u8>,
+    /// What a reader should know before trusting the file: empty, binary data, a kind the
+    /// content contradicted (`manifest.json says meminfo, but the content reads as
+    /// kernel_log`), a size that disagrees with the manifest, a manifest that is not one.
+    pub note: Option<String>,
 }
 
 /// A file of the bundle that was not read, and why.
@@ -81,7 +105,8 @@ pub struct Bundle {
     /// Readable files, sorted by path.
     pub sources: Vec<Source>,
     /// Files that could not be read, sorted by path. An archive that ended early is listed
-    /// under its own name with the reason.
+    /// under its own name with the reason; a file the manifest lists but the bundle lacks is
+    /// listed with the reason `not in the bundle: …` and what the collector recorded.
     pub skipped: Vec<Skipped>,
     /// The collector's manifest, when the bundle has a readable one.
     pub manifest: Option<Manifest>,
@@ -168,8 +193,12 @@ pub fn open(path: &Path, options: &OpenOptions) -> Result<Bundle, BundleError> {
                     reason,
                 });
             }
-            None => match read_limited(path, options.max_file_bytes) {
-                Ok(bytes) => members.push((name, bytes)),
+            None => match read_file_tail(path, options.max_file_bytes) {
+                Ok(kept) => members.push(Member {
+                    path: name,
+                    bytes: kept.bytes,
+                    total: kept.total,
+                }),
                 Err(e) => return Err(io_err(e)),
             },
         }
@@ -181,7 +210,7 @@ pub fn open(path: &Path, options: &OpenOptions) -> Result<Bundle, BundleError> {
     Ok(classify(members, skipped, options))
 }
 
-type Members = Vec<(String, Vec<u8>)>;
+type Members = Vec<Member>;
 
 /// Reads a (decompressed) stream: a tar archive, or else one compressed file named after the
 /// archive without its compression suffix.
@@ -191,7 +220,7 @@ fn read_stream<R: Read>(
     suffixes: &[&str],
     options: &OpenOptions,
 ) -> Result<(Members, Vec<Skipped>), String> {
-    let mut reader = Capped::new(reader, options.max_total_bytes);
+    let mut reader = Capped::new(reader, options.max_decompressed_bytes);
     let mut head = Vec::with_capacity(512);
     (&mut reader)
         .take(512)
@@ -204,25 +233,19 @@ fn read_stream<R: Read>(
             .find_map(|s| name.strip_suffix(s))
             .unwrap_or(name)
             .to_owned();
-        let mut bytes = Vec::new();
-        stream
-            .take(options.max_file_bytes + 1)
-            .read_to_end(&mut bytes)
+        let kept = read_tail(stream, options.max_file_bytes)
             .map_err(|e| format!("cannot decompress: {e}"))?;
-        if bytes.len() as u64 > options.max_file_bytes {
-            return Err(format!(
-                "decompressed file larger than the {}-byte limit",
-                options.max_file_bytes
-            ));
-        }
-        return Ok((vec![(inner, bytes)], Vec::new()));
+        return Ok((
+            vec![Member {
+                path: inner,
+                bytes: kept.bytes,
+                total: kept.total,
+            }],
+            Vec::new(),
+        ));
     }
     let contents = read_tar(stream, options);
-    let mut members: Members = contents
-        .members
-        .into_iter()
-        .map(|m| (m.path, m.bytes))
-        .collect();
+    let mut members: Members = contents.members;
     let mut skipped = contents.skipped;
     strip_common_top(&mut members, &mut skipped);
     if let Some(reason) = contents.stopped {
@@ -241,7 +264,7 @@ fn read_stream<R: Read>(
 fn strip_common_top(members: &mut Members, skipped: &mut [Skipped]) {
     let paths = members
         .iter()
-        .map(|(p, _)| p.as_str())
+        .map(|m| m.path.as_str())
         .chain(skipped.iter().map(|s| s.path.as_str()));
     let mut top: Option<&str> = None;
     for p in paths {
@@ -257,8 +280,8 @@ fn strip_common_top(members: &mut Members, skipped: &mut [Skipped]) {
     let Some(top) = top.map(|t| format!("{t}/")) else {
         return;
     };
-    for (p, _) in members.iter_mut() {
-        *p = p[top.len()..].to_owned();
+    for m in members.iter_mut() {
+        m.path = m.path[top.len()..].to_owned();
     }
     for s in skipped.iter_mut() {
         if let Some(rest) = s.path.strip_prefix(&top) {
@@ -267,15 +290,26 @@ fn strip_common_top(members: &mut Members, skipped: &mut [Skipped]) {
     }
 }
 
-/// Decides each file's kind (manifest, then path, then content) and sorts everything.
+/// Decides each file's kind (manifest, then path, then content; content overrules a name it
+/// clearly contradicts), notes what is odd about each file, lists the manifest's entries the
+/// bundle lacks, and sorts everything.
 fn classify(members: Members, mut skipped: Vec<Skipped>, options: &OpenOptions) -> Bundle {
-    let manifest = members
+    let manifest_read = members
         .iter()
-        .find(|(p, _)| p == "manifest.json")
-        .and_then(|(_, b)| Manifest::parse(b));
+        .find(|m| m.path == "manifest.json")
+        .map(|m| Manifest::read(&m.bytes));
+    let manifest = manifest_read
+        .as_ref()
+        .and_then(|r| r.as_ref().ok())
+        .cloned();
     let mut total = 0u64;
     let mut sources = Vec::with_capacity(members.len());
-    for (path, bytes) in members {
+    for Member {
+        path,
+        bytes,
+        total: file_size,
+    } in members
+    {
         total += bytes.len() as u64;
         if total > options.max_total_bytes {
             skipped.push(Skipped {
@@ -287,25 +321,60 @@ fn classify(members: Members, mut skipped: Vec<Skipped>, options: &OpenOptions) 
             });
             continue;
         }
-        let declared = manifest
-            .as_ref()
-            .and_then(|m| m.file(&path))
+        let head = &bytes[..bytes.len().min(options.sniff_bytes)];
+        let entry = manifest.as_ref().and_then(|m| m.file(&path));
+        let declared = entry
             .and_then(|f| SourceKind::from_name(&f.kind))
-            .filter(|k| *k != SourceKind::Unknown);
-        let (kind, recognized_by) = if let Some(kind) = declared {
-            (kind, RecognizedBy::Manifest)
-        } else if let Some(kind) = kind_from_path(&path) {
-            (kind, RecognizedBy::Path)
+            .filter(|k| *k != SourceKind::Unknown)
+            .map(|k| (k, RecognizedBy::Manifest))
+            .or_else(|| kind_from_path(&path).map(|k| (k, RecognizedBy::Path)));
+        let mut notes = Vec::new();
+        // Binary data is no kind pgmortem reads, whatever its name says.
+        let (kind, recognized_by) = if let Some(binary) = checks::binary_note(head) {
+            notes.push(binary);
+            if let Some((kind, by)) = declared {
+                notes.push(format!("{} says {}", by.describe(), kind.as_str()));
+            }
+            (SourceKind::Unknown, RecognizedBy::Content)
+        } else if let Some((kind, by)) = declared {
+            let (kind, by, note) = checks::settle_kind(kind, by, head);
+            notes.extend(note);
+            (kind, by)
         } else {
-            let head = &bytes[..bytes.len().min(options.sniff_bytes)];
             (recognize(head), RecognizedBy::Content)
         };
+        if (bytes.len() as u64) < file_size {
+            notes.push(format!(
+                "only its last {} of {} were read: files over the {}-byte limit keep their \
+                 end, older lines are not analysed",
+                human_bytes(bytes.len() as u64),
+                human_bytes(file_size),
+                options.max_file_bytes
+            ));
+        } else if bytes.is_empty() {
+            notes.push("empty file".to_owned());
+        }
+        notes.extend(checks::size_note(entry, file_size));
+        if kind == SourceKind::Manifest
+            && let Some(Err(why)) = manifest_read.as_ref().filter(|_| path == "manifest.json")
+        {
+            notes.push(format!(
+                "not a pgmortem manifest ({why}): kinds come from paths and content"
+            ));
+        }
         sources.push(Source {
             path,
             kind,
             recognized_by,
             bytes,
+            note: (!notes.is_empty()).then(|| notes.join("; ")),
         });
+    }
+    if let Some(m) = &manifest {
+        let present =
+            |p: &str| sources.iter().any(|s| s.path == p) || skipped.iter().any(|s| s.path == p);
+        let missing = checks::not_in_bundle(m, &present);
+        skipped.extend(missing);
     }
     sources.sort_by(|a, b| a.path.cmp(&b.path));
     skipped.sort_by(|a, b| a.path.cmp(&b.path));
@@ -348,8 +417,12 @@ fn walk(
                 });
             }
         } else if file_type.is_file() {
-            match read_limited(&path, options.max_file_bytes) {
-                Ok(bytes) => members.push((rel, bytes)),
+            match read_file_tail(&path, options.max_file_bytes) {
+                Ok(kept) => members.push(Member {
+                    path: rel,
+                    bytes: kept.bytes,
+                    total: kept.total,
+                }),
                 Err(e) => skipped.push(Skipped {
                     path: rel,
                     reason: e.to_string(),
@@ -368,18 +441,6 @@ fn walk(
         }
     }
     Ok(())
-}
-
-fn read_limited(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
-    let file = fs::File::open(path)?;
-    let mut bytes = Vec::new();
-    file.take(max + 1).read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > max {
-        return Err(std::io::Error::other(format!(
-            "larger than the {max}-byte limit"
-        )));
-    }
-    Ok(bytes)
 }
 
 fn relative(root: &Path, path: &Path) -> String {
@@ -419,16 +480,25 @@ mod tests {
     }
 
     #[test]
-    fn a_file_over_the_limit_is_skipped_with_its_reason() {
+    fn a_file_over_the_limit_keeps_its_end_and_says_so() {
         let dir = tempfile::tempdir().unwrap();
-        fs::write(dir.path().join("big"), vec![b'x'; 100]).unwrap();
+        let log: Vec<u8> = (0..100)
+            .flat_map(|i| format!("line {i}\n").into_bytes())
+            .collect();
+        fs::write(dir.path().join("big.log"), &log).unwrap();
         let options = OpenOptions {
-            max_file_bytes: 10,
+            max_file_bytes: 30,
             ..OpenOptions::default()
         };
         let bundle = open(dir.path(), &options).unwrap();
-        assert!(bundle.sources.is_empty());
-        assert!(bundle.skipped[0].reason.contains("10-byte limit"));
+        let s = &bundle.sources[0];
+        assert_eq!(s.bytes, b"line 97\nline 98\nline 99\n");
+        let note = s.note.as_deref().unwrap();
+        assert!(
+            note.starts_with("only its last 24 bytes of 790 bytes were read"),
+            "{note}"
+        );
+        assert!(note.contains("30-byte limit"), "{note}");
     }
 
     #[test]

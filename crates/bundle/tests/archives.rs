@@ -155,7 +155,7 @@ fn hostile_entries_are_listed_not_followed() {
 }
 
 #[test]
-fn decompression_bomb_stops_at_the_total_limit() {
+fn decompression_bomb_stops_at_the_decompression_limit() {
     let zeros = vec![0u8; 8 << 20];
     let bytes = TarBuilder::new()
         .file("a.txt", b"first\n")
@@ -164,22 +164,48 @@ fn decompression_bomb_stops_at_the_total_limit() {
         .gz();
     assert!(bytes.len() < 64 << 10, "compressed {} bytes", bytes.len());
     let options = OpenOptions {
-        max_total_bytes: 1 << 20,
+        max_decompressed_bytes: 1 << 20,
         ..OpenOptions::default()
     };
     let b = open_bytes("bomb.tar.gz", &bytes, &options);
     assert_eq!(kinds(&b), [("a.txt", SourceKind::Unknown)]);
     let got = skipped(&b);
     assert!(
-        got.iter().any(|(_, r)| r.contains("total limit")),
+        got.iter().any(|(_, r)| r.contains("decompression limit")),
         "{got:?}"
     );
 }
 
 #[test]
-fn per_file_limit_skips_one_file_and_reads_on() {
+fn total_limit_skips_what_does_not_fit_in_memory_and_reads_on() {
     let bytes = TarBuilder::new()
+        .file("a.txt", b"first\n")
         .file("big", &vec![b'x'; 4096])
+        .file("after", b"5196.43 9876.54\n")
+        .zst();
+    let options = OpenOptions {
+        max_total_bytes: 1000,
+        ..OpenOptions::default()
+    };
+    let b = open_bytes("t.tar.zst", &bytes, &options);
+    assert_eq!(
+        kinds(&b),
+        [
+            ("a.txt", SourceKind::Unknown),
+            ("after", SourceKind::Uptime)
+        ]
+    );
+    assert_eq!(skipped(&b)[0].0, "big");
+    assert!(skipped(&b)[0].1.contains("1000-byte total limit"));
+}
+
+#[test]
+fn per_file_limit_keeps_the_end_of_one_file_and_reads_on() {
+    let log: Vec<u8> = (0..1000)
+        .flat_map(|i| format!("line {i:04}\n").into_bytes())
+        .collect();
+    let bytes = TarBuilder::new()
+        .file("big", &log)
         .file("small", b"5196.43 9876.54\n")
         .zst();
     let options = OpenOptions {
@@ -187,9 +213,16 @@ fn per_file_limit_skips_one_file_and_reads_on() {
         ..OpenOptions::default()
     };
     let b = open_bytes("b.tar.zst", &bytes, &options);
-    assert_eq!(kinds(&b), [("small", SourceKind::Uptime)]);
-    assert_eq!(skipped(&b)[0].0, "big");
-    assert!(skipped(&b)[0].1.contains("1000-byte limit"));
+    assert_eq!(
+        kinds(&b),
+        [("big", SourceKind::Unknown), ("small", SourceKind::Uptime)]
+    );
+    assert!(b.skipped.is_empty());
+    let big = &b.sources[0];
+    assert!(big.bytes.len() <= 1000 && log.ends_with(&big.bytes));
+    assert!(big.bytes.starts_with(b"line "));
+    let note = big.note.as_deref().unwrap();
+    assert!(note.contains("of 9.8 KiB were read"), "{note}");
 }
 
 #[test]
@@ -258,4 +291,33 @@ fn garbage_with_a_gzip_magic_is_a_clear_error() {
     std::fs::write(&path, [0x1f, 0x8b, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9]).unwrap();
     let err = open(&path, &OpenOptions::default()).unwrap_err();
     assert!(err.to_string().contains("x.tar.gz"), "{err}");
+}
+
+#[test]
+fn pax_size_record_is_the_size() {
+    // Files over 8 GiB carry their size in a PAX `size` record, the ustar field left 0 (what
+    // GNU tar and Python write): the record is the size.
+    let log: Vec<u8> = (0..30)
+        .flat_map(|i| format!("line {i:04}\n").into_bytes())
+        .collect();
+    assert_eq!(log.len(), 300);
+    let mut b = tar::Builder::new(Vec::new());
+    let record = b"12 size=300\n";
+    let pax = header(
+        b"PaxHeaders/big.log",
+        record.len() as u64,
+        tar::EntryType::XHeader,
+    );
+    b.append(&pax, &record[..]).unwrap();
+    let h = header(b"big.log", 0, tar::EntryType::Regular);
+    b.append(&h, &[][..]).unwrap();
+    let out = b.get_mut();
+    out.extend_from_slice(&log);
+    out.resize(out.len() + 512 - log.len() % 512, 0);
+    let b = TarBuilder(b).file("after", b"5196.43 9876.54\n");
+    let bundle = open_bytes("pax.tar", &b.tar(), &OpenOptions::default());
+    assert!(bundle.skipped.is_empty(), "{:?}", bundle.skipped);
+    assert_eq!(bundle.sources[0].path, "after");
+    assert_eq!(bundle.sources[1].path, "big.log");
+    assert_eq!(bundle.sources[1].bytes, log);
 }

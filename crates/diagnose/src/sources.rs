@@ -88,7 +88,7 @@ pub(crate) fn parse_all(
             records: 0,
             unrecognized_lines: 0,
             unrecognized_examples: Vec::new(),
-            note: None,
+            note: source.note.clone(),
         };
         match source.kind {
             SourceKind::KernelLog => {
@@ -122,7 +122,10 @@ pub(crate) fn parse_all(
                     let lines = pgmortem_parse::lines::Lines::new(&source.bytes).count() as u64;
                     summary.lines = lines;
                     summary.unrecognized_lines = lines;
-                    summary.note = Some("kind not recognised from the content; not used".into());
+                    summary.note = Some(source.note.as_deref().map_or_else(
+                        || "kind not recognised from the content; not used".into(),
+                        |n| format!("{n}; not used"),
+                    ));
                 }
             },
         }

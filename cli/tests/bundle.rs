@@ -1,0 +1,170 @@
+//! `pgmortem analyze` on bundles as the collector writes them (the committed .tar.gz) and as
+//! they arrive broken: every file listed with its kind and how much of it was understood,
+//! every file that could not be used listed with why.
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+
+fn fixture(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../fixtures")
+        .join(rel)
+}
+
+fn analyze_json(path: &Path) -> serde_json::Value {
+    let out = Command::cargo_bin("pgmortem")
+        .unwrap()
+        .args(["analyze", "--format", "json"])
+        .arg(path)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    serde_json::from_slice(&out).expect("valid JSON")
+}
+
+fn sources(report: &serde_json::Value) -> &Vec<serde_json::Value> {
+    report["sources"].as_array().unwrap()
+}
+
+fn by_path<'a>(report: &'a serde_json::Value, path: &str) -> &'a serde_json::Value {
+    sources(report)
+        .iter()
+        .find(|s| s["path"] == path)
+        .unwrap_or_else(|| panic!("{path} not in the report"))
+}
+
+#[test]
+fn the_collected_archive_lists_every_file_with_its_kind_and_counts() {
+    let archive = fixture("formats/bundle/pg15-collected.tar.gz");
+    let report = analyze_json(&archive);
+    assert_eq!(report["schema"], "pgmortem.report/v1");
+
+    // Every file of the archive is in the report.
+    let listing = std::process::Command::new("tar")
+        .arg("tzf")
+        .arg(&archive)
+        .output()
+        .unwrap();
+    let members: Vec<String> = String::from_utf8(listing.stdout)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.ends_with('/'))
+        .map(|l| l.split_once('/').unwrap().1.to_owned())
+        .collect();
+    assert!(members.len() > 80, "{}", members.len());
+    for m in &members {
+        let s = by_path(&report, m);
+        assert_ne!(s["kind"], "unreadable", "{s}");
+    }
+
+    // Snapshots are understood completely; logs are parsed.
+    for (path, kind) in [
+        ("memory/meminfo.txt", "meminfo"),
+        ("memory/vmstat.txt", "vmstat"),
+        ("memory/sysctl-vm.txt", "sysctl"),
+        ("postgres/pg_settings.txt", "pg_settings"),
+        ("postgres/server.log", "postgres_log"),
+        ("processes/postgres-titles.txt", "process_titles"),
+        ("cgroup/16859/memory.stat", "cgroup_stat"),
+        ("clock/uptime.txt", "uptime"),
+    ] {
+        let s = by_path(&report, path);
+        assert_eq!(s["kind"], kind, "{s}");
+        assert!(s["records"].as_u64().unwrap() > 0, "{s}");
+        assert_eq!(s["unrecognized_lines"], 0, "{s}");
+    }
+    // Files of no kind pgmortem reads are listed as such, not dropped.
+    let ps = by_path(&report, "processes/ps.txt");
+    assert_eq!(ps["kind"], "unknown");
+    assert!(ps["note"].as_str().unwrap().contains("not used"));
+    // What the collector could not collect is listed with what it recorded.
+    let audit = by_path(&report, "audit/status.txt");
+    assert_eq!(audit["kind"], "unreadable");
+    assert_eq!(
+        audit["note"],
+        "not in the bundle: `auditctl -s` exited with status 127 (tool missing: auditctl)"
+    );
+    // The clock comes from the bundle's own readings.
+    assert_eq!(report["clock"]["boot_time_source"], "date_and_uptime");
+}
+
+#[test]
+fn the_text_report_of_the_archive_names_each_file() {
+    let out = Command::cargo_bin("pgmortem")
+        .unwrap()
+        .arg("analyze")
+        .arg(fixture("formats/bundle/pg15-collected.tar.gz"))
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    for needle in [
+        "memory/meminfo.txt",
+        "meminfo",
+        "postgres/server.log",
+        "postgres_log",
+        "audit/status.txt",
+        "tool missing: auditctl",
+    ] {
+        assert!(text.contains(needle), "{needle} missing from:\n{text}");
+    }
+}
+
+#[test]
+fn a_broken_bundle_says_what_it_could_not_use_and_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(
+        d.join("manifest.json"),
+        r#"{"format": "pgmortem.bundle", "files": [
+            {"path": "meminfo", "kind": "meminfo", "status": 0, "bytes": 10},
+            {"path": "kernel/dmesg.txt", "kind": "kernel_log", "command": "dmesg", "status": 1,
+             "note": "dmesg: read kernel buffer failed: Operation not permitted"}]}"#,
+    )
+    .unwrap();
+    std::fs::copy(
+        fixture("incidents/pg15-memcg-oom-sort/postgresql.log"),
+        d.join("meminfo"),
+    )
+    .unwrap();
+    std::fs::write(d.join("uptime"), b"").unwrap();
+    std::fs::write(
+        d.join("core"),
+        b"\x7fELF\x02\x01\x01\0\0\0\0\0\0\0\0\0\x03\0>\0",
+    )
+    .unwrap();
+    let report = analyze_json(d);
+    let meminfo = by_path(&report, "meminfo");
+    assert_eq!(meminfo["kind"], "postgres_log");
+    assert!(
+        meminfo["note"]
+            .as_str()
+            .unwrap()
+            .starts_with("manifest.json says meminfo, but the content reads as postgres_log"),
+        "{meminfo}"
+    );
+    assert_eq!(by_path(&report, "uptime")["note"], "empty file");
+    let core = by_path(&report, "core");
+    assert_eq!(core["kind"], "unknown");
+    assert!(
+        core["note"]
+            .as_str()
+            .unwrap()
+            .starts_with("binary data, not text"),
+        "{core}"
+    );
+    let dmesg = by_path(&report, "kernel/dmesg.txt");
+    assert_eq!(dmesg["kind"], "unreadable");
+    assert!(
+        dmesg["note"]
+            .as_str()
+            .unwrap()
+            .contains("Operation not permitted"),
+        "{dmesg}"
+    );
+}

@@ -1,0 +1,364 @@
+//! The collector under bad conditions: as an unprivileged user, without psql, with PostgreSQL
+//! down, with the kernel log closed to non-root users, and writing to a full disk. Each run
+//! must still yield a bundle whose manifest says what failed and why. Every test takes a few
+//! seconds; those that need root (runuser, sysctl, mount namespaces) say so and return when
+//! not root or without the `pgm` user.
+
+#![allow(clippy::print_stderr)]
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Mutex;
+
+use pgmortem_bundle::{Bundle, COLLECTOR_SCRIPT, ManifestFile, OpenOptions, SourceKind, open};
+
+/// The unprivileged account the non-root runs use (`useradd -m pgm`).
+const USER: &str = "pgm";
+
+/// Runs that change `kernel.dmesg_restrict` and runs that read the kernel log as non-root
+/// must not overlap.
+static DMESG_SYSCTL: Mutex<()> = Mutex::new(());
+
+fn is_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| o.stdout.trim_ascii() == b"0")
+}
+
+fn uid_of(user: &str) -> Option<u32> {
+    let out = Command::new("id").args(["-u", user]).output().ok()?;
+    out.status.success().then_some(())?;
+    std::str::from_utf8(&out.stdout).ok()?.trim().parse().ok()
+}
+
+fn can_run(what: &str, needs_user: bool) -> bool {
+    if !is_root() {
+        eprintln!("skipped {what}: needs root");
+        return false;
+    }
+    if needs_user && uid_of(USER).is_none() {
+        eprintln!("skipped {what}: no '{USER}' user (useradd -m {USER})");
+        return false;
+    }
+    true
+}
+
+/// A scratch directory everyone can write, holding a copy of the collector everyone can read.
+struct Scratch {
+    dir: tempfile::TempDir,
+}
+
+impl Scratch {
+    fn new() -> Scratch {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+        std::fs::write(dir.path().join("collect.sh"), COLLECTOR_SCRIPT).unwrap();
+        std::fs::set_permissions(
+            dir.path().join("collect.sh"),
+            std::fs::Permissions::from_mode(0o755),
+        )
+        .unwrap();
+        Scratch { dir }
+    }
+
+    fn script(&self) -> PathBuf {
+        self.dir.path().join("collect.sh")
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+}
+
+/// Runs `command`, which must print the bundle path last; opens that bundle.
+fn collect(mut command: Command) -> (Bundle, String) {
+    let run = command.output().unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr).into_owned();
+    assert!(run.status.success(), "{stderr}");
+    let stdout = String::from_utf8(run.stdout).unwrap();
+    let bundle_path = PathBuf::from(stdout.lines().last().expect("bundle path on stdout"));
+    let bundle = open(&bundle_path, &OpenOptions::default()).unwrap();
+    // Only what the collector could not collect is listed, with what it recorded.
+    for s in &bundle.skipped {
+        assert!(s.reason.starts_with("not in the bundle: "), "{s:?}");
+    }
+    (bundle, stderr)
+}
+
+fn entry<'a>(bundle: &'a Bundle, path: &str) -> &'a ManifestFile {
+    let manifest = bundle.manifest.as_ref().expect("manifest.json");
+    manifest
+        .file(path)
+        .unwrap_or_else(|| panic!("no manifest entry for {path}"))
+}
+
+fn has(bundle: &Bundle, kind: SourceKind) -> bool {
+    bundle.sources.iter().any(|s| s.kind == kind)
+}
+
+/// Every manifest entry either produced its file or says why not.
+fn every_entry_accounted_for(bundle: &Bundle) {
+    for f in &bundle.manifest.as_ref().unwrap().files {
+        let present = bundle.sources.iter().any(|s| s.path == f.path);
+        assert!(
+            present || f.status != Some(0) || f.bytes == Some(0),
+            "{f:?}"
+        );
+        if present {
+            let source = bundle.sources.iter().find(|s| s.path == f.path).unwrap();
+            assert_eq!(Some(source.bytes.len() as u64), f.bytes, "{}", f.path);
+        }
+    }
+}
+
+/// Sets `kernel.dmesg_restrict` for the life of the value, then puts the old value back.
+struct DmesgRestrict {
+    old: String,
+}
+
+const DMESG_RESTRICT: &str = "/proc/sys/kernel/dmesg_restrict";
+
+impl DmesgRestrict {
+    fn set(value: &str) -> DmesgRestrict {
+        let old = std::fs::read_to_string(DMESG_RESTRICT).unwrap();
+        std::fs::write(DMESG_RESTRICT, value).unwrap();
+        DmesgRestrict { old }
+    }
+}
+
+impl Drop for DmesgRestrict {
+    fn drop(&mut self) {
+        let _ = std::fs::write(DMESG_RESTRICT, self.old.trim());
+    }
+}
+
+fn as_user(scratch: &Scratch, args: &[&str]) -> Command {
+    let mut c = Command::new("runuser");
+    c.args(["-u", USER, "--", "sh"])
+        .arg(scratch.script())
+        .arg("-o")
+        .arg(scratch.path())
+        .args(args)
+        .current_dir(scratch.path());
+    c
+}
+
+#[test]
+fn as_an_unprivileged_user() {
+    if !can_run("the non-root run", true) {
+        return;
+    }
+    let _serial = DMESG_SYSCTL.lock().unwrap_or_else(|e| e.into_inner());
+    let scratch = Scratch::new();
+    let (bundle, _) = collect(as_user(&scratch, &["-h", "/nonexistent", "-p", "5"]));
+    let manifest = bundle.manifest.as_ref().unwrap();
+    assert_eq!(manifest.uid, uid_of(USER));
+    every_entry_accounted_for(&bundle);
+    // What any user may read is there.
+    for kind in [
+        SourceKind::Uptime,
+        SourceKind::Date,
+        SourceKind::Meminfo,
+        SourceKind::Vmstat,
+        SourceKind::Sysctl,
+        SourceKind::Free,
+    ] {
+        assert!(has(&bundle, kind), "no {kind:?}");
+    }
+    // The bundle belongs to the user who ran it, readable by them only.
+    let archive = std::fs::read_dir(scratch.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().ends_with(".tar.gz"))
+        .unwrap();
+    let mode = std::fs::metadata(&archive).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600);
+}
+
+#[test]
+fn with_the_kernel_log_closed_to_non_root_users() {
+    if !can_run("the dmesg_restrict run", true) {
+        return;
+    }
+    let _serial = DMESG_SYSCTL.lock().unwrap_or_else(|e| e.into_inner());
+    let scratch = Scratch::new();
+    let (bundle, _) = {
+        let _restrict = DmesgRestrict::set("1");
+        collect(as_user(&scratch, &["-h", "/nonexistent", "-p", "5"]))
+    };
+    let dmesg = entry(&bundle, "kernel/dmesg.txt");
+    assert_ne!(dmesg.status, Some(0), "{dmesg:?}");
+    assert!(dmesg.note.contains("Operation not permitted"), "{dmesg:?}");
+    assert!(!bundle.sources.iter().any(|s| s.path == "kernel/dmesg.txt"));
+    // The journal is tried instead, and what it gave (or why not) is recorded.
+    let journal = entry(&bundle, "kernel/journal-k.txt");
+    assert!(journal.command.starts_with("journalctl -k"), "{journal:?}");
+    every_entry_accounted_for(&bundle);
+    assert!(has(&bundle, SourceKind::Meminfo));
+}
+
+#[test]
+fn without_psql() {
+    if !can_run("the run without psql", false) {
+        return;
+    }
+    // A PATH holding every tool of /usr/bin and /usr/sbin but psql.
+    let scratch = Scratch::new();
+    let bin = scratch.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    for dir in ["/usr/bin", "/usr/sbin"] {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let e = e.unwrap();
+            let name = e.file_name();
+            if name == "psql" || bin.join(&name).exists() {
+                continue;
+            }
+            std::os::unix::fs::symlink(e.path(), bin.join(&name)).unwrap();
+        }
+    }
+    let mut c = Command::new("/bin/sh");
+    c.arg(scratch.script())
+        .arg("-o")
+        .arg(scratch.path())
+        .env("PATH", &bin);
+    let (bundle, _) = collect(c);
+    for path in [
+        "postgres/version.txt",
+        "postgres/pg_settings.txt",
+        "postgres/activity.txt",
+    ] {
+        let e = entry(&bundle, path);
+        assert_eq!(e.status, Some(127), "{e:?}");
+        assert_eq!(e.note, "tool missing: psql");
+    }
+    assert!(!has(&bundle, SourceKind::PgSettings));
+    assert!(has(&bundle, SourceKind::Meminfo));
+    assert!(has(&bundle, SourceKind::KernelLog));
+    every_entry_accounted_for(&bundle);
+}
+
+#[test]
+fn with_postgresql_down() {
+    if !can_run("the run against a stopped server", false) {
+        return;
+    }
+    // A socket directory and a data directory with no server behind them.
+    let scratch = Scratch::new();
+    let sock = scratch.path().join("sock");
+    let data = scratch.path().join("data");
+    std::fs::create_dir(&sock).unwrap();
+    std::fs::create_dir(&data).unwrap();
+    let started = std::time::Instant::now();
+    let mut c = Command::new("sh");
+    c.arg(scratch.script())
+        .arg("-o")
+        .arg(scratch.path())
+        .arg("-h")
+        .arg(&sock)
+        .args(["-p", "5432", "-D"])
+        .arg(&data);
+    let (bundle, _) = collect(c);
+    assert!(started.elapsed().as_secs() < 30, "{:?}", started.elapsed());
+    let settings = entry(&bundle, "postgres/pg_settings.txt");
+    assert_eq!(settings.status, Some(2), "{settings:?}");
+    assert!(
+        settings.note.contains("connection to server")
+            && settings.note.contains("No such file or directory"),
+        "{settings:?}"
+    );
+    // With no server to ask, the log is looked for where Debian keeps it: the log of a server
+    // that went down is exactly what a diagnosis needs.
+    let log = entry(&bundle, "postgres/server.log");
+    let debian_logs = std::fs::read_dir("/var/log/postgresql").is_ok_and(|d| {
+        d.flatten()
+            .any(|e| e.file_name().to_string_lossy().ends_with(".log"))
+    });
+    if debian_logs {
+        assert!(log.command.contains("/var/log/postgresql/"), "{log:?}");
+    } else {
+        assert!(log.note.contains("no readable server log"), "{log:?}");
+        assert!(!has(&bundle, SourceKind::PostgresLog));
+    }
+    assert!(!has(&bundle, SourceKind::PgSettings));
+    assert!(has(&bundle, SourceKind::Meminfo));
+    every_entry_accounted_for(&bundle);
+}
+
+/// Runs the collector with `-o` a `size` tmpfs in a private mount namespace; the bundle is
+/// copied out before the namespace (and the tmpfs) goes away.
+fn collect_on_tmpfs(size: &str) -> (Bundle, String, u64) {
+    let scratch = Scratch::new();
+    let out = scratch.path().join("out");
+    let mnt = scratch.path().join("mnt");
+    std::fs::create_dir(&out).unwrap();
+    std::fs::create_dir(&mnt).unwrap();
+    let program = r#"set -e
+mount -t tmpfs -o "size=$1" tmpfs "$2"
+bundle=$(sh "$3" -o "$2" -h /nonexistent -p 5 2>"$4/stderr" | tail -n 1)
+cp "$bundle" "$4/"
+echo "$4/${bundle##*/}""#;
+    let mut c = Command::new("unshare");
+    c.args(["-m", "sh", "-c", program, "sh", size])
+        .arg(&mnt)
+        .arg(scratch.script())
+        .arg(&out);
+    let run = c.output().unwrap();
+    let stderr = std::fs::read_to_string(out.join("stderr")).unwrap_or_default();
+    assert!(
+        run.status.success(),
+        "{}{stderr}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let path = PathBuf::from(String::from_utf8(run.stdout).unwrap().trim());
+    let size = std::fs::metadata(&path).unwrap().len();
+    let bundle = open(&path, &OpenOptions::default()).unwrap();
+    (bundle, stderr, size)
+}
+
+#[test]
+fn on_a_nearly_full_disk() {
+    if !can_run("the small-disk run", false) {
+        return;
+    }
+    let (bundle, stderr, size) = collect_on_tmpfs("200k");
+    assert!(size < 200 * 1024);
+    assert!(stderr.contains("heavy items (perf, server log) are skipped"));
+    let log = entry(&bundle, "postgres/server.log");
+    assert_eq!(log.note, "skipped: low disk space");
+    // Items are capped to an eighth of what was free: the kernel log keeps its newest part.
+    let dmesg = entry(&bundle, "kernel/dmesg.txt");
+    assert!(dmesg.bytes.unwrap() <= 200 * 1024 / 8, "{dmesg:?}");
+    assert!(has(&bundle, SourceKind::KernelLog));
+    assert!(has(&bundle, SourceKind::Meminfo));
+    every_entry_accounted_for(&bundle);
+}
+
+#[test]
+fn on_a_full_disk() {
+    if !can_run("the full-disk run", false) {
+        return;
+    }
+    let (bundle, stderr, _) = collect_on_tmpfs("48k");
+    assert!(stderr.contains("No space left on device"), "{stderr}");
+    let manifest = bundle.manifest.as_ref().unwrap();
+    let not_kept: Vec<_> = manifest
+        .files
+        .iter()
+        .filter(|f| f.note.starts_with("not kept: "))
+        .collect();
+    assert!(!not_kept.is_empty());
+    for f in &not_kept {
+        assert_eq!(f.bytes, Some(0), "{f:?}");
+        assert!(!bundle.sources.iter().any(|s| s.path == f.path), "{f:?}");
+        assert!(
+            f.note.contains("No space left on device") || f.note.contains("no room for it"),
+            "{f:?}"
+        );
+    }
+    // The clock readings come first and are tiny: they always make it.
+    assert!(has(&bundle, SourceKind::Uptime));
+    assert!(has(&bundle, SourceKind::Date));
+    every_entry_accounted_for(&bundle);
+}
