@@ -22,6 +22,17 @@ pub(crate) fn classify_record(record: &mut PgRecord, langs: Languages) {
         record.event = classify(&english);
         record.language = Some(translate::language_name(lang));
     }
+    // zh_CN keeps `redo done at %X/%X system usage: %s` in English but translates the usage.
+    if let Some(PgEvent::RedoDone {
+        elapsed_seconds: elapsed @ None,
+        ..
+    }) = &mut record.event
+        && let Some((_, usage)) = record.message.split_once("system usage: ")
+        && let Some((lang, english)) = translate::to_english(usage, langs)
+    {
+        *elapsed = elapsed_seconds(&english);
+        record.language = Some(translate::language_name(lang));
+    }
     let needs_detail = matches!(
         record.event,
         Some(

@@ -48,6 +48,7 @@
 //! classified as English. The record's `language` says which catalog matched.
 
 mod assemble;
+#[rustfmt::skip]
 mod catalog;
 mod classify;
 mod csvlog;

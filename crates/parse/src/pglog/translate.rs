@@ -207,6 +207,12 @@ struct Catalog {
     by_start: HashMap<&'static [u8], Vec<usize>>,
     /// Translations that start with `%s (PID %d)`: first [`KEY`] bytes of what follows → entries.
     by_pid_tail: HashMap<&'static [u8], Vec<usize>>,
+    /// Translations that start with `%s` and end with text: last [`KEY`] bytes → entries
+    /// (`%s startet`, `%s を起動しています`).
+    by_end: HashMap<&'static [u8], Vec<usize>>,
+    /// Translations that start with numbers (`%X/%X 处的记录长度…`): the first [`KEY`] bytes
+    /// after the leading run of [`NUMBER_CHARS`] → entries.
+    by_after_number: HashMap<&'static [u8], Vec<usize>>,
     /// Whole-text translations (process names, fixed messages, strerror) → English.
     exact: HashMap<&'static str, (Lang, &'static str)>,
 }
@@ -218,6 +224,8 @@ fn catalog() -> &'static Catalog {
             entries: Vec::new(),
             by_start: HashMap::new(),
             by_pid_tail: HashMap::new(),
+            by_end: HashMap::new(),
+            by_after_number: HashMap::new(),
             exact: HashMap::new(),
         };
         for &(lang, english, translated) in catalog::STRERROR {
@@ -241,6 +249,10 @@ fn catalog() -> &'static Catalog {
                 }
             } else if let Some(key) = key_of(translated) {
                 c.by_start.entry(key).or_default().push(idx);
+            } else if let Some(key) = key_after_number(translated) {
+                c.by_after_number.entry(key).or_default().push(idx);
+            } else if let Some(key) = key_of_end(translated) {
+                c.by_end.entry(key).or_default().push(idx);
             }
             c.entries.push(entry);
         }
@@ -252,6 +264,39 @@ fn catalog() -> &'static Catalog {
 fn key_of(text: &'static str) -> Option<&'static [u8]> {
     let literal = text.split('%').next().unwrap_or("");
     (literal.len() >= KEY).then(|| &text.as_bytes()[..KEY])
+}
+
+/// What numeric conversions print (`0/5369B30`, `12.5`, `-3`).
+const NUMBER_CHARS: &[u8] = b"0123456789abcdefABCDEF/.:-";
+
+/// A translation starting with numeric conversions: the first [`KEY`] bytes after them and
+/// after any [`NUMBER_CHARS`] that follow (the message is read the same way).
+fn key_after_number(text: &'static str) -> Option<&'static [u8]> {
+    let mut rest = text;
+    loop {
+        let skipped =
+            rest.trim_start_matches(|c: char| c.is_ascii() && NUMBER_CHARS.contains(&(c as u8)));
+        let conv = skipped.strip_prefix('%').and_then(|r| {
+            let spec_len = r.find(|c: char| c.is_ascii_alphabetic() && !matches!(c, 'l' | 'z'))?;
+            let conv = r.as_bytes()[spec_len];
+            matches!(conv, b'd' | b'u' | b'x' | b'X' | b'f' | b'i').then(|| &r[spec_len + 1..])
+        });
+        match conv {
+            Some(after) => rest = after,
+            None if rest.len() == text.len() => return None,
+            None => return key_of(skipped),
+        }
+    }
+}
+
+/// A translation starting with `%s` and ending with at least [`KEY`] bytes of text.
+fn key_of_end(text: &'static str) -> Option<&'static [u8]> {
+    if !text.starts_with("%s") {
+        return None;
+    }
+    let tail = text.rsplit('%').next()?;
+    let literal = tail.get(1..)?;
+    (literal.len() >= KEY).then(|| &text.as_bytes()[text.len() - KEY..])
 }
 
 /// Which languages to try: a bit per [`Lang`]; all when empty.
@@ -280,6 +325,26 @@ pub(crate) fn to_english(message: &str, langs: Languages) -> Option<(Lang, Strin
     let bytes = message.as_bytes();
     if bytes.len() >= KEY
         && let Some(candidates) = c.by_start.get(&bytes[..KEY])
+        && let Some(found) = first_fit(c, candidates, message, langs)
+    {
+        return Some(found);
+    }
+    // `0/5369B30のレコード長が不正です:…`
+    if bytes.first().is_some_and(u8::is_ascii_digit) {
+        let start = bytes
+            .iter()
+            .position(|b| !NUMBER_CHARS.contains(b))
+            .unwrap_or(bytes.len());
+        if let Some(key) = bytes.get(start..start + KEY)
+            && let Some(candidates) = c.by_after_number.get(key)
+            && let Some(found) = first_fit(c, candidates, message, langs)
+        {
+            return Some(found);
+        }
+    }
+    // `PostgreSQL 15.18 … 64-bit startet`
+    if bytes.len() >= KEY
+        && let Some(candidates) = c.by_end.get(&bytes[bytes.len() - KEY..])
         && let Some(found) = first_fit(c, candidates, message, langs)
     {
         return Some(found);
@@ -411,5 +476,21 @@ mod tests {
             )
         );
         assert_eq!(to_english("connection received: host=[local]", fr()), None);
+        assert_eq!(
+            to_english(
+                "PostgreSQL 15.18 on x86_64-pc-linux-gnu, 64-bit startet",
+                Languages::default()
+            )
+            .map(|(_, s)| s),
+            Some("starting PostgreSQL 15.18 on x86_64-pc-linux-gnu, 64-bit".into())
+        );
+        assert_eq!(
+            to_english(
+                "0/5360C30 处的记录长度不合法：想要 24，但得到的是 0",
+                Languages::default()
+            )
+            .map(|(_, s)| s),
+            Some("invalid record length at 0/5360C30: wanted 24, got 0".into())
+        );
     }
 }
