@@ -7,7 +7,7 @@ use pgmortem_parse::pglog::{self, PgLogOptions};
 fn pglog_fixtures() {
     insta::glob!(
         "../../../fixtures/formats/pglog",
-        "*.{log,csv,json}",
+        "*.{log,csv,json,syslog}",
         |path| {
             let bytes = std::fs::read(path).unwrap();
             let log = pglog::parse(&bytes, &PgLogOptions::default()).unwrap();
