@@ -9,10 +9,11 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 mod perf;
+mod pglog;
 
 use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use pgmortem::parse::{kernel, pglog};
+use pgmortem::parse::kernel;
 use pgmortem::{DiagnoseOptions, render};
 use serde::Serialize;
 
@@ -83,17 +84,8 @@ enum ParseCommand {
         #[arg(long)]
         year: Option<i16>,
     },
-    /// A PostgreSQL server log: one JSON object per record.
-    Pglog {
-        /// The file.
-        file: PathBuf,
-        /// The log_line_prefix (default: detected).
-        #[arg(long)]
-        prefix: Option<String>,
-        /// Print one JSON object with the counts instead.
-        #[arg(long)]
-        stats: bool,
-    },
+    /// A PostgreSQL server log (stderr, csvlog, jsonlog or syslog): one JSON object per record.
+    Pglog(pglog::ParsePglogArgs),
     /// `perf script` output: one JSON object per sample, or `--stats` for the profile.
     Perf(perf::ParsePerfArgs),
 }
@@ -149,37 +141,7 @@ fn dispatch(command: Command, out: &mut dyn Write) -> Result<()> {
                 log.records.iter().try_for_each(|r| print_json(out, r))
             }
         }
-        Command::Parse(ParseCommand::Pglog {
-            file,
-            prefix,
-            stats,
-        }) => {
-            let bytes = read(&file)?;
-            let options = pglog::PgLogOptions {
-                prefix,
-                ..Default::default()
-            };
-            let log = pglog::parse(&bytes, &options).with_context(|| file.display().to_string())?;
-            if stats {
-                #[derive(Serialize)]
-                struct Stats<'a> {
-                    prefix: &'a str,
-                    #[serde(flatten)]
-                    stats: &'a pgmortem::parse::ParseStats,
-                    continuation_lines: u64,
-                }
-                print_json(
-                    out,
-                    &Stats {
-                        prefix: &log.prefix,
-                        stats: &log.stats,
-                        continuation_lines: log.continuation_lines,
-                    },
-                )
-            } else {
-                log.records.iter().try_for_each(|r| print_json(out, r))
-            }
-        }
+        Command::Parse(ParseCommand::Pglog(args)) => pglog::parse(args, out),
     }
 }
 

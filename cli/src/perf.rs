@@ -58,6 +58,9 @@ pub(crate) struct FoldArgs {
     /// Omit the callers of any frame with this function name (repeatable).
     #[arg(long = "skip-after", value_name = "NAME")]
     skip_after: Vec<String>,
+    /// Threads folding in parallel (default: the number of CPUs).
+    #[arg(short = 'n', long = "nthreads", value_name = "UINT")]
+    nthreads: Option<usize>,
 }
 
 impl FoldArgs {
@@ -150,10 +153,47 @@ pub(crate) fn parse(args: ParsePerfArgs, out: &mut dyn Write) -> Result<()> {
     Ok(())
 }
 
+/// Bytes read per block when folding a stream: memory stays near twice this, whatever the
+/// input size.
+const BLOCK_BYTES: usize = 16 << 20;
+
+/// Folds the file (or standard input for `-`) block by block, each block cut at a sample
+/// start, so inputs of many GB fold in bounded memory.
+fn fold_file(path: &Path, fold: &FoldArgs) -> Result<String> {
+    let threads = fold
+        .nthreads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let mut folder = perf::Folder::new(fold.options());
+    let mut reader: Box<dyn Read> = if path == Path::new("-") {
+        Box::new(std::io::stdin().lock())
+    } else {
+        Box::new(
+            std::fs::File::open(path).with_context(|| format!("cannot read {}", path.display()))?,
+        )
+    };
+    let mut buffer: Vec<u8> = Vec::new();
+    loop {
+        let before = buffer.len();
+        (&mut reader)
+            .take(BLOCK_BYTES as u64)
+            .read_to_end(&mut buffer)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        if buffer.len() == before {
+            folder.add_input(&buffer, threads);
+            break;
+        }
+        let cut = perf::last_sample_start(&buffer);
+        if cut > 0 {
+            folder.add_input(&buffer[..cut], threads);
+            buffer.drain(..cut);
+        }
+    }
+    Ok(folder.render())
+}
+
 pub(crate) fn collapse(args: CollapsePerfArgs, out: &mut dyn Write) -> Result<()> {
     let path = args.file.unwrap_or_else(|| PathBuf::from("-"));
-    let bytes = read_input(&path)?;
-    let folded = perf::collapse(&bytes, &args.fold.options());
+    let folded = fold_file(&path, &args.fold)?;
     match args.output {
         Some(file) => std::fs::write(&file, folded)
             .with_context(|| format!("cannot write {}", file.display())),
@@ -164,8 +204,7 @@ pub(crate) fn collapse(args: CollapsePerfArgs, out: &mut dyn Write) -> Result<()
 }
 
 pub(crate) fn flamegraph(args: FlamegraphArgs) -> Result<()> {
-    let bytes = read_input(&args.file)?;
-    let folded = perf::collapse(&bytes, &args.fold.options());
+    let folded = fold_file(&args.file, &args.fold)?;
     anyhow::ensure!(
         !folded.is_empty(),
         "{}: no stack to draw (no sample with frames for the chosen event)",

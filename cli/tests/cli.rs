@@ -19,17 +19,25 @@ fn json_of(output: &[u8]) -> serde_json::Value {
     serde_json::from_slice(output).expect("valid JSON")
 }
 
-#[test]
-fn analyze_json_keeps_the_report_contract() {
+/// Runs `pgmortem ARGS PATH`, expects success, and parses standard output as JSON.
+fn json_run(args: &[&str], path: &Path) -> serde_json::Value {
     let out = pgmortem()
-        .args(["analyze", "--format", "json"])
-        .arg(fixture("incidents/pg15-memcg-oom-sort"))
+        .args(args)
+        .arg(path)
         .assert()
         .success()
         .get_output()
         .stdout
         .clone();
-    let report = json_of(&out);
+    json_of(&out)
+}
+
+#[test]
+fn analyze_json_keeps_the_report_contract() {
+    let report = json_run(
+        &["analyze", "--format", "json"],
+        &fixture("incidents/pg15-memcg-oom-sort"),
+    );
     assert_eq!(report["schema"], "pgmortem.report/v1");
     for source in report["sources"].as_array().unwrap() {
         for key in ["path", "kind", "lines", "unrecognized_lines"] {
@@ -104,15 +112,10 @@ fn analyze_text_names_the_victim_the_query_and_the_outage() {
 
 #[test]
 fn analyze_accepts_a_single_file() {
-    let out = pgmortem()
-        .args(["analyze", "--format", "json"])
-        .arg(fixture("incidents/pg15-sigkill-backend/postgresql.log"))
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let report = json_of(&out);
+    let report = json_run(
+        &["analyze", "--format", "json"],
+        &fixture("incidents/pg15-sigkill-backend/postgresql.log"),
+    );
     assert_eq!(report["sources"][0]["kind"], "postgres_log");
     assert_eq!(report["incidents"][0]["kind"], "crash_restart");
 }
@@ -134,21 +137,16 @@ fn analyze_writes_to_a_file_with_output() {
 
 #[test]
 fn boot_time_option_overrides_the_bundle_anchor() {
-    let out = pgmortem()
-        .args([
+    let report = json_run(
+        &[
             "analyze",
             "--format",
             "json",
             "--boot-time",
             "2026-11-21T17:00:00Z",
-        ])
-        .arg(fixture("incidents/pg15-memcg-oom-sort"))
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let report = json_of(&out);
+        ],
+        &fixture("incidents/pg15-memcg-oom-sort"),
+    );
     assert_eq!(report["clock"]["boot_time_source"], "option");
     assert_eq!(report["clock"]["boot_time"], "2026-11-21T17:00:00Z");
 }
@@ -181,15 +179,7 @@ fn unreadable_and_empty_files_are_listed_not_fatal() {
     .unwrap();
     std::fs::write(dir.path().join("empty"), "").unwrap();
     std::os::unix::fs::symlink("/etc/hostname", dir.path().join("elsewhere")).unwrap();
-    let out = pgmortem()
-        .args(["analyze", "--format", "json"])
-        .arg(dir.path())
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let report = json_of(&out);
+    let report = json_run(&["analyze", "--format", "json"], dir.path());
     let sources = report["sources"].as_array().unwrap();
     let by_path = |p: &str| sources.iter().find(|s| s["path"] == p).unwrap().clone();
     assert_eq!(by_path("empty")["kind"], "unknown");
@@ -252,15 +242,10 @@ fn parse_kernel_prints_one_json_object_per_record() {
 
 #[test]
 fn parse_kernel_stats_counts_lines_records_and_unrecognized() {
-    let out = pgmortem()
-        .args(["parse", "kernel", "--stats"])
-        .arg(fixture("incidents/pg15-memcg-oom-sort/dmesg.txt"))
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let stats = json_of(&out);
+    let stats = json_run(
+        &["parse", "kernel", "--stats"],
+        &fixture("incidents/pg15-memcg-oom-sort/dmesg.txt"),
+    );
     let lines = std::fs::read_to_string(fixture("incidents/pg15-memcg-oom-sort/dmesg.txt"))
         .unwrap()
         .lines()

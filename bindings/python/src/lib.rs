@@ -114,13 +114,18 @@ fn parse_kernel_log<'py>(
     data: Input<'py>,
     year: Option<i16>,
 ) -> PyResult<Bound<'py, PyAny>> {
+    let log = parse_kernel(py, &data, year);
+    to_python(py, &log.records)
+}
+
+/// Parses kernel-log input with the interpreter detached.
+fn parse_kernel(py: Python<'_>, data: &Input<'_>, year: Option<i16>) -> kernel::KernelLog {
     let bytes = data.to_bytes();
     let options = kernel::KernelOptions {
         year,
         ..Default::default()
     };
-    let log = py.detach(|| kernel::parse(&bytes, &options));
-    to_python(py, &log.records)
+    py.detach(|| kernel::parse(&bytes, &options))
 }
 
 /// Parses a kernel log and returns `{"lines", "records", "unrecognized_lines", ...}`.
@@ -131,12 +136,7 @@ fn kernel_log_stats<'py>(
     data: Input<'py>,
     year: Option<i16>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let bytes = data.to_bytes();
-    let options = kernel::KernelOptions {
-        year,
-        ..Default::default()
-    };
-    let log = py.detach(|| kernel::parse(&bytes, &options));
+    let log = parse_kernel(py, &data, year);
     to_python(py, &log.stats)
 }
 

@@ -100,31 +100,9 @@ pub fn zone_offset(zone: &str) -> Option<Offset> {
         "PST" => -8,
         "AKST" => -9,
         "HST" => -10,
-        _ => return numeric_zone(zone),
+        _ => return pgmortem_parse::pglog::fixed_offset(zone),
     };
     Some(Offset::constant(hours))
-}
-
-/// `+03`, `-05`, `+0530`, `+05:30`.
-fn numeric_zone(zone: &str) -> Option<Offset> {
-    let (sign, digits) = match zone.as_bytes().first()? {
-        b'+' => (1, &zone[1..]),
-        b'-' => (-1, &zone[1..]),
-        _ => return None,
-    };
-    let digits: String = digits.chars().filter(|c| *c != ':').collect();
-    if !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    let (h, m) = match digits.len() {
-        1 | 2 => (digits.parse::<i32>().ok()?, 0),
-        4 => (
-            digits[..2].parse::<i32>().ok()?,
-            digits[2..].parse::<i32>().ok()?,
-        ),
-        _ => return None,
-    };
-    Offset::from_seconds(sign * (h * 3600 + m * 60)).ok()
 }
 
 /// Seconds from `a` to `b` (negative when `b` is earlier).

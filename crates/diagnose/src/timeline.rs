@@ -32,6 +32,14 @@ pub(crate) fn build(
     for source in postgres {
         for record in &source.log.records {
             let Some(event) = &record.event else { continue };
+            // Routine, high-volume kinds (one per checkpoint, one per temporary file) stay off
+            // the timeline; findings read them from the records.
+            if matches!(
+                event,
+                PgEvent::CheckpointComplete { .. } | PgEvent::TempFile { .. }
+            ) {
+                continue;
+            }
             events.push(TimelineEvent {
                 at: record.time.as_ref().and_then(clock::postgres),
                 uncertainty_seconds: record.time.as_ref().map(|t| {

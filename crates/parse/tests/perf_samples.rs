@@ -367,3 +367,76 @@ fn arbitrary_bytes_never_panic() {
         serde_json::to_string(&profile).unwrap();
     }
 }
+
+fn fixture(name: &str) -> Vec<u8> {
+    std::fs::read(format!(
+        "{}/../../fixtures/formats/perf/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap()
+}
+
+#[test]
+fn parallel_and_block_wise_folding_match_one_pass() {
+    // > 4 MiB so add_input really splits; three layouts mixed (first event cpu-clock:pppH).
+    let mut input = Vec::new();
+    while input.len() < 6 << 20 {
+        input.extend_from_slice(&fixture("local-pg15-pgbench-a-g.txt"));
+        input.extend_from_slice(&fixture("local-pg15-pgbench-a-header.txt"));
+        input.extend_from_slice(&fixture("local-pg15-pgbench-multi-g.txt"));
+    }
+    let options = FoldOptions {
+        include_tid: true,
+        ..FoldOptions::default()
+    };
+    let one_pass = perf::collapse(&input, &options);
+
+    let mut parallel = perf::Folder::new(options.clone());
+    parallel.add_input(&input, 3);
+    assert_eq!(parallel.render(), one_pass);
+
+    // Blocks of 1 MiB cut at the last sample start, the rest carried over, as the CLI does.
+    let mut blocks = perf::Folder::new(options);
+    let mut carried: Vec<u8> = Vec::new();
+    for block in input.chunks(1 << 20) {
+        carried.extend_from_slice(block);
+        let cut = perf::last_sample_start(&carried);
+        blocks.add_input(&carried[..cut], 2);
+        carried.drain(..cut);
+    }
+    blocks.add_input(&carried, 2);
+    assert_eq!(blocks.render(), one_pass);
+}
+
+#[test]
+fn last_sample_start_finds_the_last_event_line() {
+    let start = perf::last_sample_start(CALLCHAIN.as_bytes());
+    assert!(CALLCHAIN[start..].starts_with("opt cgu.01 28098"));
+    assert_eq!(perf::last_sample_start(b"\tffff f (x)\n"), 0);
+}
+
+#[test]
+fn an_unclosed_header_ends_at_the_first_line_without_a_hash() {
+    let text = b"# ========\n# hostname : x\npostgres 1 [000]   1.000000:   1 cpu-clock: \n\tffff f (/bin/x)\n";
+    let mut reader = perf::samples(text);
+    assert_eq!(reader.next().map(|s| s.frames.len()), Some(1));
+    let (header, stats, _) = reader.finish();
+    assert_eq!(header.get("hostname"), Some("x"));
+    assert_eq!(stats.unrecognized_lines, 0);
+}
+
+#[test]
+fn no_cut_at_an_indented_line_read_as_a_frame() {
+    // Found by fuzzing: inside a call chain this indented line is a frame (it ends with a
+    // DSO), although it also has the shape of an event line.
+    let text = concat!(
+        "swapper     0 [000]  1096.135885:   10101010 cpu-clock:pppH: \n",
+        "        3efcbc x 4242/4250 [001]  5001.000100:    kvm:kvm_exit: vcpu 1 f ([kernel.kallsyms])\n",
+        "\tffffffff821f4735 default_idle+0x5 ([kernel.kallsyms])\n",
+    )
+    .as_bytes();
+    assert_eq!(perf::last_sample_start(text), 0);
+    let (s, _) = samples(text);
+    assert_eq!(s.len(), 1);
+    assert_eq!(s[0].frames.len(), 2);
+}

@@ -95,7 +95,7 @@ fn a_detail_without_parent_becomes_an_orphan_record() {
 }
 
 #[test]
-fn memory_context_dump_is_counted_not_glued() {
+fn memory_context_dump_joins_the_out_of_memory_error() {
     let log = parse(
         "2026-11-21 17:08:44.100 UTC [400] LOG:  statement: select big()\n\
          TopMemoryContext: 97696 total in 5 blocks; 14288 free (11 chunks); 83408 used\n\
@@ -108,14 +108,40 @@ fn memory_context_dump_is_counted_not_glued() {
     );
     assert_eq!(log.memory_context_lines, 5);
     assert_eq!(log.stats.unrecognized_lines, 0);
+    assert_eq!(log.records.len(), 2);
     assert_eq!(log.records[0].message, "statement: select big()");
+    assert_eq!(log.records[0].memory_context_dump, None);
+    let oom = &log.records[1];
     assert_eq!(
-        log.records[1].event,
+        oom.event,
         Some(PgEvent::OutOfMemory {
-            request_size: Some(600000004),
+            request_bytes: Some(600000004),
             memory_context: Some("ExprContext".into())
         })
     );
+    let dump = oom.memory_context_dump.as_ref().unwrap();
+    assert_eq!((dump.line, dump.end_line), (2, 6));
+    assert_eq!(dump.contexts.len(), 4);
+    assert_eq!(dump.contexts[1].name.as_deref(), Some("ExprContext"));
+    assert_eq!(dump.contexts[1].depth, 1);
+    assert_eq!(dump.contexts[1].totals.total_bytes, 600000104);
+    assert_eq!(dump.contexts[2].identifier.as_deref(), Some("<unnamed>"));
+    assert_eq!(dump.contexts[3].more_children, Some(12));
+    assert_eq!(dump.grand_total.unwrap().used_bytes, 600198000);
+}
+
+#[test]
+fn a_dump_without_its_error_stays_a_record_of_its_own() {
+    let log = parse(
+        "TopMemoryContext: 97696 total in 5 blocks; 14288 free (11 chunks); 83408 used\n\
+         Grand total: 97696 bytes in 5 blocks; 14288 free (11 chunks); 83408 used\n\
+         2026-11-21 17:08:44.300 UTC [400] LOG:  checkpoint starting: time\n",
+    );
+    assert_eq!(log.records.len(), 2);
+    assert_eq!(log.records[0].severity, None);
+    assert_eq!(log.records[0].line, 1);
+    assert!(log.records[0].memory_context_dump.is_some());
+    assert_eq!(log.records[1].memory_context_dump, None);
 }
 
 #[test]
@@ -269,9 +295,15 @@ fn arbitrary_bytes_never_panic() {
         for prefix in [None, Some("%m [%p] %q%u@%d "), Some("%u%d%a%r%p")] {
             let options = PgLogOptions {
                 prefix: prefix.map(str::to_owned),
+                format: Some(pglog::PgLogFormat::Stderr),
                 max_line_bytes: 64,
+                max_record_bytes: 256,
             };
-            let log = pglog::parse(&input, &options).unwrap();
+            let log = match pglog::parse(&input, &options) {
+                Ok(log) => log,
+                Err(PgLogError::PrefixMatchesNothing { .. }) => continue,
+                Err(e) => panic!("{e}"),
+            };
             let accounted = log.records.iter().filter(|r| r.severity.is_some()).count() as u64
                 + log.continuation_lines
                 + log.orphan_lines
@@ -281,5 +313,13 @@ fn arbitrary_bytes_never_panic() {
             assert_eq!(accounted, log.stats.lines, "input {input:?}");
         }
         let _ = pglog::sniff(&input);
+        for format in ["csv", "json", "syslog"] {
+            let options = PgLogOptions {
+                format: Some(format.parse().unwrap()),
+                ..PgLogOptions::default()
+            };
+            let log = pglog::parse(&input, &options).unwrap();
+            assert!(log.stats.records <= log.stats.lines);
+        }
     }
 }

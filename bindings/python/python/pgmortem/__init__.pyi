@@ -166,6 +166,7 @@ class PerfEventTotal(TypedDict):
 
 class PerfGroupShare(TypedDict):
     name: str
+    pid: NotRequired[int]
     comm: NotRequired[str]
     samples: int
     weight: int

@@ -31,9 +31,7 @@ mod prefix;
 mod types;
 
 use std::collections::BTreeMap;
-use std::sync::LazyLock;
 
-use memchr::memmem::Finder;
 use serde::Serialize;
 
 pub use block_lines::BlockLines;
@@ -102,7 +100,7 @@ pub struct KernelParser {
     oom: OomAssembler,
     records: Vec<KernelRecord>,
     stats: ParseStats,
-    line_forms: BTreeMap<LineForm, u64>,
+    line_forms: [u64; FORMS.len()],
     non_kernel_lines: u64,
     lost_kmsg_records: u64,
     last_sequence: Option<u64>,
@@ -138,11 +136,48 @@ impl Unrecognised {
 /// Lines printed after a page allocation failure within which its CPU line is looked for.
 const ALLOCATION_CPU_WINDOW: u8 = 4;
 
-static INVOKED: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(" invoked oom-killer: "));
-static PROCESS: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(" process "));
-static SEGFAULT: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new("]: segfault at "));
-static ALLOCATION: LazyLock<Finder<'static>> =
-    LazyLock::new(|| Finder::new(": page allocation failure"));
+/// Every line form, indexed by `form as usize` (for the per-form counters).
+const FORMS: [LineForm; 10] = [
+    LineForm::Monotonic,
+    LineForm::Ctime,
+    LineForm::Iso,
+    LineForm::Kmsg,
+    LineForm::Journal,
+    LineForm::JournalIso,
+    LineForm::JournalMonotonic,
+    LineForm::Syslog,
+    LineForm::Bare,
+    LineForm::Delta,
+];
+
+/// Which event lines a message may be: bits of [`event_hints`].
+const MAY_TRIGGER: u8 = 1;
+const MAY_KILL: u8 = 2;
+const MAY_SEGFAULT: u8 = 4;
+const MAY_ALLOCATION: u8 = 8;
+
+/// How far into a message the key words of event lines can be: after a comm (≤ 15 bytes), a
+/// `[pid]`, or a kill reason such as `Out of memory (oom_kill_allocating_task): `.
+const HINT_WINDOW: usize = 96;
+
+/// One cheap pass over the start of a message: at each space, the next word says which event
+/// line it may be (` invoked oom-killer: `, ` process `, `]: segfault at `,
+/// `: page allocation failure`). Replaces one substring search per event kind on the hot path.
+fn event_hints(bytes: &[u8]) -> u8 {
+    let window = &bytes[..bytes.len().min(HINT_WINDOW)];
+    let mut hints = 0;
+    for space in memchr::memchr_iter(b' ', window) {
+        let rest = &bytes[space + 1..];
+        hints |= match rest.first() {
+            Some(b'i') if rest.starts_with(b"invoked oom-killer: ") => MAY_TRIGGER,
+            Some(b'p') if rest.starts_with(b"process ") => MAY_KILL,
+            Some(b'p') if rest.starts_with(b"page allocation failure") => MAY_ALLOCATION,
+            Some(b's') if rest.starts_with(b"segfault at ") => MAY_SEGFAULT,
+            _ => 0,
+        };
+    }
+    hints
+}
 
 impl KernelParser {
     /// A parser with the given options.
@@ -152,7 +187,7 @@ impl KernelParser {
             oom: OomAssembler::default(),
             records: Vec::new(),
             stats: ParseStats::default(),
-            line_forms: BTreeMap::new(),
+            line_forms: [0; FORMS.len()],
             non_kernel_lines: 0,
             lost_kmsg_records: 0,
             last_sequence: None,
@@ -205,7 +240,7 @@ impl KernelParser {
             }
             _ => {}
         }
-        *self.line_forms.entry(kline.form).or_insert(0) += 1;
+        self.line_forms[kline.form as usize] += 1;
 
         if kline.form == LineForm::Bare {
             if self.last_form == Some(LineForm::Kmsg) && text.starts_with(' ') && text.contains('=')
@@ -286,11 +321,11 @@ impl KernelParser {
     /// One kernel message to the OOM assembler, then to the other event readers.
     fn feed_message(&mut self, msg: &Message<'_>) -> bool {
         let bytes = msg.text.as_bytes();
+        let hints = event_hints(bytes);
         // Cheap gate: only lines that may belong to an OOM report go to the assembler when no
         // report is open.
         let oom_candidate = self.oom.is_open()
-            || INVOKED.find(bytes).is_some()
-            || PROCESS.find(bytes).is_some()
+            || hints & (MAY_TRIGGER | MAY_KILL) != 0
             || bytes.starts_with(b"oom_reaper: ");
         if oom_candidate && self.oom.feed(msg) {
             return true;
@@ -306,9 +341,9 @@ impl KernelParser {
                 self.pending_allocation = Some((index, left - 1));
             }
         }
-        let event = if SEGFAULT.find(bytes).is_some() {
+        let event = if hints & MAY_SEGFAULT != 0 {
             events::segfault(msg.text).map(KernelEvent::Segfault)
-        } else if ALLOCATION.find(bytes).is_some() {
+        } else if hints & MAY_ALLOCATION != 0 {
             let event = events::page_allocation_failure(msg.text);
             if event.is_some() {
                 self.pending_allocation = Some((self.records.len(), ALLOCATION_CPU_WINDOW));
@@ -354,7 +389,12 @@ impl KernelParser {
         KernelLog {
             records,
             stats,
-            line_forms: self.line_forms,
+            line_forms: FORMS
+                .iter()
+                .zip(self.line_forms)
+                .filter(|(_, n)| *n > 0)
+                .map(|(form, n)| (*form, n))
+                .collect(),
             non_kernel_lines: self.non_kernel_lines,
             lost_kmsg_records: self.lost_kmsg_records,
         }
@@ -429,5 +469,35 @@ pub fn sniff(head: &[u8]) -> Option<f32> {
         Some(0.2 + share)
     } else {
         None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn form_table_matches_discriminants() {
+        for (i, form) in FORMS.iter().enumerate() {
+            assert_eq!(*form as usize, i);
+        }
+    }
+
+    #[test]
+    fn event_hints_find_key_words() {
+        assert_eq!(
+            event_hints(b"rs:main Q:Reg invoked oom-killer: gfp_mask=0x0"),
+            MAY_TRIGGER
+        );
+        assert_eq!(
+            event_hints(b"Out of memory (oom_kill_allocating_task): Killed process 1 (x)"),
+            MAY_KILL
+        );
+        assert_eq!(event_hints(b"x[1]: segfault at 0 ip 0"), MAY_SEGFAULT);
+        assert_eq!(
+            event_hints(b"kworker/0:1: page allocation failure: order:0"),
+            MAY_ALLOCATION
+        );
+        assert_eq!(event_hints(b"usb 1-1: new device"), 0);
     }
 }

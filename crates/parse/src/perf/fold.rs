@@ -11,6 +11,7 @@
 
 use std::borrow::Cow;
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 use super::types::{Frame, PerfSample};
 
@@ -42,7 +43,7 @@ pub struct FoldOptions {
 pub struct Folder {
     options: FoldOptions,
     event: Option<String>,
-    stacks: HashMap<String, u64>,
+    stacks: HashMap<String, u64, BuildHasherDefault<StackHasher>>,
     key: String,
     segment: String,
     folded: u64,
@@ -112,46 +113,52 @@ impl Folder {
                 }
             }
         }
-        let java = sample.comm.starts_with("java");
-        let mut any = false;
-        for f in frames[..take].iter().rev() {
-            if self.push_frame(f, java) {
-                any = true;
+        // The key is built in place: root name, then `;frame` from root to leaf.
+        self.key.clear();
+        if !skipped_root {
+            if sample.comm.contains(' ') {
+                self.key.push_str(&sample.comm.replace(' ', "_"));
+            } else {
+                self.key.push_str(&sample.comm);
+            }
+            if self.options.include_tid {
+                self.key.push('-');
+                push_pid(&mut self.key, sample.pid);
+                self.key.push('/');
+                self.key.push_str(&sample.tid.to_string());
+            } else if self.options.include_pid {
+                self.key.push('-');
+                push_pid(&mut self.key, sample.pid);
             }
         }
-        if !any {
+        let root_len = self.key.len();
+        let java = sample.comm.starts_with("java");
+        for f in frames[..take].iter().rev() {
+            self.push_frame(f, java);
+        }
+        if self.key.len() == root_len {
             self.empty += 1;
             return;
         }
-        // self.key holds ";f1;f2…": prepend the process name unless --skip-after cut the root.
-        let mut stack = String::with_capacity(self.key.len() + sample.comm.len() + 16);
-        if !skipped_root {
-            for c in sample.comm.chars() {
-                stack.push(if c == ' ' { '_' } else { c });
-            }
-            if self.options.include_tid {
-                stack.push('-');
-                push_pid(&mut stack, sample.pid);
-                stack.push('/');
-                stack.push_str(&sample.tid.to_string());
-            } else if self.options.include_pid {
-                stack.push('-');
-                push_pid(&mut stack, sample.pid);
-            }
-            stack.push_str(&self.key);
-        } else {
-            stack.push_str(&self.key[1..]);
+        if skipped_root {
+            self.key.remove(0);
         }
         self.folded += 1;
-        *self.stacks.entry(stack).or_insert(0) += sample.weight();
+        let weight = sample.weight();
+        match self.stacks.get_mut(self.key.as_str()) {
+            Some(total) => *total += weight,
+            None => {
+                self.stacks.insert(self.key.clone(), weight);
+            }
+        }
     }
 
-    /// Appends `;name` for one frame (several for Java `a->b` inlining). Returns false when
-    /// the frame is skipped (a symbol starting with `(`).
-    fn push_frame(&mut self, frame: &Frame<'_>, java: bool) -> bool {
+    /// Appends `;name` for one frame (several for Java `a->b` inlining), nothing for a
+    /// symbol starting with `(` (skipped, as inferno does).
+    fn push_frame(&mut self, frame: &Frame<'_>, java: bool) {
         let symbol: &str = &frame.symbol;
         if symbol.starts_with('(') {
-            return false;
+            return;
         }
         let raw: Cow<'_, str> = if symbol.is_empty() {
             // `7f1e2215d058  (/lib/libc-2.15.so)`: perl and inferno name it " ".
@@ -161,32 +168,49 @@ impl Folder {
         };
         let kernel = self.options.annotate_kernel && inferno_is_kernel(&frame.dso);
         let jit = self.options.annotate_jit && is_jit(&frame.dso);
-        for (n, part) in raw.split("->").enumerate() {
-            self.segment.clear();
-            module_fallback(
-                &mut self.segment,
-                &frame.dso,
-                part,
-                frame.address,
-                self.options.include_addrs,
-            );
-            tidy_generic(&mut self.segment);
-            if java && self.segment.starts_with('L') && self.segment.contains('/') {
-                self.segment.remove(0);
+        // Only Java inlining has `->`; check before splitting (this runs on every frame).
+        if raw.contains('-') && raw.contains("->") {
+            for (n, part) in raw.split("->").enumerate() {
+                self.push_part(frame, part, n > 0, java, kernel, jit);
             }
-            if n > 0 {
-                if !self.segment.contains("_[i]") {
-                    self.segment.push_str("_[i]");
-                }
-            } else if kernel {
-                self.segment.push_str("_[k]");
-            } else if jit && !self.segment.contains("_[j]") {
-                self.segment.push_str("_[j]");
-            }
-            self.key.push(';');
-            self.key.push_str(&self.segment);
+        } else {
+            self.push_part(frame, &raw, false, java, kernel, jit);
         }
-        true
+    }
+
+    /// Appends `;name` for one function of a frame (`inlined`: after the first `->`).
+    fn push_part(
+        &mut self,
+        frame: &Frame<'_>,
+        part: &str,
+        inlined: bool,
+        java: bool,
+        kernel: bool,
+        jit: bool,
+    ) {
+        self.segment.clear();
+        module_fallback(
+            &mut self.segment,
+            &frame.dso,
+            part,
+            frame.address,
+            self.options.include_addrs,
+        );
+        tidy_generic(&mut self.segment);
+        if java && self.segment.starts_with('L') && self.segment.contains('/') {
+            self.segment.remove(0);
+        }
+        if inlined {
+            if !self.segment.contains("_[i]") {
+                self.segment.push_str("_[i]");
+            }
+        } else if kernel {
+            self.segment.push_str("_[k]");
+        } else if jit && !self.segment.contains("_[j]") {
+            self.segment.push_str("_[j]");
+        }
+        self.key.push(';');
+        self.key.push_str(&self.segment);
     }
 
     /// The stacks and their summed weights, sorted by stack (byte order), as inferno writes
@@ -215,10 +239,88 @@ impl Folder {
 /// stacks text (what `pgmortem collapse-perf` prints).
 pub fn collapse(input: &[u8], options: &FoldOptions) -> String {
     let mut folder = Folder::new(options.clone());
-    for sample in super::Samples::new(input) {
-        folder.add(&sample);
-    }
+    folder.add_input(input, 1);
     folder.render()
+}
+
+/// Inputs smaller than this are folded on one thread.
+const PARALLEL_MIN_BYTES: usize = 4 << 20;
+
+impl Folder {
+    /// Parses and folds a whole `perf script` text, or a piece of one that starts at a sample
+    /// (see [`last_sample_start`] to cut a stream into such pieces). With `threads > 1` and a
+    /// large input, the input is cut at sample starts and the pieces are folded on that many
+    /// threads; the result is the same.
+    pub fn add_input(&mut self, input: &[u8], threads: usize) {
+        if threads <= 1 || input.len() < PARALLEL_MIN_BYTES {
+            for sample in super::Samples::new(input) {
+                self.add(&sample);
+            }
+            return;
+        }
+        if self.event.is_none() {
+            // The default event is the first sample's: settle it before splitting.
+            match super::Samples::new(input).next() {
+                Some(first) => self.event = Some(first.event.to_string()),
+                None => return,
+            }
+        }
+        let mut cuts = vec![0];
+        for part in 1..threads {
+            let target = input.len() * part / threads;
+            let cut = super::grammar::last_event_line_start(&input[..target])
+                .unwrap_or(0)
+                .max(*cuts.last().expect("not empty"));
+            cuts.push(cut);
+        }
+        cuts.push(input.len());
+        cuts.dedup();
+        let mut options = self.options.clone();
+        options.event = self.event.clone();
+        let parts: Vec<Folder> = std::thread::scope(|scope| {
+            let handles: Vec<_> = cuts
+                .windows(2)
+                .map(|w| {
+                    let piece = &input[w[0]..w[1]];
+                    let options = options.clone();
+                    scope.spawn(move || {
+                        let mut folder = Folder::new(options);
+                        for sample in super::Samples::new(piece) {
+                            folder.add(&sample);
+                        }
+                        folder
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("folding thread"))
+                .collect()
+        });
+        for part in parts {
+            self.merge(part);
+        }
+    }
+
+    /// Adds the stacks and counters of `other` (folded with the same options) to this one.
+    pub fn merge(&mut self, other: Folder) {
+        if self.event.is_none() {
+            self.event = other.event;
+        }
+        for (stack, weight) in other.stacks {
+            *self.stacks.entry(stack).or_insert(0) += weight;
+        }
+        self.folded += other.folded;
+        self.filtered_out += other.filtered_out;
+        self.empty += other.empty;
+    }
+}
+
+/// Where the last sample of `input` starts (the start of its last event line), so a stream
+/// can be cut into pieces that each hold whole samples: fold `input[..cut]` now and keep
+/// `input[cut..]` for the next block. `0` when there is no event line.
+pub fn last_sample_start(input: &[u8]) -> usize {
+    super::grammar::last_event_line_start(input).unwrap_or(0)
 }
 
 /// True when an event name as printed (`cpu-clock:pppH`) is the one asked for: the same
@@ -279,14 +381,20 @@ fn tidy_generic(func: &mut String) {
     if func.contains(';') {
         *func = func.replace(';', ":");
     }
+    // Only a `(` can start an argument list: most C symbols have none.
+    if !func.contains('(') {
+        return;
+    }
     let mut depth: i64 = 0;
     let mut last_dot: Option<usize> = None;
     let mut cut = func.len();
-    for (idx, c) in func.char_indices() {
+    // Bytes, not chars: every delimiter is ASCII, and no byte of a multi-byte UTF-8 sequence
+    // is, so indexes stay on char boundaries.
+    for (idx, c) in func.bytes().enumerate() {
         match c {
-            '<' | '{' | '[' => depth += 1,
-            '>' | '}' | ']' | ')' => depth -= 1,
-            '(' => {
+            b'<' | b'{' | b'[' => depth += 1,
+            b'>' | b'}' | b']' | b')' => depth -= 1,
+            b'(' => {
                 if depth == 0 {
                     let go = last_dot == Some(idx);
                     let anonymous = func[idx..].starts_with("(anonymous namespace)");
@@ -297,7 +405,7 @@ fn tidy_generic(func: &mut String) {
                 }
                 depth += 1;
             }
-            '.' => last_dot = Some(idx + 1),
+            b'.' => last_dot = Some(idx + 1),
             _ => {}
         }
     }
@@ -318,6 +426,29 @@ fn inferno_is_kernel(dso: &str) -> bool {
 fn is_jit(dso: &str) -> bool {
     (dso.starts_with("/tmp/perf-") && dso.ends_with(".map"))
         || (dso.contains("/jitted-") && dso.ends_with(".so"))
+}
+
+/// A fast multiply-rotate hash (the FxHash recipe) for stack keys: SipHash dominated the
+/// folding time on long stacks. Inputs are the user's own profiles, not adversarial.
+#[derive(Default)]
+struct StackHasher(u64);
+
+impl Hasher for StackHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        const K: u64 = 0x517c_c1b7_2722_0a95;
+        let mut chunks = bytes.chunks_exact(8);
+        for chunk in &mut chunks {
+            let word = u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
+            self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(K);
+        }
+        for &b in chunks.remainder() {
+            self.0 = (self.0.rotate_left(5) ^ u64::from(b)).wrapping_mul(K);
+        }
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
 }
 
 const RUST_HASH_LENGTH: usize = 17;

@@ -3,7 +3,7 @@
 //! Everything works on one line's `&str` and returns borrowed pieces; the reader turns them
 //! into records. No parser here allocates.
 
-use nom::bytes::complete::{tag, take_till1, take_while1};
+use nom::bytes::complete::{tag, take_till1};
 use nom::character::complete::{char, digit1, space1};
 use nom::combinator::{opt, recognize, verify};
 use nom::sequence::{delimited, terminated};
@@ -143,6 +143,32 @@ fn comm_ends_with_a_field(comm: &str) -> bool {
         || time(last).is_ok_and(|(rest, _)| rest.is_empty())
 }
 
+/// Offset of the start of the last line of `input` that is an event line (a sample starts
+/// there), searching back from the end; `None` when there is none.
+pub(crate) fn last_event_line_start(input: &[u8]) -> Option<usize> {
+    let mut end = input.len();
+    while end > 0 {
+        let start = memchr::memrchr(b'\n', &input[..end - 1]).map_or(0, |i| i + 1);
+        let line = &input[start..end];
+        if line
+            .first()
+            .is_some_and(|&b| b != b'\t' && b != b'#' && b != b'\n')
+        {
+            if let Ok(text) = std::str::from_utf8(line) {
+                let text = text.trim_end();
+                // An indented line that is also a frame would be read as a frame inside a
+                // call chain: only a line read as an event line in every context is a cut.
+                let frame_too = text.starts_with(' ') && frame(text).is_some();
+                if !frame_too && event_line(text).is_some() {
+                    return Some(start);
+                }
+            }
+        }
+        end = start;
+    }
+    None
+}
+
 /// Byte offsets where a space-separated token starts.
 fn token_starts(text: &str) -> impl Iterator<Item = usize> + '_ {
     let bytes = text.as_bytes();
@@ -176,16 +202,44 @@ fn event_tail(tail: &str) -> (Option<&str>, Option<RawFrame<'_>>) {
     (Some(tail), None)
 }
 
+/// Value of each byte as a hex digit, 0xff when it is none.
+const HEX_VALUE: [u8; 256] = {
+    let mut table = [0xffu8; 256];
+    let mut i = 0;
+    while i < 10 {
+        table[b'0' as usize + i] = i as u8;
+        i += 1;
+    }
+    let mut i = 0;
+    while i < 6 {
+        table[b'a' as usize + i] = 10 + i as u8;
+        table[b'A' as usize + i] = 10 + i as u8;
+        i += 1;
+    }
+    table
+};
+
 // `ffffffff81621703` / `5bbbb4`: the address token of a frame.
 fn address(i: &str) -> IResult<&str, u64> {
-    terminated(
-        verify(take_while1(|c: char| c.is_ascii_hexdigit()), |h: &str| {
-            h.len() <= 16
-        })
-        .map_res(|h| u64::from_str_radix(h, 16)),
-        char(' '),
-    )
-    .parse(i)
+    // Hand-rolled (this runs once per frame line): hex digits, at most 16, then one space.
+    let bytes = i.as_bytes();
+    let mut value = 0u64;
+    let mut n = 0;
+    while let Some(&b) = bytes.get(n) {
+        let digit = HEX_VALUE[usize::from(b)];
+        if digit > 15 {
+            break;
+        }
+        value = (value << 4) | u64::from(digit);
+        n += 1;
+    }
+    if n == 0 || n > 16 || bytes.get(n) != Some(&b' ') {
+        return Err(nom::Err::Error(nom::error::Error::new(
+            i,
+            nom::error::ErrorKind::HexDigit,
+        )));
+    }
+    Ok((&i[n + 1..], value))
 }
 
 /// A frame line (leading whitespace allowed, trailing whitespace already removed):
@@ -196,7 +250,7 @@ fn address(i: &str) -> IResult<&str, u64> {
 ///
 /// The DSO is the last balanced `(…)` group at the end of the line.
 pub(crate) fn frame(line: &str) -> Option<RawFrame<'_>> {
-    let text = line.trim_start();
+    let text = line.trim_start_matches([' ', '\t']);
     let (rest, address) = address(text).ok()?;
     let (body, inlined) = match rest.strip_suffix(" (inlined)") {
         Some(body) if body.ends_with(')') => (body, true),
@@ -222,6 +276,13 @@ fn dso_open(body: &str) -> Option<usize> {
     if bytes.last() != Some(&b')') {
         return None;
     }
+    // Fast path, nearly every line: the last `(` opens a group without any other `)`.
+    let last_open = memchr::memrchr(b'(', bytes)?;
+    if memchr::memchr(b')', &bytes[last_open..]) == Some(bytes.len() - 1 - last_open)
+        && (last_open == 0 || bytes[last_open - 1] == b' ')
+    {
+        return Some(last_open);
+    }
     let mut depth = 0usize;
     for (i, &b) in bytes.iter().enumerate().rev() {
         match b {
@@ -244,13 +305,15 @@ fn dso_open(body: &str) -> Option<usize> {
 
 /// `set_config_option_ext+0xca4` → (`set_config_option_ext`, 0xca4).
 fn symbol_offset(symbol: &str) -> (&str, Option<u64>) {
-    match symbol.rfind("+0x") {
-        Some(at) if symbol[at + 3..].bytes().all(|b| b.is_ascii_hexdigit()) => (
-            &symbol[..at],
-            u64::from_str_radix(&symbol[at + 3..], 16).ok(),
-        ),
-        _ => (symbol, None),
+    // The last `+` (a later one would make any earlier `+0x…` tail non-hex).
+    if let Some(at) = memchr::memrchr(b'+', symbol.as_bytes()) {
+        if let Some(hex) = symbol[at + 1..].strip_prefix("0x") {
+            if hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+                return (&symbol[..at], u64::from_str_radix(hex, 16).ok());
+            }
+        }
     }
+    (symbol, None)
 }
 
 // `hostname :` (the key and its colon)

@@ -20,7 +20,7 @@ mod profile;
 mod reader;
 mod types;
 
-pub use fold::{FoldOptions, Folder, collapse, event_matches, strip_modifiers};
+pub use fold::{FoldOptions, Folder, collapse, event_matches, last_sample_start, strip_modifiers};
 pub use profile::*;
 pub use reader::{MAX_FRAMES, MAX_LINE_BYTES, Samples};
 pub use types::{Frame, PerfHeader, PerfLineCounts, PerfSample};

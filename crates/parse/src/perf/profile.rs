@@ -135,8 +135,11 @@ pub struct EventTotal {
 /// Samples, weight and kernel share of one group (a process name, a pid, a time bucket).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct GroupShare {
-    /// The group: a process name, a pid as text, or `symbol`.
+    /// The group: a process name, or for `by_pid` the pid as text.
     pub name: String,
+    /// For `by_pid`: the pid (the printed id when perf printed only one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pid: Option<i32>,
     /// For `by_pid`: the process name seen most recently for that pid.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub comm: Option<String>,
@@ -474,6 +477,7 @@ impl ProfileBuilder {
             .iter()
             .map(|(name, a)| GroupShare {
                 name: name.clone(),
+                pid: None,
                 comm: None,
                 samples: a.samples,
                 weight: a.weight,
@@ -487,6 +491,7 @@ impl ProfileBuilder {
             .iter()
             .map(|(pid, (comm, a))| GroupShare {
                 name: pid.to_string(),
+                pid: Some(*pid),
                 comm: Some(comm.clone()),
                 samples: a.samples,
                 weight: a.weight,

@@ -27,7 +27,7 @@ pub const MAX_LINE_BYTES: usize = 1 << 20;
 /// samples, an event line with missing fields.
 #[derive(Debug)]
 pub struct Samples<'a> {
-    lines: Lines<'a>,
+    lines: LineSource<'a>,
     stats: ParseStats,
     counts: PerfLineCounts,
     header: PerfHeader,
@@ -49,7 +49,7 @@ impl<'a> Samples<'a> {
     /// Reads `input`, the bytes of a `perf script` output.
     pub fn new(input: &'a [u8]) -> Self {
         Self {
-            lines: Lines::new(input),
+            lines: LineSource::new(input),
             stats: ParseStats::default(),
             counts: PerfLineCounts::default(),
             header: PerfHeader::default(),
@@ -108,6 +108,10 @@ impl<'a> Samples<'a> {
         }
         let trimmed = text.trim_end();
 
+        if self.in_header && !trimmed.starts_with('#') {
+            // Every header line starts with `#`: a block never closed ends here.
+            self.in_header = false;
+        }
         if self.in_header {
             self.counts.header_lines += 1;
             if trimmed.starts_with("# ========") {
@@ -185,7 +189,8 @@ impl<'a> Samples<'a> {
 
     fn start(&mut self, number: u64, text: &Cow<'a, str>, event: RawEvent<'_>) -> Open<'a> {
         let flat = event.frame.is_some();
-        let mut frames = Vec::new();
+        // Room for a typical call chain up front: growing by doubling costs more.
+        let mut frames = Vec::with_capacity(if flat { 1 } else { 32 });
         if let Some(raw) = &event.frame {
             self.counts.frame_lines += 1;
             frames.push(frame(text, raw));
@@ -236,6 +241,60 @@ impl<'a> Iterator for Samples<'a> {
                     }
                 }
                 None => return self.open.take().map(|o| self.emit(o)),
+            }
+        }
+    }
+}
+
+/// Lines of the input. Valid UTF-8 input (the usual case) is checked once as a whole and
+/// then split without checking each line again; otherwise [`Lines`] decodes line by line.
+#[derive(Debug)]
+enum LineSource<'a> {
+    Valid {
+        text: &'a str,
+        pos: usize,
+        number: u64,
+    },
+    Checked(Lines<'a>),
+}
+
+impl<'a> LineSource<'a> {
+    fn new(input: &'a [u8]) -> Self {
+        match std::str::from_utf8(input) {
+            Ok(text) => LineSource::Valid {
+                text,
+                pos: 0,
+                number: 0,
+            },
+            Err(_) => LineSource::Checked(Lines::new(input)),
+        }
+    }
+
+    fn next(&mut self) -> Option<Line<'a>> {
+        match self {
+            LineSource::Checked(lines) => lines.next(),
+            LineSource::Valid { text, pos, number } => {
+                if *pos >= text.len() {
+                    return None;
+                }
+                let start = *pos;
+                let rest = &text.as_bytes()[start..];
+                let (len, advance) = match memchr::memchr(b'\n', rest) {
+                    Some(i) => (i, i + 1),
+                    None => (rest.len(), rest.len()),
+                };
+                let mut line = &text[start..start + len];
+                if let Some(head) = line.strip_suffix('\r') {
+                    line = head;
+                }
+                *pos += advance;
+                *number += 1;
+                Some(Line {
+                    number: *number,
+                    offset: start,
+                    text: Cow::Borrowed(line),
+                    lossy: false,
+                })
             }
         }
     }

@@ -1,10 +1,18 @@
-//! Record assembly: prefixed lines start records, secondary lines (DETAIL, HINT, …) and
-//! TAB-indented lines join them, everything else is counted.
+//! Record assembly for line-oriented logs (stderr, and syslog once its header is removed):
+//! prefixed lines start records, secondary lines (DETAIL, HINT, …) and TAB-indented lines join
+//! them, the un-prefixed memory-context dump is collected, everything else is counted.
+//!
+//! Streaming: records wait in a window of the last [`PARENT_WINDOW`] records (a DETAIL may
+//! come a few lines after its parent when processes interleave); a record leaving the window
+//! is classified and handed out. Memory is bounded by the window, whatever the input size.
 
+use std::collections::VecDeque;
+
+use super::memdump::{self, DumpLine};
 use super::prefix::{Escape, LogLinePrefix, PrefixFields};
 use super::severity::{self, Tag};
-use super::{PgLog, PgRecord, PgTime, classify, time};
-use crate::ParseStats;
+use super::translate::{self, Languages};
+use super::{Counters, MemoryContextDump, PgRecord, PgTime, classify, time};
 
 /// How far back (in records) a secondary line looks for its parent of the same PID.
 /// Lines of concurrent processes interleave on stderr; the parent is nearly always within a few.
@@ -12,7 +20,7 @@ const PARENT_WINDOW: usize = 16;
 
 /// The part of a record that TAB-indented lines continue.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Part {
+pub(crate) enum Part {
     Message,
     Detail,
     Hint,
@@ -48,7 +56,7 @@ impl Part {
         })
     }
 
-    /// The text a TAB-indented line continues.
+    /// The text a continuation line extends.
     fn text(self, record: &mut PgRecord) -> &mut String {
         let slot = match self {
             Part::Message => return &mut record.message,
@@ -63,119 +71,325 @@ impl Part {
     }
 }
 
-/// Builds a [`PgLog`] line by line.
-pub(crate) struct Assembler<'p> {
-    prefix: &'p LogLinePrefix,
-    log: PgLog,
-    /// The record and part that a TAB-indented line continues.
-    open: Option<(usize, Part)>,
+/// A record waiting in the window.
+#[derive(Debug)]
+struct Slot {
+    record: PgRecord,
+    /// A dump placeholder whose dump moved into the out-of-memory record that followed.
+    claimed: bool,
 }
 
-impl<'p> Assembler<'p> {
-    pub(crate) fn new(prefix: &'p LogLinePrefix) -> Self {
-        let log = PgLog {
-            prefix: prefix.as_str().to_owned(),
-            ..PgLog::default()
-        };
+/// Builds records line by line.
+pub(crate) struct Assembler {
+    prefix: LogLinePrefix,
+    window: VecDeque<Slot>,
+    /// Sequence number of `window[0]`.
+    first_seq: u64,
+    /// The record (by sequence number) and part that a TAB-indented line continues.
+    open: Option<(u64, Part)>,
+    /// The memory-context dump being read.
+    dump: Option<MemoryContextDump>,
+    /// Languages seen so far (severity words, `[unknown]`, translated messages).
+    langs: Languages,
+    /// Longest text a record part may grow to by continuation lines.
+    max_part_bytes: usize,
+    counters: Counters,
+    out: VecDeque<PgRecord>,
+}
+
+/// How a continuation line joins the text before it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Join {
+    /// A TAB-indented line: a newline inside the text (`\n` + the line without its TAB).
+    Newline,
+    /// The next piece of a line syslog split at its length limit: appended as is.
+    Direct,
+}
+
+impl Assembler {
+    pub(crate) fn new(prefix: LogLinePrefix, max_part_bytes: usize) -> Self {
         Assembler {
             prefix,
-            log,
+            window: VecDeque::new(),
+            first_seq: 0,
             open: None,
+            dump: None,
+            langs: Languages::default(),
+            max_part_bytes,
+            counters: Counters::default(),
+            out: VecDeque::new(),
         }
     }
 
-    /// Feeds one line (without its newline).
-    pub(crate) fn push(&mut self, number: u64, text: &str) {
+    pub(crate) fn prefix(&self) -> &LogLinePrefix {
+        &self.prefix
+    }
+
+    pub(crate) fn counters_mut(&mut self) -> &mut Counters {
+        &mut self.counters
+    }
+
+    pub(crate) fn counters(&self) -> &Counters {
+        &self.counters
+    }
+
+    /// The next finished record, if any.
+    pub(crate) fn pop(&mut self) -> Option<PgRecord> {
+        self.out.pop_front()
+    }
+
+    /// Feeds one line (without its newline). `fallback_pid` is the PID a syslog header gave,
+    /// used when the prefix has none.
+    pub(crate) fn push(&mut self, number: u64, text: &str, fallback_pid: Option<u32>) {
         if text.is_empty() {
-            self.log.blank_lines += 1;
+            self.end_dump();
+            self.counters.blank_lines += 1;
             return;
         }
         // `\tautomatic recovery in progress`, `\tFROM t` (a message or query with newlines).
         if let Some(rest) = text.strip_prefix('\t') {
-            match self.open {
-                Some((idx, part)) => {
-                    let record = &mut self.log.records[idx];
-                    let joined = part.text(record);
-                    joined.push('\n');
-                    joined.push_str(rest);
-                    record.end_line = number;
-                    self.log.continuation_lines += 1;
-                }
-                None => self.log.stats.unrecognized(number, text),
+            self.end_dump();
+            if !self.continue_open(number, rest, Join::Newline) {
+                self.counters.stats.unrecognized(number, text);
             }
             return;
         }
-        let tail_ok = |rest: &str| severity::split(rest).is_some();
         let matched = self
             .prefix
-            .match_line(text, &tail_ok)
-            .and_then(|(fields, end)| {
-                severity::split(&text[end..]).map(|(tag, msg)| (fields, tag, msg))
-            });
-        match matched {
-            Some((fields, Tag::Main(severity), message)) => {
-                let mut record = record_from(number, &fields);
+            .match_line(text, &|rest| severity::split(rest).is_some());
+        let Some((fields, end)) = matched else {
+            self.not_prefixed(number, text);
+            return;
+        };
+        self.end_dump();
+        let Some((tag, lang, message)) = severity::split_with_language(&text[end..]) else {
+            // Unreachable: the prefix matched only because a severity word follows.
+            self.counters.stats.unrecognized(number, text);
+            return;
+        };
+        if let Some(lang) = lang {
+            self.langs.add(lang);
+        }
+        match tag {
+            Tag::Main(severity) => {
+                let mut record = self.record_from(number, &fields, fallback_pid);
                 record.severity = Some(severity);
                 record.message = message.to_owned();
-                self.log.records.push(record);
-                self.open = Some((self.log.records.len() - 1, Part::Message));
+                if let Some(lang) = lang {
+                    record.language = Some(translate::language_name(lang));
+                }
+                self.claim_dump(&mut record);
+                self.push_record(record, Some(Part::Message));
             }
-            Some((fields, tag, text)) => self.attach(number, &fields, Part::of(tag), text),
-            None if is_memory_context_stats(text) => {
-                self.log.memory_context_lines += 1;
+            tag => self.attach(number, &fields, fallback_pid, Part::of(tag), message),
+        }
+    }
+
+    /// Continues the open part with `rest`; false when nothing is open.
+    pub(crate) fn continue_open(&mut self, number: u64, rest: &str, join: Join) -> bool {
+        let Some((seq, part)) = self.open else {
+            return false;
+        };
+        let Some(slot) = seq
+            .checked_sub(self.first_seq)
+            .and_then(|i| self.window.get_mut(i as usize))
+        else {
+            return false;
+        };
+        let record = &mut slot.record;
+        let joined = part.text(record);
+        if joined.len() + rest.len() < self.max_part_bytes {
+            if join == Join::Newline {
+                joined.push('\n');
+            }
+            joined.push_str(rest);
+        } else {
+            self.counters.stats.oversized_lines += 1;
+        }
+        record.end_line = number;
+        self.counters.continuation_lines += 1;
+        true
+    }
+
+    /// A line without the prefix: part of a memory-context dump, or unrecognised.
+    fn not_prefixed(&mut self, number: u64, text: &str) {
+        match memdump::parse_line(text) {
+            Some(line) => {
+                self.counters.memory_context_lines += 1;
                 self.open = None;
+                let dump = self.dump.get_or_insert_with(|| MemoryContextDump {
+                    line: number,
+                    ..MemoryContextDump::default()
+                });
+                dump.end_line = number;
+                match line {
+                    DumpLine::Context(c)
+                        if dump.contexts.len() < MemoryContextDump::MAX_CONTEXTS =>
+                    {
+                        dump.contexts.push(c);
+                    }
+                    DumpLine::Context(_) => dump.omitted_contexts += 1,
+                    DumpLine::GrandTotal(t) => {
+                        dump.grand_total = Some(t);
+                        self.end_dump();
+                    }
+                }
             }
             None => {
-                self.log.stats.unrecognized(number, text);
+                self.end_dump();
+                self.counters.stats.unrecognized(number, text);
                 self.open = None;
             }
+        }
+    }
+
+    /// Closes the dump being read: it waits in the window as a record of its own until an
+    /// out-of-memory error claims it.
+    fn end_dump(&mut self) {
+        if let Some(dump) = self.dump.take() {
+            let record = PgRecord {
+                line: dump.line,
+                end_line: dump.end_line,
+                memory_context_dump: Some(dump),
+                ..PgRecord::default()
+            };
+            self.push_record(record, None);
+        }
+    }
+
+    /// Moves the latest unclaimed dump of the window into `record` when `record` is
+    /// `ERROR:  out of memory` (in any language).
+    fn claim_dump(&mut self, record: &mut PgRecord) {
+        let is_oom = record.message == "out of memory"
+            || translate::to_english(&record.message, self.langs)
+                .is_some_and(|(_, en)| en == "out of memory");
+        if !is_oom {
+            return;
+        }
+        if let Some(slot) = self.window.iter_mut().rev().find(|s| {
+            !s.claimed && s.record.severity.is_none() && s.record.memory_context_dump.is_some()
+        }) {
+            record.memory_context_dump = slot.record.memory_context_dump.take();
+            slot.claimed = true;
         }
     }
 
     /// `DETAIL:  Failed process was running: select …` → the latest record of the same PID,
     /// when that record has no DETAIL yet; else an orphan record holding only this part.
-    fn attach(&mut self, number: u64, fields: &PrefixFields<'_>, part: Part, text: &str) {
-        let pid = fields.get(Escape::Pid).and_then(|p| p.parse::<u32>().ok());
-        let records = &mut self.log.records;
-        let from = records.len().saturating_sub(PARENT_WINDOW);
-        let parent = (from..records.len())
+    fn attach(
+        &mut self,
+        number: u64,
+        fields: &PrefixFields<'_>,
+        fallback_pid: Option<u32>,
+        part: Part,
+        text: &str,
+    ) {
+        let pid = fields
+            .get(Escape::Pid)
+            .and_then(|p| p.parse::<u32>().ok())
+            .or(fallback_pid);
+        let parent = self
+            .window
+            .iter_mut()
+            .enumerate()
             .rev()
-            .find(|&i| pid.is_none() || records[i].pid == pid)
-            .filter(|&i| matches!(part.slot(&mut records[i]), Some(None)));
-        let idx = match parent {
-            Some(idx) => {
-                self.log.continuation_lines += 1;
-                idx
+            .find(|(_, s)| {
+                let dump = s.record.severity.is_none() && s.record.memory_context_dump.is_some();
+                !dump && (pid.is_none() || s.record.pid == pid)
+            })
+            .filter(|(_, s)| part_is_empty(part, &s.record))
+            .map(|(i, _)| i);
+        match parent {
+            Some(i) => {
+                self.counters.continuation_lines += 1;
+                let record = &mut self.window[i].record;
+                if let Some(slot) = part.slot(record) {
+                    *slot = Some(text.to_owned());
+                }
+                record.end_line = number;
+                self.open = Some((self.first_seq + i as u64, part));
             }
             None => {
-                self.log.orphan_lines += 1;
-                records.push(record_from(number, fields));
-                records.len() - 1
+                self.counters.orphan_lines += 1;
+                let mut record = self.record_from(number, fields, fallback_pid);
+                if let Some(slot) = part.slot(&mut record) {
+                    *slot = Some(text.to_owned());
+                }
+                self.push_record(record, Some(part));
             }
+        }
+    }
+
+    /// Appends a record to the window (opening `part` for continuation lines) and hands out
+    /// the oldest when the window is full.
+    fn push_record(&mut self, record: PgRecord, part: Option<Part>) {
+        self.window.push_back(Slot {
+            record,
+            claimed: false,
+        });
+        let seq = self.first_seq + self.window.len() as u64 - 1;
+        self.open = part.map(|p| (seq, p));
+        while self.window.len() > PARENT_WINDOW {
+            self.emit_oldest();
+        }
+    }
+
+    fn emit_oldest(&mut self) {
+        let Some(slot) = self.window.pop_front() else {
+            return;
         };
-        let record = &mut records[idx];
-        if let Some(slot) = part.slot(record) {
-            *slot = Some(text.to_owned());
+        self.first_seq += 1;
+        if slot.claimed {
+            return;
         }
-        record.end_line = number;
-        self.open = Some((idx, part));
+        let mut record = slot.record;
+        classify::classify_record(&mut record, self.langs);
+        self.counters.stats.records += 1;
+        self.out.push_back(record);
     }
 
-    /// Classifies the records and returns the log.
-    pub(crate) fn finish(mut self) -> PgLog {
-        for record in &mut self.log.records {
-            if record.severity.is_some() {
-                record.event = classify::classify(&record.message);
-                classify::complete_from_detail(record);
+    /// End of input: every waiting record is handed out.
+    pub(crate) fn finish(&mut self) {
+        self.end_dump();
+        while !self.window.is_empty() {
+            self.emit_oldest();
+        }
+        self.open = None;
+    }
+
+    /// A fresh record carrying what the prefix said.
+    fn record_from(
+        &mut self,
+        number: u64,
+        fields: &PrefixFields<'_>,
+        fallback_pid: Option<u32>,
+    ) -> PgRecord {
+        let mut record = record_from(number, fields);
+        record.pid = record.pid.or(fallback_pid);
+        for value in [&mut record.user, &mut record.database] {
+            if let Some(v) = value
+                && v.starts_with('[')
+                && v != "[unknown]"
+                && let Some(lang) = translate::unknown_language(v)
+            {
+                *v = "[unknown]".to_owned();
+                self.langs.add(lang);
+                record.language = Some(translate::language_name(lang));
             }
         }
-        self.log.stats.records = self.log.records.len() as u64;
-        self.log
+        record
     }
+}
 
-    /// Counts lines the caller dropped or cut (read by `parse`).
-    pub(crate) fn stats_mut(&mut self) -> &mut ParseStats {
-        &mut self.log.stats
+fn part_is_empty(part: Part, record: &PgRecord) -> bool {
+    match part {
+        Part::Message => false,
+        Part::Detail => record.detail.is_none(),
+        Part::Hint => record.hint.is_none(),
+        Part::Context => record.context.is_none(),
+        Part::Statement => record.statement.is_none(),
+        Part::Query => record.query.is_none(),
+        Part::Location => record.location.is_none(),
     }
 }
 
@@ -218,16 +432,4 @@ fn record_from(number: u64, fields: &PrefixFields<'_>) -> PgRecord {
         local_address: text(Escape::LocalAddress),
         ..PgRecord::default()
     }
-}
-
-/// The un-prefixed dump `MemoryContextStats()` writes to stderr before `ERROR:  out of memory`:
-/// `TopMemoryContext: 97696 total in 5 blocks; 14288 free (11 chunks); 83408 used`,
-/// `  ExprContext: 600000104 total in 2 blocks; …`,
-/// `  12 more child contexts containing 45056 total in 7 blocks; …`,
-/// `Grand total: 1234567 bytes in 45 blocks; 12345 free (67 chunks); 1222222 used`.
-fn is_memory_context_stats(text: &str) -> bool {
-    let t = text.trim_start_matches(' ');
-    t.starts_with("Grand total: ")
-        || (t.contains(" total in ") && t.contains(" blocks; ") && t.ends_with(" used"))
-        || (t.contains(" total in ") && t.contains(" blocks; ") && t.contains(" used: "))
 }

@@ -2,21 +2,71 @@
 //! fields, then the record's DETAIL filling in what the main line does not say (the query a
 //! crashed backend was running, the size an out-of-memory request asked for).
 //!
-//! Matching is by the message's structure (`(PID n)`, the signal number, `X/Y` LSNs), so a
-//! translated catalog only needs its fixed phrases added here, not a new grammar.
+//! Matching is by the message's structure (`(PID n)`, the signal number, `X/Y` LSNs). A
+//! translated message is first turned back into this English form by [`super::translate`].
 
-use super::{Lsn, PgEvent, PgRecord};
+use super::translate::{self, Languages};
+use super::{Lsn, PgEvent, PgRecord, Severity};
 
-/// Classifies a main-line message. `None` for messages this slice does not know.
-pub(crate) fn classify(message: &str) -> Option<PgEvent> {
-    child_exit(message)
-        .or_else(|| fixed_phrase(message))
-        .or_else(|| with_argument(message))
+/// Classifies a finished record: its message (translated to English first when it is not
+/// English), then the DETAIL. Sets `record.language` when a translation was used. Records
+/// without a severity (orphans, memory-context dumps) are left alone.
+pub(crate) fn classify_record(record: &mut PgRecord, langs: Languages) {
+    if record.severity.is_none() {
+        return;
+    }
+    record.event = classify(&record.message);
+    if record.event.is_none()
+        && let Some((lang, english)) = translate::to_english(&record.message, langs)
+    {
+        record.event = classify(&english);
+        record.language = Some(translate::language_name(lang));
+    }
+    // zh_CN keeps `redo done at %X/%X system usage: %s` in English but translates the usage.
+    if let Some(PgEvent::RedoDone {
+        elapsed_seconds: elapsed @ None,
+        ..
+    }) = &mut record.event
+        && let Some((_, usage)) = record.message.split_once("system usage: ")
+        && let Some((lang, english)) = translate::to_english(usage, langs)
+    {
+        *elapsed = elapsed_seconds(&english);
+        record.language = Some(translate::language_name(lang));
+    }
+    let needs_detail = matches!(
+        record.event,
+        Some(
+            PgEvent::TerminatedBySignal { .. }
+                | PgEvent::ExitedWithCode { .. }
+                | PgEvent::OutOfMemory { .. }
+        )
+    );
+    let detail = match record.detail.as_deref() {
+        Some(d) if needs_detail && !d.starts_with("Fail") => {
+            translate::to_english(d, langs).map(|(_, english)| std::borrow::Cow::Owned(english))
+        }
+        Some(d) if needs_detail => Some(std::borrow::Cow::Borrowed(d)),
+        _ => None,
+    };
+    let detail = detail.map(|d| d.into_owned());
+    complete(record, detail.as_deref());
 }
 
-/// Completes `record.event` from the record's DETAIL.
-pub(crate) fn complete_from_detail(record: &mut PgRecord) {
-    let Some(detail) = record.detail.as_deref() else {
+/// Classifies a main-line message. `None` for messages no kind describes.
+pub(crate) fn classify(message: &str) -> Option<PgEvent> {
+    fixed_phrase(message)
+        .or_else(|| with_argument(message))
+        .or_else(|| resources(message))
+        .or_else(|| child_exit(message))
+}
+
+/// Completes `record.event` from the record's DETAIL (already in English), and marks an
+/// otherwise unclassified PANIC.
+pub(crate) fn complete(record: &mut PgRecord, detail: Option<&str>) {
+    if record.event.is_none() && record.severity == Some(Severity::Panic) {
+        record.event = Some(PgEvent::Panic);
+    }
+    let Some(detail) = detail else {
         return;
     };
     match &mut record.event {
@@ -27,13 +77,14 @@ pub(crate) fn complete_from_detail(record: &mut PgRecord) {
             }
         }
         Some(PgEvent::OutOfMemory {
-            request_size,
+            request_bytes,
             memory_context,
         }) => {
-            // DETAIL:  Failed on request of size 600000004 in memory context "ExprContext".
+            // DETAIL:  Failed on request of size 1000000004 in memory context "MessageContext".
+            // DETAIL:  Failed on request of size 8192.  (PG 10)
             if let Some(rest) = detail.strip_prefix("Failed on request of size ") {
                 let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
-                *request_size = rest[..digits].parse().ok();
+                *request_bytes = rest[..digits].parse().ok();
                 *memory_context = rest[digits..]
                     .strip_prefix(" in memory context \"")
                     .and_then(|r| r.rsplit_once('"'))
@@ -49,9 +100,9 @@ pub(crate) fn complete_from_detail(record: &mut PgRecord) {
 /// `worker process: parallel worker for PID 30491 (PID 31458) was terminated by signal 9: Killed` (PG 10)
 /// `background worker "logical replication launcher" (PID 31) exited with exit code 1`
 /// `server process (PID 77) exited with unrecognized status 1234`
+/// `server process (PID 77) was terminated by exception 0xC0000005`
 fn child_exit(message: &str) -> Option<PgEvent> {
-    let (head, tail) = split_pid_marker(message)?;
-    let (process, pid) = head;
+    let ((process, pid), tail) = split_pid_marker(message)?;
     if let Some(rest) = tail.strip_prefix("was terminated by signal ") {
         let (signal, name) = rest
             .split_once(':')
@@ -79,36 +130,54 @@ fn child_exit(message: &str) -> Option<PgEvent> {
             status: status.trim().parse().ok()?,
         });
     }
+    if let Some(code) = tail.strip_prefix("was terminated by exception ") {
+        return Some(PgEvent::TerminatedByException {
+            process,
+            pid,
+            code: code.trim().to_owned(),
+        });
+    }
     None
 }
 
-/// Splits `<process> (PID n) <tail>` at its last `(PID n) `, so a process name that itself
-/// holds `PID` (PG 10's `parallel worker for PID 30491`) stays whole.
-fn split_pid_marker(message: &str) -> Option<((String, u32), &str)> {
-    let open = message.rfind(" (PID ")?;
+/// Splits `<process> (PID n) <tail>` at its last `(PID n)`, so a process name that itself
+/// holds `PID` (PG 10's `parallel worker for PID 30491`) stays whole. The space after `)` is
+/// optional (some translations write `(PID 5)は…`).
+pub(crate) fn split_pid_marker(message: &str) -> Option<((String, u32), &str)> {
+    let open = memchr::memmem::rfind(message.as_bytes(), b" (PID ")?;
     let after = &message[open + " (PID ".len()..];
-    let close = after.find(") ")?;
+    let close = after.find(')')?;
     let pid = after[..close].parse().ok()?;
     let process = &message[..open];
     if process.is_empty() {
         return None;
     }
-    Some(((process.to_owned(), pid), &after[close + 2..]))
+    let tail = &after[close + 1..];
+    Some((
+        (process.to_owned(), pid),
+        tail.strip_prefix(' ').unwrap_or(tail),
+    ))
 }
 
 /// Messages that are the whole text, no arguments.
 fn fixed_phrase(message: &str) -> Option<PgEvent> {
-    Some(match message.trim_end() {
+    let message = message.trim_end();
+    Some(match message {
         "terminating any other active server processes" => PgEvent::TerminatingOtherProcesses,
         "all server processes terminated; reinitializing" => PgEvent::Reinitializing,
         "database system was not properly shut down; automatic recovery in progress" => {
             PgEvent::AutomaticRecovery
         }
         "database system is ready to accept connections" => PgEvent::Ready,
+        "database system is ready to accept read only connections"
+        | "database system is ready to accept read-only connections" => PgEvent::ReadyReadOnly,
         "redo is not required" => PgEvent::RedoNotRequired,
         "database system is shut down" => PgEvent::ShutDown,
+        "aborting any active transactions" => PgEvent::AbortingActiveTransactions,
+        "shutting down" => PgEvent::ShuttingDown,
         "the database system is in recovery mode" => PgEvent::InRecoveryMode,
         "the database system is starting up" => PgEvent::StartingUp,
+        "the database system is shutting down" => PgEvent::RefusedShuttingDown,
         "the database system is not yet accepting connections" => {
             PgEvent::NotYetAcceptingConnections
         }
@@ -116,20 +185,30 @@ fn fixed_phrase(message: &str) -> Option<PgEvent> {
             PgEvent::TerminatingConnectionCrash
         }
         "out of memory" => PgEvent::OutOfMemory {
-            request_size: None,
+            request_bytes: None,
             memory_context: None,
         },
+        "sorry, too many clients already" => PgEvent::TooManyClients,
+        "canceling autovacuum task" => PgEvent::AutovacuumCanceled,
+        "terminating connection due to idle-in-transaction timeout" => {
+            PgEvent::IdleInTransactionTimeout
+        }
+        "terminating connection due to idle-session timeout" => PgEvent::IdleSessionTimeout,
+        "terminating connection due to administrator command" => PgEvent::TerminatedByAdministrator,
+        "using stale statistics instead of current ones because stats collector is not responding" => {
+            PgEvent::StaleStatistics
+        }
         "shutting down because restart_after_crash is off"
         | "shutting down because \"restart_after_crash\" is off"
         | "shutting down due to startup process failure"
         | "aborting startup due to startup process failure" => PgEvent::ShuttingDownAfterCrash {
-            reason: message.trim_end().to_owned(),
+            reason: message.to_owned(),
         },
         _ => return None,
     })
 }
 
-/// Messages with one argument after a fixed start.
+/// Messages with arguments after a fixed start: recovery, checkpoints, start and stop, load.
 fn with_argument(message: &str) -> Option<PgEvent> {
     // redo starts at 0/1500780
     if let Some(rest) = message.strip_prefix("redo starts at ") {
@@ -162,6 +241,7 @@ fn with_argument(message: &str) -> Option<PgEvent> {
         return Some(PgEvent::LastCompletedTransaction { at: at.to_owned() });
     }
     // invalid record length at 0/2C31F60: wanted 24, got 0
+    // invalid record length at 0/2C31F60: expected at least 24, got 0  (PG ≥ 16)
     if let Some(rest) = message.strip_prefix("invalid record length at ") {
         let lsn = rest.split(':').next().and_then(Lsn::parse)?;
         return Some(PgEvent::InvalidRecordLength { lsn });
@@ -170,6 +250,15 @@ fn with_argument(message: &str) -> Option<PgEvent> {
     if let Some(flags) = message.strip_prefix("checkpoint starting:") {
         return Some(PgEvent::CheckpointStarting {
             flags: flags.split_whitespace().map(str::to_owned).collect(),
+        });
+    }
+    if let Some(rest) = message.strip_prefix("checkpoint complete: ") {
+        return checkpoint_complete(rest);
+    }
+    // checkpoints are occurring too frequently (1 second apart)
+    if let Some(rest) = message.strip_prefix("checkpoints are occurring too frequently (") {
+        return Some(PgEvent::CheckpointsTooFrequent {
+            seconds: leading_number(rest)?,
         });
     }
     // database system was shut down at 2026-11-21 17:05:02 UTC
@@ -192,11 +281,187 @@ fn with_argument(message: &str) -> Option<PgEvent> {
             version: version.to_owned(),
         });
     }
+    // temporary file: path "base/pgsql_tmp/pgsql_tmp19799.0", size 4694016
+    if let Some(rest) = message.strip_prefix("temporary file: path \"") {
+        let (path, size) = rest.rsplit_once("\", size ")?;
+        return Some(PgEvent::TempFile {
+            path: path.to_owned(),
+            bytes: size.trim().parse().ok()?,
+        });
+    }
+    // canceling statement due to statement timeout
+    if let Some(reason) = message.strip_prefix("canceling statement due to ") {
+        // `… lock timeout at character 43` when the statement position is known.
+        let reason = reason.split(" at character ").next().unwrap_or(reason);
+        return Some(PgEvent::StatementCanceled {
+            reason: reason.trim_end().to_owned(),
+        });
+    }
+    // remaining connection slots are reserved for non-replication superuser connections
+    // remaining connection slots are reserved for roles with the SUPERUSER attribute (PG ≥ 16)
+    if let Some(who) = message.strip_prefix("remaining connection slots are reserved for ") {
+        return Some(PgEvent::ReservedConnectionSlots {
+            reserved_for: who.to_owned(),
+        });
+    }
+    // too many connections for role "app"
+    if let Some(rest) = message.strip_prefix("too many connections for ") {
+        let (scope, name) = rest.split_once(' ')?;
+        return Some(PgEvent::TooManyConnections {
+            scope: scope.to_owned(),
+            name: unquote(name).to_owned(),
+        });
+    }
     None
+}
+
+/// Memory, disk and integrity: `could not …`, `invalid page …`, `page verification failed …`.
+fn resources(message: &str) -> Option<PgEvent> {
+    if let Some(rest) = message.strip_prefix("could not ") {
+        return could_not(rest);
+    }
+    // invalid page in block 0 of relation base/5/16413
+    if let Some(rest) = message.strip_prefix("invalid page in block ") {
+        let (block, relation) = rest.split_once(" of relation ")?;
+        return Some(PgEvent::InvalidPage {
+            block: block.parse().ok()?,
+            relation: relation.to_owned(),
+        });
+    }
+    // page verification failed, calculated checksum 20919 but expected 15254
+    if let Some(rest) = message.strip_prefix("page verification failed, calculated checksum ") {
+        let (calculated, expected) = rest.split_once(" but expected ")?;
+        return Some(PgEvent::ChecksumFailure {
+            calculated: calculated.parse().ok()?,
+            expected: expected.trim().parse().ok()?,
+        });
+    }
+    None
+}
+
+/// The `could not …` family, `rest` after `could not `.
+fn could_not(rest: &str) -> Option<PgEvent> {
+    // could not resize shared memory segment "/PostgreSQL.4104579426" to 1048576 bytes: No space left on device
+    if let Some(rest) = rest.strip_prefix("resize shared memory segment \"") {
+        let (segment, rest) = rest.split_once("\" to ")?;
+        let (bytes, error) = rest.split_once(" bytes: ")?;
+        return Some(PgEvent::SharedMemoryResizeFailed {
+            segment: segment.to_owned(),
+            bytes: bytes.parse().ok()?,
+            no_space: is_no_space(error),
+            error: error.to_owned(),
+        });
+    }
+    // could not map anonymous shared memory: Cannot allocate memory
+    if let Some(error) = rest.strip_prefix("map anonymous shared memory: ") {
+        return Some(PgEvent::SharedMemoryMapFailed {
+            error: error.to_owned(),
+        });
+    }
+    // could not fork new process for connection: Cannot allocate memory
+    // could not fork autovacuum worker process: Cannot allocate memory (≤ 16)
+    // could not fork "autovacuum worker" process: Cannot allocate memory (≥ 17)
+    if let Some(rest) = rest.strip_prefix("fork ") {
+        let (process, error) = rest.split_once(": ")?;
+        return Some(PgEvent::ForkFailed {
+            process: process.to_owned(),
+            error: error.to_owned(),
+        });
+    }
+    // could not write to file "pg_tblspc/…/pgsql_tmp/pgsql_tmp20608.0": No space left on device
+    // could not write block 1234 in file "base/5/16384": No space left on device
+    if let Some(rest) = rest.strip_prefix("write ") {
+        let rest = rest
+            .strip_prefix("to file ")
+            .or_else(|| rest.split_once(" in file ").map(|(_, r)| r))
+            .or_else(|| rest.strip_prefix("to log file "))?;
+        let (path, error) = quoted_then_error(rest)?;
+        return Some(PgEvent::CouldNotWrite {
+            path,
+            no_space: is_no_space(error),
+            error: error.to_owned(),
+        });
+    }
+    // could not extend file "pg_tblspc/16407/PG_15_202209061/5/16408": No space left on device
+    // could not extend file "base/5/16384": wrote only 4096 of 8192 bytes at block 12
+    if let Some(rest) = rest.strip_prefix("extend file ") {
+        let (path, error) = quoted_then_error(rest)?;
+        return Some(PgEvent::CouldNotExtendFile {
+            path,
+            no_space: is_no_space(error) || error.starts_with("wrote only "),
+            error: error.to_owned(),
+        });
+    }
+    // could not read block 1 in file "base/5/16384": read only 0 of 8192 bytes
+    if let Some(rest) = rest.strip_prefix("read block ") {
+        let (block, rest) = rest.split_once(" in file ")?;
+        let (path, error) = quoted_then_error(rest)?;
+        return Some(PgEvent::CouldNotReadBlock {
+            block: block.parse().ok()?,
+            path,
+            error: error.to_owned(),
+        });
+    }
+    None
+}
+
+/// `"path": error` → (path, error).
+fn quoted_then_error(rest: &str) -> Option<(String, &str)> {
+    let rest = rest.strip_prefix('"')?;
+    let (path, error) = rest.rsplit_once("\": ")?;
+    Some((path.to_owned(), error))
+}
+
+/// ENOSPC as glibc prints it (translations are turned into this text before classification).
+fn is_no_space(error: &str) -> bool {
+    error.contains("No space left on device")
+}
+
+/// `checkpoint complete: wrote 9676 buffers (59.1%); 0 WAL file(s) added, 0 removed, 4 recycled;
+/// write=0.062 s, sync=0.014 s, total=0.086 s; sync files=49, longest=0.003 s, average=0.001 s;
+/// distance=64163 kB, estimate=64163 kB[; lsn=…, redo lsn=…]` — `rest` after `checkpoint complete: `.
+/// PG 18 adds `, wrote N SLRU buffers` after the percentage; fields are read by name.
+fn checkpoint_complete(rest: &str) -> Option<PgEvent> {
+    let after = |key: &str| -> Option<&str> {
+        let at = memchr::memmem::find(rest.as_bytes(), key.as_bytes())?;
+        Some(&rest[at + key.len()..])
+    };
+    let seconds = |key: &str| -> Option<f64> {
+        let v = after(key)?;
+        let end = v.find(|c: char| !(c.is_ascii_digit() || c == '.'))?;
+        v[..end].parse().ok()
+    };
+    let number = |key: &str| after(key).and_then(leading_number);
+    let buffers = leading_number(rest.strip_prefix("wrote ")?)?;
+    let percent = after("buffers (").and_then(|v| v.split('%').next()?.parse().ok());
+    let wal_added = after("; ").and_then(leading_number);
+    Some(PgEvent::CheckpointComplete {
+        buffers,
+        buffers_percent: percent,
+        wal_added,
+        wal_removed: number(" added, "),
+        wal_recycled: number(" removed, "),
+        write_seconds: seconds("write="),
+        sync_seconds: seconds("sync="),
+        total_seconds: seconds("total="),
+        distance_kb: number("distance="),
+        estimate_kb: number("estimate="),
+    })
 }
 
 fn first_word(s: &str) -> &str {
     s.split([' ', ',', ';']).next().unwrap_or("")
+}
+
+fn leading_number(s: &str) -> Option<u64> {
+    let end = s.bytes().take_while(u8::is_ascii_digit).count();
+    s[..end].parse().ok()
+}
+
+fn unquote(s: &str) -> &str {
+    s.strip_prefix('"')
+        .and_then(|s| s.strip_suffix('"'))
+        .unwrap_or(s)
 }
 
 /// `… elapsed: 0.12 s` → 0.12.
@@ -206,273 +471,5 @@ fn elapsed_seconds(s: &str) -> Option<f64> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn lsn(s: &str) -> Lsn {
-        Lsn::parse(s).unwrap()
-    }
-
-    #[test]
-    fn backend_killed_on_pg10_to_17_and_18() {
-        assert_eq!(
-            classify("server process (PID 24797) was terminated by signal 9: Killed"),
-            Some(PgEvent::TerminatedBySignal {
-                process: "server process".into(),
-                pid: 24797,
-                signal: 9,
-                signal_name: "Killed".into(),
-                query: None
-            })
-        );
-        let Some(PgEvent::TerminatedBySignal {
-            process,
-            signal,
-            signal_name,
-            ..
-        }) = classify("client backend (PID 5) was terminated by signal 11: Segmentation fault")
-        else {
-            panic!("not classified")
-        };
-        assert_eq!(
-            (process.as_str(), signal, signal_name.as_str()),
-            ("client backend", 11, "Segmentation fault")
-        );
-    }
-
-    #[test]
-    fn background_processes_killed() {
-        for (msg, want_process, want_pid) in [
-            (
-                "checkpointer process (PID 31) was terminated by signal 9: Killed",
-                "checkpointer process",
-                31,
-            ),
-            (
-                "background worker \"parallel worker\" (PID 77) was terminated by signal 9: Killed",
-                "background worker \"parallel worker\"",
-                77,
-            ),
-            (
-                "worker process: parallel worker for PID 30491 (PID 31458) was terminated by signal 9: Killed",
-                "worker process: parallel worker for PID 30491",
-                31458,
-            ),
-        ] {
-            let Some(PgEvent::TerminatedBySignal {
-                process,
-                pid,
-                signal: 9,
-                ..
-            }) = classify(msg)
-            else {
-                panic!("{msg}")
-            };
-            assert_eq!((process.as_str(), pid), (want_process, want_pid));
-        }
-        // A localised signal name is kept; the number is the key.
-        let Some(PgEvent::TerminatedBySignal {
-            signal: 9,
-            signal_name,
-            ..
-        }) = classify("server process (PID 1) was terminated by signal 9: Processus arrêté")
-        else {
-            panic!()
-        };
-        assert_eq!(signal_name, "Processus arrêté");
-    }
-
-    #[test]
-    fn exits() {
-        assert_eq!(
-            classify(
-                "background worker \"logical replication launcher\" (PID 31) exited with exit code 1"
-            ),
-            Some(PgEvent::ExitedWithCode {
-                process: "background worker \"logical replication launcher\"".into(),
-                pid: 31,
-                code: 1,
-                query: None
-            })
-        );
-        assert_eq!(
-            classify("server process (PID 7) exited with unrecognized status 1234"),
-            Some(PgEvent::ExitedWithUnrecognizedStatus {
-                process: "server process".into(),
-                pid: 7,
-                status: 1234
-            })
-        );
-        assert_eq!(
-            classify("server process (PID x) exited with exit code 1"),
-            None
-        );
-        assert_eq!(classify(" (PID 5) exited with exit code 1"), None);
-    }
-
-    #[test]
-    fn crash_cycle_phrases() {
-        assert_eq!(
-            classify("terminating any other active server processes"),
-            Some(PgEvent::TerminatingOtherProcesses)
-        );
-        assert_eq!(
-            classify("all server processes terminated; reinitializing"),
-            Some(PgEvent::Reinitializing)
-        );
-        assert_eq!(
-            classify("database system was interrupted; last known up at 2026-11-21 17:08:44 UTC"),
-            Some(PgEvent::Interrupted {
-                last_known_up: "2026-11-21 17:08:44 UTC".into()
-            })
-        );
-        assert_eq!(
-            classify("database system was not properly shut down; automatic recovery in progress"),
-            Some(PgEvent::AutomaticRecovery)
-        );
-        assert_eq!(
-            classify("redo starts at 0/1500780"),
-            Some(PgEvent::RedoStart {
-                lsn: lsn("0/1500780")
-            })
-        );
-        assert_eq!(
-            classify("redo done at 0/2C31F28"),
-            Some(PgEvent::RedoDone {
-                lsn: lsn("0/2C31F28"),
-                elapsed_seconds: None
-            })
-        );
-        assert_eq!(
-            classify(
-                "redo done at 16/B374D848 system usage: CPU: user: 0.05 s, system: 0.03 s, elapsed: 31.47 s"
-            ),
-            Some(PgEvent::RedoDone {
-                lsn: lsn("16/B374D848"),
-                elapsed_seconds: Some(31.47)
-            })
-        );
-        assert_eq!(
-            classify("database system is ready to accept connections"),
-            Some(PgEvent::Ready)
-        );
-        assert_eq!(
-            classify("redo is not required"),
-            Some(PgEvent::RedoNotRequired)
-        );
-        assert_eq!(
-            classify("invalid record length at 0/2C31F60: wanted 24, got 0"),
-            Some(PgEvent::InvalidRecordLength {
-                lsn: lsn("0/2C31F60")
-            })
-        );
-        assert_eq!(
-            classify("invalid record length at 0/2C31F60: expected at least 24, got 0"),
-            Some(PgEvent::InvalidRecordLength {
-                lsn: lsn("0/2C31F60")
-            })
-        );
-        assert_eq!(
-            classify("checkpoint starting: end-of-recovery immediate wait"),
-            Some(PgEvent::CheckpointStarting {
-                flags: vec!["end-of-recovery".into(), "immediate".into(), "wait".into()]
-            })
-        );
-        assert_eq!(
-            classify(
-                "database system was interrupted while in recovery at log time 2026-11-21 17:00:00 UTC"
-            ),
-            Some(PgEvent::InterruptedWhileInRecovery {
-                at: "2026-11-21 17:00:00 UTC".into()
-            })
-        );
-    }
-
-    #[test]
-    fn lifecycle_phrases() {
-        assert_eq!(
-            classify("database system was shut down at 2026-11-21 17:05:02 UTC"),
-            Some(PgEvent::ShutDownAt {
-                at: "2026-11-21 17:05:02 UTC".into()
-            })
-        );
-        assert_eq!(
-            classify("received fast shutdown request"),
-            Some(PgEvent::ShutdownRequested {
-                mode: "fast".into()
-            })
-        );
-        assert_eq!(
-            classify("database system is shut down"),
-            Some(PgEvent::ShutDown)
-        );
-        assert_eq!(
-            classify("the database system is in recovery mode"),
-            Some(PgEvent::InRecoveryMode)
-        );
-        assert_eq!(
-            classify("the database system is not yet accepting connections"),
-            Some(PgEvent::NotYetAcceptingConnections)
-        );
-        assert_eq!(
-            classify("terminating connection because of crash of another server process"),
-            Some(PgEvent::TerminatingConnectionCrash)
-        );
-        assert_eq!(
-            classify("shutting down because \"restart_after_crash\" is off"),
-            Some(PgEvent::ShuttingDownAfterCrash {
-                reason: "shutting down because \"restart_after_crash\" is off".into()
-            })
-        );
-        assert_eq!(
-            classify("starting PostgreSQL 18.4 on x86_64-pc-linux-gnu, compiled by gcc, 64-bit"),
-            Some(PgEvent::Starting {
-                version: "18.4".into()
-            })
-        );
-        assert_eq!(classify("redo starts at nowhere"), None);
-        assert_eq!(classify("checkpoint complete: wrote 3 buffers"), None);
-    }
-
-    fn record(message: &str, detail: &str) -> PgRecord {
-        let mut r = PgRecord {
-            message: message.into(),
-            detail: Some(detail.into()),
-            event: classify(message),
-            ..PgRecord::default()
-        };
-        complete_from_detail(&mut r);
-        r
-    }
-
-    #[test]
-    fn detail_gives_the_failed_query_and_oom_request() {
-        let r = record(
-            "server process (PID 9) was terminated by signal 9: Killed",
-            "Failed process was running: select pg_sleep(600)",
-        );
-        let Some(PgEvent::TerminatedBySignal { query, .. }) = r.event else {
-            panic!()
-        };
-        assert_eq!(query.as_deref(), Some("select pg_sleep(600)"));
-        let r = record(
-            "out of memory",
-            "Failed on request of size 600000004 in memory context \"ExprContext\".",
-        );
-        assert_eq!(
-            r.event,
-            Some(PgEvent::OutOfMemory {
-                request_size: Some(600000004),
-                memory_context: Some("ExprContext".into())
-            })
-        );
-        let r = record("out of memory", "Failed on request of size 8192.");
-        assert_eq!(
-            r.event,
-            Some(PgEvent::OutOfMemory {
-                request_size: Some(8192),
-                memory_context: None
-            })
-        );
-    }
-}
+#[path = "classify_tests.rs"]
+mod tests;

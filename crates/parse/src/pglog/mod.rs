@@ -1,6 +1,18 @@
-//! PostgreSQL server logs: stderr output with a `log_line_prefix`, records with their
-//! DETAIL/HINT/CONTEXT/STATEMENT continuation, and the crash-cycle events classified with their
-//! fields.
+//! PostgreSQL server logs in all four destinations (stderr with a `log_line_prefix`, csvlog,
+//! jsonlog, syslog) and seven languages (English and the catalogs' de, es, fr, ja, ru, zh_CN):
+//! records with their DETAIL/HINT/CONTEXT/STATEMENT, and the events a diagnosis needs (crash
+//! cycle, start and stop, memory, disk, load, integrity) classified with their fields
+//! ([`PgEvent`]; catalog in docs/pglog-events.md).
+//!
+//! Three ways in, one engine: [`parse`] (everything in a [`PgLog`]), [`records`] (an iterator
+//! over a buffer, memory bounded by a 16-record window) and [`PgLogReader`] (push chunks, pull
+//! records: for files of any size).
+//!
+//! # Formats
+//!
+//! [`PgLogOptions::format`] `None` sniffs it from the first lines ([`sniff_format`]): a line
+//! starting `{"timestamp":"` is jsonlog, a `%m` stamp followed by a comma csvlog, a syslog
+//! header (`Nov 21 18:40:01 host postgres[pid]: `) syslog, anything else stderr.
 //!
 //! # How lines become records
 //!
@@ -22,35 +34,94 @@
 //!   before it, a prefixed line with an unknown severity word) is counted in
 //!   `stats.unrecognized_lines` with the first examples kept; it never joins a record.
 //! * Lines longer than [`PgLogOptions::max_line_bytes`] are cut there (at a character
-//!   boundary), counted in `stats.oversized_lines`, and parsed as cut.
+//!   boundary), counted in `stats.oversized_lines`, and parsed as cut; a record part stops
+//!   growing at [`PgLogOptions::max_record_bytes`] (further lines counted the same way).
+//! * The memory-context dump (lines counted in [`PgLog::memory_context_lines`]) is parsed into
+//!   [`MemoryContextDump`] and moved into the `out of memory` record that follows it; a dump no
+//!   such record follows stays a record of its own with `severity: null`.
+//!
+//! # Languages
+//!
+//! Severity words, `[unknown]` and every classified message are read through tables generated
+//! from PostgreSQL's catalogs (`fixtures/record/pglog-translations.py` → `catalog.rs`): a
+//! translated message is turned back into its English msgid with the same arguments, then
+//! classified as English. The record's `language` says which catalog matched.
 
 mod assemble;
+#[rustfmt::skip]
+mod catalog;
 mod classify;
+mod csvlog;
+mod jsonlog;
+mod memdump;
 mod prefix;
 mod severity;
+mod stream;
+mod syslog;
 mod time;
+mod translate;
 mod types;
 
 pub use prefix::LogLinePrefix;
+pub use stream::{PgLogReader, PgRecords, records};
+pub use time::fixed_offset;
 pub use types::*;
 
 use crate::ParseStats;
 use serde::Serialize;
 
+/// The destination a log was written by.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PgLogFormat {
+    /// `log_destination = 'stderr'`: lines with a `log_line_prefix`.
+    #[default]
+    Stderr,
+    /// `csvlog`: CSV rows.
+    Csv,
+    /// `jsonlog` (PG ≥ 15): a JSON object per line.
+    Json,
+    /// `syslog`, as written to a file by rsyslog (BSD or RFC 3339 stamps).
+    Syslog,
+}
+
+impl std::str::FromStr for PgLogFormat {
+    type Err = String;
+
+    /// `stderr`, `csv` (or `csvlog`), `json` (or `jsonlog`), `syslog`.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Ok(match s {
+            "stderr" => PgLogFormat::Stderr,
+            "csv" | "csvlog" => PgLogFormat::Csv,
+            "json" | "jsonlog" => PgLogFormat::Json,
+            "syslog" => PgLogFormat::Syslog,
+            other => return Err(format!("unknown PostgreSQL log format {other:?}")),
+        })
+    }
+}
+
 /// Context for the PostgreSQL log parser.
 #[derive(Debug, Clone)]
 pub struct PgLogOptions {
-    /// The server's `log_line_prefix`; `None` tries the defaults of each version.
+    /// The server's `log_line_prefix` (stderr and syslog); `None` tries the defaults of each
+    /// version. A prefix given here that fits none of the first lines is an error.
     pub prefix: Option<String>,
+    /// The destination format; `None` sniffs it.
+    pub format: Option<PgLogFormat>,
     /// Lines longer than this many bytes are cut (and counted). Default 1 MiB.
     pub max_line_bytes: usize,
+    /// A record's message or secondary field stops growing at this many bytes (continuation
+    /// lines beyond are counted in `stats.oversized_lines`). Default 64 MiB.
+    pub max_record_bytes: usize,
 }
 
 impl Default for PgLogOptions {
     fn default() -> Self {
         Self {
             prefix: None,
+            format: None,
             max_line_bytes: 1024 * 1024,
+            max_record_bytes: 64 * 1024 * 1024,
         }
     }
 }
@@ -58,13 +129,16 @@ impl Default for PgLogOptions {
 /// Everything parsed out of one PostgreSQL log.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct PgLog {
-    /// The `log_line_prefix` the lines were read with.
+    /// The `log_line_prefix` the lines were read with (empty for csvlog and jsonlog).
     pub prefix: String,
+    /// The destination format the log was read as.
+    pub format: PgLogFormat,
     /// Records in input order.
     pub records: Vec<PgRecord>,
     /// What was understood and what was not.
     pub stats: ParseStats,
-    /// Lines attached to a record as continuation (DETAIL, tab-indented lines, …).
+    /// Lines attached to a record as continuation (DETAIL, tab-indented lines, further lines
+    /// of a csvlog row, …).
     pub continuation_lines: u64,
     /// Secondary lines (DETAIL, HINT, …) with no parent record to join; each became a record
     /// with `severity: null`.
@@ -73,6 +147,23 @@ pub struct PgLog {
     pub memory_context_lines: u64,
     /// Empty lines.
     pub blank_lines: u64,
+    /// syslog lines of other programs (not `postgres…`), skipped.
+    pub other_program_lines: u64,
+    /// csvlog rows given up because a quote never closed (their lines are in
+    /// `stats.unrecognized_lines`).
+    pub broken_rows: u64,
+}
+
+/// Line counters shared by every format's reader.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Counters {
+    pub(crate) stats: ParseStats,
+    pub(crate) continuation_lines: u64,
+    pub(crate) orphan_lines: u64,
+    pub(crate) memory_context_lines: u64,
+    pub(crate) blank_lines: u64,
+    pub(crate) other_program_lines: u64,
+    pub(crate) broken_rows: u64,
 }
 
 /// Errors of the PostgreSQL log parser.
@@ -86,6 +177,21 @@ pub enum PgLogError {
         prefix: String,
         /// What is wrong with it.
         reason: String,
+    },
+    /// The `log_line_prefix` given fits none of the first lines of the log.
+    #[error(
+        "log_line_prefix {prefix:?} fits none of the first {lines_tried} lines; first line not \
+         fitting (line {line_number}): {line:?}"
+    )]
+    PrefixMatchesNothing {
+        /// The prefix given.
+        prefix: String,
+        /// How many lines were tried.
+        lines_tried: u64,
+        /// Number of the first non-empty line.
+        line_number: u64,
+        /// That line (cut to 200 bytes).
+        line: String,
     },
 }
 
@@ -102,47 +208,34 @@ pub const CANDIDATE_PREFIXES: &[&str] = &[
     "",
 ];
 
-/// How many lines from the start are read to choose a prefix.
-const DETECTION_LINES: usize = 1000;
+/// How many lines from the start are read to choose a prefix and a format.
+pub(crate) const DETECTION_LINES: usize = 1000;
 
-/// Parses a whole PostgreSQL stderr log held in memory.
+/// Parses a whole PostgreSQL log held in memory, in any format (see [`PgLogOptions::format`]).
 ///
 /// Cost: one pass, one memchr per line; the prefix match is a handful of comparisons per line.
-/// Memory: the records (owned strings).
+/// Memory: the records (owned strings). For bounded memory use [`records`] or [`PgLogReader`].
 ///
 /// # Errors
-/// [`PgLogError::InvalidPrefix`] when `options.prefix` does not compile.
+/// [`PgLogError::InvalidPrefix`] when `options.prefix` does not compile,
+/// [`PgLogError::PrefixMatchesNothing`] when it fits none of the first lines.
 pub fn parse(input: &[u8], options: &PgLogOptions) -> Result<PgLog, PgLogError> {
-    let prefix = match &options.prefix {
-        Some(text) => LogLinePrefix::compile(text)?,
-        None => detect_prefix(input, options.max_line_bytes),
-    };
-    let mut assembler = assemble::Assembler::new(&prefix);
-    for line in crate::lines::Lines::new(input) {
-        let stats = assembler.stats_mut();
-        stats.lines += 1;
-        if line.lossy {
-            stats.invalid_utf8_lines += 1;
-        }
-        let text = cut(&line.text, options.max_line_bytes);
-        if text.len() < line.text.len() {
-            assembler.stats_mut().oversized_lines += 1;
-        }
-        assembler.push(line.number, text);
-    }
-    Ok(assembler.finish())
+    let mut iter = records(input, options)?;
+    let records: Vec<PgRecord> = iter.by_ref().collect();
+    let mut log = iter.summary();
+    log.records = records;
+    Ok(log)
 }
 
-/// Picks the candidate prefix that fits the most of the first lines (ties go to the earlier).
-fn detect_prefix(input: &[u8], max_line_bytes: usize) -> LogLinePrefix {
+/// Picks the candidate prefix that fits the most of `lines` (ties go to the earlier).
+pub(crate) fn detect_prefix<'a>(lines: impl Iterator<Item = &'a str>) -> LogLinePrefix {
     let candidates: Vec<LogLinePrefix> = CANDIDATE_PREFIXES
         .iter()
         .filter_map(|p| LogLinePrefix::compile(p).ok())
         .collect();
     let mut scores = vec![0usize; candidates.len()];
     let tail_ok = |rest: &str| severity::split(rest).is_some();
-    for line in crate::lines::Lines::new(input).take(DETECTION_LINES) {
-        let text = cut(&line.text, max_line_bytes);
+    for text in lines.take(DETECTION_LINES) {
         for (score, candidate) in scores.iter_mut().zip(&candidates) {
             if candidate.match_line(text, &tail_ok).is_some() {
                 *score += 1;
@@ -161,6 +254,37 @@ fn detect_prefix(input: &[u8], max_line_bytes: usize) -> LogLinePrefix {
         .unwrap_or_else(LogLinePrefix::empty)
 }
 
+/// The destination format of a log, from its first lines (the first one that says: jsonlog,
+/// csvlog or syslog); stderr when none does.
+pub fn sniff_format(head: &[u8]) -> PgLogFormat {
+    for line in crate::lines::Lines::new(head).take(DETECTION_LINES) {
+        let text = cut(&line.text, 4096);
+        if text.trim().is_empty() {
+            continue;
+        }
+        if jsonlog::looks_like_line(text) {
+            return PgLogFormat::Json;
+        }
+        if csvlog::looks_like_row(text) {
+            return PgLogFormat::Csv;
+        }
+        if let Some(l) = syslog::split(text)
+            && l.program.starts_with("postgres")
+        {
+            return PgLogFormat::Syslog;
+        }
+        let tail_ok = |rest: &str| severity::split(rest).is_some();
+        let prefixed = CANDIDATE_PREFIXES.iter().any(|p| {
+            !p.is_empty()
+                && LogLinePrefix::compile(p).is_ok_and(|c| c.match_line(text, &tail_ok).is_some())
+        });
+        if prefixed {
+            return PgLogFormat::Stderr;
+        }
+    }
+    PgLogFormat::Stderr
+}
+
 /// `text` cut to at most `max` bytes at a character boundary.
 fn cut(text: &str, max: usize) -> &str {
     if text.len() <= max {
@@ -173,8 +297,8 @@ fn cut(text: &str, max: usize) -> &str {
     &text[..end]
 }
 
-/// How sure it is that `head` (the first few KiB of a file) is a PostgreSQL stderr log; `None`
-/// when it is not one.
+/// How sure it is that `head` (the first few KiB of a file) is a PostgreSQL log (stderr, or
+/// csvlog / jsonlog / syslog with a `postgres` tag, which count fully); `None` when it is not one.
 ///
 /// A line counts fully when it fits one of [`CANDIDATE_PREFIXES`] other than the empty one and
 /// then a severity word, half when it merely holds `LOG:  `, `ERROR:  `, … somewhere (a prefix
@@ -186,6 +310,10 @@ pub fn sniff(head: &[u8]) -> Option<f32> {
         Some(last) if last + 1 < head.len() && head.len() >= 4096 => &head[..=last],
         _ => head,
     };
+    match sniff_format(complete) {
+        PgLogFormat::Stderr => {}
+        _ => return Some(1.0),
+    }
     let candidates: Vec<LogLinePrefix> = CANDIDATE_PREFIXES
         .iter()
         .filter(|p| !p.is_empty())

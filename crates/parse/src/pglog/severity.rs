@@ -1,9 +1,13 @@
 //! The severity word after the prefix (`LOG:  `, `ERROR:  `, `DETAIL:  `, …), normalised to
-//! English through per-language tables. Only English is filled for now; a translation is one
-//! more table in [`LANGUAGES`] (the French catalog, for one, writes `ASTUCE :  ` with a space
-//! before the colon, which [`split`] already accepts).
+//! English: English words by a `match`, translated ones (`ERREUR`, `DÉTAIL`, `ASTUCE :  ` with
+//! its space before the colon, `СООБЩЕНИЕ`, `詳細`, `致命错误`, …) through the table generated
+//! from PostgreSQL's catalogs ([`super::catalog`]).
 
 use super::Severity;
+use super::catalog;
+use super::translate::Lang;
+use std::collections::HashMap;
+use std::sync::OnceLock;
 
 /// What a severity word introduces: a new record, or a part of the previous one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -24,60 +28,87 @@ pub(crate) enum Tag {
     Location,
 }
 
-/// English severity words, as `error_severity()` and the `_("DETAIL")`… labels print them.
-const ENGLISH: &[(&str, Tag)] = &[
-    ("LOG", Tag::Main(Severity::Log)),
-    ("ERROR", Tag::Main(Severity::Error)),
-    ("FATAL", Tag::Main(Severity::Fatal)),
-    ("PANIC", Tag::Main(Severity::Panic)),
-    ("WARNING", Tag::Main(Severity::Warning)),
-    ("NOTICE", Tag::Main(Severity::Notice)),
-    ("INFO", Tag::Main(Severity::Info)),
-    ("DEBUG", Tag::Main(Severity::Debug)),
-    ("DEBUG1", Tag::Main(Severity::Debug)),
-    ("DEBUG2", Tag::Main(Severity::Debug)),
-    ("DEBUG3", Tag::Main(Severity::Debug)),
-    ("DEBUG4", Tag::Main(Severity::Debug)),
-    ("DEBUG5", Tag::Main(Severity::Debug)),
-    ("DETAIL", Tag::Detail),
-    ("HINT", Tag::Hint),
-    ("CONTEXT", Tag::Context),
-    ("STATEMENT", Tag::Statement),
-    ("QUERY", Tag::Query),
-    ("LOCATION", Tag::Location),
-];
+/// An English severity word or label.
+fn english(word: &str) -> Option<Tag> {
+    Some(match word {
+        "LOG" => Tag::Main(Severity::Log),
+        "ERROR" => Tag::Main(Severity::Error),
+        "FATAL" => Tag::Main(Severity::Fatal),
+        "PANIC" => Tag::Main(Severity::Panic),
+        "WARNING" => Tag::Main(Severity::Warning),
+        "NOTICE" => Tag::Main(Severity::Notice),
+        "INFO" => Tag::Main(Severity::Info),
+        "DEBUG" | "DEBUG1" | "DEBUG2" | "DEBUG3" | "DEBUG4" | "DEBUG5" => {
+            Tag::Main(Severity::Debug)
+        }
+        "DETAIL" => Tag::Detail,
+        "HINT" => Tag::Hint,
+        "CONTEXT" => Tag::Context,
+        "STATEMENT" => Tag::Statement,
+        "QUERY" => Tag::Query,
+        "LOCATION" => Tag::Location,
+        _ => return None,
+    })
+}
 
-/// Every language the parser reads, tried in order.
-const LANGUAGES: &[&[(&str, Tag)]] = &[ENGLISH];
+/// Translated words that differ from English → (tag, language).
+fn translated() -> &'static HashMap<&'static str, (Tag, Lang)> {
+    static WORDS: OnceLock<HashMap<&'static str, (Tag, Lang)>> = OnceLock::new();
+    WORDS.get_or_init(|| {
+        catalog::SEVERITY_WORDS
+            .iter()
+            .filter(|(_, en, tr)| en != tr && english(tr).is_none())
+            .filter_map(|&(lang, en, tr)| english(en).map(|tag| (tr, (tag, lang))))
+            .collect()
+    })
+}
 
-/// The longest severity word we look for, in bytes (leaves room for translations).
+/// A bare severity word (csvlog's and jsonlog's `error_severity`): its tag and, when it is a
+/// translation that differs from English, its language.
+pub(crate) fn word(word: &str) -> Option<(Tag, Option<Lang>)> {
+    match english(word) {
+        Some(tag) => Some((tag, None)),
+        None => translated().get(word).map(|&(tag, lang)| (tag, Some(lang))),
+    }
+}
+
+/// The longest severity word we look for, in bytes (`比致命错误还过分的错误` is 33).
 const MAX_WORD: usize = 48;
 
 /// Splits `LOG:  database system is ready` into the tag and the message text. The word must be
-/// followed by `:` and up to two spaces (PostgreSQL prints exactly two; a message cut to
-/// nothing has none). `None` when the text does not start with a known severity word.
+/// followed by `:` (maybe after a space) and up to two spaces (PostgreSQL prints two; a message
+/// cut to nothing has none). `None` when the text does not start with a known severity word.
 pub(crate) fn split(rest: &str) -> Option<(Tag, &str)> {
+    split_with_language(rest).map(|(tag, _, msg)| (tag, msg))
+}
+
+/// [`split`], also saying the word's language when it is a translation that differs from
+/// English (`ERREUR` → French; `LOG` → none).
+pub(crate) fn split_with_language(rest: &str) -> Option<(Tag, Option<Lang>, &str)> {
     let head = &rest.as_bytes()[..rest.len().min(MAX_WORD)];
     let colon = memchr::memchr(b':', head)?;
-    let word = rest[..colon].trim_end_matches(' ');
-    let tag = lookup(word)?;
     let after = &rest[colon + 1..];
+    if !(after.is_empty() || after.starts_with(' ')) {
+        return None;
+    }
+    let word = &rest[..colon];
+    let (tag, lang) = match english(word) {
+        Some(tag) => (tag, None),
+        None => {
+            let &(tag, lang) = translated().get(word.trim_end_matches(' '))?;
+            (tag, Some(lang))
+        }
+    };
     let message = after
         .strip_prefix("  ")
         .or_else(|| after.strip_prefix(' '))
         .unwrap_or(after);
-    if !(after.is_empty() || after.starts_with(' ')) {
-        return None;
-    }
-    Some((tag, message))
+    Some((tag, lang, message))
 }
 
+#[cfg(test)]
 fn lookup(word: &str) -> Option<Tag> {
-    LANGUAGES
-        .iter()
-        .flat_map(|table| table.iter())
-        .find(|(w, _)| *w == word)
-        .map(|&(_, tag)| tag)
+    english(word).or_else(|| translated().get(word).map(|&(tag, _)| tag))
 }
 
 #[cfg(test)]
@@ -105,6 +136,23 @@ mod tests {
         );
         assert_eq!(split("FATAL:  "), Some((Tag::Main(Severity::Fatal), "")));
         assert_eq!(split("PANIC:"), Some((Tag::Main(Severity::Panic), "")));
+    }
+
+    #[test]
+    fn translated_words() {
+        let (tag, lang, msg) = split_with_language("ERREUR:  mémoire épuisée").unwrap();
+        assert_eq!((tag, msg), (Tag::Main(Severity::Error), "mémoire épuisée"));
+        assert_eq!(super::super::translate::language_name(lang.unwrap()), "fr");
+        assert_eq!(split("ASTUCE :  x"), Some((Tag::Hint, "x")));
+        assert_eq!(split("ВАЖНО:  x"), Some((Tag::Main(Severity::Fatal), "x")));
+        assert_eq!(split("詳細:  x"), Some((Tag::Detail, "x")));
+        assert_eq!(split("日志:  x"), Some((Tag::Main(Severity::Log), "x")));
+        assert_eq!(
+            split("比致命错误还过分的错误:  x"),
+            Some((Tag::Main(Severity::Panic), "x"))
+        );
+        assert_eq!(split_with_language("LOG:  x").unwrap().1, None);
+        assert!(lookup("FEHLER").is_some());
     }
 
     #[test]

@@ -90,7 +90,7 @@ pub(crate) fn epoch(i: &str) -> IResult<&str, Timestamp> {
 
 /// The offset of a zone text that needs no time-zone database: `UTC`, `GMT`, `UCT`, `Z`, and
 /// numeric offsets `+03`, `-0500`, `+05:30`.
-pub(crate) fn fixed_offset(zone: &str) -> Option<Offset> {
+pub fn fixed_offset(zone: &str) -> Option<Offset> {
     match zone {
         "UTC" | "GMT" | "UCT" | "Z" | "Etc/UTC" | "Etc/GMT" => return Some(Offset::UTC),
         _ => {}

@@ -119,9 +119,72 @@ pub struct PgRecord {
     pub location: Option<String>,
     /// The event this record is, when classified.
     pub event: Option<PgEvent>,
+    /// The language of the server's messages when it is not English (`fr`, `de`, `ja`, `ru`,
+    /// `zh_CN`, `es`), as told by a translated severity word, `[unknown]` or message.
+    pub language: Option<&'static str>,
+    /// The `MemoryContextStats` dump the process wrote to stderr just before this record
+    /// (`ERROR: out of memory` in stderr logs), parsed; or the dump alone (`severity: null`)
+    /// when no out-of-memory error followed it.
+    pub memory_context_dump: Option<MemoryContextDump>,
 }
 
-/// Classified PostgreSQL events (the crash cycle for now).
+/// The un-prefixed memory-context report a backend writes to stderr before `ERROR:  out of
+/// memory` (`TopMemoryContext: 65624 total in 3 blocks; …` … `Grand total: …`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct MemoryContextDump {
+    /// 1-based number of the dump's first line.
+    pub line: u64,
+    /// 1-based number of the dump's last line.
+    pub end_line: u64,
+    /// Context lines in the order printed (at most [`MemoryContextDump::MAX_CONTEXTS`]).
+    pub contexts: Vec<MemoryContextStat>,
+    /// Context lines beyond [`MemoryContextDump::MAX_CONTEXTS`], counted only.
+    pub omitted_contexts: u64,
+    /// The `Grand total:` line, when the dump got that far.
+    pub grand_total: Option<MemoryTotals>,
+}
+
+impl MemoryContextDump {
+    /// How many context lines are kept per dump.
+    pub const MAX_CONTEXTS: usize = 1000;
+}
+
+/// One line of a memory-context dump:
+/// `      ExprContext: 1000008256 total in 2 blocks; 7928 free (0 chunks); 1000000328 used`,
+/// `    index info: 2048 total in 2 blocks; 824 free (0 chunks); 1224 used: pg_index_indexrelid_index`,
+/// `    12 more child contexts containing 45056 total in 7 blocks; 12345 free (67 chunks); 32711 used`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct MemoryContextStat {
+    /// Nesting depth (indent / 2; `TopMemoryContext` is 0).
+    pub depth: u32,
+    /// Context name (`ExprContext`); for a `N more child contexts` line, `None`.
+    pub name: Option<String>,
+    /// What the context is for, printed after `used: ` (PG ≥ 11): an index or query name.
+    pub identifier: Option<String>,
+    /// For `N more child contexts containing …`: N.
+    pub more_children: Option<u64>,
+    /// The figures of the line.
+    #[serde(flatten)]
+    pub totals: MemoryTotals,
+}
+
+/// `T total in B blocks; F free (C chunks); U used`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct MemoryTotals {
+    /// Bytes allocated from the system.
+    pub total_bytes: u64,
+    /// Blocks.
+    pub blocks: u64,
+    /// Free bytes inside the blocks.
+    pub free_bytes: u64,
+    /// Free chunks.
+    pub free_chunks: u64,
+    /// Bytes in use.
+    pub used_bytes: u64,
+}
+
+/// Classified PostgreSQL events; `kind` is the snake_case variant name. The catalog, with the
+/// exact messages of each version, is docs/pglog-events.md.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 #[non_exhaustive]
@@ -242,8 +305,219 @@ pub enum PgEvent {
     /// `out of memory` with its `DETAIL: Failed on request of size N [in memory context "X"].`
     OutOfMemory {
         /// Bytes requested, from the DETAIL.
-        request_size: Option<u64>,
+        request_bytes: Option<u64>,
         /// Memory context named in the DETAIL (PG ≥ 11).
         memory_context: Option<String>,
     },
+    /// `<process> (PID n) was terminated by exception 0xC0000005` (Windows).
+    TerminatedByException {
+        /// Process kind as printed.
+        process: String,
+        /// PID of the dead child.
+        pid: u32,
+        /// The NTSTATUS code as printed (`0xC0000005`).
+        code: String,
+    },
+    /// `aborting any active transactions` (fast shutdown).
+    AbortingActiveTransactions,
+    /// `shutting down` (the checkpointer's last checkpoint begins).
+    ShuttingDown,
+    /// `the database system is shutting down` (a connection refused during shutdown).
+    RefusedShuttingDown,
+    /// `database system is ready to accept read[-| ]only connections` (a standby).
+    ReadyReadOnly,
+    /// `checkpoint complete: wrote N buffers (P%); …; distance=D kB, estimate=E kB`.
+    CheckpointComplete {
+        /// Buffers written.
+        buffers: u64,
+        /// Their share of shared_buffers, percent.
+        buffers_percent: Option<f64>,
+        /// WAL files added, removed, recycled.
+        wal_added: Option<u64>,
+        /// WAL files removed.
+        wal_removed: Option<u64>,
+        /// WAL files recycled.
+        wal_recycled: Option<u64>,
+        /// `write=` seconds.
+        write_seconds: Option<f64>,
+        /// `sync=` seconds.
+        sync_seconds: Option<f64>,
+        /// `total=` seconds.
+        total_seconds: Option<f64>,
+        /// `distance=` kB of WAL since the previous checkpoint.
+        distance_kb: Option<u64>,
+        /// `estimate=` kB.
+        estimate_kb: Option<u64>,
+    },
+    /// `checkpoints are occurring too frequently (N seconds apart)`.
+    CheckpointsTooFrequent {
+        /// Seconds between the two checkpoints.
+        seconds: u64,
+    },
+    /// `could not resize shared memory segment "/PostgreSQL.N" to N bytes: <error>` (a full
+    /// /dev/shm).
+    SharedMemoryResizeFailed {
+        /// The segment name.
+        segment: String,
+        /// Size asked for.
+        bytes: u64,
+        /// strerror text as printed.
+        error: String,
+        /// True when the error is ENOSPC (`No space left on device`, in any language).
+        no_space: bool,
+    },
+    /// `could not map anonymous shared memory: <error>` (at start).
+    SharedMemoryMapFailed {
+        /// strerror text as printed.
+        error: String,
+    },
+    /// `could not fork new process for connection: <error>`, `could not fork autovacuum worker
+    /// process: …`, `could not fork worker process: …`, `could not fork "<type>" process: …`.
+    ForkFailed {
+        /// What could not be started, as printed (`new process for connection`,
+        /// `autovacuum worker process`, `"autovacuum worker" process`).
+        process: String,
+        /// strerror text as printed.
+        error: String,
+    },
+    /// `could not write to file "<path>": <error>`, `could not write block N in file "<path>": …`.
+    CouldNotWrite {
+        /// The file.
+        path: String,
+        /// strerror text as printed.
+        error: String,
+        /// True when the error is ENOSPC, in any language.
+        no_space: bool,
+    },
+    /// `could not extend file "<path>": <error>` (or `: wrote only N of M bytes at block B`).
+    CouldNotExtendFile {
+        /// The file.
+        path: String,
+        /// Error text as printed.
+        error: String,
+        /// True when the error is ENOSPC, in any language.
+        no_space: bool,
+    },
+    /// `could not read block N in file "<path>": <error>`.
+    CouldNotReadBlock {
+        /// Block number.
+        block: u64,
+        /// The file.
+        path: String,
+        /// Error text as printed.
+        error: String,
+    },
+    /// `invalid page in block N of relation <path>`.
+    InvalidPage {
+        /// Block number.
+        block: u64,
+        /// The relation's file path as printed.
+        relation: String,
+    },
+    /// `page verification failed, calculated checksum N but expected M`.
+    ChecksumFailure {
+        /// Checksum computed over the page.
+        calculated: u64,
+        /// Checksum stored in the page.
+        expected: u64,
+    },
+    /// A PANIC record no other kind describes.
+    Panic,
+    /// `sorry, too many clients already` (max_connections reached).
+    TooManyClients,
+    /// `remaining connection slots are reserved for …` (only reserved slots are left).
+    ReservedConnectionSlots {
+        /// Who they are reserved for, as printed (`non-replication superuser connections`,
+        /// `roles with the SUPERUSER attribute`, …).
+        reserved_for: String,
+    },
+    /// `too many connections for role "x"` / `… for database "x"`.
+    TooManyConnections {
+        /// `role` or `database`.
+        scope: String,
+        /// Its name.
+        name: String,
+    },
+    /// `temporary file: path "…", size N` (log_temp_files).
+    TempFile {
+        /// The file.
+        path: String,
+        /// Its size in bytes.
+        bytes: u64,
+    },
+    /// `canceling statement due to <reason>`.
+    StatementCanceled {
+        /// `statement timeout`, `lock timeout`, `user request`, `conflict with recovery`.
+        reason: String,
+    },
+    /// `canceling autovacuum task`.
+    AutovacuumCanceled,
+    /// `terminating connection due to idle-in-transaction timeout`.
+    IdleInTransactionTimeout,
+    /// `terminating connection due to idle-session timeout` (PG ≥ 14).
+    IdleSessionTimeout,
+    /// `terminating connection due to administrator command` (pg_terminate_backend, shutdown).
+    TerminatedByAdministrator,
+    /// `using stale statistics instead of current ones because stats collector is not
+    /// responding` (PG 10–14).
+    StaleStatistics,
+}
+
+impl PgEvent {
+    /// The event's `kind` as serialized (`terminated_by_signal`, `out_of_memory`, …).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            PgEvent::TerminatedBySignal { .. } => "terminated_by_signal",
+            PgEvent::ExitedWithCode { .. } => "exited_with_code",
+            PgEvent::TerminatingOtherProcesses => "terminating_other_processes",
+            PgEvent::Reinitializing => "reinitializing",
+            PgEvent::Interrupted { .. } => "interrupted",
+            PgEvent::AutomaticRecovery => "automatic_recovery",
+            PgEvent::RedoStart { .. } => "redo_start",
+            PgEvent::RedoDone { .. } => "redo_done",
+            PgEvent::Ready => "ready",
+            PgEvent::ExitedWithUnrecognizedStatus { .. } => "exited_with_unrecognized_status",
+            PgEvent::InterruptedWhileInRecovery { .. } => "interrupted_while_in_recovery",
+            PgEvent::LastCompletedTransaction { .. } => "last_completed_transaction",
+            PgEvent::RedoNotRequired => "redo_not_required",
+            PgEvent::InvalidRecordLength { .. } => "invalid_record_length",
+            PgEvent::CheckpointStarting { .. } => "checkpoint_starting",
+            PgEvent::ShutDownAt { .. } => "shut_down_at",
+            PgEvent::ShutdownRequested { .. } => "shutdown_requested",
+            PgEvent::ShutDown => "shut_down",
+            PgEvent::InRecoveryMode => "in_recovery_mode",
+            PgEvent::StartingUp => "starting_up",
+            PgEvent::NotYetAcceptingConnections => "not_yet_accepting_connections",
+            PgEvent::TerminatingConnectionCrash => "terminating_connection_crash",
+            PgEvent::ShuttingDownAfterCrash { .. } => "shutting_down_after_crash",
+            PgEvent::Starting { .. } => "starting",
+            PgEvent::OutOfMemory { .. } => "out_of_memory",
+            PgEvent::TerminatedByException { .. } => "terminated_by_exception",
+            PgEvent::AbortingActiveTransactions => "aborting_active_transactions",
+            PgEvent::ShuttingDown => "shutting_down",
+            PgEvent::RefusedShuttingDown => "refused_shutting_down",
+            PgEvent::ReadyReadOnly => "ready_read_only",
+            PgEvent::CheckpointComplete { .. } => "checkpoint_complete",
+            PgEvent::CheckpointsTooFrequent { .. } => "checkpoints_too_frequent",
+            PgEvent::SharedMemoryResizeFailed { .. } => "shared_memory_resize_failed",
+            PgEvent::SharedMemoryMapFailed { .. } => "shared_memory_map_failed",
+            PgEvent::ForkFailed { .. } => "fork_failed",
+            PgEvent::CouldNotWrite { .. } => "could_not_write",
+            PgEvent::CouldNotExtendFile { .. } => "could_not_extend_file",
+            PgEvent::CouldNotReadBlock { .. } => "could_not_read_block",
+            PgEvent::InvalidPage { .. } => "invalid_page",
+            PgEvent::ChecksumFailure { .. } => "checksum_failure",
+            PgEvent::Panic => "panic",
+            PgEvent::TooManyClients => "too_many_clients",
+            PgEvent::ReservedConnectionSlots { .. } => "reserved_connection_slots",
+            PgEvent::TooManyConnections { .. } => "too_many_connections",
+            PgEvent::TempFile { .. } => "temp_file",
+            PgEvent::StatementCanceled { .. } => "statement_canceled",
+            PgEvent::AutovacuumCanceled => "autovacuum_canceled",
+            PgEvent::IdleInTransactionTimeout => "idle_in_transaction_timeout",
+            PgEvent::IdleSessionTimeout => "idle_session_timeout",
+            PgEvent::TerminatedByAdministrator => "terminated_by_administrator",
+            PgEvent::StaleStatistics => "stale_statistics",
+        }
+    }
 }

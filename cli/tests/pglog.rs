@@ -1,0 +1,126 @@
+//! `pgmortem parse pglog` end to end on the real PostgreSQL log fixtures.
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use serde_json::Value;
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../fixtures/formats/pglog")
+        .join(name)
+}
+
+fn pgmortem() -> Command {
+    Command::cargo_bin("pgmortem").unwrap()
+}
+
+fn stats(args: &[&str]) -> Value {
+    let output = pgmortem()
+        .args(["parse", "pglog", "--stats"])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+#[test]
+fn the_three_destinations_of_one_run_give_the_same_events() {
+    let mut seen = Vec::new();
+    for (file, format) in [
+        ("pg15-events.log", "stderr"),
+        ("pg15-events.csv", "csv"),
+        ("pg15-events.json", "json"),
+    ] {
+        let s = stats(&[fixture(file).to_str().unwrap()]);
+        assert_eq!(s["format"], format, "{file}");
+        assert_eq!(s["unrecognized_lines"], 0, "{file}: {s}");
+        let events = &s["events"];
+        for kind in [
+            "out_of_memory",
+            "too_many_clients",
+            "reserved_connection_slots",
+            "idle_in_transaction_timeout",
+            "could_not_extend_file",
+            "invalid_page",
+            "terminated_by_signal",
+        ] {
+            assert_eq!(events[kind], 1, "{file}: {kind} in {events}");
+        }
+        assert_eq!(events["statement_canceled"], 3, "{file}");
+        assert_eq!(events["shared_memory_resize_failed"], 3, "{file}");
+        assert!(events["temp_file"].as_u64().unwrap() >= 5, "{file}");
+        seen.push((s["records"].clone(), events.clone()));
+    }
+    assert!(seen.windows(2).all(|w| w[0] == w[1]), "{seen:?}");
+    // Only stderr carries the MemoryContextStats dump.
+    let s = stats(&[fixture("pg15-events.log").to_str().unwrap()]);
+    assert!(s["memory_context_lines"].as_u64().unwrap() > 50);
+    assert!(s["continuation_lines"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn records_are_json_lines_with_their_event() {
+    let output = pgmortem()
+        .args(["parse", "pglog"])
+        .arg(fixture("pg15-events.json"))
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    let records: Vec<Value> = output
+        .stdout
+        .split(|&b| b == b'\n')
+        .filter(|l| !l.is_empty())
+        .map(|l| serde_json::from_slice(l).unwrap())
+        .collect();
+    let oom = records
+        .iter()
+        .find(|r| r["event"]["kind"] == "out_of_memory")
+        .unwrap();
+    assert_eq!(oom["event"]["request_bytes"], 1000000004u64);
+    assert_eq!(oom["event"]["memory_context"], "MessageContext");
+    assert_eq!(oom["severity"], "ERROR");
+}
+
+#[test]
+fn standard_input_is_read_too() {
+    let bytes = std::fs::read(fixture("pg15-backend-sigkill.log")).unwrap();
+    let from_file = stats(&[fixture("pg15-backend-sigkill.log").to_str().unwrap()]);
+    let output = pgmortem()
+        .args(["parse", "pglog", "--stats", "-"])
+        .write_stdin(bytes)
+        .output()
+        .unwrap();
+    let from_stdin: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(from_file, from_stdin);
+}
+
+#[test]
+fn a_prefix_that_fits_nothing_is_a_clear_error() {
+    pgmortem()
+        .args(["parse", "pglog", "--prefix", "%t <%p> "])
+        .arg(fixture("pg15-backend-sigkill.log"))
+        .assert()
+        .code(2)
+        .stderr(
+            predicate::str::contains("\"%t <%p> \"")
+                .and(predicate::str::contains("line 1"))
+                .and(predicate::str::contains("starting PostgreSQL 15.18")),
+        );
+}
+
+#[test]
+fn a_missing_file_is_an_error() {
+    pgmortem()
+        .args(["parse", "pglog", "/nonexistent/pg.log"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("cannot read /nonexistent/pg.log"));
+}

@@ -1,0 +1,284 @@
+//! csvlog (`log_destination = 'csvlog'`): one CSV row per record, fields quoted with `"` (and
+//! `""` inside), newlines inside quoted fields, so a row may span lines. The column set is read
+//! from the row's width, never from a version: 23 columns (PG 10–12), 24 with `backend_type`
+//! (13), 26 with `leader_pid` and `query_id` (14–18).
+//!
+//! ```text
+//! 2026-11-21 17:57:13.121 UTC,,,18557,,6b01db79.487d,2,,2026-11-21 17:57:13 UTC,,0,FATAL,53100,"could not resize shared memory segment ""/PostgreSQL.1542476226"" to 1048576 bytes: No space left on device",,,,,,,,,"","startup",,0
+//! ```
+
+use std::collections::VecDeque;
+
+use super::severity::{self, Tag};
+use super::translate::{self, Languages};
+use super::{Counters, PgRecord, classify, time};
+
+/// Reads csvlog rows line by line.
+pub(crate) struct CsvReader {
+    /// The row read so far when it spans lines.
+    partial: String,
+    /// Line number of the row's first line.
+    first_line: u64,
+    /// Lines in `partial`.
+    partial_lines: u64,
+    /// True while a quoted field is open at the end of `partial`.
+    in_quotes: bool,
+    max_row_bytes: usize,
+    langs: Languages,
+    pub(crate) counters: Counters,
+    out: VecDeque<PgRecord>,
+}
+
+impl CsvReader {
+    pub(crate) fn new(max_row_bytes: usize) -> Self {
+        CsvReader {
+            partial: String::new(),
+            first_line: 0,
+            partial_lines: 0,
+            in_quotes: false,
+            max_row_bytes,
+            langs: Languages::default(),
+            counters: Counters::default(),
+            out: VecDeque::new(),
+        }
+    }
+
+    pub(crate) fn pop(&mut self) -> Option<PgRecord> {
+        self.out.pop_front()
+    }
+
+    /// Feeds one line (without its newline).
+    pub(crate) fn push(&mut self, number: u64, text: &str) {
+        let quotes = memchr::memchr_iter(b'"', text.as_bytes()).count();
+        if self.in_quotes {
+            if self.partial.len() + text.len() >= self.max_row_bytes {
+                // A quote that never closes: give the row up, counted, and start afresh.
+                self.give_up(number);
+                self.in_quotes = quotes % 2 == 1;
+                return;
+            }
+            self.partial.push('\n');
+            self.partial.push_str(text);
+            self.partial_lines += 1;
+            self.counters.continuation_lines += 1;
+        } else {
+            if text.is_empty() {
+                self.counters.blank_lines += 1;
+                return;
+            }
+            self.partial.clear();
+            self.partial.push_str(text);
+            self.first_line = number;
+            self.partial_lines = 1;
+        }
+        if quotes % 2 == 1 {
+            self.in_quotes = !self.in_quotes;
+        }
+        if !self.in_quotes {
+            let row = std::mem::take(&mut self.partial);
+            self.row(number, &row);
+            self.partial = row;
+            self.partial.clear();
+        }
+    }
+
+    /// End of input: a row still open (a broken quote) is counted.
+    pub(crate) fn finish(&mut self, last_line: u64) {
+        if self.in_quotes {
+            self.give_up(last_line);
+            self.in_quotes = false;
+        }
+    }
+
+    fn give_up(&mut self, number: u64) {
+        let first = self.partial.lines().next().unwrap_or("").to_owned();
+        self.counters.stats.unrecognized(self.first_line, &first);
+        // The row's other lines were counted as continuations; they are lost with it.
+        self.counters.stats.unrecognized_lines += self.partial_lines.saturating_sub(1);
+        self.counters.continuation_lines = self
+            .counters
+            .continuation_lines
+            .saturating_sub(self.partial_lines.saturating_sub(1));
+        self.counters.broken_rows += 1;
+        let _ = number;
+        self.partial.clear();
+        self.partial_lines = 0;
+    }
+
+    fn row(&mut self, last_line: u64, row: &str) {
+        match record_of(row, &mut self.langs) {
+            Some(mut record) => {
+                record.line = self.first_line;
+                record.end_line = last_line;
+                classify::classify_record(&mut record, self.langs);
+                self.counters.stats.records += 1;
+                self.out.push_back(record);
+            }
+            None => {
+                let first = row.lines().next().unwrap_or("");
+                self.counters.stats.unrecognized(self.first_line, first);
+                self.counters.stats.unrecognized_lines += self.partial_lines.saturating_sub(1);
+                self.counters.continuation_lines = self
+                    .counters
+                    .continuation_lines
+                    .saturating_sub(self.partial_lines.saturating_sub(1));
+            }
+        }
+    }
+}
+
+/// Splits a complete row into its fields: `None` for an empty unquoted field, the unescaped
+/// text otherwise. `None` overall when a quote is misplaced.
+pub(crate) fn fields(row: &str) -> Option<Vec<Option<String>>> {
+    let mut out = Vec::with_capacity(26);
+    let b = row.as_bytes();
+    let mut i = 0;
+    loop {
+        if b.get(i) == Some(&b'"') {
+            let mut value = String::new();
+            let mut start = i + 1;
+            loop {
+                let q = start + memchr::memchr(b'"', &b[start..])?;
+                value.push_str(&row[start..q]);
+                if b.get(q + 1) == Some(&b'"') {
+                    value.push('"');
+                    start = q + 2;
+                } else {
+                    i = q + 1;
+                    break;
+                }
+            }
+            out.push(Some(value));
+            match b.get(i) {
+                None => return Some(out),
+                Some(b',') => i += 1,
+                Some(_) => return None,
+            }
+        } else {
+            let end = memchr::memchr(b',', &b[i..]).map_or(b.len(), |e| i + e);
+            let value = &row[i..end];
+            if value.contains('"') {
+                return None;
+            }
+            out.push((!value.is_empty()).then(|| value.to_owned()));
+            if end == b.len() {
+                return Some(out);
+            }
+            i = end + 1;
+        }
+    }
+}
+
+/// One row → a record (not yet classified). `None` when the row is not a csvlog row.
+fn record_of(row: &str, langs: &mut Languages) -> Option<PgRecord> {
+    let mut f = fields(row)?;
+    if !(23..=26).contains(&f.len()) {
+        return None;
+    }
+    let mut take = |i: usize| f.get_mut(i).and_then(Option::take);
+    let time = time::pg_time_from_stamp(take(0)?.as_str(), true)?;
+    let (tag, lang) = severity::word(take(11)?.as_str())?;
+    let Tag::Main(severity) = tag else {
+        return None;
+    };
+    let mut record = PgRecord {
+        time: Some(time),
+        user: take(1),
+        database: take(2),
+        pid: take(3).and_then(|p| p.parse().ok()),
+        client: take(4),
+        session_id: take(5),
+        session_line: take(6).and_then(|l| l.parse().ok()),
+        command_tag: take(7),
+        session_start: take(8),
+        vxid: take(9),
+        xid: take(10).and_then(|x| x.parse().ok()),
+        severity: Some(severity),
+        sqlstate: take(12),
+        message: take(13).unwrap_or_default(),
+        detail: take(14),
+        hint: take(15),
+        query: take(16),
+        context: take(18),
+        statement: take(19),
+        location: take(21),
+        application: take(22),
+        backend_type: take(23),
+        leader_pid: take(24).and_then(|p| p.parse().ok()),
+        query_id: take(25).and_then(|q| q.parse().ok()),
+        ..PgRecord::default()
+    };
+    if let Some(lang) = lang {
+        langs.add(lang);
+        record.language = Some(translate::language_name(lang));
+    }
+    Some(record)
+}
+
+/// True when `line` looks like the start of a csvlog row: a `%m` stamp then a comma.
+pub(crate) fn looks_like_row(line: &str) -> bool {
+    match time::civil_stamp(line, true) {
+        Ok((rest, _)) => rest.starts_with(','),
+        Err(_) => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fields_with_quotes_commas_and_newlines() {
+        assert_eq!(
+            fields("a,,\"b,\"\"c\"\"\nd\",\"\"").unwrap(),
+            vec![
+                Some("a".into()),
+                None,
+                Some("b,\"c\"\nd".into()),
+                Some(String::new())
+            ]
+        );
+        assert_eq!(fields("\"open"), None);
+        assert_eq!(fields("a\"b,c"), None);
+        assert_eq!(fields("\"a\"b"), None);
+    }
+
+    #[test]
+    fn rows_of_each_width() {
+        let pg13 = "2026-11-21 17:57:13.106 UTC,,,18553,,6b01db79.4879,1,,2026-11-21 17:57:13 UTC,,0,LOG,00000,\"database system is ready to accept connections\",,,,,,,,,\"\",\"postmaster\"";
+        let mut reader = CsvReader::new(1 << 20);
+        reader.push(1, pg13);
+        let pg10 = "2026-11-21 17:57:13.106 UTC,\"postgres\",\"postgres\",18553,\"[local]\",6b01db79.4879,1,\"SELECT\",2026-11-21 17:57:13 UTC,3/4,0,ERREUR,53200,\"mémoire épuisée\",\"Échec d'une requête de taille 8192 dans le contexte mémoire « ExprContext ».\",,,,,,,,\"psql\"";
+        reader.push(2, pg10);
+        reader.push(3, "2026-11-21 17:57:13.106 UTC,too,few");
+        let a = reader.pop().unwrap();
+        assert_eq!(a.backend_type.as_deref(), Some("postmaster"));
+        assert_eq!(a.event, Some(super::super::PgEvent::Ready));
+        let b = reader.pop().unwrap();
+        assert_eq!(b.language, Some("fr"));
+        assert_eq!(
+            b.event,
+            Some(super::super::PgEvent::OutOfMemory {
+                request_bytes: Some(8192),
+                memory_context: Some("ExprContext".into())
+            })
+        );
+        assert_eq!(reader.counters.stats.unrecognized_lines, 1);
+    }
+
+    #[test]
+    fn multi_line_rows_and_a_broken_quote() {
+        let mut reader = CsvReader::new(1 << 20);
+        reader.push(1, "2026-11-21 17:57:13.106 UTC,,,1,,a.b,1,,2026-11-21 17:57:13 UTC,,0,ERROR,42601,\"syntax error\",,,,,,\"SELECT");
+        reader.push(2, "  FROM\",,,\"psql\",\"client backend\",,0");
+        reader.push(3, "2026-11-21 17:57:13.106 UTC,,,1,,a.b,2,,2026-11-21 17:57:13 UTC,,0,LOG,00000,\"never closed");
+        reader.push(4, "more");
+        reader.finish(4);
+        let r = reader.pop().unwrap();
+        assert_eq!(r.statement.as_deref(), Some("SELECT\n  FROM"));
+        assert_eq!((r.line, r.end_line), (1, 2));
+        assert!(reader.pop().is_none());
+        assert_eq!(reader.counters.stats.unrecognized_lines, 2);
+        assert_eq!(reader.counters.broken_rows, 1);
+    }
+}

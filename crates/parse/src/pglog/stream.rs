@@ -1,0 +1,419 @@
+//! The streaming engine behind [`super::parse`]: format and prefix chosen from the first lines,
+//! then lines fed one by one to the format's reader, records handed out as they are finished.
+//! [`records`] iterates over a buffer; [`PgLogReader`] takes chunks (a file read piece by piece)
+//! and keeps only the unfinished last line and the record window.
+
+use std::collections::VecDeque;
+
+use super::assemble::{Assembler, Join};
+use super::csvlog::CsvReader;
+use super::jsonlog::JsonReader;
+use super::severity;
+use super::{
+    Counters, DETECTION_LINES, LogLinePrefix, PgLog, PgLogError, PgLogFormat, PgLogOptions,
+    PgRecord, cut, detect_prefix, sniff_format, syslog,
+};
+use crate::lines::Lines;
+
+/// A format's reader.
+enum Engine {
+    Stderr(Box<Assembler>),
+    Syslog(Box<Assembler>),
+    Csv(Box<CsvReader>),
+    Json(Box<JsonReader>),
+}
+
+impl Engine {
+    fn line(&mut self, number: u64, text: &str) {
+        match self {
+            Engine::Stderr(a) => a.push(number, text, None),
+            Engine::Syslog(a) => syslog_line(a, number, text),
+            Engine::Csv(c) => c.push(number, text),
+            Engine::Json(j) => j.push(number, text),
+        }
+    }
+
+    fn finish(&mut self, last_line: u64) {
+        match self {
+            Engine::Stderr(a) | Engine::Syslog(a) => a.finish(),
+            Engine::Csv(c) => c.finish(last_line),
+            Engine::Json(_) => {}
+        }
+    }
+
+    fn pop(&mut self) -> Option<PgRecord> {
+        match self {
+            Engine::Stderr(a) | Engine::Syslog(a) => a.pop(),
+            Engine::Csv(c) => c.pop(),
+            Engine::Json(j) => j.pop(),
+        }
+    }
+
+    fn counters(&self) -> &Counters {
+        match self {
+            Engine::Stderr(a) | Engine::Syslog(a) => a.counters(),
+            Engine::Csv(c) => &c.counters,
+            Engine::Json(j) => &j.counters,
+        }
+    }
+
+    fn counters_mut(&mut self) -> &mut Counters {
+        match self {
+            Engine::Stderr(a) | Engine::Syslog(a) => a.counters_mut(),
+            Engine::Csv(c) => &mut c.counters,
+            Engine::Json(j) => &mut j.counters,
+        }
+    }
+
+    fn prefix(&self) -> &str {
+        match self {
+            Engine::Stderr(a) | Engine::Syslog(a) => a.prefix().as_str(),
+            Engine::Csv(_) | Engine::Json(_) => "",
+        }
+    }
+}
+
+/// One syslog line: the header taken off, the body fed to the stderr assembler.
+fn syslog_line(a: &mut Assembler, number: u64, text: &str) {
+    let Some(line) = syslog::split(text) else {
+        if text.is_empty() {
+            a.counters_mut().blank_lines += 1;
+        } else {
+            a.counters_mut().stats.unrecognized(number, text);
+        }
+        return;
+    };
+    if !line.program.starts_with("postgres") {
+        a.counters_mut().other_program_lines += 1;
+        return;
+    }
+    let body = syslog::unescape(line.body);
+    let piece = line.sequence.map_or(1, |(_, m)| m);
+    if piece > 1 && !body.starts_with('\t') {
+        let tail_ok = |rest: &str| severity::split(rest).is_some();
+        if a.prefix().match_line(&body, &tail_ok).is_none() {
+            // The next piece of a line cut at syslog's length limit.
+            if !a.continue_open(number, &body, Join::Direct) {
+                a.counters_mut().stats.unrecognized(number, text);
+            }
+            return;
+        }
+    }
+    a.push(number, &body, line.pid);
+}
+
+/// Chooses format and prefix from the first lines (`head`) and builds the engine.
+fn start(head: &[u8], options: &PgLogOptions) -> Result<(PgLogFormat, Engine), PgLogError> {
+    let format = options.format.unwrap_or_else(|| sniff_format(head));
+    let engine = match format {
+        PgLogFormat::Csv => Engine::Csv(Box::new(CsvReader::new(options.max_record_bytes))),
+        PgLogFormat::Json => Engine::Json(Box::new(JsonReader::new())),
+        PgLogFormat::Stderr | PgLogFormat::Syslog => {
+            let lines: Vec<(u64, String)> = Lines::new(head)
+                .take(DETECTION_LINES)
+                .filter_map(|l| {
+                    let text = cut(&l.text, options.max_line_bytes);
+                    let body = if format == PgLogFormat::Syslog {
+                        let s = syslog::split(text)?;
+                        if !s.program.starts_with("postgres") {
+                            return None;
+                        }
+                        syslog::unescape(s.body).into_owned()
+                    } else {
+                        text.to_owned()
+                    };
+                    Some((l.number, body))
+                })
+                .collect();
+            let prefix = match &options.prefix {
+                Some(text) => {
+                    let prefix = LogLinePrefix::compile(text)?;
+                    check_prefix_fits(&prefix, &lines)?;
+                    prefix
+                }
+                None => detect_prefix(lines.iter().map(|(_, t)| t.as_str())),
+            };
+            let assembler = Box::new(Assembler::new(prefix, options.max_record_bytes));
+            if format == PgLogFormat::Syslog {
+                Engine::Syslog(assembler)
+            } else {
+                Engine::Stderr(assembler)
+            }
+        }
+    };
+    Ok((format, engine))
+}
+
+/// A prefix given by the user must fit at least one of the first lines (when there are any
+/// besides blank and TAB-continued ones).
+fn check_prefix_fits(prefix: &LogLinePrefix, lines: &[(u64, String)]) -> Result<(), PgLogError> {
+    let tail_ok = |rest: &str| severity::split(rest).is_some();
+    let mut first = None;
+    let mut tried = 0;
+    for (number, text) in lines {
+        if text.trim().is_empty() || text.starts_with('\t') {
+            continue;
+        }
+        tried += 1;
+        if prefix.match_line(text, &tail_ok).is_some() {
+            return Ok(());
+        }
+        first.get_or_insert((*number, text));
+    }
+    match first {
+        None => Ok(()),
+        Some((line_number, line)) => Err(PgLogError::PrefixMatchesNothing {
+            prefix: prefix.as_str().to_owned(),
+            lines_tried: tried,
+            line_number,
+            line: cut(line, 200).to_owned(),
+        }),
+    }
+}
+
+/// Feeds one physical line: counted, cut when too long, then read by the engine.
+fn feed(engine: &mut Engine, number: u64, text: &str, lossy: bool, max_line_bytes: usize) {
+    let counters = engine.counters_mut();
+    counters.stats.lines += 1;
+    if lossy {
+        counters.stats.invalid_utf8_lines += 1;
+    }
+    let cut_text = cut(text, max_line_bytes);
+    if cut_text.len() < text.len() {
+        counters.stats.oversized_lines += 1;
+    }
+    engine.line(number, cut_text);
+}
+
+/// The summary of what was read so far, without records.
+fn summary(engine: &Engine, format: PgLogFormat) -> PgLog {
+    let c = engine.counters();
+    PgLog {
+        prefix: engine.prefix().to_owned(),
+        format,
+        records: Vec::new(),
+        stats: c.stats.clone(),
+        continuation_lines: c.continuation_lines,
+        orphan_lines: c.orphan_lines,
+        memory_context_lines: c.memory_context_lines,
+        blank_lines: c.blank_lines,
+        other_program_lines: c.other_program_lines,
+        broken_rows: c.broken_rows,
+    }
+}
+
+/// Iterator over the records of a log held in memory; see [`records`].
+pub struct PgRecords<'a> {
+    lines: Lines<'a>,
+    engine: Engine,
+    format: PgLogFormat,
+    max_line_bytes: usize,
+    last_line: u64,
+    finished: bool,
+}
+
+/// The records of `input` one by one, in input order. Besides `input`, memory stays bounded
+/// (the 16-record window). [`PgRecords::summary`] gives the counts once iteration is done.
+///
+/// # Errors
+/// As [`super::parse`].
+pub fn records<'a>(input: &'a [u8], options: &PgLogOptions) -> Result<PgRecords<'a>, PgLogError> {
+    let head_end = nth_line_end(input, DETECTION_LINES, 1 << 20);
+    let (format, engine) = start(&input[..head_end], options)?;
+    Ok(PgRecords {
+        lines: Lines::new(input),
+        engine,
+        format,
+        max_line_bytes: options.max_line_bytes,
+        last_line: 0,
+        finished: false,
+    })
+}
+
+/// The byte offset after the `n`-th line of `input` (or after `max_bytes`, or the end).
+fn nth_line_end(input: &[u8], n: usize, max_bytes: usize) -> usize {
+    let limit = input.len().min(max_bytes);
+    memchr::memchr_iter(b'\n', &input[..limit])
+        .nth(n.saturating_sub(1))
+        .map_or(limit, |i| i + 1)
+}
+
+impl PgRecords<'_> {
+    /// Prefix, format and counts of what was read so far (`records` empty).
+    pub fn summary(&self) -> PgLog {
+        summary(&self.engine, self.format)
+    }
+}
+
+impl Iterator for PgRecords<'_> {
+    type Item = PgRecord;
+
+    fn next(&mut self) -> Option<PgRecord> {
+        loop {
+            if let Some(record) = self.engine.pop() {
+                return Some(record);
+            }
+            if self.finished {
+                return None;
+            }
+            match self.lines.next() {
+                Some(line) => {
+                    self.last_line = line.number;
+                    feed(
+                        &mut self.engine,
+                        line.number,
+                        &line.text,
+                        line.lossy,
+                        self.max_line_bytes,
+                    );
+                }
+                None => {
+                    self.engine.finish(self.last_line);
+                    self.finished = true;
+                }
+            }
+        }
+    }
+}
+
+/// Push-based reader for logs of any size: [`PgLogReader::push`] chunks of bytes as they are
+/// read, take records with [`PgLogReader::next_record`], call [`PgLogReader::finish`] at the
+/// end. Memory: the first lines until format and prefix are chosen (1000 lines or 1 MiB), then
+/// the unfinished last line (at most `max_line_bytes`) and the record window.
+pub struct PgLogReader {
+    options: PgLogOptions,
+    /// Bytes not fed yet: the head while detecting, then the unfinished last line.
+    pending: Vec<u8>,
+    running: Option<(PgLogFormat, Engine)>,
+    line_number: u64,
+    /// Dropping the rest of a line longer than `max_line_bytes`.
+    skipping: bool,
+    finished: bool,
+    ready: VecDeque<PgRecord>,
+}
+
+impl PgLogReader {
+    /// A reader with these options.
+    pub fn new(options: PgLogOptions) -> Self {
+        PgLogReader {
+            options,
+            pending: Vec::new(),
+            running: None,
+            line_number: 0,
+            skipping: false,
+            finished: false,
+            ready: VecDeque::new(),
+        }
+    }
+
+    /// Takes the next chunk of the log.
+    ///
+    /// # Errors
+    /// As [`super::parse`], when format and prefix get chosen during this call.
+    pub fn push(&mut self, chunk: &[u8]) -> Result<(), PgLogError> {
+        self.pending.extend_from_slice(chunk);
+        if self.running.is_none() {
+            let lines = memchr::memchr_iter(b'\n', &self.pending).count();
+            if lines < DETECTION_LINES && self.pending.len() < (1 << 20) {
+                return Ok(());
+            }
+            self.running = Some(start(&self.pending, &self.options)?);
+        }
+        self.feed_complete_lines();
+        Ok(())
+    }
+
+    /// Ends the input: the last line (without newline) and every waiting record are handed out.
+    ///
+    /// # Errors
+    /// As [`super::parse`], when the whole log was shorter than the detection window.
+    pub fn finish(&mut self) -> Result<(), PgLogError> {
+        if self.finished {
+            return Ok(());
+        }
+        if self.running.is_none() {
+            self.running = Some(start(&self.pending, &self.options)?);
+        }
+        self.feed_complete_lines();
+        if !self.pending.is_empty() && !self.skipping {
+            let rest = std::mem::take(&mut self.pending);
+            self.feed_lines(&rest);
+        }
+        self.pending.clear();
+        if let Some((_, engine)) = &mut self.running {
+            engine.finish(self.line_number);
+        }
+        self.finished = true;
+        self.drain();
+        Ok(())
+    }
+
+    /// The next finished record.
+    pub fn next_record(&mut self) -> Option<PgRecord> {
+        if self.ready.is_empty() {
+            self.drain();
+        }
+        self.ready.pop_front()
+    }
+
+    /// Prefix, format and counts so far (`records` empty). Before format and prefix are chosen:
+    /// the defaults.
+    pub fn summary(&self) -> PgLog {
+        match &self.running {
+            Some((format, engine)) => summary(engine, *format),
+            None => PgLog::default(),
+        }
+    }
+
+    fn drain(&mut self) {
+        if let Some((_, engine)) = &mut self.running {
+            while let Some(r) = engine.pop() {
+                self.ready.push_back(r);
+            }
+        }
+    }
+
+    /// Feeds every complete line of `pending`, keeps the rest; a line that grows past
+    /// `max_line_bytes` without a newline is fed cut and the remainder skipped.
+    fn feed_complete_lines(&mut self) {
+        let pending = std::mem::take(&mut self.pending);
+        let mut start = 0;
+        if self.skipping {
+            match memchr::memchr(b'\n', &pending) {
+                Some(nl) => {
+                    start = nl + 1;
+                    self.skipping = false;
+                }
+                None => return,
+            }
+        }
+        let end = memchr::memrchr(b'\n', &pending[start..]).map_or(start, |i| start + i + 1);
+        self.feed_lines(&pending[start..end]);
+        let rest = &pending[end..];
+        let max = self.options.max_line_bytes;
+        if rest.len() > max.saturating_add(4) {
+            // An over-long line: feed what the limit keeps now, drop the rest up to its newline.
+            self.feed_lines(&rest[..max + 4]);
+            self.skipping = true;
+        } else {
+            self.pending = rest.to_vec();
+        }
+        self.drain();
+    }
+
+    fn feed_lines(&mut self, bytes: &[u8]) {
+        let Some((_, engine)) = &mut self.running else {
+            return;
+        };
+        for line in Lines::new(bytes) {
+            self.line_number += 1;
+            feed(
+                engine,
+                self.line_number,
+                &line.text,
+                line.lossy,
+                self.options.max_line_bytes,
+            );
+        }
+    }
+}

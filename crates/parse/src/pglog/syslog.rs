@@ -1,0 +1,138 @@
+//! PostgreSQL through syslog (`log_destination = 'syslog'`), as rsyslog writes it to a file:
+//!
+//! ```text
+//! Nov 21 18:40:01 dbhost postgres[4242]: [5-1] 2026-11-21 18:40:01.123 UTC [4242] LOG:  redo starts at 0/1500780
+//! 2026-11-21T18:40:01.123456+00:00 dbhost postgres[4242]: [6-1] … DETAIL:  Failed process was running: SELECT count(*)
+//! 2026-11-21T18:40:01.123456+00:00 dbhost postgres[4242]: [6-2] #011  FROM pgbench_accounts
+//! ```
+//!
+//! PostgreSQL numbers its messages `[N-M]`: N per message, M per piece. It sends every line of a
+//! message as a piece of its own (M = 2, 3, …; the TAB PostgreSQL puts after a newline arrives
+//! as rsyslog's `#011`) and cuts lines longer than about 900 bytes into pieces that simply
+//! continue the text. The body of each piece is a stderr line, so the rest is the stderr
+//! assembler's work; the header's PID stands in when the prefix has no `%p`.
+
+/// A syslog line taken apart.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct SyslogLine<'a> {
+    /// `postgres`, `postgresql-15`, … (the tag before `[pid]`).
+    pub(crate) program: &'a str,
+    /// The PID in the header.
+    pub(crate) pid: Option<u32>,
+    /// `[N-M]` when `syslog_sequence_numbers` is on.
+    pub(crate) sequence: Option<(u64, u32)>,
+    /// The text after the header and the sequence number.
+    pub(crate) body: &'a str,
+}
+
+/// `Nov 21 18:40:01 host prog[pid]: ` or `2026-11-21T18:40:01.123456+00:00 host prog[pid]: `.
+pub(crate) fn split(line: &str) -> Option<SyslogLine<'_>> {
+    let rest = skip_stamp(line)?;
+    let rest = rest.strip_prefix(' ')?;
+    let (_host, rest) = rest.split_once(' ')?;
+    let colon = rest.find(": ")?;
+    let tag = &rest[..colon];
+    let body = &rest[colon + 2..];
+    let (program, pid) = match tag.strip_suffix(']').and_then(|t| t.rsplit_once('[')) {
+        Some((program, pid)) => (program, Some(pid.parse().ok()?)),
+        None => (tag, None),
+    };
+    if program.is_empty() || program.contains(' ') {
+        return None;
+    }
+    let (sequence, body) = sequence(body);
+    Some(SyslogLine {
+        program,
+        pid,
+        sequence,
+        body,
+    })
+}
+
+/// `[12-3] rest` → ((12, 3), rest).
+fn sequence(body: &str) -> (Option<(u64, u32)>, &str) {
+    let parsed = body.strip_prefix('[').and_then(|b| {
+        let (inner, rest) = b.split_once("] ")?;
+        let (n, m) = inner.split_once('-')?;
+        Some(((n.parse().ok()?, m.parse().ok()?), rest))
+    });
+    match parsed {
+        Some((seq, rest)) => (Some(seq), rest),
+        None => (None, body),
+    }
+}
+
+/// The text after a BSD (`Nov 21 18:40:01`) or RFC 3339 (`2026-11-21T18:40:01.123456+00:00`)
+/// stamp.
+fn skip_stamp(line: &str) -> Option<&str> {
+    let b = line.as_bytes();
+    // Nov 21 18:40:01 / Nov  1 18:40:01
+    if b.len() > 15
+        && b[..3].iter().all(u8::is_ascii_alphabetic)
+        && b[3] == b' '
+        && (b[4] == b' ' || b[4].is_ascii_digit())
+        && b[5].is_ascii_digit()
+        && b[6] == b' '
+        && b[9] == b':'
+        && b[12] == b':'
+    {
+        return Some(&line[15..]);
+    }
+    // 2026-11-21T18:40:01[.123456](+00:00|Z)
+    if b.len() > 20 && b[4] == b'-' && b[7] == b'-' && b[10] == b'T' && b[13] == b':' {
+        let end = line.find(' ')?;
+        return Some(&line[end..]);
+    }
+    None
+}
+
+/// rsyslog writes control characters as `#` and three octal digits (`#011` for TAB).
+pub(crate) fn unescape(body: &str) -> std::borrow::Cow<'_, str> {
+    if !body.contains("#0") {
+        return std::borrow::Cow::Borrowed(body);
+    }
+    let mut out = String::with_capacity(body.len());
+    let mut rest = body;
+    while let Some(i) = rest.find('#') {
+        out.push_str(&rest[..i]);
+        let code = rest.get(i + 1..i + 4);
+        match code.and_then(|c| u8::from_str_radix(c, 8).ok()) {
+            Some(byte)
+                if code.is_some_and(|c| c.bytes().all(|d| (b'0'..=b'7').contains(&d)))
+                    && byte < 0x20 =>
+            {
+                out.push(char::from(byte));
+                rest = &rest[i + 4..];
+            }
+            _ => {
+                out.push('#');
+                rest = &rest[i + 1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    std::borrow::Cow::Owned(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn headers() {
+        let l = split("Nov 21 18:40:01 dbhost postgres[4242]: [5-1] 2026-11-21 18:40:01.123 UTC [4242] LOG:  x").unwrap();
+        assert_eq!(
+            (l.program, l.pid, l.sequence),
+            ("postgres", Some(4242), Some((5, 1)))
+        );
+        assert_eq!(l.body, "2026-11-21 18:40:01.123 UTC [4242] LOG:  x");
+        let l = split("2026-11-21T18:40:01.123456+00:00 dbhost postgres[7]: [6-2] #011  FROM t")
+            .unwrap();
+        assert_eq!((l.sequence, l.body), (Some((6, 2)), "#011  FROM t"));
+        assert_eq!(unescape(l.body), "\t  FROM t");
+        let l = split("Nov  1 01:02:03 h postgres[7]: LOG:  no sequence numbers").unwrap();
+        assert_eq!((l.sequence, l.body), (None, "LOG:  no sequence numbers"));
+        assert_eq!(split("2026-11-21 18:40:01.123 UTC [7] LOG:  x"), None);
+        assert_eq!(unescape("50#% #01x"), "50#% #01x");
+    }
+}

@@ -1,0 +1,496 @@
+//! Translated messages back to English, through PostgreSQL's own catalogs ([`super::catalog`],
+//! generated): a translation is a printf format (`%s (PID %d) a été arrêté par le signal %d : %s`);
+//! matching it against a message yields the arguments, which are then printed into the English
+//! msgid (`%s (PID %d) was terminated by signal %d: %s`) for the English classifier. Arguments
+//! that are themselves translated texts (process names, strerror, the `pg_rusage` summary) are
+//! translated too, one level deep.
+//!
+//! Cost: nothing for English messages the classifier knows; for the others one hash lookup on
+//! the first bytes of the message (and one on the text after `(PID n)` when there is one).
+
+use super::catalog;
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+/// A language of [`catalog::LANGUAGES`], by index.
+pub(crate) type Lang = u8;
+
+/// The name of a language index (`fr`, `zh_CN`, …).
+pub(crate) fn language_name(lang: Lang) -> &'static str {
+    catalog::LANGUAGES
+        .get(usize::from(lang))
+        .copied()
+        .unwrap_or("")
+}
+
+/// One element of a printf format.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Piece {
+    Literal(String),
+    /// A conversion: the argument's index and what it matches.
+    Arg {
+        index: usize,
+        shape: ArgShape,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ArgShape {
+    /// `%d`, `%u`, `%ld`, `%zu`, `%lu`, `%02d`: optional minus, digits.
+    Integer,
+    /// `%X`, `%x`: hex digits.
+    Hex,
+    /// `%.1f`: digits, dot, digits.
+    Float,
+    /// `%s`, `%m`: any text.
+    Text,
+}
+
+/// A compiled printf format.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Format {
+    pieces: Vec<Piece>,
+}
+
+impl Format {
+    /// Compiles `%s (PID %d)`, `%2$s`, `%.1f%%`, `%ld.%03d`, `%m`.
+    fn compile(text: &str) -> Format {
+        let mut pieces = Vec::new();
+        let mut literal = String::new();
+        let mut next_index = 0;
+        let mut chars = text.chars().peekable();
+        while let Some(c) = chars.next() {
+            if c != '%' {
+                literal.push(c);
+                continue;
+            }
+            let mut spec = String::new();
+            while let Some(&d) = chars.peek() {
+                chars.next();
+                spec.push(d);
+                if d.is_ascii_alphabetic() && !matches!(d, 'l' | 'z' | 'h' | 'j' | 't' | 'L')
+                    || d == '%'
+                {
+                    break;
+                }
+            }
+            let Some(conv) = spec.chars().last() else {
+                literal.push('%');
+                continue;
+            };
+            if conv == '%' {
+                literal.push('%');
+                continue;
+            }
+            let index = match spec.split_once('$') {
+                Some((n, _)) => n.parse::<usize>().map_or(next_index, |n| n - 1),
+                None => next_index,
+            };
+            next_index = index + 1;
+            let shape = match conv {
+                'd' | 'i' | 'u' => ArgShape::Integer,
+                'x' | 'X' => ArgShape::Hex,
+                'f' | 'g' | 'e' => ArgShape::Float,
+                _ => ArgShape::Text,
+            };
+            if !literal.is_empty() {
+                pieces.push(Piece::Literal(std::mem::take(&mut literal)));
+            }
+            pieces.push(Piece::Arg { index, shape });
+        }
+        if !literal.is_empty() {
+            pieces.push(Piece::Literal(literal));
+        }
+        Format { pieces }
+    }
+
+    /// Arguments of `text` read with this format, by index; `None` when it does not fit.
+    fn read<'t>(&self, text: &'t str) -> Option<Vec<&'t str>> {
+        let mut args = Vec::new();
+        let mut budget = 256u32;
+        self.read_from(0, text, 0, &mut args, &mut budget)
+            .then_some(args)
+    }
+
+    fn read_from<'t>(
+        &self,
+        piece: usize,
+        text: &'t str,
+        pos: usize,
+        args: &mut Vec<&'t str>,
+        budget: &mut u32,
+    ) -> bool {
+        if *budget == 0 {
+            return false;
+        }
+        *budget -= 1;
+        let Some(p) = self.pieces.get(piece) else {
+            return pos == text.len();
+        };
+        let rest = &text[pos..];
+        match p {
+            Piece::Literal(lit) => {
+                rest.starts_with(lit.as_str())
+                    && self.read_from(piece + 1, text, pos + lit.len(), args, budget)
+            }
+            &Piece::Arg { index, shape } => {
+                let ends: Vec<usize> = match shape {
+                    ArgShape::Text => match self.pieces.get(piece + 1) {
+                        None => vec![rest.len()],
+                        Some(Piece::Literal(next)) => rest
+                            .match_indices(next.as_str())
+                            .map(|(i, _)| i)
+                            .take(8)
+                            .collect(),
+                        Some(Piece::Arg { .. }) => vec![0],
+                    },
+                    _ => {
+                        let b = rest.as_bytes();
+                        let sign = usize::from(b.first() == Some(&b'-'));
+                        let n = b[sign..]
+                            .iter()
+                            .take_while(|c| match shape {
+                                ArgShape::Hex => c.is_ascii_hexdigit(),
+                                ArgShape::Float => c.is_ascii_digit() || **c == b'.',
+                                _ => c.is_ascii_digit(),
+                            })
+                            .count();
+                        if n == 0 {
+                            return false;
+                        }
+                        vec![sign + n]
+                    }
+                };
+                for end in ends {
+                    if args.len() <= index {
+                        args.resize(index + 1, "");
+                    }
+                    args[index] = &rest[..end];
+                    if self.read_from(piece + 1, text, pos + end, args, budget) {
+                        return true;
+                    }
+                }
+                false
+            }
+        }
+    }
+
+    /// Prints `args` into this format.
+    fn render(&self, args: &[String]) -> String {
+        let mut out = String::new();
+        for p in &self.pieces {
+            match p {
+                Piece::Literal(l) => out.push_str(l),
+                Piece::Arg { index, .. } => {
+                    out.push_str(args.get(*index).map_or("", String::as_str));
+                }
+            }
+        }
+        out
+    }
+}
+
+/// One catalog entry, compiled.
+struct Entry {
+    lang: Lang,
+    english: Format,
+    translated: Format,
+}
+
+/// Bytes of a message's start used as the lookup key.
+const KEY: usize = 4;
+
+/// The compiled catalog and its indexes.
+struct Catalog {
+    entries: Vec<Entry>,
+    /// First [`KEY`] bytes of a translation → entries.
+    by_start: HashMap<&'static [u8], Vec<usize>>,
+    /// Translations that start with `%s (PID %d)`: first [`KEY`] bytes of what follows → entries.
+    by_pid_tail: HashMap<&'static [u8], Vec<usize>>,
+    /// Translations that start with `%s` and end with text: last [`KEY`] bytes → entries
+    /// (`%s startet`, `%s を起動しています`).
+    by_end: HashMap<&'static [u8], Vec<usize>>,
+    /// Translations that start with numbers (`%X/%X 处的记录长度…`): the first [`KEY`] bytes
+    /// after the leading run of [`NUMBER_CHARS`] → entries.
+    by_after_number: HashMap<&'static [u8], Vec<usize>>,
+    /// Whole-text translations (process names, fixed messages, strerror) → English.
+    exact: HashMap<&'static str, (Lang, &'static str)>,
+}
+
+fn catalog() -> &'static Catalog {
+    static CATALOG: OnceLock<Catalog> = OnceLock::new();
+    CATALOG.get_or_init(|| {
+        let mut c = Catalog {
+            entries: Vec::new(),
+            by_start: HashMap::new(),
+            by_pid_tail: HashMap::new(),
+            by_end: HashMap::new(),
+            by_after_number: HashMap::new(),
+            exact: HashMap::new(),
+        };
+        for &(lang, english, translated) in catalog::STRERROR {
+            c.exact.entry(translated).or_insert((lang, english));
+        }
+        for &(lang, english, translated) in catalog::MESSAGES {
+            if !translated.contains('%') {
+                c.exact.entry(translated).or_insert((lang, english));
+                continue;
+            }
+            let idx = c.entries.len();
+            let entry = Entry {
+                lang,
+                english: Format::compile(english),
+                translated: Format::compile(translated),
+            };
+            if let Some(tail) = translated.strip_prefix("%s (PID %d)") {
+                let tail = tail.trim_start_matches(' ');
+                if let Some(key) = key_of(tail) {
+                    c.by_pid_tail.entry(key).or_default().push(idx);
+                }
+            } else if let Some(key) = key_of(translated) {
+                c.by_start.entry(key).or_default().push(idx);
+            } else if let Some(key) = key_after_number(translated) {
+                c.by_after_number.entry(key).or_default().push(idx);
+            } else if let Some(key) = key_of_end(translated) {
+                c.by_end.entry(key).or_default().push(idx);
+            }
+            c.entries.push(entry);
+        }
+        c
+    })
+}
+
+/// The first [`KEY`] bytes of a `'static` text, when it has that many before a `%`.
+fn key_of(text: &'static str) -> Option<&'static [u8]> {
+    let literal = text.split('%').next().unwrap_or("");
+    (literal.len() >= KEY).then(|| &text.as_bytes()[..KEY])
+}
+
+/// What numeric conversions print (`0/5369B30`, `12.5`, `-3`).
+const NUMBER_CHARS: &[u8] = b"0123456789abcdefABCDEF/.:-";
+
+/// A translation starting with numeric conversions: the first [`KEY`] bytes after them and
+/// after any [`NUMBER_CHARS`] that follow (the message is read the same way).
+fn key_after_number(text: &'static str) -> Option<&'static [u8]> {
+    let mut rest = text;
+    loop {
+        let skipped =
+            rest.trim_start_matches(|c: char| c.is_ascii() && NUMBER_CHARS.contains(&(c as u8)));
+        let conv = skipped.strip_prefix('%').and_then(|r| {
+            let spec_len = r.find(|c: char| c.is_ascii_alphabetic() && !matches!(c, 'l' | 'z'))?;
+            let conv = r.as_bytes()[spec_len];
+            matches!(conv, b'd' | b'u' | b'x' | b'X' | b'f' | b'i').then(|| &r[spec_len + 1..])
+        });
+        match conv {
+            Some(after) => rest = after,
+            None if rest.len() == text.len() => return None,
+            None => return key_of(skipped),
+        }
+    }
+}
+
+/// A translation starting with `%s` and ending with at least [`KEY`] bytes of text.
+fn key_of_end(text: &'static str) -> Option<&'static [u8]> {
+    if !text.starts_with("%s") {
+        return None;
+    }
+    let tail = text.rsplit('%').next()?;
+    let literal = tail.get(1..)?;
+    (literal.len() >= KEY).then(|| &text.as_bytes()[text.len() - KEY..])
+}
+
+/// Which languages to try: a bit per [`Lang`]; all when empty.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Languages(u32);
+
+impl Languages {
+    /// Adds `lang`.
+    pub(crate) fn add(&mut self, lang: Lang) {
+        self.0 |= 1 << lang;
+    }
+
+    fn allows(self, lang: Lang) -> bool {
+        self.0 == 0 || self.0 & (1 << lang) != 0
+    }
+}
+
+/// `message` in English, when it is a translation of a catalog message of one of `langs`.
+pub(crate) fn to_english(message: &str, langs: Languages) -> Option<(Lang, String)> {
+    let c = catalog();
+    if let Some(&(lang, english)) = c.exact.get(message)
+        && langs.allows(lang)
+    {
+        return Some((lang, english.to_owned()));
+    }
+    let bytes = message.as_bytes();
+    if bytes.len() >= KEY
+        && let Some(candidates) = c.by_start.get(&bytes[..KEY])
+        && let Some(found) = first_fit(c, candidates, message, langs)
+    {
+        return Some(found);
+    }
+    // `0/5369B30のレコード長が不正です:…`
+    if bytes.first().is_some_and(u8::is_ascii_digit) {
+        let start = bytes
+            .iter()
+            .position(|b| !NUMBER_CHARS.contains(b))
+            .unwrap_or(bytes.len());
+        if let Some(key) = bytes.get(start..start + KEY)
+            && let Some(candidates) = c.by_after_number.get(key)
+            && let Some(found) = first_fit(c, candidates, message, langs)
+        {
+            return Some(found);
+        }
+    }
+    // `PostgreSQL 15.18 … 64-bit startet`
+    if bytes.len() >= KEY
+        && let Some(candidates) = c.by_end.get(&bytes[bytes.len() - KEY..])
+        && let Some(found) = first_fit(c, candidates, message, langs)
+    {
+        return Some(found);
+    }
+    // `processus serveur (PID 5) a été arrêté par le signal 9 : Processus arrêté`
+    let (_, tail) = super::classify::split_pid_marker(message)?;
+    let candidates = c.by_pid_tail.get(tail.as_bytes().get(..KEY)?)?;
+    first_fit(c, candidates, message, langs)
+}
+
+fn first_fit(
+    c: &Catalog,
+    candidates: &[usize],
+    message: &str,
+    langs: Languages,
+) -> Option<(Lang, String)> {
+    candidates.iter().find_map(|&i| {
+        let e = &c.entries[i];
+        if !langs.allows(e.lang) {
+            return None;
+        }
+        let args = e.translated.read(message)?;
+        Some((e.lang, render_english(c, e, &args)))
+    })
+}
+
+/// The English msgid of `e` with `args`, each argument translated when it is itself a
+/// catalog text (a process name, a strerror, the `pg_rusage` summary).
+fn render_english(c: &Catalog, e: &Entry, args: &[&str]) -> String {
+    let args: Vec<String> = args
+        .iter()
+        .map(|a| {
+            if let Some(&(lang, english)) = c.exact.get(a)
+                && lang == e.lang
+            {
+                return english.to_owned();
+            }
+            let bytes = a.as_bytes();
+            if bytes.len() >= KEY
+                && let Some(candidates) = c.by_start.get(&bytes[..KEY])
+            {
+                for &i in candidates {
+                    let inner = &c.entries[i];
+                    if inner.lang != e.lang {
+                        continue;
+                    }
+                    if let Some(inner_args) = inner.translated.read(a) {
+                        let owned: Vec<String> =
+                            inner_args.iter().map(|s| (*s).to_owned()).collect();
+                        return inner.english.render(&owned);
+                    }
+                }
+            }
+            (*a).to_owned()
+        })
+        .collect();
+    e.english.render(&args)
+}
+
+/// `[inconnu]`, `[н/д]`, … → the language, when `value` is a translation of `[unknown]`.
+pub(crate) fn unknown_language(value: &str) -> Option<Lang> {
+    catalog::UNKNOWN
+        .iter()
+        .find(|(_, t)| *t == value)
+        .map(|&(lang, _)| lang)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fr() -> Languages {
+        let mut l = Languages::default();
+        l.add(catalog::LANGUAGES.iter().position(|&n| n == "fr").unwrap() as Lang);
+        l
+    }
+
+    #[test]
+    fn formats_read_and_render() {
+        let f = Format::compile("%s (PID %d) a été arrêté par le signal %d : %s");
+        assert_eq!(
+            f.read("processus serveur (PID 25124) a été arrêté par le signal 9 : Processus arrêté"),
+            Some(vec!["processus serveur", "25124", "9", "Processus arrêté"])
+        );
+        let f = Format::compile("メモリコンテクスト\"%2$s\"でサイズ%1$zuの要求が失敗しました。");
+        assert_eq!(
+            f.read("メモリコンテクスト\"ExprContext\"でサイズ600000004の要求が失敗しました。"),
+            Some(vec!["600000004", "ExprContext"])
+        );
+        let f = Format::compile("wrote %d buffers (%.1f%%); x=%ld.%03d s");
+        assert_eq!(
+            f.read("wrote 33 buffers (0.8%); x=0.333 s"),
+            Some(vec!["33", "0.8", "0", "333"])
+        );
+        assert_eq!(
+            Format::compile("redo starts at %X/%X").render(&["0".into(), "1500780".into()]),
+            "redo starts at 0/1500780"
+        );
+        assert_eq!(f.read("wrote x buffers"), None);
+    }
+
+    #[test]
+    fn french_messages_become_english() {
+        assert_eq!(
+            to_english(
+                "processus serveur (PID 25124) a été arrêté par le signal 9 : Processus arrêté",
+                Languages::default()
+            )
+            .map(|(_, s)| s),
+            Some("server process (PID 25124) was terminated by signal 9: Processus arrêté".into())
+        );
+        assert_eq!(
+            to_english(
+                "tous les processus serveur sont arrêtés ; réinitialisation",
+                fr()
+            )
+            .map(|(_, s)| s),
+            Some("all server processes terminated; reinitializing".into())
+        );
+        assert_eq!(
+            to_english(
+                "rejeu exécuté à 0/53A9FF0 utilisation système : CPU : utilisateur : 0.04 s, système : 0.04 s, temps passé : 0.12 s",
+                fr()
+            )
+            .map(|(_, s)| s),
+            Some(
+                "redo done at 0/53A9FF0 system usage: CPU: user: 0.04 s, system: 0.04 s, elapsed: 0.12 s"
+                    .into()
+            )
+        );
+        assert_eq!(to_english("connection received: host=[local]", fr()), None);
+        assert_eq!(
+            to_english(
+                "PostgreSQL 15.18 on x86_64-pc-linux-gnu, 64-bit startet",
+                Languages::default()
+            )
+            .map(|(_, s)| s),
+            Some("starting PostgreSQL 15.18 on x86_64-pc-linux-gnu, 64-bit".into())
+        );
+        assert_eq!(
+            to_english(
+                "0/5360C30 处的记录长度不合法：想要 24，但得到的是 0",
+                Languages::default()
+            )
+            .map(|(_, s)| s),
+            Some("invalid record length at 0/5360C30: wanted 24, got 0".into())
+        );
+    }
+}
