@@ -187,14 +187,15 @@ run() {
     fi
     r_start=$(now_ms)
     case $r_cap in -*) r_keep="tail" ;; *) r_keep="head" ;; esac
-    # The command's status and the writer's come back on fd 3, never through a file: on a full
-    # disk nothing more can be written, and the manifest must still say what happened.
+    # The command's status and the writer's come back on fd 3 (one short write each, so they
+    # never interleave), never through a file: on a full disk nothing more can be written, and
+    # the manifest must still say what happened.
     r_st=$({
         {
             wrap "$r_secs" "$@" 2>"$WORK/err" 3>&-
             echo "rc=$?" >&3
         } | {
-            "$r_keep" -c "${r_cap#-}" >"$r_out" 2>&3
+            "$r_keep" -c "${r_cap#-}" >"$r_out" 2>/dev/null
             echo "w=$?" >&3
         }
     } 3>&1)
@@ -209,12 +210,19 @@ run() {
     r_note=$(head -c 300 "$WORK/err" 2>/dev/null | head -n 1)
     [ "$r_rc" = 124 ] && r_note="timed out after ${r_secs}s; $r_note"
     if [ "$r_w" != 0 ]; then
-        r_werr=$(printf '%s\n' "$r_st" | grep -v -e '^rc=' -e '^w=' | head -n 1)
+        # Why, from the free space left (the writer's own message could interleave with the
+        # status lines, so it is not kept).
+        r_werr="$r_keep exited with status $r_w"
+        r_free=$(df -Pk "$OUTDIR" 2>/dev/null | awk 'NR == 2 { print $4 }')
+        if is_number "$r_free"; then
+            r_werr="$r_werr, $r_free KB free"
+            [ "$r_free" -lt 16 ] && r_werr="$r_werr: no space left on device"
+        fi
         rm -f "$r_out"
-        r_note="not kept: writing it to $OUTDIR failed (${r_werr:-status $r_w}) after $r_bytes bytes${r_note:+; $r_note}"
+        r_note="not kept: writing it to $OUTDIR failed ($r_werr) after $r_bytes bytes${r_note:+; $r_note}"
         r_bytes=0
         r_capped=false
-        say "$r_path: ${r_werr:-write failed}"
+        say "$r_path: $r_werr"
     fi
     record "$r_path" "$r_kind" "$r_cmd" "$r_rc" $((r_end - r_start)) "$r_bytes" "$r_capped" "$r_note"
     if [ "$r_bytes" -eq 0 ] && [ "$r_rc" != 0 ]; then
