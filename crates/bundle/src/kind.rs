@@ -1,7 +1,7 @@
 //! Recognising a file's kind: from the collector's manifest, else from its path, else from its
 //! first bytes.
 
-use pgmortem_parse::{kernel, pglog, system};
+use pgmortem_parse::{kernel, perf, pglog, system};
 use serde::Serialize;
 
 /// What a bundle file holds.
@@ -13,6 +13,8 @@ pub enum SourceKind {
     KernelLog,
     /// A PostgreSQL server log (stderr format).
     PostgresLog,
+    /// `perf script` text output.
+    PerfScript,
     /// `/proc/uptime`.
     Uptime,
     /// A UTC wall-clock reading (`date -u +%Y-%m-%dT%H:%M:%S.%NZ`).
@@ -57,6 +59,7 @@ pub enum SourceKind {
 const ALL: &[SourceKind] = &[
     SourceKind::KernelLog,
     SourceKind::PostgresLog,
+    SourceKind::PerfScript,
     SourceKind::Uptime,
     SourceKind::Date,
     SourceKind::Btime,
@@ -84,6 +87,7 @@ impl SourceKind {
         match self {
             SourceKind::KernelLog => "kernel_log",
             SourceKind::PostgresLog => "postgres_log",
+            SourceKind::PerfScript => "perf_script",
             SourceKind::Uptime => "uptime",
             SourceKind::Date => "date",
             SourceKind::Btime => "btime",
@@ -130,6 +134,7 @@ pub fn recognize(head: &[u8]) -> SourceKind {
     let candidates = [
         (SourceKind::KernelLog, kernel::sniff(head)),
         (SourceKind::PostgresLog, pglog::sniff(head)),
+        (SourceKind::PerfScript, perf::sniff(head)),
         (SourceKind::Meminfo, system::sniff_meminfo(head)),
         (SourceKind::Vmstat, system::sniff_vmstat(head)),
         (SourceKind::ProcStatus, system::sniff_status(head)),

@@ -84,3 +84,21 @@ fn snapshots_are_recognised_by_content() {
         }
     }
 }
+
+#[test]
+fn perf_script_captures_are_recognised_by_content() {
+    let captures: Vec<_> = files("perf")
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|x| x == "txt"))
+        .filter(|p| {
+            !p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("edge-bad")
+        })
+        .collect();
+    assert!(!captures.is_empty());
+    for path in captures {
+        assert_eq!(kind_of(&path), SourceKind::PerfScript, "{}", path.display());
+    }
+}

@@ -112,6 +112,14 @@ pub(crate) fn parse_all(
                     log,
                 });
             }
+            SourceKind::PerfScript => {
+                // Read for what it holds; the profile rules come later. Counting here means a
+                // perf capture in a bundle is listed with how much of it was understood.
+                let mut samples = pgmortem_parse::perf::samples(&source.bytes);
+                samples.by_ref().for_each(drop);
+                let (_, stats, _) = samples.finish();
+                fill(&mut summary, &stats);
+            }
             SourceKind::Uptime | SourceKind::Date | SourceKind::Btime => {
                 summary.lines = pgmortem_parse::lines::Lines::new(&source.bytes).count() as u64;
                 summary.records = 1;

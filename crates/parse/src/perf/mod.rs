@@ -32,11 +32,15 @@ pub fn samples(input: &[u8]) -> Samples<'_> {
 
 /// How sure we are that `head` (the first bytes of a file) is `perf script` output: the share
 /// of its first 200 non-blank, non-comment lines that are event or frame lines, or `None`
-/// when there is no such line or fewer than half are.
+/// when there is no such line, fewer than half are, or nothing but event-shaped lines is
+/// there. Event-shaped lines alone (`comm pid …: text`) also describe process listings and
+/// log lines, so a file counts only with a `# ========` header, a call-chain frame line, or
+/// a sample line that ends in a frame's `(dso)`.
 pub fn sniff(head: &[u8]) -> Option<f32> {
     let mut total = 0u32;
     let mut events = 0u32;
     let mut known = 0u32;
+    let mut frames = 0u32;
     let mut header = false;
     for line in crate::lines::Lines::new(head).take(400) {
         let text = line.text.trim_end();
@@ -50,15 +54,19 @@ pub fn sniff(head: &[u8]) -> Option<f32> {
         total += 1;
         if grammar::frame(text).is_some() {
             known += 1;
+            frames += 1;
         } else if grammar::event_line(text).is_some() {
             known += 1;
             events += 1;
+            if text.ends_with(')') && text.contains(" (") {
+                frames += 1;
+            }
         }
         if total >= 200 {
             break;
         }
     }
-    if total == 0 || events == 0 || known * 2 < total {
+    if total == 0 || events == 0 || known * 2 < total || !(header || frames > 0) {
         return None;
     }
     let share = known as f32 / total as f32;
