@@ -1,5 +1,6 @@
 //! Derived facts on the real snapshots of fixtures/formats/system (one PostgreSQL 15 cluster
-//! in a 512 MiB memory cgroup on a 24 GiB host, THP `madvise`).
+//! in a 512 MiB memory cgroup on a 24 GiB host, THP `madvise`; the `*-hugepages-on` files from
+//! the same cluster with `huge_pages = on` and a hugetlb pool of 2 MiB pages).
 
 use std::path::Path;
 
@@ -84,4 +85,91 @@ fn page_tables_thp_and_effective_limit() {
     let limit = facts::effective_memory_limit(Some(&meminfo), Some(&cgroup)).unwrap();
     assert_eq!((limit.source, limit.bytes), ("cgroup", 512 << 20));
     assert_eq!(cgroup.oom_kills, Some(0));
+}
+
+#[test]
+fn commit_limit_leaves_out_the_hugetlb_pool() {
+    let meminfo = system::parse_meminfo(&fixture("meminfo/meminfo-hugepages-on.txt"));
+    let sysctls = system::parse_sysctl(&fixture("sysctl/sysctl-vm-hugepages-on.txt"));
+    let pool_pages = meminfo.count("HugePages_Total").unwrap();
+    assert!(pool_pages > 0);
+    assert_eq!(
+        sysctls.integer("vm.nr_hugepages"),
+        Some(i128::from(pool_pages))
+    );
+    let pool = meminfo.hugetlb_bytes().unwrap();
+    assert_eq!(pool, pool_pages * meminfo.bytes("Hugepagesize").unwrap());
+
+    let c = facts::commit_limit(&meminfo, &sysctls, 4096).unwrap();
+    assert_eq!(c.basis, "overcommit_ratio");
+    assert_eq!(c.matches, Some(true), "{c:?}");
+    // Not subtracting the pool would overstate the limit by half of it (ratio 50).
+    let ratio = sysctls.integer("vm.overcommit_ratio").unwrap() as u64;
+    let total_pages = meminfo.bytes("MemTotal").unwrap() / 4096;
+    let swap = meminfo.bytes("SwapTotal").unwrap();
+    let ignoring_pool = total_pages * ratio / 100 * 4096 + swap;
+    let reported = meminfo.bytes("CommitLimit").unwrap();
+    assert!(
+        ignoring_pool.abs_diff(reported) >= pool * ratio / 100 - 4096,
+        "{ignoring_pool} vs {reported}"
+    );
+}
+
+#[test]
+fn hugetlb_shared_memory_is_neither_rss_nor_thp() {
+    let meminfo = system::parse_meminfo(&fixture("meminfo/meminfo-hugepages-on.txt"));
+    let page = meminfo.bytes("Hugepagesize").unwrap();
+    let (total, free, reserved) = (
+        meminfo.count("HugePages_Total").unwrap(),
+        meminfo.count("HugePages_Free").unwrap(),
+        meminfo.count("HugePages_Rsvd").unwrap(),
+    );
+    // Part of the segment is faulted in (total − free), the rest only reserved at mmap time.
+    assert!(
+        free < total && reserved > 0 && reserved <= free,
+        "{total} {free} {reserved}"
+    );
+
+    let mut rollups = Vec::new();
+    let mut hugetlb_max = 0;
+    for name in ["postmaster", "backend-active"] {
+        let status = system::parse_status(&fixture(&format!("status/{name}-hugepages-on.txt")));
+        let smaps =
+            system::parse_smaps_rollup(&fixture(&format!("smaps_rollup/{name}-hugepages-on.txt")));
+        let hugetlb = status.bytes("HugetlbPages").unwrap();
+        assert!(hugetlb > 0 && hugetlb % page == 0, "{name}: {hugetlb}");
+        assert_eq!(
+            Some(hugetlb),
+            smaps
+                .bytes("Shared_Hugetlb")
+                .zip(smaps.bytes("Private_Hugetlb"))
+                .map(|(s, p)| s + p),
+            "{name}"
+        );
+        // The kernel keeps hugetlb pages out of RSS: VmRSS is anon + file + shmem without them.
+        let m = facts::process_memory(&status, Some(&smaps)).unwrap();
+        let parts: u64 = ["RssAnon", "RssFile", "RssShmem"]
+            .iter()
+            .map(|k| status.bytes(k).unwrap())
+            .sum();
+        assert_eq!(m.rss_bytes, parts, "{name}");
+        assert_eq!(smaps.bytes("Rss"), Some(m.rss_bytes), "{name}");
+        hugetlb_max = hugetlb_max.max(hugetlb);
+        rollups.push(smaps);
+    }
+    // No process maps more huge pages than the pool has handed out.
+    assert!(hugetlb_max <= (total - free) * page);
+
+    let refs: Vec<_> = rollups.iter().collect();
+    let thp = facts::thp_use(
+        Some(&system::parse_choice(&fixture("thp/enabled.txt"))),
+        Some(&system::parse_choice(&fixture("thp/defrag.txt"))),
+        &refs,
+        Some(&meminfo),
+    );
+    assert_eq!((thp.processes_seen, thp.processes_using), (2, 0));
+    assert!(
+        !thp.in_use,
+        "hugetlb pages are not transparent huge pages: {thp:?}"
+    );
 }
