@@ -71,10 +71,11 @@ impl Part {
     }
 }
 
-/// A record waiting in the window.
+/// A record waiting in the window (boxed: a record is large, and moving it through the window
+/// and out again would copy it each time).
 #[derive(Debug)]
 struct Slot {
-    record: PgRecord,
+    record: Box<PgRecord>,
     /// A dump placeholder whose dump moved into the out-of-memory record that followed.
     claimed: bool,
 }
@@ -88,13 +89,15 @@ pub(crate) struct Assembler {
     /// The record (by sequence number) and part that a TAB-indented line continues.
     open: Option<(u64, Part)>,
     /// The memory-context dump being read.
-    dump: Option<MemoryContextDump>,
+    dump: Option<Box<MemoryContextDump>>,
+    /// Unclaimed memory-context dumps in the window.
+    dumps_waiting: usize,
     /// Languages seen so far (severity words, `[unknown]`, translated messages).
     langs: Languages,
     /// Longest text a record part may grow to by continuation lines.
     max_part_bytes: usize,
     counters: Counters,
-    out: VecDeque<PgRecord>,
+    out: VecDeque<Box<PgRecord>>,
 }
 
 /// How a continuation line joins the text before it.
@@ -114,6 +117,7 @@ impl Assembler {
             first_seq: 0,
             open: None,
             dump: None,
+            dumps_waiting: 0,
             langs: Languages::default(),
             max_part_bytes,
             counters: Counters::default(),
@@ -134,7 +138,7 @@ impl Assembler {
     }
 
     /// The next finished record, if any.
-    pub(crate) fn pop(&mut self) -> Option<PgRecord> {
+    pub(crate) fn pop(&mut self) -> Option<Box<PgRecord>> {
         self.out.pop_front()
     }
 
@@ -172,13 +176,15 @@ impl Assembler {
         }
         match tag {
             Tag::Main(severity) => {
-                let mut record = self.record_from(number, &fields, fallback_pid);
+                let mut record = Box::new(self.record_from(number, &fields, fallback_pid));
                 record.severity = Some(severity);
                 record.message = message.to_owned();
                 if let Some(lang) = lang {
                     record.language = Some(translate::language_name(lang));
                 }
-                self.claim_dump(&mut record);
+                if self.dumps_waiting > 0 {
+                    self.claim_dump(&mut record);
+                }
                 self.push_record(record, Some(Part::Message));
             }
             tag => self.attach(number, &fields, fallback_pid, Part::of(tag), message),
@@ -217,9 +223,11 @@ impl Assembler {
             Some(line) => {
                 self.counters.memory_context_lines += 1;
                 self.open = None;
-                let dump = self.dump.get_or_insert_with(|| MemoryContextDump {
-                    line: number,
-                    ..MemoryContextDump::default()
+                let dump = self.dump.get_or_insert_with(|| {
+                    Box::new(MemoryContextDump {
+                        line: number,
+                        ..MemoryContextDump::default()
+                    })
                 });
                 dump.end_line = number;
                 match line {
@@ -253,7 +261,8 @@ impl Assembler {
                 memory_context_dump: Some(dump),
                 ..PgRecord::default()
             };
-            self.push_record(record, None);
+            self.dumps_waiting += 1;
+            self.push_record(Box::new(record), None);
         }
     }
 
@@ -271,6 +280,7 @@ impl Assembler {
         }) {
             record.memory_context_dump = slot.record.memory_context_dump.take();
             slot.claimed = true;
+            self.dumps_waiting -= 1;
         }
     }
 
@@ -311,7 +321,7 @@ impl Assembler {
             }
             None => {
                 self.counters.orphan_lines += 1;
-                let mut record = self.record_from(number, fields, fallback_pid);
+                let mut record = Box::new(self.record_from(number, fields, fallback_pid));
                 if let Some(slot) = part.slot(&mut record) {
                     *slot = Some(text.to_owned());
                 }
@@ -322,7 +332,7 @@ impl Assembler {
 
     /// Appends a record to the window (opening `part` for continuation lines) and hands out
     /// the oldest when the window is full.
-    fn push_record(&mut self, record: PgRecord, part: Option<Part>) {
+    fn push_record(&mut self, record: Box<PgRecord>, part: Option<Part>) {
         self.window.push_back(Slot {
             record,
             claimed: false,
@@ -341,6 +351,9 @@ impl Assembler {
         self.first_seq += 1;
         if slot.claimed {
             return;
+        }
+        if slot.record.severity.is_none() && slot.record.memory_context_dump.is_some() {
+            self.dumps_waiting -= 1;
         }
         let mut record = slot.record;
         classify::classify_record(&mut record, self.langs);

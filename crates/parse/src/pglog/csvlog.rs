@@ -26,7 +26,7 @@ pub(crate) struct CsvReader {
     max_row_bytes: usize,
     langs: Languages,
     pub(crate) counters: Counters,
-    out: VecDeque<PgRecord>,
+    out: VecDeque<Box<PgRecord>>,
 }
 
 impl CsvReader {
@@ -43,7 +43,7 @@ impl CsvReader {
         }
     }
 
-    pub(crate) fn pop(&mut self) -> Option<PgRecord> {
+    pub(crate) fn pop(&mut self) -> Option<Box<PgRecord>> {
         self.out.pop_front()
     }
 
@@ -112,7 +112,7 @@ impl CsvReader {
                 record.end_line = last_line;
                 classify::classify_record(&mut record, self.langs);
                 self.counters.stats.records += 1;
-                self.out.push_back(record);
+                self.out.push_back(Box::new(record));
             }
             None => {
                 let first = row.lines().next().unwrap_or("");

@@ -10,6 +10,10 @@
 //! Grand total: 1001087400 bytes in 180 blocks; 267280 free (126 chunks); 1000820120 used
 //! ```
 
+use std::sync::LazyLock;
+
+use memchr::memmem::Finder;
+
 use super::{MemoryContextStat, MemoryTotals};
 
 /// One parsed line of the report.
@@ -32,7 +36,8 @@ pub(crate) fn parse_line(text: &str) -> Option<DumpLine> {
         let (totals, _) = totals_after_total(total, rest)?;
         return Some(DumpLine::GrandTotal(totals));
     }
-    let at = memchr::memmem::find(body.as_bytes(), b" total in ")?;
+    static TOTAL_IN: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(b" total in "));
+    let at = TOTAL_IN.find(body.as_bytes())?;
     let head = &body[..at];
     let rest = &body[at + " total in ".len()..];
     let (total_text, total) = head

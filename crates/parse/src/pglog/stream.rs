@@ -41,7 +41,7 @@ impl Engine {
         }
     }
 
-    fn pop(&mut self) -> Option<PgRecord> {
+    fn pop(&mut self) -> Option<Box<PgRecord>> {
         match self {
             Engine::Stderr(a) | Engine::Syslog(a) => a.pop(),
             Engine::Csv(c) => c.pop(),
@@ -251,7 +251,7 @@ impl Iterator for PgRecords<'_> {
     fn next(&mut self) -> Option<PgRecord> {
         loop {
             if let Some(record) = self.engine.pop() {
-                return Some(record);
+                return Some(*record);
             }
             if self.finished {
                 return None;
@@ -289,7 +289,7 @@ pub struct PgLogReader {
     /// Dropping the rest of a line longer than `max_line_bytes`.
     skipping: bool,
     finished: bool,
-    ready: VecDeque<PgRecord>,
+    ready: VecDeque<Box<PgRecord>>,
 }
 
 impl PgLogReader {
@@ -353,7 +353,7 @@ impl PgLogReader {
         if self.ready.is_empty() {
             self.drain();
         }
-        self.ready.pop_front()
+        self.ready.pop_front().map(|r| *r)
     }
 
     /// Prefix, format and counts so far (`records` empty). Before format and prefix are chosen:

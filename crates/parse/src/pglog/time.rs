@@ -4,59 +4,99 @@
 use super::PgTime;
 use jiff::{Timestamp, civil::DateTime, tz::Offset};
 use nom::{
-    IResult, Parser,
-    bytes::complete::{take_while_m_n, take_while1},
-    character::complete::char,
-    combinator::{map_res, opt},
-    sequence::preceded,
+    IResult, Parser, bytes::complete::take_while_m_n, character::complete::char,
+    combinator::map_res,
 };
 
-/// A fixed-width run of ASCII digits as a number.
-fn digits<'a>(
-    width: usize,
-) -> impl Parser<&'a str, Output = i32, Error = nom::error::Error<&'a str>> {
-    map_res(
-        take_while_m_n(width, width, |c: char| c.is_ascii_digit()),
-        str::parse::<i32>,
-    )
+/// A fixed-width run of ASCII digits at `b[at..at + width]` as a number.
+fn digits_at(b: &[u8], at: usize, width: usize) -> Option<i32> {
+    b.get(at..at + width)?.iter().try_fold(0i32, |v, &c| {
+        c.is_ascii_digit().then(|| v * 10 + i32::from(c - b'0'))
+    })
 }
 
-/// `2026-11-21 17:08:44` (the common part of `%m`, `%t` and `%s`).
-fn civil_seconds(i: &str) -> IResult<&str, (i32, i32, i32, i32, i32, i32)> {
-    (
-        digits(4),
-        preceded(char('-'), digits(2)),
-        preceded(char('-'), digits(2)),
-        preceded(char(' '), digits(2)),
-        preceded(char(':'), digits(2)),
-        preceded(char(':'), digits(2)),
-    )
-        .parse(i)
+/// `2026-11-21 17:08:44` (the common part of `%m`, `%t` and `%s`) at the start of `b`.
+///
+/// Fixed positions checked byte by byte rather than with parser combinators: every line of a
+/// stderr log starts with one, and this is the hot path of the whole parser.
+fn civil_seconds(b: &[u8]) -> Option<(i32, i32, i32, i32, i32, i32)> {
+    if b.len() < 19
+        || b[4] != b'-'
+        || b[7] != b'-'
+        || b[10] != b' '
+        || b[13] != b':'
+        || b[16] != b':'
+    {
+        return None;
+    }
+    Some((
+        digits_at(b, 0, 4)?,
+        digits_at(b, 5, 2)?,
+        digits_at(b, 8, 2)?,
+        digits_at(b, 11, 2)?,
+        digits_at(b, 14, 2)?,
+        digits_at(b, 17, 2)?,
+    ))
 }
 
-/// ` UTC`, ` CEST`, ` +03`, ` -0330`: the zone abbreviation `strftime("%Z")` printed (never a
-/// `:`, so prefixes such as `%t:%r:` stay readable).
-fn zone(i: &str) -> IResult<&str, &str> {
-    preceded(
-        char(' '),
-        take_while1(|c: char| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '_' | '/')),
-    )
-    .parse(i)
+/// ` UTC`, ` CEST`, ` +03`, ` -0330` at the start of `b`: the zone abbreviation
+/// `strftime("%Z")` printed (never a `:`, so prefixes such as `%t:%r:` stay readable). Returns
+/// the zone's length without the space.
+fn zone_len(b: &[u8]) -> usize {
+    if b.first() != Some(&b' ') {
+        return 0;
+    }
+    b[1..]
+        .iter()
+        .take_while(|&&c| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'-' | b'_' | b'/'))
+        .count()
+}
+
+/// The length of a `%m` / `%t` stamp at the start of `s` (zone included), checked for shape
+/// only: the prefix matcher needs the extent, the record builder parses the value once.
+pub(crate) fn stamp_len(s: &str, millis: bool) -> Option<usize> {
+    let b = s.as_bytes();
+    civil_seconds(b)?;
+    let mut at = 19;
+    if millis {
+        if b.get(at) != Some(&b'.') {
+            return None;
+        }
+        digits_at(b, 20, 3)?;
+        at += 4;
+    }
+    match zone_len(&b[at..]) {
+        0 => Some(at),
+        n => Some(at + 1 + n),
+    }
 }
 
 /// `2026-11-21 17:08:44.123 UTC` (`%m`, `millis = true`) or `2026-11-21 17:08:44 UTC`
 /// (`%t`, `%s`). Returns the civil time and the zone text.
 pub(crate) fn civil_stamp(i: &str, millis: bool) -> IResult<&str, (DateTime, Option<&str>)> {
-    let (i, (y, mo, d, h, mi, s)) = civil_seconds(i)?;
-    let (i, ms) = if millis {
-        preceded(char('.'), digits(3)).parse(i)?
+    let fail = || nom::Err::Error(nom::error::Error::new(i, nom::error::ErrorKind::Verify));
+    let b = i.as_bytes();
+    let (y, mo, d, h, mi, s) = civil_seconds(b).ok_or_else(fail)?;
+    let mut at = 19;
+    let ms = if millis {
+        if b.get(at) != Some(&b'.') {
+            return Err(fail());
+        }
+        at += 4;
+        digits_at(b, 20, 3).ok_or_else(fail)?
     } else {
-        (i, 0)
+        0
     };
-    let (i, zone) = opt(zone).parse(i)?;
-    let civil = checked_civil(y, mo, d, h, mi, s, ms)
-        .ok_or_else(|| nom::Err::Error(nom::error::Error::new(i, nom::error::ErrorKind::Verify)))?;
-    Ok((i, (civil, zone)))
+    let zone = match zone_len(&b[at..]) {
+        0 => None,
+        n => {
+            let z = &i[at + 1..at + 1 + n];
+            at += 1 + n;
+            Some(z)
+        }
+    };
+    let civil = checked_civil(y, mo, d, h, mi, s, ms).ok_or_else(fail)?;
+    Ok((&i[at..], (civil, zone)))
 }
 
 fn checked_civil(y: i32, mo: i32, d: i32, h: i32, mi: i32, s: i32, ms: i32) -> Option<DateTime> {
@@ -78,9 +118,13 @@ pub(crate) fn epoch(i: &str) -> IResult<&str, Timestamp> {
     map_res(
         (
             take_while_m_n(1, 12, |c: char| c.is_ascii_digit()),
-            preceded(char('.'), digits(3)),
+            char('.'),
+            map_res(
+                take_while_m_n(3, 3, |c: char| c.is_ascii_digit()),
+                str::parse::<i32>,
+            ),
         ),
-        |(secs, ms): (&str, i32)| {
+        |(secs, _, ms): (&str, char, i32)| {
             let secs: i64 = secs.parse().map_err(|_| ())?;
             Timestamp::new(secs, ms * 1_000_000).map_err(|_| ())
         },

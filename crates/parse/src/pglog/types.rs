@@ -125,7 +125,7 @@ pub struct PgRecord {
     /// The `MemoryContextStats` dump the process wrote to stderr just before this record
     /// (`ERROR: out of memory` in stderr logs), parsed; or the dump alone (`severity: null`)
     /// when no out-of-memory error followed it.
-    pub memory_context_dump: Option<MemoryContextDump>,
+    pub memory_context_dump: Option<Box<MemoryContextDump>>,
 }
 
 /// The un-prefixed memory-context report a backend writes to stderr before `ERROR:  out of
