@@ -13,6 +13,8 @@ use pyo3::types::PyBytes;
 use pgmortem::parse::kernel;
 use pgmortem::parse::perf;
 
+mod pglog;
+
 create_exception!(
     _native,
     PgmortemError,
@@ -242,5 +244,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse_perf_script, m)?)?;
     m.add_function(wrap_pyfunction!(perf_samples, m)?)?;
     m.add_function(wrap_pyfunction!(collapse_perf, m)?)?;
+    pglog::register(m)?;
     Ok(())
 }

@@ -22,6 +22,7 @@ from pgmortem._native import (
     perf_samples,
     run_cli,
 )
+from pgmortem._native import PgLogRecords, parse_pg_log
 
 __all__ = [
     "BundleError",
@@ -35,4 +36,6 @@ __all__ = [
     "parse_perf_script",
     "perf_samples",
     "run_cli",
+    "PgLogRecords",
+    "parse_pg_log",
 ]

@@ -249,3 +249,27 @@ def collapse_perf(
     event_filter: str | None = None,
     skip_after: list[str] | None = None,
 ) -> str: ...
+
+# PostgreSQL server logs (parse_pg_log): see docs/pglog-events.md for the event kinds.
+class PgLogStats(TypedDict):
+    prefix: str
+    format: Literal["stderr", "csv", "json", "syslog"]
+    records: list[dict[str, object]]
+    stats: dict[str, object]
+    continuation_lines: int
+    orphan_lines: int
+    memory_context_lines: int
+    blank_lines: int
+    other_program_lines: int
+    broken_rows: int
+
+class PgLogRecords:
+    def __iter__(self) -> PgLogRecords: ...
+    def __next__(self) -> dict[str, object]: ...
+    def stats(self) -> PgLogStats: ...
+
+def parse_pg_log(
+    path_or_bytes: str | PathLike[str] | bytes,
+    prefix: str | None = None,
+    format: Literal["auto", "stderr", "csv", "json", "syslog"] = "auto",
+) -> PgLogRecords: ...

@@ -1,6 +1,7 @@
 """Type stubs of the native module (see pgmortem/__init__.pyi for the returned shapes)."""
 
 from os import PathLike
+from collections.abc import Iterator
 from typing import Any
 
 __version__: str
@@ -40,3 +41,13 @@ def collapse_perf(
     event_filter: str | None = None,
     skip_after: list[str] | None = None,
 ) -> str: ...
+
+class PgLogRecords(Iterator[dict[str, Any]]):
+    def __next__(self) -> dict[str, Any]: ...
+    def stats(self) -> dict[str, Any]: ...
+
+def parse_pg_log(
+    path_or_bytes: str | PathLike[str] | bytes,
+    prefix: str | None = None,
+    format: str = "auto",
+) -> PgLogRecords: ...

@@ -33,10 +33,10 @@ impl Engine {
         }
     }
 
-    fn finish(&mut self, last_line: u64) {
+    fn finish(&mut self) {
         match self {
             Engine::Stderr(a) | Engine::Syslog(a) => a.finish(),
-            Engine::Csv(c) => c.finish(last_line),
+            Engine::Csv(c) => c.finish(),
             Engine::Json(_) => {}
         }
     }
@@ -208,7 +208,6 @@ pub struct PgRecords<'a> {
     engine: Engine,
     format: PgLogFormat,
     max_line_bytes: usize,
-    last_line: u64,
     finished: bool,
 }
 
@@ -225,7 +224,6 @@ pub fn records<'a>(input: &'a [u8], options: &PgLogOptions) -> Result<PgRecords<
         engine,
         format,
         max_line_bytes: options.max_line_bytes,
-        last_line: 0,
         finished: false,
     })
 }
@@ -258,7 +256,6 @@ impl Iterator for PgRecords<'_> {
             }
             match self.lines.next() {
                 Some(line) => {
-                    self.last_line = line.number;
                     feed(
                         &mut self.engine,
                         line.number,
@@ -268,7 +265,7 @@ impl Iterator for PgRecords<'_> {
                     );
                 }
                 None => {
-                    self.engine.finish(self.last_line);
+                    self.engine.finish();
                     self.finished = true;
                 }
             }
@@ -341,7 +338,7 @@ impl PgLogReader {
         }
         self.pending.clear();
         if let Some((_, engine)) = &mut self.running {
-            engine.finish(self.line_number);
+            engine.finish();
         }
         self.finished = true;
         self.drain();
