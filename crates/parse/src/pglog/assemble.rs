@@ -6,6 +6,7 @@
 //! come a few lines after its parent when processes interleave); a record leaving the window
 //! is classified and handed out. Memory is bounded by the window, whatever the input size.
 
+use std::cell::Cell;
 use std::collections::VecDeque;
 
 use super::memdump::{self, DumpLine};
@@ -158,19 +159,20 @@ impl Assembler {
             }
             return;
         }
-        let matched = self
-            .prefix
-            .match_line(text, &|rest| severity::split(rest).is_some());
-        let Some((fields, end)) = matched else {
+        // The severity word that let the prefix match is kept, not split again.
+        let split = Cell::new(None);
+        let matched = self.prefix.match_line(text, &|rest| {
+            let found = severity::split_with_language(rest);
+            if found.is_some() {
+                split.set(found);
+            }
+            found.is_some()
+        });
+        let (Some((fields, _)), Some((tag, lang, message))) = (matched, split.get()) else {
             self.not_prefixed(number, text);
             return;
         };
         self.end_dump();
-        let Some((tag, lang, message)) = severity::split_with_language(&text[end..]) else {
-            // Unreachable: the prefix matched only because a severity word follows.
-            self.counters.stats.unrecognized(number, text);
-            return;
-        };
         if let Some(lang) = lang {
             self.langs.add(lang);
         }

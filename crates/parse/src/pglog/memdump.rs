@@ -89,8 +89,16 @@ fn totals_after_total(total_bytes: u64, rest: &str) -> Option<(MemoryTotals, &st
 }
 
 fn number(s: &str) -> Option<(u64, &str)> {
-    let end = s.bytes().take_while(u8::is_ascii_digit).count();
-    Some((s[..end].parse().ok()?, &s[end..]))
+    let mut value: u64 = 0;
+    let mut end = 0;
+    for &c in s.as_bytes() {
+        if !c.is_ascii_digit() {
+            break;
+        }
+        value = value.checked_mul(10)?.checked_add(u64::from(c - b'0'))?;
+        end += 1;
+    }
+    (end > 0).then(|| (value, &s[end..]))
 }
 
 #[cfg(test)]

@@ -1,6 +1,8 @@
 //! The time stamps a `log_line_prefix` prints: `%m` (millis), `%t`/`%s` (seconds) and `%n`
 //! (Unix epoch with millis), turned into [`PgTime`].
 
+use std::borrow::Cow;
+
 use super::PgTime;
 use jiff::{Timestamp, civil::DateTime, tz::Offset};
 use nom::{
@@ -162,6 +164,19 @@ pub(crate) fn fixed_offset(zone: &str) -> Option<Offset> {
     Offset::from_seconds(sign * (h * 3600 + m * 60)).ok()
 }
 
+/// The zone text as a shared static string when it is a common one (no allocation per line).
+fn zone_text(zone: &str) -> Cow<'static, str> {
+    const COMMON: &[&str] = &[
+        "UTC", "GMT", "UCT", "Z", "CET", "CEST", "EET", "EEST", "WET", "WEST", "BST", "IST", "MSK",
+        "JST", "KST", "HKT", "SGT", "AEST", "AEDT", "NZST", "NZDT", "EST", "EDT", "CST", "CDT",
+        "MST", "MDT", "PST", "PDT", "+00", "-03", "+03", "+05", "+08",
+    ];
+    match COMMON.iter().find(|&&c| c == zone) {
+        Some(&c) => Cow::Borrowed(c),
+        None => Cow::Owned(zone.to_owned()),
+    }
+}
+
 /// Builds a [`PgTime`] from a `%m`/`%t` value, resolving the UTC instant when the zone allows.
 pub(crate) fn pg_time_from_stamp(raw: &str, millis: bool) -> Option<PgTime> {
     let (_, (civil, zone)) = civil_stamp(raw, millis).ok()?;
@@ -170,7 +185,7 @@ pub(crate) fn pg_time_from_stamp(raw: &str, millis: bool) -> Option<PgTime> {
         .and_then(|off| off.to_timestamp(civil).ok());
     Some(PgTime {
         civil,
-        zone: zone.map(str::to_owned),
+        zone: zone.map(zone_text),
         utc,
     })
 }
