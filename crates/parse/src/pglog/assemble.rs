@@ -12,8 +12,9 @@ use std::collections::VecDeque;
 use super::memdump::{self, DumpLine};
 use super::prefix::{Escape, LogLinePrefix, PrefixFields};
 use super::severity::{self, Tag};
+use super::time::{self, StampCache};
 use super::translate::{self, Languages};
-use super::{Counters, MemoryContextDump, PgRecord, PgTime, classify, time};
+use super::{Counters, MemoryContextDump, PgRecord, PgTime, classify};
 
 /// How far back (in records) a secondary line looks for its parent of the same PID.
 /// Lines of concurrent processes interleave on stderr; the parent is nearly always within a few.
@@ -95,6 +96,8 @@ pub(crate) struct Assembler {
     dumps_waiting: usize,
     /// Languages seen so far (severity words, `[unknown]`, translated messages).
     langs: Languages,
+    /// The last time stamp's conversion.
+    stamps: StampCache,
     /// Longest text a record part may grow to by continuation lines.
     max_part_bytes: usize,
     counters: Counters,
@@ -120,6 +123,7 @@ impl Assembler {
             dump: None,
             dumps_waiting: 0,
             langs: Languages::default(),
+            stamps: StampCache::default(),
             max_part_bytes,
             counters: Counters::default(),
             out: VecDeque::new(),
@@ -379,7 +383,7 @@ impl Assembler {
         fields: &PrefixFields<'_>,
         fallback_pid: Option<u32>,
     ) -> PgRecord {
-        let mut record = record_from(number, fields);
+        let mut record = record_from(number, fields, &mut self.stamps);
         record.pid = record.pid.or(fallback_pid);
         for value in [&mut record.user, &mut record.database] {
             if let Some(v) = value
@@ -409,15 +413,15 @@ fn part_is_empty(part: Part, record: &PgRecord) -> bool {
 }
 
 /// A fresh record carrying what the prefix said.
-fn record_from(number: u64, fields: &PrefixFields<'_>) -> PgRecord {
+fn record_from(number: u64, fields: &PrefixFields<'_>, stamps: &mut StampCache) -> PgRecord {
     let text = |e: Escape| fields.get(e).map(str::to_owned);
     let mut time: Option<PgTime> = fields
         .get(Escape::Timestamp)
-        .and_then(|t| time::pg_time_from_stamp(t, true))
+        .and_then(|t| stamps.get(t, true))
         .or_else(|| {
             fields
                 .get(Escape::TimestampSeconds)
-                .and_then(|t| time::pg_time_from_stamp(t, false))
+                .and_then(|t| stamps.get(t, false))
         });
     let epoch = fields.get(Escape::Epoch).and_then(time::pg_time_from_epoch);
     match (&mut time, epoch) {

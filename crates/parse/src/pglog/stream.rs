@@ -282,6 +282,8 @@ pub struct PgLogReader {
     /// Bytes not fed yet: the head while detecting, then the unfinished last line.
     pending: Vec<u8>,
     running: Option<(PgLogFormat, Engine)>,
+    /// Newlines in `pending` while detecting.
+    head_lines: usize,
     line_number: u64,
     /// Dropping the rest of a line longer than `max_line_bytes`.
     skipping: bool,
@@ -296,6 +298,7 @@ impl PgLogReader {
             options,
             pending: Vec::new(),
             running: None,
+            head_lines: 0,
             line_number: 0,
             skipping: false,
             finished: false,
@@ -310,11 +313,16 @@ impl PgLogReader {
     pub fn push(&mut self, chunk: &[u8]) -> Result<(), PgLogError> {
         self.pending.extend_from_slice(chunk);
         if self.running.is_none() {
-            let lines = memchr::memchr_iter(b'\n', &self.pending).count();
-            if lines < DETECTION_LINES && self.pending.len() < (1 << 20) {
+            self.head_lines += memchr::memchr_iter(b'\n', chunk).count();
+            if self.head_lines < DETECTION_LINES && self.pending.len() < (1 << 20) {
                 return Ok(());
             }
             self.running = Some(start(&self.pending, &self.options)?);
+        } else if memchr::memchr(b'\n', chunk).is_none()
+            && self.pending.len() <= self.options.max_line_bytes.saturating_add(4)
+        {
+            // Still inside the same line: nothing to feed yet (keeps tiny chunks linear).
+            return Ok(());
         }
         self.feed_complete_lines();
         Ok(())
@@ -381,7 +389,7 @@ impl PgLogReader {
                     start = nl + 1;
                     self.skipping = false;
                 }
-                None => return,
+                None => return, // `pending` was taken: the skipped bytes are dropped
             }
         }
         let end = memchr::memrchr(b'\n', &pending[start..]).map_or(start, |i| start + i + 1);

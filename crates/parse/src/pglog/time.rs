@@ -190,6 +190,58 @@ pub(crate) fn pg_time_from_stamp(raw: &str, millis: bool) -> Option<PgTime> {
     })
 }
 
+/// The conversion of the last stamp's second, reused by the next lines of the same second (most
+/// lines of a busy log): only the milliseconds change, no calendar arithmetic is redone.
+#[derive(Debug, Default)]
+pub(crate) struct StampCache {
+    /// The stamp without its milliseconds: `2026-11-21 17:08:44` + ` UTC`.
+    second: String,
+    /// The time at that second (milliseconds 0).
+    at_second: Option<PgTime>,
+}
+
+impl StampCache {
+    /// [`pg_time_from_stamp`], through the cache.
+    pub(crate) fn get(&mut self, raw: &str, millis: bool) -> Option<PgTime> {
+        let b = raw.as_bytes();
+        let (ms, tail) = if millis {
+            if b.get(19) != Some(&b'.') {
+                return None;
+            }
+            (digits_at(b, 20, 3)?, raw.get(23..)?)
+        } else {
+            (0, raw.get(19..)?)
+        };
+        let head = raw.get(..19)?;
+        let hit = self.at_second.is_some()
+            && self.second.len() == head.len() + tail.len()
+            && self.second.starts_with(head)
+            && self.second.ends_with(tail);
+        if !hit {
+            let mut second = String::with_capacity(head.len() + tail.len());
+            second.push_str(head);
+            second.push_str(tail);
+            self.at_second = pg_time_from_stamp(&second, false);
+            self.second = second;
+        }
+        let base = self.at_second.as_ref()?;
+        if ms == 0 {
+            return Some(base.clone());
+        }
+        let nanos = ms * 1_000_000;
+        Some(PgTime {
+            civil: base.civil.with().subsec_nanosecond(nanos).build().ok()?,
+            zone: base.zone.clone(),
+            utc: match base.utc {
+                Some(t) => {
+                    Some(Timestamp::from_millisecond(t.as_millisecond() + i64::from(ms)).ok()?)
+                }
+                None => None,
+            },
+        })
+    }
+}
+
 /// Builds a [`PgTime`] from a `%n` value: `utc` is exact, `civil` is the UTC civil time and
 /// `zone` is `None` (nothing was printed).
 pub(crate) fn pg_time_from_epoch(raw: &str) -> Option<PgTime> {
@@ -236,6 +288,29 @@ mod tests {
         assert_eq!(t.utc.unwrap().to_string(), "2025-11-21T17:08:44.123Z");
         assert_eq!(t.civil.to_string(), "2025-11-21T17:08:44.123");
         assert_eq!(t.zone, None);
+    }
+
+    #[test]
+    fn the_stamp_cache_gives_what_a_fresh_parse_gives() {
+        let mut cache = StampCache::default();
+        for (raw, millis) in [
+            ("2026-11-21 17:08:44.123 UTC", true),
+            ("2026-11-21 17:08:44.999 UTC", true),
+            ("2026-11-21 17:08:44.000 UTC", true),
+            ("2026-11-21 17:08:44.500 CEST", true),
+            ("2026-11-21 17:08:44.500 +03", true),
+            ("2026-11-21 17:08:45.001", true),
+            ("2026-11-21 17:08:45", false),
+            ("2026-11-21 17:08:45 UTC", false),
+            ("2026-13-21 17:08:45.001 UTC", true),
+            ("2026-11-21 17:08:45,001 UTC", true),
+        ] {
+            assert_eq!(
+                cache.get(raw, millis),
+                pg_time_from_stamp(raw, millis),
+                "{raw}"
+            );
+        }
     }
 
     #[test]
