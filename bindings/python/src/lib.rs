@@ -14,6 +14,7 @@ use pgmortem::parse::kernel;
 use pgmortem::parse::perf;
 
 mod bundle;
+mod pglog;
 
 create_exception!(
     _native,
@@ -245,5 +246,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(perf_samples, m)?)?;
     m.add_function(wrap_pyfunction!(collapse_perf, m)?)?;
     bundle::register(m)?;
+    pglog::register(m)?;
     Ok(())
 }

@@ -323,3 +323,85 @@ fn arbitrary_bytes_never_panic() {
         }
     }
 }
+
+#[test]
+fn a_fifty_megabyte_statement_is_cut_and_counted() {
+    // One line: cut at max_line_bytes (1 MiB), counted, the record kept.
+    let mut one_line = b"2026-11-21 17:08:44.100 UTC [7] ERROR:  syntax error\n2026-11-21 17:08:44.100 UTC [7] STATEMENT:  SELECT '".to_vec();
+    one_line.extend(std::iter::repeat_n(b'x', 50 << 20));
+    one_line.extend_from_slice(b"'\n2026-11-21 17:08:45.000 UTC [8] LOG:  database system is ready to accept connections\n");
+    let log = pglog::parse(&one_line, &PgLogOptions::default()).unwrap();
+    assert_eq!(log.stats.oversized_lines, 1);
+    assert_eq!(log.records.len(), 2);
+    assert_eq!(
+        log.records[0].statement.as_ref().unwrap().len(),
+        (1 << 20) - 44
+    );
+    assert_eq!(log.records[1].event, Some(PgEvent::Ready));
+    // Many TAB lines: the statement grows up to max_record_bytes, the rest is counted.
+    let mut many = b"2026-11-21 17:08:44.100 UTC [7] STATEMENT:  SELECT 1\n".to_vec();
+    let tab_line = [b"\t".as_slice(), &[b'y'; 1000], b"\n"].concat();
+    for _ in 0..(50 << 10) {
+        many.extend_from_slice(&tab_line);
+    }
+    let options = PgLogOptions {
+        max_record_bytes: 8 << 20,
+        ..PgLogOptions::default()
+    };
+    let log = pglog::parse(&many, &options).unwrap();
+    assert_eq!(log.records.len(), 1);
+    let statement = log.records[0].statement.as_ref().unwrap();
+    assert!(statement.len() < 8 << 20 && statement.len() > (8 << 20) - 2000);
+    assert!(log.stats.oversized_lines > 40_000);
+    assert_eq!(log.stats.lines, (50 << 10) + 1);
+}
+
+#[test]
+fn the_reader_gives_the_same_records_in_any_chunks() {
+    let path = format!(
+        "{}/../../fixtures/formats/pglog/pg15-events.log",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let bytes = std::fs::read(path).unwrap();
+    let whole = pglog::parse(&bytes, &PgLogOptions::default()).unwrap();
+    for size in [1, 7, 100, 4096, 1 << 20] {
+        let mut reader = pglog::PgLogReader::new(PgLogOptions::default());
+        let mut records = Vec::new();
+        for chunk in bytes.chunks(size) {
+            reader.push(chunk).unwrap();
+            records.extend(std::iter::from_fn(|| reader.next_record()));
+        }
+        reader.finish().unwrap();
+        records.extend(std::iter::from_fn(|| reader.next_record()));
+        assert_eq!(records, whole.records, "chunks of {size}");
+        let summary = reader.summary();
+        assert_eq!(summary.stats, whole.stats);
+        assert_eq!(summary.continuation_lines, whole.continuation_lines);
+    }
+}
+
+#[test]
+fn bad_csv_and_json_lines_are_counted() {
+    let dir = format!(
+        "{}/../../fixtures/formats/pglog",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let csv = std::fs::read(format!("{dir}/edge-csv-broken-quote.csv")).unwrap();
+    let log = pglog::parse(&csv, &PgLogOptions::default()).unwrap();
+    assert_eq!(log.format, pglog::PgLogFormat::Csv);
+    // The unclosed row (2 lines) ends at the next row; the short row and the cut last row
+    // are counted too.
+    assert_eq!(log.broken_rows, 2);
+    assert_eq!(log.stats.unrecognized_lines, 4);
+    assert_eq!(log.records.len(), 6);
+    assert!(matches!(
+        log.records[2].event,
+        Some(PgEvent::TerminatedBySignal { ref query, .. }) if query.as_deref() == Some("SELECT pg_sleep(600)")
+    ));
+    let json = std::fs::read(format!("{dir}/edge-json-bad-lines.json")).unwrap();
+    let log = pglog::parse(&json, &PgLogOptions::default()).unwrap();
+    assert_eq!(log.format, pglog::PgLogFormat::Json);
+    assert_eq!(log.stats.unrecognized_lines, 3);
+    assert_eq!(log.blank_lines, 1);
+    assert_eq!(log.records.len(), 3);
+}

@@ -31,6 +31,7 @@ from pgmortem._native import (
     perf_samples,
     run_cli,
 )
+from pgmortem._native import PgLogRecords, parse_pg_log
 
 __all__ = [
     "BundleError",
@@ -53,4 +54,6 @@ __all__ = [
     "parse_vmstat",
     "perf_samples",
     "run_cli",
+    "PgLogRecords",
+    "parse_pg_log",
 ]

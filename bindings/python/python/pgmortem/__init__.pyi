@@ -400,3 +400,27 @@ def parse_sysctl(data: str | bytes) -> SysctlSet: ...
 def parse_pg_settings(data: str | bytes) -> PgSettings: ...
 def parse_pg_conf(data: str | bytes) -> PgConf: ...
 def parse_cgroup_memory(files: dict[str, str | bytes]) -> CgroupMemory: ...
+
+# PostgreSQL server logs (parse_pg_log): see docs/pglog-events.md for the event kinds.
+class PgLogStats(TypedDict):
+    prefix: str
+    format: Literal["stderr", "csv", "json", "syslog"]
+    records: list[dict[str, object]]
+    stats: dict[str, object]
+    continuation_lines: int
+    orphan_lines: int
+    memory_context_lines: int
+    blank_lines: int
+    other_program_lines: int
+    broken_rows: int
+
+class PgLogRecords:
+    def __iter__(self) -> PgLogRecords: ...
+    def __next__(self) -> dict[str, object]: ...
+    def stats(self) -> PgLogStats: ...
+
+def parse_pg_log(
+    path_or_bytes: str | PathLike[str] | bytes,
+    prefix: str | None = None,
+    format: Literal["auto", "stderr", "csv", "json", "syslog"] = "auto",
+) -> PgLogRecords: ...

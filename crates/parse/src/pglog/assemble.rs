@@ -6,13 +6,15 @@
 //! come a few lines after its parent when processes interleave); a record leaving the window
 //! is classified and handed out. Memory is bounded by the window, whatever the input size.
 
+use std::cell::Cell;
 use std::collections::VecDeque;
 
 use super::memdump::{self, DumpLine};
 use super::prefix::{Escape, LogLinePrefix, PrefixFields};
 use super::severity::{self, Tag};
+use super::time::{self, StampCache};
 use super::translate::{self, Languages};
-use super::{Counters, MemoryContextDump, PgRecord, PgTime, classify, time};
+use super::{Counters, MemoryContextDump, PgRecord, PgTime, classify};
 
 /// How far back (in records) a secondary line looks for its parent of the same PID.
 /// Lines of concurrent processes interleave on stderr; the parent is nearly always within a few.
@@ -71,10 +73,11 @@ impl Part {
     }
 }
 
-/// A record waiting in the window.
+/// A record waiting in the window (boxed: a record is large, and moving it through the window
+/// and out again would copy it each time).
 #[derive(Debug)]
 struct Slot {
-    record: PgRecord,
+    record: Box<PgRecord>,
     /// A dump placeholder whose dump moved into the out-of-memory record that followed.
     claimed: bool,
 }
@@ -88,13 +91,17 @@ pub(crate) struct Assembler {
     /// The record (by sequence number) and part that a TAB-indented line continues.
     open: Option<(u64, Part)>,
     /// The memory-context dump being read.
-    dump: Option<MemoryContextDump>,
+    dump: Option<Box<MemoryContextDump>>,
+    /// Unclaimed memory-context dumps in the window.
+    dumps_waiting: usize,
     /// Languages seen so far (severity words, `[unknown]`, translated messages).
     langs: Languages,
+    /// The last time stamp's conversion.
+    stamps: StampCache,
     /// Longest text a record part may grow to by continuation lines.
     max_part_bytes: usize,
     counters: Counters,
-    out: VecDeque<PgRecord>,
+    out: VecDeque<Box<PgRecord>>,
 }
 
 /// How a continuation line joins the text before it.
@@ -114,7 +121,9 @@ impl Assembler {
             first_seq: 0,
             open: None,
             dump: None,
+            dumps_waiting: 0,
             langs: Languages::default(),
+            stamps: StampCache::default(),
             max_part_bytes,
             counters: Counters::default(),
             out: VecDeque::new(),
@@ -134,7 +143,7 @@ impl Assembler {
     }
 
     /// The next finished record, if any.
-    pub(crate) fn pop(&mut self) -> Option<PgRecord> {
+    pub(crate) fn pop(&mut self) -> Option<Box<PgRecord>> {
         self.out.pop_front()
     }
 
@@ -154,31 +163,34 @@ impl Assembler {
             }
             return;
         }
-        let matched = self
-            .prefix
-            .match_line(text, &|rest| severity::split(rest).is_some());
-        let Some((fields, end)) = matched else {
+        // The severity word that let the prefix match is kept, not split again.
+        let split = Cell::new(None);
+        let matched = self.prefix.match_line(text, &|rest| {
+            let found = severity::split_with_language(rest);
+            if found.is_some() {
+                split.set(found);
+            }
+            found.is_some()
+        });
+        let (Some((fields, _)), Some((tag, lang, message))) = (matched, split.get()) else {
             self.not_prefixed(number, text);
             return;
         };
         self.end_dump();
-        let Some((tag, lang, message)) = severity::split_with_language(&text[end..]) else {
-            // Unreachable: the prefix matched only because a severity word follows.
-            self.counters.stats.unrecognized(number, text);
-            return;
-        };
         if let Some(lang) = lang {
             self.langs.add(lang);
         }
         match tag {
             Tag::Main(severity) => {
-                let mut record = self.record_from(number, &fields, fallback_pid);
+                let mut record = Box::new(self.record_from(number, &fields, fallback_pid));
                 record.severity = Some(severity);
                 record.message = message.to_owned();
                 if let Some(lang) = lang {
                     record.language = Some(translate::language_name(lang));
                 }
-                self.claim_dump(&mut record);
+                if self.dumps_waiting > 0 {
+                    self.claim_dump(&mut record);
+                }
                 self.push_record(record, Some(Part::Message));
             }
             tag => self.attach(number, &fields, fallback_pid, Part::of(tag), message),
@@ -217,9 +229,11 @@ impl Assembler {
             Some(line) => {
                 self.counters.memory_context_lines += 1;
                 self.open = None;
-                let dump = self.dump.get_or_insert_with(|| MemoryContextDump {
-                    line: number,
-                    ..MemoryContextDump::default()
+                let dump = self.dump.get_or_insert_with(|| {
+                    Box::new(MemoryContextDump {
+                        line: number,
+                        ..MemoryContextDump::default()
+                    })
                 });
                 dump.end_line = number;
                 match line {
@@ -253,7 +267,8 @@ impl Assembler {
                 memory_context_dump: Some(dump),
                 ..PgRecord::default()
             };
-            self.push_record(record, None);
+            self.dumps_waiting += 1;
+            self.push_record(Box::new(record), None);
         }
     }
 
@@ -271,6 +286,7 @@ impl Assembler {
         }) {
             record.memory_context_dump = slot.record.memory_context_dump.take();
             slot.claimed = true;
+            self.dumps_waiting -= 1;
         }
     }
 
@@ -311,7 +327,7 @@ impl Assembler {
             }
             None => {
                 self.counters.orphan_lines += 1;
-                let mut record = self.record_from(number, fields, fallback_pid);
+                let mut record = Box::new(self.record_from(number, fields, fallback_pid));
                 if let Some(slot) = part.slot(&mut record) {
                     *slot = Some(text.to_owned());
                 }
@@ -322,7 +338,7 @@ impl Assembler {
 
     /// Appends a record to the window (opening `part` for continuation lines) and hands out
     /// the oldest when the window is full.
-    fn push_record(&mut self, record: PgRecord, part: Option<Part>) {
+    fn push_record(&mut self, record: Box<PgRecord>, part: Option<Part>) {
         self.window.push_back(Slot {
             record,
             claimed: false,
@@ -341,6 +357,9 @@ impl Assembler {
         self.first_seq += 1;
         if slot.claimed {
             return;
+        }
+        if slot.record.severity.is_none() && slot.record.memory_context_dump.is_some() {
+            self.dumps_waiting -= 1;
         }
         let mut record = slot.record;
         classify::classify_record(&mut record, self.langs);
@@ -364,7 +383,7 @@ impl Assembler {
         fields: &PrefixFields<'_>,
         fallback_pid: Option<u32>,
     ) -> PgRecord {
-        let mut record = record_from(number, fields);
+        let mut record = record_from(number, fields, &mut self.stamps);
         record.pid = record.pid.or(fallback_pid);
         for value in [&mut record.user, &mut record.database] {
             if let Some(v) = value
@@ -394,15 +413,15 @@ fn part_is_empty(part: Part, record: &PgRecord) -> bool {
 }
 
 /// A fresh record carrying what the prefix said.
-fn record_from(number: u64, fields: &PrefixFields<'_>) -> PgRecord {
+fn record_from(number: u64, fields: &PrefixFields<'_>, stamps: &mut StampCache) -> PgRecord {
     let text = |e: Escape| fields.get(e).map(str::to_owned);
     let mut time: Option<PgTime> = fields
         .get(Escape::Timestamp)
-        .and_then(|t| time::pg_time_from_stamp(t, true))
+        .and_then(|t| stamps.get(t, true))
         .or_else(|| {
             fields
                 .get(Escape::TimestampSeconds)
-                .and_then(|t| time::pg_time_from_stamp(t, false))
+                .and_then(|t| stamps.get(t, false))
         });
     let epoch = fields.get(Escape::Epoch).and_then(time::pg_time_from_epoch);
     match (&mut time, epoch) {

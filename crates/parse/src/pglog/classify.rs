@@ -5,6 +5,10 @@
 //! Matching is by the message's structure (`(PID n)`, the signal number, `X/Y` LSNs). A
 //! translated message is first turned back into this English form by [`super::translate`].
 
+use std::sync::LazyLock;
+
+use memchr::memmem::FinderRev;
+
 use super::translate::{self, Languages};
 use super::{Lsn, PgEvent, PgRecord, Severity};
 
@@ -144,7 +148,8 @@ fn child_exit(message: &str) -> Option<PgEvent> {
 /// holds `PID` (PG 10's `parallel worker for PID 30491`) stays whole. The space after `)` is
 /// optional (some translations write `(PID 5)は…`).
 pub(crate) fn split_pid_marker(message: &str) -> Option<((String, u32), &str)> {
-    let open = memchr::memmem::rfind(message.as_bytes(), b" (PID ")?;
+    static PID_MARKER: LazyLock<FinderRev<'static>> = LazyLock::new(|| FinderRev::new(b" (PID "));
+    let open = PID_MARKER.rfind(message.as_bytes())?;
     let after = &message[open + " (PID ".len()..];
     let close = after.find(')')?;
     let pid = after[..close].parse().ok()?;
@@ -210,14 +215,20 @@ fn fixed_phrase(message: &str) -> Option<PgEvent> {
 
 /// Messages with arguments after a fixed start: recovery, checkpoints, start and stop, load.
 fn with_argument(message: &str) -> Option<PgEvent> {
+    // The first byte gates each test: most messages start with none of these words.
+    let first = *message.as_bytes().first()?;
     // redo starts at 0/1500780
-    if let Some(rest) = message.strip_prefix("redo starts at ") {
+    if first == b'r'
+        && let Some(rest) = message.strip_prefix("redo starts at ")
+    {
         return Some(PgEvent::RedoStart {
             lsn: Lsn::parse(first_word(rest))?,
         });
     }
     // redo done at 0/2C31F28 system usage: CPU: user: 0.05 s, system: 0.03 s, elapsed: 0.12 s
-    if let Some(rest) = message.strip_prefix("redo done at ") {
+    if first == b'r'
+        && let Some(rest) = message.strip_prefix("redo done at ")
+    {
         let lsn = Lsn::parse(first_word(rest))?;
         return Some(PgEvent::RedoDone {
             lsn,
@@ -225,57 +236,76 @@ fn with_argument(message: &str) -> Option<PgEvent> {
         });
     }
     // database system was interrupted; last known up at 2026-11-21 17:08:44 UTC
-    if let Some(at) = message.strip_prefix("database system was interrupted; last known up at ") {
+    if first == b'd'
+        && let Some(at) = message.strip_prefix("database system was interrupted; last known up at ")
+    {
         return Some(PgEvent::Interrupted {
             last_known_up: at.to_owned(),
         });
     }
     // database system was interrupted while in recovery at [log time ]2026-11-21 17:08:44 UTC
-    if let Some(at) = message.strip_prefix("database system was interrupted while in recovery at ")
+    if first == b'd'
+        && let Some(at) =
+            message.strip_prefix("database system was interrupted while in recovery at ")
     {
         let at = at.strip_prefix("log time ").unwrap_or(at);
         return Some(PgEvent::InterruptedWhileInRecovery { at: at.to_owned() });
     }
     // last completed transaction was at log time 2026-11-21 17:18:47.201369+00
-    if let Some(at) = message.strip_prefix("last completed transaction was at log time ") {
+    if first == b'l'
+        && let Some(at) = message.strip_prefix("last completed transaction was at log time ")
+    {
         return Some(PgEvent::LastCompletedTransaction { at: at.to_owned() });
     }
     // invalid record length at 0/2C31F60: wanted 24, got 0
     // invalid record length at 0/2C31F60: expected at least 24, got 0  (PG ≥ 16)
-    if let Some(rest) = message.strip_prefix("invalid record length at ") {
+    if first == b'i'
+        && let Some(rest) = message.strip_prefix("invalid record length at ")
+    {
         let lsn = rest.split(':').next().and_then(Lsn::parse)?;
         return Some(PgEvent::InvalidRecordLength { lsn });
     }
     // checkpoint starting: end-of-recovery immediate wait
-    if let Some(flags) = message.strip_prefix("checkpoint starting:") {
+    if first == b'c'
+        && let Some(flags) = message.strip_prefix("checkpoint starting:")
+    {
         return Some(PgEvent::CheckpointStarting {
             flags: flags.split_whitespace().map(str::to_owned).collect(),
         });
     }
-    if let Some(rest) = message.strip_prefix("checkpoint complete: ") {
+    if first == b'c'
+        && let Some(rest) = message.strip_prefix("checkpoint complete: ")
+    {
         return checkpoint_complete(rest);
     }
     // checkpoints are occurring too frequently (1 second apart)
-    if let Some(rest) = message.strip_prefix("checkpoints are occurring too frequently (") {
+    if first == b'c'
+        && let Some(rest) = message.strip_prefix("checkpoints are occurring too frequently (")
+    {
         return Some(PgEvent::CheckpointsTooFrequent {
             seconds: leading_number(rest)?,
         });
     }
     // database system was shut down at 2026-11-21 17:05:02 UTC
-    if let Some(at) = message.strip_prefix("database system was shut down at ") {
+    if first == b'd'
+        && let Some(at) = message.strip_prefix("database system was shut down at ")
+    {
         return Some(PgEvent::ShutDownAt { at: at.to_owned() });
     }
     // received fast shutdown request
-    if let Some(mode) = message
-        .strip_prefix("received ")
-        .and_then(|r| r.strip_suffix(" shutdown request"))
+    if first == b'r'
+        && let Some(mode) = message
+            .strip_prefix("received ")
+            .and_then(|r| r.strip_suffix(" shutdown request"))
     {
         return Some(PgEvent::ShutdownRequested {
             mode: mode.to_owned(),
         });
     }
     // starting PostgreSQL 15.14 (Debian 15.14-0+deb12u1) on x86_64-pc-linux-gnu, compiled by …
-    if let Some(rest) = message.strip_prefix("starting PostgreSQL ") {
+    if first == b's'
+        && let Some(rest) = message.strip_prefix("starting PostgreSQL ")
+    {
         let version = rest.split_once(" on ").map_or(rest, |(v, _)| v);
         return Some(PgEvent::Starting {
             version: version.to_owned(),
@@ -290,7 +320,9 @@ fn with_argument(message: &str) -> Option<PgEvent> {
         });
     }
     // canceling statement due to statement timeout
-    if let Some(reason) = message.strip_prefix("canceling statement due to ") {
+    if first == b'c'
+        && let Some(reason) = message.strip_prefix("canceling statement due to ")
+    {
         // `… lock timeout at character 43` when the statement position is known.
         let reason = reason.split(" at character ").next().unwrap_or(reason);
         return Some(PgEvent::StatementCanceled {
@@ -299,13 +331,17 @@ fn with_argument(message: &str) -> Option<PgEvent> {
     }
     // remaining connection slots are reserved for non-replication superuser connections
     // remaining connection slots are reserved for roles with the SUPERUSER attribute (PG ≥ 16)
-    if let Some(who) = message.strip_prefix("remaining connection slots are reserved for ") {
+    if first == b'r'
+        && let Some(who) = message.strip_prefix("remaining connection slots are reserved for ")
+    {
         return Some(PgEvent::ReservedConnectionSlots {
             reserved_for: who.to_owned(),
         });
     }
     // too many connections for role "app"
-    if let Some(rest) = message.strip_prefix("too many connections for ") {
+    if first == b't'
+        && let Some(rest) = message.strip_prefix("too many connections for ")
+    {
         let (scope, name) = rest.split_once(' ')?;
         return Some(PgEvent::TooManyConnections {
             scope: scope.to_owned(),
@@ -317,6 +353,10 @@ fn with_argument(message: &str) -> Option<PgEvent> {
 
 /// Memory, disk and integrity: `could not …`, `invalid page …`, `page verification failed …`.
 fn resources(message: &str) -> Option<PgEvent> {
+    let first = *message.as_bytes().first()?;
+    if !matches!(first, b'c' | b'i' | b'p') {
+        return None;
+    }
     if let Some(rest) = message.strip_prefix("could not ") {
         return could_not(rest);
     }
@@ -420,33 +460,69 @@ fn is_no_space(error: &str) -> bool {
 /// `checkpoint complete: wrote 9676 buffers (59.1%); 0 WAL file(s) added, 0 removed, 4 recycled;
 /// write=0.062 s, sync=0.014 s, total=0.086 s; sync files=49, longest=0.003 s, average=0.001 s;
 /// distance=64163 kB, estimate=64163 kB[; lsn=…, redo lsn=…]` — `rest` after `checkpoint complete: `.
-/// PG 18 adds `, wrote N SLRU buffers` after the percentage; fields are read by name.
+/// One pass over the `;`/`,`-separated items, read by name: PG 18's `wrote N SLRU buffers` and
+/// 16+'s `lsn=` items are skipped.
 fn checkpoint_complete(rest: &str) -> Option<PgEvent> {
-    let after = |key: &str| -> Option<&str> {
-        let at = memchr::memmem::find(rest.as_bytes(), key.as_bytes())?;
-        Some(&rest[at + key.len()..])
+    let mut buffers = None;
+    let mut event = PgEvent::CheckpointComplete {
+        buffers: 0,
+        buffers_percent: None,
+        wal_added: None,
+        wal_removed: None,
+        wal_recycled: None,
+        write_seconds: None,
+        sync_seconds: None,
+        total_seconds: None,
+        distance_kb: None,
+        estimate_kb: None,
     };
-    let seconds = |key: &str| -> Option<f64> {
-        let v = after(key)?;
-        let end = v.find(|c: char| !(c.is_ascii_digit() || c == '.'))?;
-        v[..end].parse().ok()
-    };
-    let number = |key: &str| after(key).and_then(leading_number);
-    let buffers = leading_number(rest.strip_prefix("wrote ")?)?;
-    let percent = after("buffers (").and_then(|v| v.split('%').next()?.parse().ok());
-    let wal_added = after("; ").and_then(leading_number);
-    Some(PgEvent::CheckpointComplete {
-        buffers,
-        buffers_percent: percent,
+    let PgEvent::CheckpointComplete {
+        buffers_percent,
         wal_added,
-        wal_removed: number(" added, "),
-        wal_recycled: number(" removed, "),
-        write_seconds: seconds("write="),
-        sync_seconds: seconds("sync="),
-        total_seconds: seconds("total="),
-        distance_kb: number("distance="),
-        estimate_kb: number("estimate="),
-    })
+        wal_removed,
+        wal_recycled,
+        write_seconds,
+        sync_seconds,
+        total_seconds,
+        distance_kb,
+        estimate_kb,
+        ..
+    } = &mut event
+    else {
+        return None;
+    };
+    for item in rest.split([';', ',']) {
+        let item = item.trim_start();
+        if let Some((key, value)) = item.split_once('=') {
+            let seconds = || value.trim_end_matches(" s").parse().ok();
+            let kb = || leading_number(value);
+            match key {
+                "write" => *write_seconds = seconds(),
+                "sync" => *sync_seconds = seconds(),
+                "total" => *total_seconds = seconds(),
+                "distance" => *distance_kb = kb(),
+                "estimate" => *estimate_kb = kb(),
+                _ => {}
+            }
+        } else if let Some(w) = item.strip_prefix("wrote ") {
+            if buffers.is_none() && !w.contains("SLRU") {
+                buffers = leading_number(w);
+                *buffers_percent = w
+                    .split_once('(')
+                    .and_then(|(_, p)| p.split('%').next()?.parse().ok());
+            }
+        } else if let Some(n) = item.strip_suffix(" WAL file(s) added") {
+            *wal_added = n.parse().ok();
+        } else if let Some(n) = item.strip_suffix(" removed") {
+            *wal_removed = n.parse().ok();
+        } else if let Some(n) = item.strip_suffix(" recycled") {
+            *wal_recycled = n.parse().ok();
+        }
+    }
+    if let PgEvent::CheckpointComplete { buffers: b, .. } = &mut event {
+        *b = buffers?;
+    }
+    Some(event)
 }
 
 fn first_word(s: &str) -> &str {

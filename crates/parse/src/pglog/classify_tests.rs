@@ -268,3 +268,156 @@ fn detail_gives_the_failed_query_and_oom_request() {
         })
     );
 }
+
+#[test]
+fn memory_and_fork_failures() {
+    assert_eq!(
+        classify("could not fork new process for connection: Cannot allocate memory"),
+        Some(PgEvent::ForkFailed {
+            process: "new process for connection".into(),
+            error: "Cannot allocate memory".into()
+        })
+    );
+    for (msg, process) in [
+        (
+            "could not fork autovacuum worker process: Resource temporarily unavailable",
+            "autovacuum worker process",
+        ),
+        (
+            "could not fork worker process: Cannot allocate memory",
+            "worker process",
+        ),
+        (
+            "could not fork \"autovacuum worker\" process: Cannot allocate memory",
+            "\"autovacuum worker\" process",
+        ),
+    ] {
+        let Some(PgEvent::ForkFailed { process: p, .. }) = classify(msg) else {
+            panic!("{msg}")
+        };
+        assert_eq!(p, process);
+    }
+    assert_eq!(
+        classify(
+            "could not resize shared memory segment \"/PostgreSQL.1\" to 4194304 bytes: No space left on device"
+        ),
+        Some(PgEvent::SharedMemoryResizeFailed {
+            segment: "/PostgreSQL.1".into(),
+            bytes: 4194304,
+            error: "No space left on device".into(),
+            no_space: true
+        })
+    );
+    assert_eq!(
+        classify("could not map anonymous shared memory: Cannot allocate memory"),
+        Some(PgEvent::SharedMemoryMapFailed {
+            error: "Cannot allocate memory".into()
+        })
+    );
+}
+
+#[test]
+fn disk_and_integrity() {
+    assert_eq!(
+        classify("could not write block 7 in file \"base/5/16384\": No space left on device"),
+        Some(PgEvent::CouldNotWrite {
+            path: "base/5/16384".into(),
+            error: "No space left on device".into(),
+            no_space: true
+        })
+    );
+    assert_eq!(
+        classify(
+            "could not extend file \"base/5/16384\": wrote only 4096 of 8192 bytes at block 12"
+        ),
+        Some(PgEvent::CouldNotExtendFile {
+            path: "base/5/16384".into(),
+            error: "wrote only 4096 of 8192 bytes at block 12".into(),
+            no_space: true
+        })
+    );
+    assert_eq!(
+        classify("could not read block 3 in file \"base/5/16384\": read only 0 of 8192 bytes"),
+        Some(PgEvent::CouldNotReadBlock {
+            block: 3,
+            path: "base/5/16384".into(),
+            error: "read only 0 of 8192 bytes".into()
+        })
+    );
+    assert_eq!(
+        classify("page verification failed, calculated checksum 20919 but expected 15254"),
+        Some(PgEvent::ChecksumFailure {
+            calculated: 20919,
+            expected: 15254
+        })
+    );
+    let mut panic = PgRecord {
+        severity: Some(Severity::Panic),
+        message: "could not locate a valid checkpoint record".into(),
+        ..PgRecord::default()
+    };
+    classify_record(&mut panic, Languages::default());
+    assert_eq!(panic.event, Some(PgEvent::Panic));
+}
+
+#[test]
+fn load() {
+    assert_eq!(
+        classify("remaining connection slots are reserved for roles with the SUPERUSER attribute"),
+        Some(PgEvent::ReservedConnectionSlots {
+            reserved_for: "roles with the SUPERUSER attribute".into()
+        })
+    );
+    assert_eq!(
+        classify("too many connections for role \"app\""),
+        Some(PgEvent::TooManyConnections {
+            scope: "role".into(),
+            name: "app".into()
+        })
+    );
+    assert_eq!(
+        classify("checkpoints are occurring too frequently (1 second apart)"),
+        Some(PgEvent::CheckpointsTooFrequent { seconds: 1 })
+    );
+    assert_eq!(
+        classify("canceling statement due to conflict with recovery"),
+        Some(PgEvent::StatementCanceled {
+            reason: "conflict with recovery".into()
+        })
+    );
+    for (msg, event) in [
+        (
+            "terminating connection due to idle-session timeout",
+            PgEvent::IdleSessionTimeout,
+        ),
+        (
+            "terminating connection due to administrator command",
+            PgEvent::TerminatedByAdministrator,
+        ),
+        (
+            "using stale statistics instead of current ones because stats collector is not responding",
+            PgEvent::StaleStatistics,
+        ),
+        ("canceling autovacuum task", PgEvent::AutovacuumCanceled),
+    ] {
+        assert_eq!(classify(msg), Some(event), "{msg}");
+    }
+    // PG 18: SLRU buffers after the percentage, LSNs at the end.
+    assert_eq!(
+        classify(
+            "checkpoint complete: wrote 3 buffers (0.0%), wrote 1 SLRU buffers; 0 WAL file(s) added, 0 removed, 1 recycled; write=0.101 s, sync=0.002 s, total=0.109 s; sync files=2, longest=0.001 s, average=0.001 s; distance=16384 kB, estimate=16384 kB; lsn=0/3000060, redo lsn=0/3000028"
+        ),
+        Some(PgEvent::CheckpointComplete {
+            buffers: 3,
+            buffers_percent: Some(0.0),
+            wal_added: Some(0),
+            wal_removed: Some(0),
+            wal_recycled: Some(1),
+            write_seconds: Some(0.101),
+            sync_seconds: Some(0.002),
+            total_seconds: Some(0.109),
+            distance_kb: Some(16384),
+            estimate_kb: Some(16384)
+        })
+    );
+}

@@ -26,7 +26,7 @@ pub(crate) struct CsvReader {
     max_row_bytes: usize,
     langs: Languages,
     pub(crate) counters: Counters,
-    out: VecDeque<PgRecord>,
+    out: VecDeque<Box<PgRecord>>,
 }
 
 impl CsvReader {
@@ -43,18 +43,24 @@ impl CsvReader {
         }
     }
 
-    pub(crate) fn pop(&mut self) -> Option<PgRecord> {
+    pub(crate) fn pop(&mut self) -> Option<Box<PgRecord>> {
         self.out.pop_front()
     }
 
     /// Feeds one line (without its newline).
     pub(crate) fn push(&mut self, number: u64, text: &str) {
         let quotes = memchr::memchr_iter(b'"', text.as_bytes()).count();
+        if self.in_quotes && looks_like_row(text) {
+            // A quote that never closed, and here is the next row: give the broken one up.
+            self.give_up();
+            self.in_quotes = false;
+        }
         if self.in_quotes {
             if self.partial.len() + text.len() >= self.max_row_bytes {
-                // A quote that never closes: give the row up, counted, and start afresh.
-                self.give_up(number);
-                self.in_quotes = quotes % 2 == 1;
+                // A quote that never closes: give the row and this line up, counted.
+                self.give_up();
+                self.counters.stats.unrecognized(number, text);
+                self.in_quotes = false;
                 return;
             }
             self.partial.push('\n');
@@ -83,14 +89,14 @@ impl CsvReader {
     }
 
     /// End of input: a row still open (a broken quote) is counted.
-    pub(crate) fn finish(&mut self, last_line: u64) {
+    pub(crate) fn finish(&mut self) {
         if self.in_quotes {
-            self.give_up(last_line);
+            self.give_up();
             self.in_quotes = false;
         }
     }
 
-    fn give_up(&mut self, number: u64) {
+    fn give_up(&mut self) {
         let first = self.partial.lines().next().unwrap_or("").to_owned();
         self.counters.stats.unrecognized(self.first_line, &first);
         // The row's other lines were counted as continuations; they are lost with it.
@@ -100,7 +106,6 @@ impl CsvReader {
             .continuation_lines
             .saturating_sub(self.partial_lines.saturating_sub(1));
         self.counters.broken_rows += 1;
-        let _ = number;
         self.partial.clear();
         self.partial_lines = 0;
     }
@@ -112,7 +117,7 @@ impl CsvReader {
                 record.end_line = last_line;
                 classify::classify_record(&mut record, self.langs);
                 self.counters.stats.records += 1;
-                self.out.push_back(record);
+                self.out.push_back(Box::new(record));
             }
             None => {
                 let first = row.lines().next().unwrap_or("");
@@ -273,12 +278,23 @@ mod tests {
         reader.push(2, "  FROM\",,,\"psql\",\"client backend\",,0");
         reader.push(3, "2026-11-21 17:57:13.106 UTC,,,1,,a.b,2,,2026-11-21 17:57:13 UTC,,0,LOG,00000,\"never closed");
         reader.push(4, "more");
-        reader.finish(4);
+        // The next row ends the broken one.
+        reader.push(5, "2026-11-21 17:57:13.106 UTC,,,1,,a.b,3,,2026-11-21 17:57:13 UTC,,0,LOG,00000,\"redo is not required\",,,,,,,,,\"\"");
+        reader.push(
+            6,
+            "2026-11-21 17:57:13.106 UTC,,,1,,a.b,2,,2026-11-21 17:57:13 UTC,,0,LOG,00000,\"cut",
+        );
+        reader.finish();
         let r = reader.pop().unwrap();
         assert_eq!(r.statement.as_deref(), Some("SELECT\n  FROM"));
         assert_eq!((r.line, r.end_line), (1, 2));
+        let r = reader.pop().unwrap();
+        assert_eq!(
+            (r.line, &r.event),
+            (5, &Some(super::super::PgEvent::RedoNotRequired))
+        );
         assert!(reader.pop().is_none());
-        assert_eq!(reader.counters.stats.unrecognized_lines, 2);
-        assert_eq!(reader.counters.broken_rows, 1);
+        assert_eq!(reader.counters.stats.unrecognized_lines, 3);
+        assert_eq!(reader.counters.broken_rows, 2);
     }
 }

@@ -70,7 +70,7 @@ struct JsonRecord<'a> {
 pub(crate) struct JsonReader {
     langs: Languages,
     pub(crate) counters: Counters,
-    out: VecDeque<PgRecord>,
+    out: VecDeque<Box<PgRecord>>,
 }
 
 impl JsonReader {
@@ -82,7 +82,7 @@ impl JsonReader {
         }
     }
 
-    pub(crate) fn pop(&mut self) -> Option<PgRecord> {
+    pub(crate) fn pop(&mut self) -> Option<Box<PgRecord>> {
         self.out.pop_front()
     }
 
@@ -101,7 +101,7 @@ impl JsonReader {
                 record.end_line = number;
                 classify::classify_record(&mut record, self.langs);
                 self.counters.stats.records += 1;
-                self.out.push_back(record);
+                self.out.push_back(Box::new(record));
             }
             None => self.counters.stats.unrecognized(number, text),
         }

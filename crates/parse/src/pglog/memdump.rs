@@ -10,6 +10,10 @@
 //! Grand total: 1001087400 bytes in 180 blocks; 267280 free (126 chunks); 1000820120 used
 //! ```
 
+use std::sync::LazyLock;
+
+use memchr::memmem::Finder;
+
 use super::{MemoryContextStat, MemoryTotals};
 
 /// One parsed line of the report.
@@ -32,7 +36,8 @@ pub(crate) fn parse_line(text: &str) -> Option<DumpLine> {
         let (totals, _) = totals_after_total(total, rest)?;
         return Some(DumpLine::GrandTotal(totals));
     }
-    let at = memchr::memmem::find(body.as_bytes(), b" total in ")?;
+    static TOTAL_IN: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(b" total in "));
+    let at = TOTAL_IN.find(body.as_bytes())?;
     let head = &body[..at];
     let rest = &body[at + " total in ".len()..];
     let (total_text, total) = head
@@ -84,8 +89,16 @@ fn totals_after_total(total_bytes: u64, rest: &str) -> Option<(MemoryTotals, &st
 }
 
 fn number(s: &str) -> Option<(u64, &str)> {
-    let end = s.bytes().take_while(u8::is_ascii_digit).count();
-    Some((s[..end].parse().ok()?, &s[end..]))
+    let mut value: u64 = 0;
+    let mut end = 0;
+    for &c in s.as_bytes() {
+        if !c.is_ascii_digit() {
+            break;
+        }
+        value = value.checked_mul(10)?.checked_add(u64::from(c - b'0'))?;
+        end += 1;
+    }
+    (end > 0).then(|| (value, &s[end..]))
 }
 
 #[cfg(test)]

@@ -155,6 +155,8 @@ enum Item {
 pub struct LogLinePrefix {
     text: String,
     items: Vec<Item>,
+    /// No free-text field and no `%q`: the line is read left to right without backtracking.
+    simple: bool,
 }
 
 /// The raw field values read from one line's prefix (padding stripped; empty values absent).
@@ -230,9 +232,15 @@ impl LogLinePrefix {
         if !literal.is_empty() {
             items.push(Item::Literal(literal));
         }
+        let simple = items.iter().all(|i| match i {
+            Item::Literal(_) => true,
+            Item::Field { escape, .. } => escape.shape() != Shape::Text,
+            Item::SessionOnlyFromHere => false,
+        });
         Ok(LogLinePrefix {
             text: text.to_owned(),
             items,
+            simple,
         })
     }
 
@@ -241,6 +249,7 @@ impl LogLinePrefix {
         LogLinePrefix {
             text: String::new(),
             items: Vec::new(),
+            simple: true,
         }
     }
 
@@ -257,6 +266,9 @@ impl LogLinePrefix {
         line: &'a str,
         tail_ok: &dyn Fn(&'a str) -> bool,
     ) -> Option<(PrefixFields<'a>, usize)> {
+        if self.simple {
+            return self.match_simple(line, tail_ok);
+        }
         let mut m = Matcher {
             items: &self.items,
             line,
@@ -266,6 +278,52 @@ impl LogLinePrefix {
         };
         let end = m.at(0, 0)?;
         Some((m.fields, end))
+    }
+}
+
+impl LogLinePrefix {
+    /// [`LogLinePrefix::match_line`] for a prefix of literals and shaped fields only (`%m [%p] `,
+    /// `%t [%p]: [%l-1] `): each item has one possible extent, so a single left-to-right pass.
+    fn match_simple<'a>(
+        &self,
+        line: &'a str,
+        tail_ok: &dyn Fn(&'a str) -> bool,
+    ) -> Option<(PrefixFields<'a>, usize)> {
+        let bytes = line.as_bytes();
+        let mut fields = PrefixFields::default();
+        let mut pos = 0;
+        for item in &self.items {
+            match item {
+                Item::Literal(lit) => {
+                    if !bytes[pos..].starts_with(lit.as_bytes()) {
+                        return None;
+                    }
+                    pos += lit.len();
+                }
+                &Item::Field { escape, padding } => {
+                    let mut start = pos;
+                    if padding > 0 {
+                        while bytes.get(start) == Some(&b' ') {
+                            start += 1;
+                        }
+                    }
+                    let len = shape_len(escape.shape(), &line[start..])?;
+                    let mut end = start + len;
+                    if padding < 0 {
+                        let width = padding.unsigned_abs() as usize;
+                        while end - pos < width && bytes.get(end) == Some(&b' ') {
+                            end += 1;
+                        }
+                    }
+                    if len > 0 {
+                        fields.values[escape as usize] = Some(&line[start..start + len]);
+                    }
+                    pos = end;
+                }
+                Item::SessionOnlyFromHere => return None,
+            }
+        }
+        tail_ok(&line[pos..]).then_some((fields, pos))
     }
 }
 
@@ -422,10 +480,7 @@ fn shape_len(shape: Shape, s: &str) -> Option<usize> {
             .count()
     };
     match shape {
-        Shape::Stamp { millis } => {
-            let (rest, _) = time::civil_stamp(s, millis).ok()?;
-            Some(s.len() - rest.len())
-        }
+        Shape::Stamp { millis } => time::stamp_len(s, millis),
         Shape::Epoch => {
             let (rest, _) = time::epoch(s).ok()?;
             Some(s.len() - rest.len())

@@ -5,8 +5,8 @@
 
 use super::Severity;
 use super::catalog;
+use super::translate::FastMap;
 use super::translate::Lang;
-use std::collections::HashMap;
 use std::sync::OnceLock;
 
 /// What a severity word introduces: a new record, or a part of the previous one.
@@ -52,8 +52,8 @@ fn english(word: &str) -> Option<Tag> {
 }
 
 /// Translated words that differ from English → (tag, language).
-fn translated() -> &'static HashMap<&'static str, (Tag, Lang)> {
-    static WORDS: OnceLock<HashMap<&'static str, (Tag, Lang)>> = OnceLock::new();
+fn translated() -> &'static FastMap<&'static str, (Tag, Lang)> {
+    static WORDS: OnceLock<FastMap<&'static str, (Tag, Lang)>> = OnceLock::new();
     WORDS.get_or_init(|| {
         catalog::SEVERITY_WORDS
             .iter()

@@ -33,15 +33,15 @@ impl Engine {
         }
     }
 
-    fn finish(&mut self, last_line: u64) {
+    fn finish(&mut self) {
         match self {
             Engine::Stderr(a) | Engine::Syslog(a) => a.finish(),
-            Engine::Csv(c) => c.finish(last_line),
+            Engine::Csv(c) => c.finish(),
             Engine::Json(_) => {}
         }
     }
 
-    fn pop(&mut self) -> Option<PgRecord> {
+    fn pop(&mut self) -> Option<Box<PgRecord>> {
         match self {
             Engine::Stderr(a) | Engine::Syslog(a) => a.pop(),
             Engine::Csv(c) => c.pop(),
@@ -208,7 +208,6 @@ pub struct PgRecords<'a> {
     engine: Engine,
     format: PgLogFormat,
     max_line_bytes: usize,
-    last_line: u64,
     finished: bool,
 }
 
@@ -225,7 +224,6 @@ pub fn records<'a>(input: &'a [u8], options: &PgLogOptions) -> Result<PgRecords<
         engine,
         format,
         max_line_bytes: options.max_line_bytes,
-        last_line: 0,
         finished: false,
     })
 }
@@ -251,14 +249,13 @@ impl Iterator for PgRecords<'_> {
     fn next(&mut self) -> Option<PgRecord> {
         loop {
             if let Some(record) = self.engine.pop() {
-                return Some(record);
+                return Some(*record);
             }
             if self.finished {
                 return None;
             }
             match self.lines.next() {
                 Some(line) => {
-                    self.last_line = line.number;
                     feed(
                         &mut self.engine,
                         line.number,
@@ -268,7 +265,7 @@ impl Iterator for PgRecords<'_> {
                     );
                 }
                 None => {
-                    self.engine.finish(self.last_line);
+                    self.engine.finish();
                     self.finished = true;
                 }
             }
@@ -285,11 +282,13 @@ pub struct PgLogReader {
     /// Bytes not fed yet: the head while detecting, then the unfinished last line.
     pending: Vec<u8>,
     running: Option<(PgLogFormat, Engine)>,
+    /// Newlines in `pending` while detecting.
+    head_lines: usize,
     line_number: u64,
     /// Dropping the rest of a line longer than `max_line_bytes`.
     skipping: bool,
     finished: bool,
-    ready: VecDeque<PgRecord>,
+    ready: VecDeque<Box<PgRecord>>,
 }
 
 impl PgLogReader {
@@ -299,6 +298,7 @@ impl PgLogReader {
             options,
             pending: Vec::new(),
             running: None,
+            head_lines: 0,
             line_number: 0,
             skipping: false,
             finished: false,
@@ -313,11 +313,16 @@ impl PgLogReader {
     pub fn push(&mut self, chunk: &[u8]) -> Result<(), PgLogError> {
         self.pending.extend_from_slice(chunk);
         if self.running.is_none() {
-            let lines = memchr::memchr_iter(b'\n', &self.pending).count();
-            if lines < DETECTION_LINES && self.pending.len() < (1 << 20) {
+            self.head_lines += memchr::memchr_iter(b'\n', chunk).count();
+            if self.head_lines < DETECTION_LINES && self.pending.len() < (1 << 20) {
                 return Ok(());
             }
             self.running = Some(start(&self.pending, &self.options)?);
+        } else if memchr::memchr(b'\n', chunk).is_none()
+            && self.pending.len() <= self.options.max_line_bytes.saturating_add(4)
+        {
+            // Still inside the same line: nothing to feed yet (keeps tiny chunks linear).
+            return Ok(());
         }
         self.feed_complete_lines();
         Ok(())
@@ -341,7 +346,7 @@ impl PgLogReader {
         }
         self.pending.clear();
         if let Some((_, engine)) = &mut self.running {
-            engine.finish(self.line_number);
+            engine.finish();
         }
         self.finished = true;
         self.drain();
@@ -353,7 +358,7 @@ impl PgLogReader {
         if self.ready.is_empty() {
             self.drain();
         }
-        self.ready.pop_front()
+        self.ready.pop_front().map(|r| *r)
     }
 
     /// Prefix, format and counts so far (`records` empty). Before format and prefix are chosen:
@@ -384,7 +389,7 @@ impl PgLogReader {
                     start = nl + 1;
                     self.skipping = false;
                 }
-                None => return,
+                None => return, // `pending` was taken: the skipped bytes are dropped
             }
         }
         let end = memchr::memrchr(b'\n', &pending[start..]).map_or(start, |i| start + i + 1);

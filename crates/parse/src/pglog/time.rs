@@ -1,62 +1,104 @@
 //! The time stamps a `log_line_prefix` prints: `%m` (millis), `%t`/`%s` (seconds) and `%n`
 //! (Unix epoch with millis), turned into [`PgTime`].
 
+use std::borrow::Cow;
+
 use super::PgTime;
 use jiff::{Timestamp, civil::DateTime, tz::Offset};
 use nom::{
-    IResult, Parser,
-    bytes::complete::{take_while_m_n, take_while1},
-    character::complete::char,
-    combinator::{map_res, opt},
-    sequence::preceded,
+    IResult, Parser, bytes::complete::take_while_m_n, character::complete::char,
+    combinator::map_res,
 };
 
-/// A fixed-width run of ASCII digits as a number.
-fn digits<'a>(
-    width: usize,
-) -> impl Parser<&'a str, Output = i32, Error = nom::error::Error<&'a str>> {
-    map_res(
-        take_while_m_n(width, width, |c: char| c.is_ascii_digit()),
-        str::parse::<i32>,
-    )
+/// A fixed-width run of ASCII digits at `b[at..at + width]` as a number.
+fn digits_at(b: &[u8], at: usize, width: usize) -> Option<i32> {
+    b.get(at..at + width)?.iter().try_fold(0i32, |v, &c| {
+        c.is_ascii_digit().then(|| v * 10 + i32::from(c - b'0'))
+    })
 }
 
-/// `2026-11-21 17:08:44` (the common part of `%m`, `%t` and `%s`).
-fn civil_seconds(i: &str) -> IResult<&str, (i32, i32, i32, i32, i32, i32)> {
-    (
-        digits(4),
-        preceded(char('-'), digits(2)),
-        preceded(char('-'), digits(2)),
-        preceded(char(' '), digits(2)),
-        preceded(char(':'), digits(2)),
-        preceded(char(':'), digits(2)),
-    )
-        .parse(i)
+/// `2026-11-21 17:08:44` (the common part of `%m`, `%t` and `%s`) at the start of `b`.
+///
+/// Fixed positions checked byte by byte rather than with parser combinators: every line of a
+/// stderr log starts with one, and this is the hot path of the whole parser.
+fn civil_seconds(b: &[u8]) -> Option<(i32, i32, i32, i32, i32, i32)> {
+    if b.len() < 19
+        || b[4] != b'-'
+        || b[7] != b'-'
+        || b[10] != b' '
+        || b[13] != b':'
+        || b[16] != b':'
+    {
+        return None;
+    }
+    Some((
+        digits_at(b, 0, 4)?,
+        digits_at(b, 5, 2)?,
+        digits_at(b, 8, 2)?,
+        digits_at(b, 11, 2)?,
+        digits_at(b, 14, 2)?,
+        digits_at(b, 17, 2)?,
+    ))
 }
 
-/// ` UTC`, ` CEST`, ` +03`, ` -0330`: the zone abbreviation `strftime("%Z")` printed (never a
-/// `:`, so prefixes such as `%t:%r:` stay readable).
-fn zone(i: &str) -> IResult<&str, &str> {
-    preceded(
-        char(' '),
-        take_while1(|c: char| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '_' | '/')),
-    )
-    .parse(i)
+/// ` UTC`, ` CEST`, ` +03`, ` -0330` at the start of `b`: the zone abbreviation
+/// `strftime("%Z")` printed (never a `:`, so prefixes such as `%t:%r:` stay readable). Returns
+/// the zone's length without the space.
+fn zone_len(b: &[u8]) -> usize {
+    if b.first() != Some(&b' ') {
+        return 0;
+    }
+    b[1..]
+        .iter()
+        .take_while(|&&c| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'-' | b'_' | b'/'))
+        .count()
+}
+
+/// The length of a `%m` / `%t` stamp at the start of `s` (zone included), checked for shape
+/// only: the prefix matcher needs the extent, the record builder parses the value once.
+pub(crate) fn stamp_len(s: &str, millis: bool) -> Option<usize> {
+    let b = s.as_bytes();
+    civil_seconds(b)?;
+    let mut at = 19;
+    if millis {
+        if b.get(at) != Some(&b'.') {
+            return None;
+        }
+        digits_at(b, 20, 3)?;
+        at += 4;
+    }
+    match zone_len(&b[at..]) {
+        0 => Some(at),
+        n => Some(at + 1 + n),
+    }
 }
 
 /// `2026-11-21 17:08:44.123 UTC` (`%m`, `millis = true`) or `2026-11-21 17:08:44 UTC`
 /// (`%t`, `%s`). Returns the civil time and the zone text.
 pub(crate) fn civil_stamp(i: &str, millis: bool) -> IResult<&str, (DateTime, Option<&str>)> {
-    let (i, (y, mo, d, h, mi, s)) = civil_seconds(i)?;
-    let (i, ms) = if millis {
-        preceded(char('.'), digits(3)).parse(i)?
+    let fail = || nom::Err::Error(nom::error::Error::new(i, nom::error::ErrorKind::Verify));
+    let b = i.as_bytes();
+    let (y, mo, d, h, mi, s) = civil_seconds(b).ok_or_else(fail)?;
+    let mut at = 19;
+    let ms = if millis {
+        if b.get(at) != Some(&b'.') {
+            return Err(fail());
+        }
+        at += 4;
+        digits_at(b, 20, 3).ok_or_else(fail)?
     } else {
-        (i, 0)
+        0
     };
-    let (i, zone) = opt(zone).parse(i)?;
-    let civil = checked_civil(y, mo, d, h, mi, s, ms)
-        .ok_or_else(|| nom::Err::Error(nom::error::Error::new(i, nom::error::ErrorKind::Verify)))?;
-    Ok((i, (civil, zone)))
+    let zone = match zone_len(&b[at..]) {
+        0 => None,
+        n => {
+            let z = &i[at + 1..at + 1 + n];
+            at += 1 + n;
+            Some(z)
+        }
+    };
+    let civil = checked_civil(y, mo, d, h, mi, s, ms).ok_or_else(fail)?;
+    Ok((&i[at..], (civil, zone)))
 }
 
 fn checked_civil(y: i32, mo: i32, d: i32, h: i32, mi: i32, s: i32, ms: i32) -> Option<DateTime> {
@@ -78,9 +120,13 @@ pub(crate) fn epoch(i: &str) -> IResult<&str, Timestamp> {
     map_res(
         (
             take_while_m_n(1, 12, |c: char| c.is_ascii_digit()),
-            preceded(char('.'), digits(3)),
+            char('.'),
+            map_res(
+                take_while_m_n(3, 3, |c: char| c.is_ascii_digit()),
+                str::parse::<i32>,
+            ),
         ),
-        |(secs, ms): (&str, i32)| {
+        |(secs, _, ms): (&str, char, i32)| {
             let secs: i64 = secs.parse().map_err(|_| ())?;
             Timestamp::new(secs, ms * 1_000_000).map_err(|_| ())
         },
@@ -118,6 +164,19 @@ pub fn fixed_offset(zone: &str) -> Option<Offset> {
     Offset::from_seconds(sign * (h * 3600 + m * 60)).ok()
 }
 
+/// The zone text as a shared static string when it is a common one (no allocation per line).
+fn zone_text(zone: &str) -> Cow<'static, str> {
+    const COMMON: &[&str] = &[
+        "UTC", "GMT", "UCT", "Z", "CET", "CEST", "EET", "EEST", "WET", "WEST", "BST", "IST", "MSK",
+        "JST", "KST", "HKT", "SGT", "AEST", "AEDT", "NZST", "NZDT", "EST", "EDT", "CST", "CDT",
+        "MST", "MDT", "PST", "PDT", "+00", "-03", "+03", "+05", "+08",
+    ];
+    match COMMON.iter().find(|&&c| c == zone) {
+        Some(&c) => Cow::Borrowed(c),
+        None => Cow::Owned(zone.to_owned()),
+    }
+}
+
 /// Builds a [`PgTime`] from a `%m`/`%t` value, resolving the UTC instant when the zone allows.
 pub(crate) fn pg_time_from_stamp(raw: &str, millis: bool) -> Option<PgTime> {
     let (_, (civil, zone)) = civil_stamp(raw, millis).ok()?;
@@ -126,9 +185,61 @@ pub(crate) fn pg_time_from_stamp(raw: &str, millis: bool) -> Option<PgTime> {
         .and_then(|off| off.to_timestamp(civil).ok());
     Some(PgTime {
         civil,
-        zone: zone.map(str::to_owned),
+        zone: zone.map(zone_text),
         utc,
     })
+}
+
+/// The conversion of the last stamp's second, reused by the next lines of the same second (most
+/// lines of a busy log): only the milliseconds change, no calendar arithmetic is redone.
+#[derive(Debug, Default)]
+pub(crate) struct StampCache {
+    /// The stamp without its milliseconds: `2026-11-21 17:08:44` + ` UTC`.
+    second: String,
+    /// The time at that second (milliseconds 0).
+    at_second: Option<PgTime>,
+}
+
+impl StampCache {
+    /// [`pg_time_from_stamp`], through the cache.
+    pub(crate) fn get(&mut self, raw: &str, millis: bool) -> Option<PgTime> {
+        let b = raw.as_bytes();
+        let (ms, tail) = if millis {
+            if b.get(19) != Some(&b'.') {
+                return None;
+            }
+            (digits_at(b, 20, 3)?, raw.get(23..)?)
+        } else {
+            (0, raw.get(19..)?)
+        };
+        let head = raw.get(..19)?;
+        let hit = self.at_second.is_some()
+            && self.second.len() == head.len() + tail.len()
+            && self.second.starts_with(head)
+            && self.second.ends_with(tail);
+        if !hit {
+            let mut second = String::with_capacity(head.len() + tail.len());
+            second.push_str(head);
+            second.push_str(tail);
+            self.at_second = pg_time_from_stamp(&second, false);
+            self.second = second;
+        }
+        let base = self.at_second.as_ref()?;
+        if ms == 0 {
+            return Some(base.clone());
+        }
+        let nanos = ms * 1_000_000;
+        Some(PgTime {
+            civil: base.civil.with().subsec_nanosecond(nanos).build().ok()?,
+            zone: base.zone.clone(),
+            utc: match base.utc {
+                Some(t) => {
+                    Some(Timestamp::from_millisecond(t.as_millisecond() + i64::from(ms)).ok()?)
+                }
+                None => None,
+            },
+        })
+    }
 }
 
 /// Builds a [`PgTime`] from a `%n` value: `utc` is exact, `civil` is the UTC civil time and
@@ -177,6 +288,29 @@ mod tests {
         assert_eq!(t.utc.unwrap().to_string(), "2025-11-21T17:08:44.123Z");
         assert_eq!(t.civil.to_string(), "2025-11-21T17:08:44.123");
         assert_eq!(t.zone, None);
+    }
+
+    #[test]
+    fn the_stamp_cache_gives_what_a_fresh_parse_gives() {
+        let mut cache = StampCache::default();
+        for (raw, millis) in [
+            ("2026-11-21 17:08:44.123 UTC", true),
+            ("2026-11-21 17:08:44.999 UTC", true),
+            ("2026-11-21 17:08:44.000 UTC", true),
+            ("2026-11-21 17:08:44.500 CEST", true),
+            ("2026-11-21 17:08:44.500 +03", true),
+            ("2026-11-21 17:08:45.001", true),
+            ("2026-11-21 17:08:45", false),
+            ("2026-11-21 17:08:45 UTC", false),
+            ("2026-13-21 17:08:45.001 UTC", true),
+            ("2026-11-21 17:08:45,001 UTC", true),
+        ] {
+            assert_eq!(
+                cache.get(raw, millis),
+                pg_time_from_stamp(raw, millis),
+                "{raw}"
+            );
+        }
     }
 
     #[test]

@@ -10,7 +10,34 @@
 
 use super::catalog;
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::OnceLock;
+
+/// FNV-1a: the keys are a few bytes, looked up once per unclassified record; SipHash's
+/// protection against chosen keys is not needed for a fixed table.
+#[derive(Default)]
+pub(crate) struct Fnv(u64);
+
+impl Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        let mut h = if self.0 == 0 {
+            0xcbf2_9ce4_8422_2325
+        } else {
+            self.0
+        };
+        for &b in bytes {
+            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+        self.0 = h;
+    }
+}
+
+/// A map with [`Fnv`] hashing.
+pub(crate) type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<Fnv>>;
 
 /// A language of [`catalog::LANGUAGES`], by index.
 pub(crate) type Lang = u8;
@@ -204,17 +231,18 @@ const KEY: usize = 4;
 struct Catalog {
     entries: Vec<Entry>,
     /// First [`KEY`] bytes of a translation → entries.
-    by_start: HashMap<&'static [u8], Vec<usize>>,
+    by_start: FastMap<&'static [u8], Vec<usize>>,
     /// Translations that start with `%s (PID %d)`: first [`KEY`] bytes of what follows → entries.
-    by_pid_tail: HashMap<&'static [u8], Vec<usize>>,
+    by_pid_tail: FastMap<&'static [u8], Vec<usize>>,
     /// Translations that start with `%s` and end with text: last [`KEY`] bytes → entries
     /// (`%s startet`, `%s を起動しています`).
-    by_end: HashMap<&'static [u8], Vec<usize>>,
+    by_end: FastMap<&'static [u8], Vec<usize>>,
     /// Translations that start with numbers (`%X/%X 处的记录长度…`): the first [`KEY`] bytes
     /// after the leading run of [`NUMBER_CHARS`] → entries.
-    by_after_number: HashMap<&'static [u8], Vec<usize>>,
-    /// Whole-text translations (process names, fixed messages, strerror) → English.
-    exact: HashMap<&'static str, (Lang, &'static str)>,
+    by_after_number: FastMap<&'static [u8], Vec<usize>>,
+    /// Whole-text translations (process names, fixed messages, strerror), by their first
+    /// [`KEY`] bytes → (translation, language, English).
+    exact: FastMap<&'static [u8], Vec<(&'static str, Lang, &'static str)>>,
 }
 
 fn catalog() -> &'static Catalog {
@@ -222,18 +250,25 @@ fn catalog() -> &'static Catalog {
     CATALOG.get_or_init(|| {
         let mut c = Catalog {
             entries: Vec::new(),
-            by_start: HashMap::new(),
-            by_pid_tail: HashMap::new(),
-            by_end: HashMap::new(),
-            by_after_number: HashMap::new(),
-            exact: HashMap::new(),
+            by_start: FastMap::default(),
+            by_pid_tail: FastMap::default(),
+            by_end: FastMap::default(),
+            by_after_number: FastMap::default(),
+            exact: FastMap::default(),
         };
-        for &(lang, english, translated) in catalog::STRERROR {
-            c.exact.entry(translated).or_insert((lang, english));
+        let fixed = catalog::STRERROR.iter().chain(
+            catalog::MESSAGES
+                .iter()
+                .filter(|(_, _, translated)| !translated.contains('%')),
+        );
+        for &(lang, english, translated) in fixed {
+            let bucket = c.exact.entry(start_key(translated)).or_default();
+            if !bucket.iter().any(|&(t, l, _)| t == translated && l == lang) {
+                bucket.push((translated, lang, english));
+            }
         }
         for &(lang, english, translated) in catalog::MESSAGES {
             if !translated.contains('%') {
-                c.exact.entry(translated).or_insert((lang, english));
                 continue;
             }
             let idx = c.entries.len();
@@ -258,6 +293,20 @@ fn catalog() -> &'static Catalog {
         }
         c
     })
+}
+
+/// The first [`KEY`] bytes of a text (all of it when shorter).
+fn start_key(text: &str) -> &[u8] {
+    &text.as_bytes()[..text.len().min(KEY)]
+}
+
+/// The whole-text translation `text` is, in one of `langs`.
+fn exact(c: &Catalog, text: &str, langs: Languages) -> Option<(Lang, &'static str)> {
+    c.exact
+        .get(start_key(text))?
+        .iter()
+        .find(|&&(t, lang, _)| t == text && langs.allows(lang))
+        .map(|&(_, lang, english)| (lang, english))
 }
 
 /// The first [`KEY`] bytes of a `'static` text, when it has that many before a `%`.
@@ -317,9 +366,7 @@ impl Languages {
 /// `message` in English, when it is a translation of a catalog message of one of `langs`.
 pub(crate) fn to_english(message: &str, langs: Languages) -> Option<(Lang, String)> {
     let c = catalog();
-    if let Some(&(lang, english)) = c.exact.get(message)
-        && langs.allows(lang)
-    {
+    if let Some((lang, english)) = exact(c, message, langs) {
         return Some((lang, english.to_owned()));
     }
     let bytes = message.as_bytes();
@@ -377,9 +424,9 @@ fn render_english(c: &Catalog, e: &Entry, args: &[&str]) -> String {
     let args: Vec<String> = args
         .iter()
         .map(|a| {
-            if let Some(&(lang, english)) = c.exact.get(a)
-                && lang == e.lang
-            {
+            let mut only = Languages::default();
+            only.add(e.lang);
+            if let Some((_, english)) = exact(c, a, only) {
                 return english.to_owned();
             }
             let bytes = a.as_bytes();

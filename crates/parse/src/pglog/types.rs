@@ -1,6 +1,8 @@
 //! The typed records the PostgreSQL log parser yields. Field names are a contract (CLI JSON,
 //! Python dicts).
 
+use std::borrow::Cow;
+
 use jiff::{Timestamp, civil::DateTime};
 use serde::{Serialize, Serializer};
 
@@ -38,8 +40,9 @@ impl Serialize for Lsn {
 pub struct PgTime {
     /// Civil time as printed.
     pub civil: DateTime,
-    /// Zone as printed (`UTC`, `CEST`, `+03`, …), when printed.
-    pub zone: Option<String>,
+    /// Zone as printed (`UTC`, `CEST`, `+03`, …), when printed. Common abbreviations are
+    /// shared static text, others owned.
+    pub zone: Option<Cow<'static, str>>,
     /// The UTC instant, when the zone could be resolved without a time-zone database (UTC, GMT,
     /// numeric offsets, `%n` epoch) — else the caller resolves `civil` + `zone`.
     pub utc: Option<Timestamp>,
@@ -125,7 +128,7 @@ pub struct PgRecord {
     /// The `MemoryContextStats` dump the process wrote to stderr just before this record
     /// (`ERROR: out of memory` in stderr logs), parsed; or the dump alone (`severity: null`)
     /// when no out-of-memory error followed it.
-    pub memory_context_dump: Option<MemoryContextDump>,
+    pub memory_context_dump: Option<Box<MemoryContextDump>>,
 }
 
 /// The un-prefixed memory-context report a backend writes to stderr before `ERROR:  out of

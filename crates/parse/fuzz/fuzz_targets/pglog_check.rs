@@ -1,0 +1,47 @@
+// Shared by the pglog_* fuzz targets (included, not a target of its own).
+
+use pgmortem_parse::pglog::{self, PgLogFormat, PgLogOptions, PgLogReader};
+
+/// Parses `data` as `format` whole and through the chunked reader: never a panic, consistent
+/// counts, and the same records both ways. The first byte picks the chunk size and the limits.
+pub fn check(data: &[u8], format: PgLogFormat) {
+    let (knob, data) = match data.split_first() {
+        Some((k, rest)) => (*k, rest),
+        None => (0, data),
+    };
+    let options = PgLogOptions {
+        format: Some(format),
+        max_line_bytes: if knob % 2 == 0 { 64 + usize::from(knob) } else { 1 << 20 },
+        max_record_bytes: 256 + usize::from(knob) * 8,
+        ..PgLogOptions::default()
+    };
+    let log = pglog::parse(data, &options).expect("no prefix given: never an error");
+    assert_eq!(log.stats.records as usize, log.records.len());
+    assert!(log.stats.unrecognized_lines <= log.stats.lines);
+    assert!(log.stats.invalid_utf8_lines <= log.stats.lines);
+    for record in &log.records {
+        assert!(record.line <= record.end_line, "{record:?}");
+        assert!(record.end_line <= log.stats.lines, "{record:?}");
+    }
+    let mut reader = PgLogReader::new(options);
+    let mut streamed = Vec::new();
+    for chunk in data.chunks(1 + usize::from(knob) * 3) {
+        reader.push(chunk).expect("no prefix given");
+        while let Some(r) = reader.next_record() {
+            streamed.push(r);
+        }
+    }
+    reader.finish().expect("no prefix given");
+    while let Some(r) = reader.next_record() {
+        streamed.push(r);
+    }
+    // Lines longer than the limit are cut differently when they straddle chunks; compare only
+    // when none was cut.
+    if log.stats.oversized_lines == 0 {
+        assert_eq!(streamed, log.records);
+    }
+    if let Some(confidence) = pglog::sniff(data) {
+        assert!((0.0..=1.0).contains(&confidence));
+    }
+    let _ = pglog::sniff_format(data);
+}
