@@ -58,10 +58,18 @@ pub(crate) fn classify_record(record: &mut PgRecord, langs: Languages) {
 
 /// Classifies a main-line message. `None` for messages no kind describes.
 pub(crate) fn classify(message: &str) -> Option<PgEvent> {
-    fixed_phrase(message)
-        .or_else(|| with_argument(message))
-        .or_else(|| resources(message))
-        .or_else(|| child_exit(message))
+    if let found @ Some(_) = fixed_phrase(message) {
+        return found;
+    }
+    if let found @ Some(_) = with_argument(message) {
+        return found;
+    }
+    if let found @ Some(_) = resources(message) {
+        return found;
+    }
+    // `<process> (PID n) …`: no parenthesis, no child exit.
+    memchr::memchr(b'(', message.as_bytes())?;
+    child_exit(message)
 }
 
 /// Completes `record.event` from the record's DETAIL (already in English), and marks an

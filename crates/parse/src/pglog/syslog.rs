@@ -67,6 +67,7 @@ fn sequence(body: &str) -> (Option<(u64, u32)>, &str) {
 fn skip_stamp(line: &str) -> Option<&str> {
     let b = line.as_bytes();
     // Nov 21 18:40:01 / Nov  1 18:40:01
+    let digits = |at: &[usize]| at.iter().all(|&i| b[i].is_ascii_digit());
     if b.len() > 15
         && b[..3].iter().all(u8::is_ascii_alphabetic)
         && b[3] == b' '
@@ -75,8 +76,9 @@ fn skip_stamp(line: &str) -> Option<&str> {
         && b[6] == b' '
         && b[9] == b':'
         && b[12] == b':'
+        && digits(&[7, 8, 10, 11, 13, 14])
     {
-        return Some(&line[15..]);
+        return line.get(15..);
     }
     // 2026-11-21T18:40:01[.123456](+00:00|Z)
     if b.len() > 20 && b[4] == b'-' && b[7] == b'-' && b[10] == b'T' && b[13] == b':' {
@@ -133,6 +135,11 @@ mod tests {
         let l = split("Nov  1 01:02:03 h postgres[7]: LOG:  no sequence numbers").unwrap();
         assert_eq!((l.sequence, l.body), (None, "LOG:  no sequence numbers"));
         assert_eq!(split("2026-11-21 18:40:01.123 UTC [7] LOG:  x"), None);
+        // Found by fuzzing: a multi-byte character where the seconds should be.
+        assert_eq!(
+            split("Nov 21 18:11:错误00 dbhost postgres[16192]: [8-1] x"),
+            None
+        );
         assert_eq!(unescape("50#% #01x"), "50#% #01x");
     }
 }
