@@ -50,7 +50,7 @@ pub(crate) fn build(
                     }
                 }),
                 origin: "postgres",
-                kind: pg_kind(event).to_owned(),
+                kind: event.kind().to_owned(),
                 summary: record.message.clone(),
                 path: source.path.clone(),
                 line: record.line,
@@ -109,20 +109,5 @@ fn kernel_summary(event: &KernelEvent) -> (&'static str, String) {
             format!("{} {} blocked for more than {} s", h.comm, h.pid, h.seconds),
         ),
         _ => ("kernel_event", "kernel event".to_owned()),
-    }
-}
-
-fn pg_kind(event: &PgEvent) -> &'static str {
-    match event {
-        PgEvent::TerminatedBySignal { .. } => "terminated_by_signal",
-        PgEvent::ExitedWithCode { .. } => "exited_with_code",
-        PgEvent::TerminatingOtherProcesses => "terminating_other_processes",
-        PgEvent::Reinitializing => "reinitializing",
-        PgEvent::Interrupted { .. } => "interrupted",
-        PgEvent::AutomaticRecovery => "automatic_recovery",
-        PgEvent::RedoStart { .. } => "redo_start",
-        PgEvent::RedoDone { .. } => "redo_done",
-        PgEvent::Ready => "ready",
-        _ => "postgres_event",
     }
 }
