@@ -336,7 +336,9 @@ say "postgres processes:$PG_PIDS (postmaster:$PM_PIDS)"
 
 : >"$WORK/titles"
 for p_pid in $PG_PIDS; do
-    printf '%s %s\n' "$p_pid" "$(tr '\000' ' ' <"/proc/$p_pid/cmdline" 2>/dev/null)" >>"$WORK/titles"
+    # A process that exited since it was listed (or a zombie) has no command line left.
+    p_title=$(tr '\000' ' ' <"/proc/$p_pid/cmdline" 2>/dev/null)
+    [ -n "$p_title" ] && printf '%s %s\n' "$p_pid" "$p_title" >>"$WORK/titles"
 done
 run processes/postgres-titles.txt process_titles 10 "$CAP" cat "$WORK/titles"
 

@@ -4,6 +4,7 @@
 use std::collections::HashSet;
 use std::io::{self, Read};
 
+use crate::compressed;
 use crate::open::{OpenOptions, Skipped};
 use crate::tail::read_tail;
 
@@ -99,8 +100,10 @@ pub(crate) struct Member {
     pub path: String,
     /// The file, or its end when it is over the per-file limit.
     pub bytes: Vec<u8>,
-    /// The file's full size.
+    /// The file's full size (decompressed, for a compressed file).
     pub total: u64,
+    /// What was done to read it (decompressed from gzip, …), for the file's note.
+    pub note: Option<String>,
 }
 
 /// Everything read from an archive: files, entries not read (and why), and the reason the
@@ -199,14 +202,57 @@ pub(crate) fn read_tar<R: Read>(reader: R, options: &OpenOptions) -> ArchiveCont
             });
             continue;
         }
+        // A file compressed on its own (a rotated log) is decompressed as it is read.
+        let mut head = Vec::with_capacity(4);
+        if let Err(e) = (&mut entry).take(4.min(size)).read_to_end(&mut head) {
+            out.skipped.push(Skipped {
+                path,
+                reason: format!("cannot read: {e}"),
+            });
+            out.stopped = Some(format!("archive unreadable from here on: {e}"));
+            break;
+        }
+        if let Some(compression) = compressed::compression(&head) {
+            let rest = (&mut entry).take(size - head.len() as u64);
+            let stream = io::Cursor::new(head).chain(rest);
+            match compressed::decompress(
+                stream,
+                &path,
+                compression,
+                options.max_file_bytes,
+                options.max_decompressed_bytes,
+            ) {
+                Ok(d) if d.path == path || seen.insert(d.path.clone()) => {
+                    kept_bytes += d.kept.bytes.len() as u64;
+                    out.members.push(Member {
+                        path: d.path,
+                        bytes: d.kept.bytes,
+                        total: d.kept.total,
+                        note: Some(d.note),
+                    });
+                }
+                Ok(d) => out.skipped.push(Skipped {
+                    path,
+                    reason: format!("decompresses to {:?}, which the archive also holds", d.path),
+                }),
+                Err(e) => out.skipped.push(Skipped {
+                    path,
+                    reason: format!("cannot decompress: {e}"),
+                }),
+            }
+            continue;
+        }
         // Files over the per-file limit keep their end (the newest lines of a log).
-        match read_tail((&mut entry).take(size), options.max_file_bytes) {
+        let rest = (&mut entry).take(size - head.len() as u64);
+        let stream = io::Cursor::new(head).chain(rest);
+        match read_tail(stream, options.max_file_bytes) {
             Ok(kept) if kept.total == size => {
                 kept_bytes += kept.bytes.len() as u64;
                 out.members.push(Member {
                     path,
                     bytes: kept.bytes,
                     total: kept.total,
+                    note: None,
                 });
             }
             Ok(kept) => {

@@ -13,6 +13,7 @@
 
 mod archive;
 mod checks;
+mod compressed;
 mod kind;
 mod manifest;
 mod open;

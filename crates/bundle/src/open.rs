@@ -9,6 +9,7 @@ use serde::Serialize;
 
 use crate::archive::{Capped, Container, Member, container, read_tar};
 use crate::checks;
+use crate::compressed;
 use crate::kind::{SourceKind, kind_from_path, recognize};
 use crate::manifest::Manifest;
 use crate::tail::{human_bytes, read_file_tail, read_tail};
@@ -198,6 +199,7 @@ pub fn open(path: &Path, options: &OpenOptions) -> Result<Bundle, BundleError> {
                     path: name,
                     bytes: kept.bytes,
                     total: kept.total,
+                    note: None,
                 }),
                 Err(e) => return Err(io_err(e)),
             },
@@ -240,6 +242,7 @@ fn read_stream<R: Read>(
                 path: inner,
                 bytes: kept.bytes,
                 total: kept.total,
+                note: None,
             }],
             Vec::new(),
         ));
@@ -308,6 +311,7 @@ fn classify(members: Members, mut skipped: Vec<Skipped>, options: &OpenOptions) 
         path,
         bytes,
         total: file_size,
+        note: read_note,
     } in members
     {
         total += bytes.len() as u64;
@@ -328,7 +332,7 @@ fn classify(members: Members, mut skipped: Vec<Skipped>, options: &OpenOptions) 
             .filter(|k| *k != SourceKind::Unknown)
             .map(|k| (k, RecognizedBy::Manifest))
             .or_else(|| kind_from_path(&path).map(|k| (k, RecognizedBy::Path)));
-        let mut notes = Vec::new();
+        let mut notes: Vec<String> = read_note.into_iter().collect();
         // Binary data is no kind pgmortem reads, whatever its name says.
         let (kind, recognized_by) = if let Some(binary) = checks::binary_note(head) {
             notes.push(binary);
@@ -417,12 +421,8 @@ fn walk(
                 });
             }
         } else if file_type.is_file() {
-            match read_file_tail(&path, options.max_file_bytes) {
-                Ok(kept) => members.push(Member {
-                    path: rel,
-                    bytes: kept.bytes,
-                    total: kept.total,
-                }),
+            match read_loose_file(&path, rel.clone(), options) {
+                Ok(member) => members.push(member),
                 Err(e) => skipped.push(Skipped {
                     path: rel,
                     reason: e.to_string(),
@@ -441,6 +441,36 @@ fn walk(
         }
     }
     Ok(())
+}
+
+/// A loose file: its end when it is plain, its decompressed end when it is gzip or zstd.
+fn read_loose_file(path: &Path, name: String, options: &OpenOptions) -> std::io::Result<Member> {
+    let mut file = fs::File::open(path)?;
+    let mut head = Vec::with_capacity(4);
+    (&mut file).take(4).read_to_end(&mut head)?;
+    let Some(compression) = compressed::compression(&head) else {
+        let kept = read_file_tail(path, options.max_file_bytes)?;
+        return Ok(Member {
+            path: name,
+            bytes: kept.bytes,
+            total: kept.total,
+            note: None,
+        });
+    };
+    let stream = Cursor::new(head).chain(file);
+    let d = compressed::decompress(
+        stream,
+        &name,
+        compression,
+        options.max_file_bytes,
+        options.max_decompressed_bytes,
+    )?;
+    Ok(Member {
+        path: d.path,
+        bytes: d.kept.bytes,
+        total: d.kept.total,
+        note: Some(d.note),
+    })
 }
 
 fn relative(root: &Path, path: &Path) -> String {

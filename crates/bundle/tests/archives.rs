@@ -321,3 +321,70 @@ fn pax_size_record_is_the_size() {
     assert_eq!(bundle.sources[1].path, "big.log");
     assert_eq!(bundle.sources[1].bytes, log);
 }
+
+/// A real PostgreSQL 15 log (fixtures/formats/pglog), for the rotated-log tests.
+fn real_pg_log() -> Vec<u8> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fixtures/formats/pglog/pg15-backend-sigkill.log");
+    std::fs::read(path).unwrap()
+}
+
+fn gzip(data: &[u8]) -> Vec<u8> {
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    e.write_all(data).unwrap();
+    e.finish().unwrap()
+}
+
+#[test]
+fn rotated_compressed_logs_inside_an_archive_are_decompressed_under_their_own_name() {
+    let log = real_pg_log();
+    let tar = TarBuilder::new()
+        .file("b/pg/postgresql-2026-11-20.log.gz", &gzip(&log))
+        .file(
+            "b/pg/postgresql-2026-11-19.log.zst",
+            &zstd::encode_all(&log[..], 3).unwrap(),
+        )
+        .file("b/memory/meminfo.txt", MEMINFO)
+        .gz();
+    let b = open_bytes("b.tar.gz", &tar, &OpenOptions::default());
+    assert_eq!(
+        kinds(&b),
+        [
+            ("memory/meminfo.txt", SourceKind::Meminfo),
+            ("pg/postgresql-2026-11-19.log", SourceKind::PostgresLog),
+            ("pg/postgresql-2026-11-20.log", SourceKind::PostgresLog),
+        ]
+    );
+    for s in &b.sources[1..] {
+        assert_eq!(s.bytes, log);
+        let note = s.note.as_deref().unwrap_or_default();
+        assert!(note.starts_with("decompressed from "), "{note}");
+    }
+}
+
+#[test]
+fn rotated_compressed_logs_in_a_directory_are_decompressed_and_a_cut_one_keeps_its_start() {
+    let log = real_pg_log();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("postgresql.log.1.gz"), gzip(&log)).unwrap();
+    let big: Vec<u8> = log.iter().copied().cycle().take(log.len() * 200).collect();
+    let whole = gzip(&big);
+    std::fs::write(
+        dir.path().join("postgresql.log.2.gz"),
+        &whole[..whole.len() / 2],
+    )
+    .unwrap();
+    let b = open(dir.path(), &OpenOptions::default()).unwrap();
+    assert_eq!(
+        kinds(&b),
+        [
+            ("postgresql.log.1", SourceKind::PostgresLog),
+            ("postgresql.log.2", SourceKind::PostgresLog),
+        ]
+    );
+    assert_eq!(b.sources[0].bytes, log);
+    let cut = &b.sources[1];
+    assert!(!cut.bytes.is_empty() && big.starts_with(&cut.bytes));
+    let note = cut.note.as_deref().unwrap();
+    assert!(note.contains("stopped after"), "{note}");
+}
