@@ -8,6 +8,7 @@ use std::ffi::OsString;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+mod input;
 mod perf;
 mod pglog;
 
@@ -181,7 +182,7 @@ fn analyze(args: AnalyzeArgs, out: &mut dyn Write) -> Result<()> {
 }
 
 fn read(path: &Path) -> Result<Vec<u8>> {
-    std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))
+    input::read_all(path)
 }
 
 fn print_json<T: Serialize + ?Sized>(out: &mut dyn Write, value: &T) -> Result<()> {

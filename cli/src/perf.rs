@@ -105,14 +105,7 @@ pub(crate) struct FlamegraphArgs {
 }
 
 fn read_input(path: &Path) -> Result<Vec<u8>> {
-    if path == Path::new("-") {
-        let mut bytes = Vec::new();
-        std::io::stdin()
-            .read_to_end(&mut bytes)
-            .context("cannot read standard input")?;
-        return Ok(bytes);
-    }
-    std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))
+    crate::input::read_all(path)
 }
 
 fn parse_query(text: &str) -> Result<perf::StackQuery> {
@@ -164,13 +157,7 @@ fn fold_file(path: &Path, fold: &FoldArgs) -> Result<String> {
         .nthreads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let mut folder = perf::Folder::new(fold.options());
-    let mut reader: Box<dyn Read> = if path == Path::new("-") {
-        Box::new(std::io::stdin().lock())
-    } else {
-        Box::new(
-            std::fs::File::open(path).with_context(|| format!("cannot read {}", path.display()))?,
-        )
-    };
+    let mut reader = crate::input::open(path)?;
     let mut buffer: Vec<u8> = Vec::new();
     loop {
         let before = buffer.len();

@@ -3,7 +3,6 @@
 //! counts.
 
 use std::collections::BTreeMap;
-use std::fs::File;
 use std::io::{Read, Write};
 use std::path::PathBuf;
 
@@ -77,11 +76,7 @@ pub(crate) fn parse(args: ParsePglogArgs, out: &mut dyn Write) -> Result<()> {
         ..PgLogOptions::default()
     };
     let name = args.file.display().to_string();
-    let mut input: Box<dyn Read> = if name == "-" {
-        Box::new(std::io::stdin().lock())
-    } else {
-        Box::new(File::open(&args.file).with_context(|| format!("cannot read {name}"))?)
-    };
+    let mut input = crate::input::open(&args.file)?;
     let mut reader = PgLogReader::new(options);
     let mut events: BTreeMap<&'static str, u64> = BTreeMap::new();
     let mut languages: BTreeMap<&'static str, u64> = BTreeMap::new();

@@ -1,16 +1,18 @@
 //! `pgmortem.parse_pg_log(path_or_bytes, prefix=None, format="auto")`: the records of a
 //! PostgreSQL server log as an iterator of dicts. A path is read in 1 MiB chunks as the
-//! iterator advances, so memory stays bounded whatever the file size; bytes are fed the same
-//! way from memory.
+//! iterator advances (decompressed on the way when it is gzip or zstd), so memory stays
+//! bounded whatever the file size; bytes are fed the same way from memory.
 
 use std::fs::File;
 use std::io::Read;
 use std::path::PathBuf;
+use std::sync::Mutex;
 
 use pyo3::exceptions::{PyFileNotFoundError, PyPermissionError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
+use pgmortem::bundle::decompressing;
 use pgmortem::parse::pglog::{PgLogError, PgLogFormat, PgLogOptions, PgLogReader};
 
 use crate::{PgmortemError, to_python};
@@ -20,8 +22,16 @@ const CHUNK: usize = 1 << 20;
 
 /// Where the log comes from.
 enum Source {
-    File { file: File, name: String },
-    Bytes { data: Vec<u8>, at: usize },
+    /// Behind a mutex only because a Python object must be shareable between threads; the
+    /// iterator is the only one to use it.
+    File {
+        file: Mutex<Box<dyn Read + Send>>,
+        name: String,
+    },
+    Bytes {
+        data: Vec<u8>,
+        at: usize,
+    },
 }
 
 /// A path or the log itself.
@@ -55,7 +65,10 @@ impl PgLogRecords {
             Source::File { file, name } => {
                 chunk.resize(CHUNK, 0);
                 let n = py
-                    .detach(|| file.read(&mut chunk))
+                    .detach(|| {
+                        let file = file.get_mut().unwrap_or_else(|p| p.into_inner());
+                        file.read(&mut chunk)
+                    })
                     .map_err(|e| PgmortemError::new_err(format!("cannot read {name}: {e}")))?;
                 chunk.truncate(n);
                 n
@@ -142,7 +155,12 @@ fn parse_pg_log(
                 }
                 _ => PgmortemError::new_err(format!("cannot read {name}: {e}")),
             })?;
-            Source::File { file, name }
+            let file = decompressing(Box::new(file))
+                .map_err(|e| PgmortemError::new_err(format!("cannot read {name}: {e}")))?;
+            Source::File {
+                file: Mutex::new(file),
+                name,
+            }
         }
     };
     Ok(PgLogRecords {

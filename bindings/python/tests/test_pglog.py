@@ -1,5 +1,6 @@
 """pgmortem.parse_pg_log on real PostgreSQL logs: every destination, languages, streaming."""
 
+import gzip
 import resource
 from pathlib import Path
 
@@ -40,6 +41,13 @@ def test_path_and_bytes_agree_and_stats_count_lines() -> None:
     assert stats["format"] == "syslog"
     assert stats["stats"]["lines"] == len(path.read_bytes().splitlines())
     assert stats["stats"]["unrecognized_lines"] == 0
+
+
+def test_a_gzip_compressed_path_reads_like_the_plain_file(tmp_path: Path) -> None:
+    plain = PGLOG / "pg15-events.log"
+    compressed = tmp_path / "postgresql.log.1.gz"
+    compressed.write_bytes(gzip.compress(plain.read_bytes()))
+    assert list(pgmortem.parse_pg_log(compressed)) == list(pgmortem.parse_pg_log(plain))
 
 
 def test_a_french_log_reads_as_english() -> None:

@@ -2,8 +2,11 @@
 //! `kern.log.1.zst` a collector (or logrotate) leaves next to the live log. They are
 //! decompressed as a stream, capped like an archive, and named without their suffix so that
 //! their kind comes from the name the log had before it was rotated.
+//!
+//! [`decompressing`] does the same for a single input stream (`pgmortem parse pglog
+//! postgresql.log.1.gz`, the Python bindings' paths).
 
-use std::io::{self, Read};
+use std::io::{self, BufReader, Read};
 
 use crate::archive::{Capped, Container, container};
 use crate::tail::{Kept, read_tail};
@@ -108,6 +111,24 @@ impl<R: Read> Read for StopAtError<R> {
     }
 }
 
+/// `reader` as the stream of its decompressed bytes when its first bytes are a gzip or zstd
+/// magic, else as it is. The first bytes are read until there are four or the input ends (a
+/// pipe may hand them out one at a time); nothing is lost.
+///
+/// # Errors
+/// When the first bytes cannot be read, or a zstd decoder cannot be set up.
+pub fn decompressing(mut reader: Box<dyn Read + Send>) -> io::Result<Box<dyn Read + Send>> {
+    let mut head = Vec::with_capacity(4);
+    (&mut reader).take(4).read_to_end(&mut head)?;
+    let found = compression(&head);
+    let stream = BufReader::with_capacity(1 << 20, io::Cursor::new(head).chain(reader));
+    Ok(match found {
+        Some("gzip") => Box::new(flate2::read::MultiGzDecoder::new(stream)),
+        Some(_) => Box::new(zstd::stream::read::Decoder::with_buffer(stream)?),
+        None => Box::new(stream),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -161,6 +182,29 @@ mod tests {
         assert!(!d.kept.bytes.is_empty());
         assert!(text.starts_with(&d.kept.bytes));
         assert!(d.note.contains("stopped after"), "{}", d.note);
+    }
+
+    #[test]
+    fn a_stream_is_decompressed_when_its_magic_says_so() {
+        let text = b"2026-11-21 17:08:44.123 UTC [42] LOG:  x\n".repeat(50);
+        for input in [
+            gzip(&text),
+            zstd::encode_all(&text[..], 3).unwrap(),
+            text.clone(),
+        ] {
+            let mut out = Vec::new();
+            decompressing(Box::new(io::Cursor::new(input)))
+                .unwrap()
+                .read_to_end(&mut out)
+                .unwrap();
+            assert_eq!(out, text);
+        }
+        let mut out = Vec::new();
+        decompressing(Box::new(io::Cursor::new(b"ab".to_vec())))
+            .unwrap()
+            .read_to_end(&mut out)
+            .unwrap();
+        assert_eq!(out, b"ab");
     }
 
     #[test]

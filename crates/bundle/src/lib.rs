@@ -20,6 +20,7 @@ mod open;
 mod stats;
 mod tail;
 
+pub use compressed::decompressing;
 pub use kind::{SourceKind, kind_from_path, recognize};
 pub use manifest::{MANIFEST_FORMAT, Manifest, ManifestFile};
 pub use open::{Bundle, BundleError, OpenOptions, RecognizedBy, Skipped, Source, open};
