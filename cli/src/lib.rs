@@ -58,7 +58,8 @@ struct AnalyzeArgs {
     /// UTC offset of kernel wall times printed without a zone (dmesg -T, syslog), e.g. +02:00.
     #[arg(long, allow_hyphen_values = true)]
     host_utc_offset: Option<String>,
-    /// The PostgreSQL log_line_prefix (default: detected from the log).
+    /// The PostgreSQL log_line_prefix (default: the bundle's pg_settings or postgresql.conf,
+    /// else detected from the log).
     #[arg(long)]
     prefix: Option<String>,
     /// Seconds an OOM kill and a crash line with the same PID may be apart.

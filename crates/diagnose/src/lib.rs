@@ -9,6 +9,7 @@ mod clock;
 mod correlate;
 mod findings;
 mod report;
+mod settings;
 mod sources;
 mod timeline;
 

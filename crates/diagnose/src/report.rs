@@ -61,6 +61,13 @@ pub struct SourceSummary {
     pub unrecognized_examples: Vec<(u64, String)>,
     /// Why the file was not used or only partly used, when that happened.
     pub note: Option<String>,
+    /// PostgreSQL logs: the `log_line_prefix` the lines were read with.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub log_line_prefix: Option<String>,
+    /// PostgreSQL logs: where that prefix came from: `given`, `pg_settings (<file>)`,
+    /// `postgresql.conf (<file>)`, or `detected` (with why the bundle's setting was not used).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub log_line_prefix_from: Option<String>,
 }
 
 /// A place in a source file.

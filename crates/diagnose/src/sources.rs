@@ -1,14 +1,16 @@
 //! Parsing every source of a bundle and anchoring the kernel clock.
 
+use jiff::tz::TimeZone;
 use jiff::{SignedDuration, tz::Offset};
 use pgmortem_bundle::{Bundle, SourceKind};
 use pgmortem_parse::kernel::{self, KernelEvent, KernelLog, KernelOptions};
-use pgmortem_parse::pglog::{self, PgLog, PgLogOptions};
+use pgmortem_parse::pglog::{self, PgLog, PgLogError, PgLogOptions};
 use pgmortem_parse::system;
 
 use crate::DiagnoseOptions;
 use crate::clock::{BootAnchor, Clock};
 use crate::report::{ClockInfo, SourceSummary};
+use crate::settings::{self, LogSettings, Setting};
 
 /// A kernel log of the bundle, parsed.
 pub(crate) struct KernelSource {
@@ -51,6 +53,7 @@ pub(crate) fn parse_all(
     options: &DiagnoseOptions,
 ) -> Result<Parsed, DiagnoseError> {
     let mut summaries = Vec::new();
+    let mut notes_early = Vec::new();
     let mut uptime = None;
     let mut date = None;
     let mut btime = None;
@@ -76,6 +79,20 @@ pub(crate) fn parse_all(
         prefix: options.pg_prefix.clone(),
         ..PgLogOptions::default()
     };
+    let log_settings = settings::from_bundle(bundle);
+    let log_zone = log_settings.time_zone.as_ref().and_then(|s| {
+        let tz = settings::time_zone(&s.value);
+        if tz.is_none() {
+            notes_early.push(format!(
+                "log_timezone {:?} from {} is not a zone pgmortem knows: PostgreSQL times \
+                 printed with an abbreviation are read through the abbreviation table \
+                 (docs/clock.md)",
+                s.value, s.from
+            ));
+        }
+        tz.map(|tz| (tz, s.clone()))
+    });
+    let mut zone_use = ZoneUse::default();
 
     let mut kernel = Vec::new();
     let mut postgres = Vec::new();
@@ -89,6 +106,8 @@ pub(crate) fn parse_all(
             unrecognized_lines: 0,
             unrecognized_examples: Vec::new(),
             note: source.note.clone(),
+            log_line_prefix: None,
+            log_line_prefix_from: None,
         };
         match source.kind {
             SourceKind::KernelLog => {
@@ -100,13 +119,15 @@ pub(crate) fn parse_all(
                 });
             }
             SourceKind::PostgresLog => {
-                let log = pglog::parse(&source.bytes, &pg_options).map_err(|e| {
-                    DiagnoseError::PostgresLog {
+                let (mut log, prefix_from) = read_pg_log(&source.bytes, &pg_options, &log_settings)
+                    .map_err(|e| DiagnoseError::PostgresLog {
                         path: source.path.clone(),
                         source: e,
-                    }
-                })?;
+                    })?;
+                zone_use.add(resolve_times(&mut log, log_zone.as_ref()));
                 fill(&mut summary, &log.stats);
+                summary.log_line_prefix = Some(log.prefix.clone());
+                summary.log_line_prefix_from = Some(prefix_from);
                 postgres.push(PgSource {
                     path: source.path.clone(),
                     log,
@@ -149,6 +170,8 @@ pub(crate) fn parse_all(
             unrecognized_lines: 0,
             unrecognized_examples: Vec::new(),
             note: Some(skipped.reason.clone()),
+            log_line_prefix: None,
+            log_line_prefix_from: None,
         });
     }
 
@@ -156,7 +179,8 @@ pub(crate) fn parse_all(
         .host_utc_offset_seconds
         .and_then(|s| Offset::from_seconds(s).ok())
         .unwrap_or(Offset::UTC);
-    let mut notes = Vec::new();
+    let mut notes = notes_early;
+    notes.extend(zone_use.note(log_zone.as_ref().map(|(_, s)| s)));
     let mut clock = Clock {
         boot: None,
         host_offset,
@@ -266,4 +290,171 @@ fn uses_local_wall_time(kernel: &[KernelSource]) -> bool {
     kernel.iter().flat_map(|s| &s.log.records).any(|r| {
         r.time.monotonic_us.is_none() && r.time.wall.is_some_and(|w| w.utc_offset_seconds.is_none())
     })
+}
+
+/// Reads a PostgreSQL log with the prefix the user gave, else the bundle's `log_line_prefix`
+/// (tried with its trailing space restored when psql's aligned table dropped it), else the
+/// one detected from the log. Returns the log and where its prefix came from.
+fn read_pg_log(
+    bytes: &[u8],
+    options: &PgLogOptions,
+    settings: &LogSettings,
+) -> Result<(PgLog, String), PgLogError> {
+    if options.prefix.is_some() {
+        return Ok((pglog::parse(bytes, options)?, "given".to_owned()));
+    }
+    let mut tried = Vec::new();
+    if let Some(Setting {
+        value,
+        from,
+        spaces_lost,
+    }) = &settings.prefix
+    {
+        let mut candidates = Vec::new();
+        if *spaces_lost && !value.is_empty() {
+            candidates.push(format!("{value} "));
+        }
+        candidates.push(value.clone());
+        for prefix in candidates {
+            let with = PgLogOptions {
+                prefix: Some(prefix.clone()),
+                ..options.clone()
+            };
+            match pglog::parse(bytes, &with) {
+                Ok(log) => return Ok((log, from.clone())),
+                Err(PgLogError::PrefixMatchesNothing { .. }) => tried.push(prefix),
+                Err(e) => return Err(e),
+            }
+        }
+    }
+    let log = pglog::parse(bytes, options)?;
+    let from = match tried.first() {
+        None => "detected".to_owned(),
+        Some(p) => format!(
+            "detected (log_line_prefix {p:?} from {} fits none of the first lines: the log was \
+             written under another setting)",
+            settings.prefix.as_ref().map_or("", |s| s.from.as_str())
+        ),
+    };
+    Ok((log, from))
+}
+
+/// How PostgreSQL times printed with a zone abbreviation were put on UTC.
+#[derive(Debug, Default, Clone, Copy)]
+struct ZoneUse {
+    /// Read in the server's `log_timezone`.
+    in_zone: u64,
+    /// Not one of that zone's abbreviations, or no `log_timezone`: left to the table.
+    by_table: u64,
+}
+
+impl ZoneUse {
+    fn add(&mut self, other: ZoneUse) {
+        self.in_zone += other.in_zone;
+        self.by_table += other.by_table;
+    }
+
+    /// The clock note saying how abbreviations were read, when any were printed.
+    fn note(&self, zone: Option<&Setting>) -> Option<String> {
+        match (zone, self.in_zone, self.by_table) {
+            (_, 0, 0) => None,
+            (Some(s), n, 0) => Some(format!(
+                "{n} PostgreSQL log times printed with a zone abbreviation were read in \
+                 log_timezone {:?} (from {}), daylight saving time included",
+                s.value, s.from
+            )),
+            (Some(s), n, m) => Some(format!(
+                "{n} PostgreSQL log times printed with a zone abbreviation were read in \
+                 log_timezone {:?} (from {}); {m} whose abbreviation that zone does not use \
+                 were read through the abbreviation table (docs/clock.md)",
+                s.value, s.from
+            )),
+            (None, _, m) => Some(format!(
+                "{m} PostgreSQL log times printed with a zone abbreviation were read through \
+                 the abbreviation table (docs/clock.md): the bundle has no log_timezone \
+                 (pg_settings or postgresql.conf) to read them in"
+            )),
+        }
+    }
+}
+
+/// Puts on UTC the record times the parser left to the caller (printed with an abbreviation
+/// such as `CEST`), through `log_timezone` when the bundle names one.
+fn resolve_times(log: &mut PgLog, zone: Option<&(TimeZone, Setting)>) -> ZoneUse {
+    let mut used = ZoneUse::default();
+    for time in log.records.iter_mut().filter_map(|r| r.time.as_mut()) {
+        if time.utc.is_some() || time.zone.is_none() {
+            continue;
+        }
+        match zone.and_then(|(tz, _)| settings::resolve_in_zone(time, tz)) {
+            Some(at) => {
+                time.utc = Some(at);
+                used.in_zone += 1;
+            }
+            None => used.by_table += 1,
+        }
+    }
+    used
+}
+
+#[cfg(test)]
+mod prefix_tests {
+    use super::*;
+
+    /// A real PostgreSQL 15 log written with `log_line_prefix = '%m [%p] %q%u@%d '`.
+    fn debian_log() -> Vec<u8> {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../fixtures/formats/pglog/pg15-debian-checkpointer-sigkill.log");
+        std::fs::read(path).unwrap()
+    }
+
+    fn with_prefix(value: &str, spaces_lost: bool) -> LogSettings {
+        LogSettings {
+            prefix: Some(Setting {
+                value: value.to_owned(),
+                from: "pg_settings (pg_settings.txt)".to_owned(),
+                spaces_lost,
+            }),
+            time_zone: None,
+        }
+    }
+
+    #[test]
+    fn the_bundle_prefix_is_used_with_its_lost_trailing_space_restored() {
+        let settings = with_prefix("%m [%p] %q%u@%d", true);
+        let (log, from) = read_pg_log(&debian_log(), &PgLogOptions::default(), &settings).unwrap();
+        assert_eq!(log.prefix, "%m [%p] %q%u@%d ");
+        assert_eq!(from, "pg_settings (pg_settings.txt)");
+        assert_eq!(log.stats.unrecognized_lines, 0);
+    }
+
+    #[test]
+    fn a_bundle_prefix_the_log_was_not_written_with_falls_back_to_detection() {
+        let settings = with_prefix("%t:%r:%u@%d:[%p]:", false);
+        let (log, from) = read_pg_log(&debian_log(), &PgLogOptions::default(), &settings).unwrap();
+        assert_eq!(log.prefix, "%m [%p] %q%u@%d ");
+        assert!(
+            from.starts_with("detected (log_line_prefix \"%t:%r:%u@%d:[%p]:\""),
+            "{from}"
+        );
+    }
+
+    #[test]
+    fn a_given_prefix_wins_and_a_wrong_one_is_an_error() {
+        let settings = with_prefix("%t:%r:%u@%d:[%p]:", false);
+        let given = PgLogOptions {
+            prefix: Some("%m [%p] %q%u@%d ".to_owned()),
+            ..PgLogOptions::default()
+        };
+        let (_, from) = read_pg_log(&debian_log(), &given, &settings).unwrap();
+        assert_eq!(from, "given");
+        let wrong = PgLogOptions {
+            prefix: Some("%t:%r:%u@%d:[%p]:".to_owned()),
+            ..PgLogOptions::default()
+        };
+        assert!(matches!(
+            read_pg_log(&debian_log(), &wrong, &settings),
+            Err(PgLogError::PrefixMatchesNothing { .. })
+        ));
+    }
 }
