@@ -55,6 +55,7 @@ mod csvlog;
 mod jsonlog;
 mod memdump;
 mod prefix;
+mod prefix_infer;
 mod severity;
 mod stream;
 mod syslog;
@@ -152,6 +153,22 @@ pub struct PgLog {
     /// csvlog rows given up because a quote never closed (their lines are in
     /// `stats.unrecognized_lines`).
     pub broken_rows: u64,
+    /// How `prefix` was chosen and how many of the first lines it fits (`None` for csvlog and
+    /// jsonlog, which have no prefix).
+    pub prefix_choice: Option<PrefixChoice>,
+}
+
+/// How the `log_line_prefix` of a stderr or syslog log was chosen.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PrefixChoice {
+    /// `given` (the caller's), `candidate` (one of [`CANDIDATE_PREFIXES`]) or `inferred`
+    /// (learned from the lines, when it fits more of them than any candidate).
+    pub method: &'static str,
+    /// Lines among the first [`DETECTION_LINES`] it was tried on (neither blank nor
+    /// TAB-continued).
+    pub lines_tried: u64,
+    /// Of those, lines it fits (prefix, then a severity word).
+    pub lines_fitting: u64,
 }
 
 /// Line counters shared by every format's reader.
@@ -164,6 +181,7 @@ pub(crate) struct Counters {
     pub(crate) blank_lines: u64,
     pub(crate) other_program_lines: u64,
     pub(crate) broken_rows: u64,
+    pub(crate) prefix_choice: Option<PrefixChoice>,
 }
 
 /// Errors of the PostgreSQL log parser.
@@ -227,15 +245,23 @@ pub fn parse(input: &[u8], options: &PgLogOptions) -> Result<PgLog, PgLogError> 
     Ok(log)
 }
 
-/// Picks the candidate prefix that fits the most of `lines` (ties go to the earlier).
-pub(crate) fn detect_prefix<'a>(lines: impl Iterator<Item = &'a str>) -> LogLinePrefix {
+/// Picks the candidate prefix that fits the most of `lines` (ties go to the earlier); when
+/// none fits them all, a prefix learned from the lines ([`prefix_infer`]) wins if it fits
+/// more.
+pub(crate) fn detect_prefix<'a>(
+    lines: impl Iterator<Item = &'a str>,
+) -> (LogLinePrefix, PrefixChoice) {
+    let lines: Vec<&str> = lines
+        .take(DETECTION_LINES)
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('\t'))
+        .collect();
     let candidates: Vec<LogLinePrefix> = CANDIDATE_PREFIXES
         .iter()
         .filter_map(|p| LogLinePrefix::compile(p).ok())
         .collect();
     let mut scores = vec![0usize; candidates.len()];
     let tail_ok = |rest: &str| severity::split(rest).is_some();
-    for text in lines.take(DETECTION_LINES) {
+    for text in &lines {
         for (score, candidate) in scores.iter_mut().zip(&candidates) {
             if candidate.match_line(text, &tail_ok).is_some() {
                 *score += 1;
@@ -248,10 +274,23 @@ pub(crate) fn detect_prefix<'a>(lines: impl Iterator<Item = &'a str>) -> LogLine
             best = i;
         }
     }
-    candidates
+    let best_score = scores.get(best).copied().unwrap_or(0);
+    let choice = |method, fitting: usize| PrefixChoice {
+        method,
+        lines_tried: lines.len() as u64,
+        lines_fitting: fitting as u64,
+    };
+    if best_score < lines.len()
+        && let Some((learned, fits)) = prefix_infer::best(&lines)
+        && fits > best_score
+    {
+        return (learned, choice("inferred", fits));
+    }
+    let prefix = candidates
         .into_iter()
         .nth(best)
-        .unwrap_or_else(LogLinePrefix::empty)
+        .unwrap_or_else(LogLinePrefix::empty);
+    (prefix, choice("candidate", best_score))
 }
 
 /// The destination format of a log, from its first lines (the first one that says: jsonlog,

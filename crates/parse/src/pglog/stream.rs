@@ -11,7 +11,7 @@ use super::jsonlog::JsonReader;
 use super::severity;
 use super::{
     Counters, DETECTION_LINES, LogLinePrefix, PgLog, PgLogError, PgLogFormat, PgLogOptions,
-    PgRecord, cut, detect_prefix, sniff_format, syslog,
+    PgRecord, PrefixChoice, cut, detect_prefix, sniff_format, syslog,
 };
 use crate::lines::Lines;
 
@@ -125,15 +125,16 @@ fn start(head: &[u8], options: &PgLogOptions) -> Result<(PgLogFormat, Engine), P
                     Some((l.number, body))
                 })
                 .collect();
-            let prefix = match &options.prefix {
+            let (prefix, choice) = match &options.prefix {
                 Some(text) => {
                     let prefix = LogLinePrefix::compile(text)?;
-                    check_prefix_fits(&prefix, &lines)?;
-                    prefix
+                    let choice = check_prefix_fits(&prefix, &lines)?;
+                    (prefix, choice)
                 }
                 None => detect_prefix(lines.iter().map(|(_, t)| t.as_str())),
             };
-            let assembler = Box::new(Assembler::new(prefix, options.max_record_bytes));
+            let mut assembler = Box::new(Assembler::new(prefix, options.max_record_bytes));
+            assembler.counters_mut().prefix_choice = Some(choice);
             if format == PgLogFormat::Syslog {
                 Engine::Syslog(assembler)
             } else {
@@ -145,28 +146,36 @@ fn start(head: &[u8], options: &PgLogOptions) -> Result<(PgLogFormat, Engine), P
 }
 
 /// A prefix given by the user must fit at least one of the first lines (when there are any
-/// besides blank and TAB-continued ones).
-fn check_prefix_fits(prefix: &LogLinePrefix, lines: &[(u64, String)]) -> Result<(), PgLogError> {
+/// besides blank and TAB-continued ones). Returns how many it fits.
+fn check_prefix_fits(
+    prefix: &LogLinePrefix,
+    lines: &[(u64, String)],
+) -> Result<PrefixChoice, PgLogError> {
     let tail_ok = |rest: &str| severity::split(rest).is_some();
     let mut first = None;
-    let mut tried = 0;
+    let (mut tried, mut fitting) = (0u64, 0u64);
     for (number, text) in lines {
         if text.trim().is_empty() || text.starts_with('\t') {
             continue;
         }
         tried += 1;
         if prefix.match_line(text, &tail_ok).is_some() {
-            return Ok(());
+            fitting += 1;
+        } else {
+            first.get_or_insert((*number, text));
         }
-        first.get_or_insert((*number, text));
     }
     match first {
-        None => Ok(()),
-        Some((line_number, line)) => Err(PgLogError::PrefixMatchesNothing {
+        Some((line_number, line)) if fitting == 0 => Err(PgLogError::PrefixMatchesNothing {
             prefix: prefix.as_str().to_owned(),
             lines_tried: tried,
             line_number,
             line: cut(line, 200).to_owned(),
+        }),
+        _ => Ok(PrefixChoice {
+            method: "given",
+            lines_tried: tried,
+            lines_fitting: fitting,
         }),
     }
 }
@@ -199,6 +208,7 @@ fn summary(engine: &Engine, format: PgLogFormat) -> PgLog {
         blank_lines: c.blank_lines,
         other_program_lines: c.other_program_lines,
         broken_rows: c.broken_rows,
+        prefix_choice: c.prefix_choice.clone(),
     }
 }
 
