@@ -344,6 +344,46 @@ fn disk_and_integrity() {
             error: "read only 0 of 8192 bytes".into()
         })
     );
+    // PG 17+ reads in vectors: the first block of the range is the one reported.
+    // (fixtures/formats/pglog/pg18-storage-faults.log)
+    assert_eq!(
+        classify(
+            "could not read blocks 15..15 in file \"base/5/16384\": read only 0 of 8192 bytes"
+        ),
+        Some(PgEvent::CouldNotReadBlock {
+            block: 15,
+            path: "base/5/16384".into(),
+            error: "read only 0 of 8192 bytes".into()
+        })
+    );
+    assert_eq!(
+        classify(
+            "could not read blocks 7..9 in file \"base/5/1259\": read only 8192 of 24576 bytes"
+        ),
+        Some(PgEvent::CouldNotReadBlock {
+            block: 7,
+            path: "base/5/1259".into(),
+            error: "read only 8192 of 24576 bytes".into()
+        })
+    );
+    assert_eq!(
+        classify("could not read blocks x..9 in file \"base/5/1\": read only 0 of 8192 bytes"),
+        None
+    );
+    // PG 18 quotes the relation (pg18-storage-faults.log); PG 15 does not (pg15-storage-faults.log).
+    for message in [
+        "invalid page in block 0 of relation \"base/5/16392\"",
+        "invalid page in block 0 of relation base/5/16392",
+    ] {
+        assert_eq!(
+            classify(message),
+            Some(PgEvent::InvalidPage {
+                block: 0,
+                relation: "base/5/16392".into()
+            }),
+            "{message}"
+        );
+    }
     assert_eq!(
         classify("page verification failed, calculated checksum 20919 but expected 15254"),
         Some(PgEvent::ChecksumFailure {
