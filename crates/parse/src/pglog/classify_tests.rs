@@ -561,3 +561,38 @@ fn pg16_to_18_wordings_in_other_languages() {
         assert_eq!(r.language, Some(lang), "{message}");
     }
 }
+
+/// PostgreSQL 10–14 wordings in other languages, from the Debian postgresql-13 catalogs.
+#[test]
+fn pg10_to_14_wordings_in_other_languages() {
+    let cases = [
+        (
+            "ru",
+            "используется просроченная статистика вместо текущей, так как сборщик статистики не отвечает",
+            PgEvent::StaleStatistics,
+        ),
+        (
+            "zh_CN",
+            "由于统计收集器无响应而使用旧的统计信息来代替当前的统计信息",
+            PgEvent::StaleStatistics,
+        ),
+        (
+            "ja",
+            "データベースシステムはリードオンリー接続の受け付け準備ができました",
+            PgEvent::ReadyReadOnly,
+        ),
+        (
+            "de",
+            "Redo fertig bei 0/2C31F28",
+            PgEvent::RedoDone {
+                lsn: lsn("0/2C31F28"),
+                elapsed_seconds: None,
+            },
+        ),
+    ];
+    for (lang, message, event) in cases {
+        let r = translated(Severity::Log, message);
+        assert_eq!(r.event.as_ref(), Some(&event), "{message}");
+        assert_eq!(r.language, Some(lang), "{message}");
+    }
+}
