@@ -577,6 +577,12 @@ fn pg10_to_14_wordings_in_other_languages() {
             PgEvent::StaleStatistics,
         ),
         (
+            // The French msgstr holds a newline: the server continues it on a TAB line.
+            "fr",
+            "utilise de vieilles statistiques à la place des actuelles car le collecteur de\nstatistiques ne répond pas",
+            PgEvent::StaleStatistics,
+        ),
+        (
             "ja",
             "データベースシステムはリードオンリー接続の受け付け準備ができました",
             PgEvent::ReadyReadOnly,
