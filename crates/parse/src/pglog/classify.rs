@@ -369,11 +369,12 @@ fn resources(message: &str) -> Option<PgEvent> {
         return could_not(rest);
     }
     // invalid page in block 0 of relation base/5/16413
+    // invalid page in block 0 of relation "base/5/16392"  (PG ≥ 18)
     if let Some(rest) = message.strip_prefix("invalid page in block ") {
         let (block, relation) = rest.split_once(" of relation ")?;
         return Some(PgEvent::InvalidPage {
             block: block.parse().ok()?,
-            relation: relation.to_owned(),
+            relation: unquote(relation).to_owned(),
         });
     }
     // page verification failed, calculated checksum 20919 but expected 15254
@@ -440,12 +441,17 @@ fn could_not(rest: &str) -> Option<PgEvent> {
             error: error.to_owned(),
         });
     }
-    // could not read block 1 in file "base/5/16384": read only 0 of 8192 bytes
-    if let Some(rest) = rest.strip_prefix("read block ") {
-        let (block, rest) = rest.split_once(" in file ")?;
+    // could not read block 15 in file "base/5/16384": read only 0 of 8192 bytes
+    // could not read blocks 15..15 in file "base/5/16384": read only 0 of 8192 bytes  (PG ≥ 17)
+    if let Some(rest) = rest
+        .strip_prefix("read block ")
+        .or_else(|| rest.strip_prefix("read blocks "))
+    {
+        let (blocks, rest) = rest.split_once(" in file ")?;
+        let first = blocks.split_once("..").map_or(blocks, |(first, _)| first);
         let (path, error) = quoted_then_error(rest)?;
         return Some(PgEvent::CouldNotReadBlock {
-            block: block.parse().ok()?,
+            block: first.parse().ok()?,
             path,
             error: error.to_owned(),
         });

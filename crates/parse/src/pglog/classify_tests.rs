@@ -344,6 +344,46 @@ fn disk_and_integrity() {
             error: "read only 0 of 8192 bytes".into()
         })
     );
+    // PG 17+ reads in vectors: the first block of the range is the one reported.
+    // (fixtures/formats/pglog/pg18-storage-faults.log)
+    assert_eq!(
+        classify(
+            "could not read blocks 15..15 in file \"base/5/16384\": read only 0 of 8192 bytes"
+        ),
+        Some(PgEvent::CouldNotReadBlock {
+            block: 15,
+            path: "base/5/16384".into(),
+            error: "read only 0 of 8192 bytes".into()
+        })
+    );
+    assert_eq!(
+        classify(
+            "could not read blocks 7..9 in file \"base/5/1259\": read only 8192 of 24576 bytes"
+        ),
+        Some(PgEvent::CouldNotReadBlock {
+            block: 7,
+            path: "base/5/1259".into(),
+            error: "read only 8192 of 24576 bytes".into()
+        })
+    );
+    assert_eq!(
+        classify("could not read blocks x..9 in file \"base/5/1\": read only 0 of 8192 bytes"),
+        None
+    );
+    // PG 18 quotes the relation (pg18-storage-faults.log); PG 15 does not (pg15-storage-faults.log).
+    for message in [
+        "invalid page in block 0 of relation \"base/5/16392\"",
+        "invalid page in block 0 of relation base/5/16392",
+    ] {
+        assert_eq!(
+            classify(message),
+            Some(PgEvent::InvalidPage {
+                block: 0,
+                relation: "base/5/16392".into()
+            }),
+            "{message}"
+        );
+    }
     assert_eq!(
         classify("page verification failed, calculated checksum 20919 but expected 15254"),
         Some(PgEvent::ChecksumFailure {
@@ -420,4 +460,145 @@ fn load() {
             estimate_kb: Some(16384)
         })
     );
+}
+
+/// A record of `severity` holding `message`, classified in any language.
+fn translated(severity: Severity, message: &str) -> PgRecord {
+    let mut r = PgRecord {
+        severity: Some(severity),
+        message: message.into(),
+        ..PgRecord::default()
+    };
+    classify_record(&mut r, Languages::default());
+    r
+}
+
+/// PostgreSQL 16–18 wordings in other languages: the translations are those of the Debian
+/// postgresql-17 and postgresql-18 catalogs (catalog.rs), filled in as the server prints them.
+#[test]
+fn pg16_to_18_wordings_in_other_languages() {
+    let read_short = PgEvent::CouldNotReadBlock {
+        block: 15,
+        path: "base/5/16384".into(),
+        error: "read only 0 of 8192 bytes".into(),
+    };
+    let cases = [
+        (
+            "de",
+            "die verbleibenden Verbindungen sind für Rollen mit dem SUPERUSER-Attribut reserviert",
+            PgEvent::ReservedConnectionSlots {
+                reserved_for: "roles with the SUPERUSER attribute".into(),
+            },
+        ),
+        (
+            "de",
+            // as a postmaster started from a C environment prints it
+            "die verbleibenden Verbindungen sind f?r Rollen mit den Privilegien der Rolle >>pg_use_reserved_connections<< reserviert",
+            PgEvent::ReservedConnectionSlots {
+                reserved_for: "roles with privileges of the \"pg_use_reserved_connections\" role"
+                    .into(),
+            },
+        ),
+        (
+            "de",
+            "Client-Backend (PID 1423) wurde von Signal 9 beendet: Getötet",
+            PgEvent::TerminatedBySignal {
+                process: "client backend".into(),
+                pid: 1423,
+                signal: 9,
+                signal_name: "Getötet".into(),
+                query: None,
+            },
+        ),
+        (
+            "es",
+            "no se pudo leer los bloques 15..15 del archivo «base/5/16384»: se leyeron sólo 0 de 8192 bytes",
+            read_short.clone(),
+        ),
+        (
+            "fr",
+            "longueur invalide de l'enregistrement à 0/17BB4F0 : attendait au moins 24, a eu 0",
+            PgEvent::InvalidRecordLength {
+                lsn: lsn("0/17BB4F0"),
+            },
+        ),
+        (
+            "ja",
+            "ファイル\"base/5/16384\"でブロック範囲 15...15 を読み取れませんでした: 8192バイト中0バイト分のみ読み込みました",
+            read_short,
+        ),
+        (
+            "ja",
+            "\"自動VACUUMワーカー\"プロセスをforkできませんでした: リソースが一時的に利用できません",
+            PgEvent::ForkFailed {
+                process: "\"autovacuum worker\" process".into(),
+                error: "Resource temporarily unavailable".into(),
+            },
+        ),
+        (
+            "ru",
+            "клиентский обслуживающий процесс (PID 1423) был завершён по сигналу 9: Убито",
+            PgEvent::TerminatedBySignal {
+                process: "client backend".into(),
+                pid: 1423,
+                signal: 9,
+                signal_name: "Убито".into(),
+                query: None,
+            },
+        ),
+        (
+            "ru",
+            "некорректная страница в блоке 0 отношения \"base/5/16392\"",
+            PgEvent::InvalidPage {
+                block: 0,
+                relation: "base/5/16392".into(),
+            },
+        ),
+    ];
+    for (lang, message, event) in cases {
+        let r = translated(Severity::Error, message);
+        assert_eq!(r.event.as_ref(), Some(&event), "{message}");
+        assert_eq!(r.language, Some(lang), "{message}");
+    }
+}
+
+/// PostgreSQL 10–14 wordings in other languages, from the Debian postgresql-13 catalogs.
+#[test]
+fn pg10_to_14_wordings_in_other_languages() {
+    let cases = [
+        (
+            "ru",
+            "используется просроченная статистика вместо текущей, так как сборщик статистики не отвечает",
+            PgEvent::StaleStatistics,
+        ),
+        (
+            "zh_CN",
+            "由于统计收集器无响应而使用旧的统计信息来代替当前的统计信息",
+            PgEvent::StaleStatistics,
+        ),
+        (
+            // The French msgstr holds a newline: the server continues it on a TAB line.
+            "fr",
+            "utilise de vieilles statistiques à la place des actuelles car le collecteur de\nstatistiques ne répond pas",
+            PgEvent::StaleStatistics,
+        ),
+        (
+            "ja",
+            "データベースシステムはリードオンリー接続の受け付け準備ができました",
+            PgEvent::ReadyReadOnly,
+        ),
+        (
+            "de",
+            "Redo fertig bei 0/2C31F28",
+            PgEvent::RedoDone {
+                lsn: lsn("0/2C31F28"),
+                elapsed_seconds: None,
+            },
+        ),
+    ];
+    for (lang, message, event) in cases {
+        let r = translated(Severity::Log, message);
+        assert_eq!(r.event.as_ref(), Some(&event), "{message}");
+        assert_eq!(r.language, Some(lang), "{message}");
+    }
 }

@@ -202,6 +202,17 @@ impl Format {
         }
     }
 
+    /// Bytes of literal text in this format.
+    fn literal_len(&self) -> usize {
+        self.pieces
+            .iter()
+            .map(|p| match p {
+                Piece::Literal(l) => l.len(),
+                Piece::Arg { .. } => 0,
+            })
+            .sum()
+    }
+
     /// Prints `args` into this format.
     fn render(&self, args: &[String]) -> String {
         let mut out = String::new();
@@ -240,6 +251,9 @@ struct Catalog {
     /// Translations that start with numbers (`%X/%X 处的记录长度…`): the first [`KEY`] bytes
     /// after the leading run of [`NUMBER_CHARS`] → entries.
     by_after_number: FastMap<&'static [u8], Vec<usize>>,
+    /// Translations no index above fits (`"%s"プロセスをforkできませんでした: %m`: too
+    /// short a start, an argument at the end): tried one by one, last.
+    loose: Vec<usize>,
     /// Whole-text translations (process names, fixed messages, strerror), by their first
     /// [`KEY`] bytes → (translation, language, English).
     exact: FastMap<&'static [u8], Vec<(&'static str, Lang, &'static str)>>,
@@ -254,6 +268,7 @@ fn catalog() -> &'static Catalog {
             by_pid_tail: FastMap::default(),
             by_end: FastMap::default(),
             by_after_number: FastMap::default(),
+            loose: Vec::new(),
             exact: FastMap::default(),
         };
         let fixed = catalog::STRERROR.iter().chain(
@@ -288,8 +303,23 @@ fn catalog() -> &'static Catalog {
                 c.by_after_number.entry(key).or_default().push(idx);
             } else if let Some(key) = key_of_end(translated) {
                 c.by_end.entry(key).or_default().push(idx);
+            } else {
+                c.loose.push(idx);
             }
             c.entries.push(entry);
+        }
+        // A format with more literal text is the more specific one: try it first, so that
+        // `…: read only %zu of %zu bytes` wins over `…: %m` for the same start.
+        let entries = &c.entries;
+        for bucket in [
+            &mut c.by_start,
+            &mut c.by_pid_tail,
+            &mut c.by_end,
+            &mut c.by_after_number,
+        ] {
+            for candidates in bucket.values_mut() {
+                candidates.sort_by_key(|&i| std::cmp::Reverse(entries[i].translated.literal_len()));
+            }
         }
         c
     })
@@ -397,9 +427,16 @@ pub(crate) fn to_english(message: &str, langs: Languages) -> Option<(Lang, Strin
         return Some(found);
     }
     // `processus serveur (PID 5) a été arrêté par le signal 9 : Processus arrêté`
-    let (_, tail) = super::classify::split_pid_marker(message)?;
-    let candidates = c.by_pid_tail.get(tail.as_bytes().get(..KEY)?)?;
-    first_fit(c, candidates, message, langs)
+    if let Some((_, tail)) = super::classify::split_pid_marker(message)
+        && let Some(candidates) = tail
+            .as_bytes()
+            .get(..KEY)
+            .and_then(|k| c.by_pid_tail.get(k))
+        && let Some(found) = first_fit(c, candidates, message, langs)
+    {
+        return Some(found);
+    }
+    first_fit(c, &c.loose, message, langs)
 }
 
 fn first_fit(

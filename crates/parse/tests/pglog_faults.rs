@@ -1,0 +1,157 @@
+//! The fault captures (fixtures/record/pglog-{storage-faults,panic,fork-failure}.sh and
+//! pglog-pg13-stale-statistics.sh): each event with its fields, on every version and in every
+//! language it was recorded in.
+
+use pgmortem_parse::pglog::{self, PgEvent, PgLogOptions, PgRecord, Severity};
+
+fn records(name: &str) -> Vec<PgRecord> {
+    let path = format!(
+        "{}/../../fixtures/formats/pglog/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let log = pglog::parse(&std::fs::read(path).unwrap(), &PgLogOptions::default()).unwrap();
+    assert_eq!(log.stats.unrecognized_lines, 0, "{name}");
+    log.records
+}
+
+/// The events of `kinds`, in order, with the severity of their record.
+fn events(name: &str, kinds: &[&str]) -> Vec<(Option<Severity>, PgEvent)> {
+    records(name)
+        .into_iter()
+        .filter_map(|r| Some((r.severity, r.event?)))
+        .filter(|(_, e)| kinds.contains(&e.kind()))
+        .collect()
+}
+
+const STORAGE: &[&str] = &["could_not_read_block", "checksum_failure", "invalid_page"];
+
+#[test]
+fn a_short_file_and_a_bad_checksum_on_pg15_in_three_languages() {
+    let english = events("pg15-storage-faults.log", STORAGE);
+    let read = PgEvent::CouldNotReadBlock {
+        block: 15,
+        path: "base/5/16384".into(),
+        error: "read only 0 of 8192 bytes".into(),
+    };
+    assert_eq!(english[0], (Some(Severity::Error), read));
+    assert!(matches!(
+        english[1],
+        (Some(Severity::Warning), PgEvent::ChecksumFailure { calculated, expected }) if calculated != expected
+    ));
+    assert!(matches!(
+        &english[2],
+        (Some(Severity::Error), PgEvent::InvalidPage { block: 0, relation }) if relation.starts_with("base/5/")
+    ));
+    assert_eq!(english.len(), 3);
+    // Same data, same damage: the same events, field for field.
+    for file in ["pg15-de-storage-faults.log", "pg15-ja-storage-faults.log"] {
+        let translated = events(file, STORAGE);
+        let kinds = |v: &[(Option<Severity>, PgEvent)]| -> Vec<(Option<Severity>, &'static str)> {
+            v.iter().map(|(s, e)| (*s, e.kind())).collect()
+        };
+        assert_eq!(kinds(&translated), kinds(&english), "{file}");
+        assert_eq!(translated[0], english[0], "{file}");
+        assert_eq!(translated[1], english[1], "{file}");
+    }
+}
+
+#[test]
+fn pg18_reads_block_ranges_and_quotes_the_relation() {
+    let pg18 = events("pg18-storage-faults.log", STORAGE);
+    let kinds: Vec<(Option<Severity>, &str)> = pg18.iter().map(|(s, e)| (*s, e.kind())).collect();
+    assert_eq!(
+        kinds,
+        [
+            (Some(Severity::Log), "could_not_read_block"),
+            (Some(Severity::Error), "could_not_read_block"),
+            (Some(Severity::Log), "checksum_failure"),
+            (Some(Severity::Log), "invalid_page"),
+            (Some(Severity::Error), "invalid_page"),
+        ]
+    );
+    assert!(
+        matches!(&pg18[1].1, PgEvent::CouldNotReadBlock { block: 15, path, .. } if path == "base/5/16384")
+    );
+    assert!(
+        matches!(&pg18[4].1, PgEvent::InvalidPage { block: 0, relation } if !relation.contains('"'))
+    );
+}
+
+#[test]
+fn a_missing_checkpoint_panics_the_startup_process() {
+    for file in [
+        "pg15-panic-no-checkpoint.log",
+        "pg18-panic-no-checkpoint.log",
+        "pg15-ru-panic-no-checkpoint.log",
+    ] {
+        let got = events(
+            file,
+            &["panic", "terminated_by_signal", "shutting_down_after_crash"],
+        );
+        assert_eq!(got.len(), 3, "{file}: {got:?}");
+        assert_eq!(got[0], (Some(Severity::Panic), PgEvent::Panic), "{file}");
+        assert!(
+            matches!(&got[1].1, PgEvent::TerminatedBySignal { process, signal: 6, .. } if process == "startup process"),
+            "{file}: {got:?}"
+        );
+        assert_eq!(
+            got[2].1,
+            PgEvent::ShuttingDownAfterCrash {
+                reason: "shutting down due to startup process failure".into()
+            },
+            "{file}"
+        );
+    }
+}
+
+#[test]
+fn fork_failures_name_what_could_not_start() {
+    for (file, processes) in [
+        (
+            "pg15-fork-failure.log",
+            [
+                "autovacuum worker process",
+                "new process for connection",
+                "worker process",
+            ],
+        ),
+        (
+            "pg15-fr-fork-failure.log",
+            [
+                "autovacuum worker process",
+                "new process for connection",
+                "worker process",
+            ],
+        ),
+        (
+            "pg18-fork-failure.log",
+            [
+                "\"autovacuum worker\" process",
+                "background worker process",
+                "new process for connection",
+            ],
+        ),
+    ] {
+        let mut got: Vec<String> = events(file, &["fork_failed"])
+            .into_iter()
+            .map(|(_, e)| match e {
+                PgEvent::ForkFailed { process, error } => {
+                    assert_eq!(error, "Resource temporarily unavailable", "{file}");
+                    process
+                }
+                _ => unreachable!(),
+            })
+            .collect();
+        // sorted, each once
+        got.sort();
+        got.dedup();
+        assert_eq!(got, processes, "{file}");
+    }
+}
+
+#[test]
+fn a_stopped_stats_collector_gives_stale_statistics() {
+    let got = events("pg13-stale-statistics.log", &["stale_statistics"]);
+    assert!(!got.is_empty());
+    assert!(got.iter().all(|(s, _)| *s == Some(Severity::Log)));
+}
