@@ -12,7 +12,8 @@
 //!
 //! Lines of other programs (another syslog tag or journal identifier, a Heroku dyno that is not
 //! `postgres`, a `LogEntry` without `textPayload`) and journalctl's `-- Boot … --` markers are
-//! counted in `other_program_lines`. The further lines of a JSON entry written over several
+//! counted in `other_program_lines`. journalctl's short forms print a TAB that starts a message
+//! as eight spaces: such a line is read as PostgreSQL's TAB continuation. The further lines of a JSON entry written over several
 //! lines, and the `[` / `]` around a JSON array, are counted in `continuation_lines`.
 //!
 //! When the `log_line_prefix` has no time stamp (Heroku's ` sql_error_code = %e `), a record
@@ -152,7 +153,10 @@ impl Splitter {
         match self.format {
             PgLogFormat::Syslog5424 => from_syslog(number, syslog::split_rfc5424(text), true),
             PgLogFormat::Journal if is_journal_marker(text) => Unwrapped::Other,
-            PgLogFormat::Journal => from_syslog(number, syslog::split(text), false),
+            PgLogFormat::Journal => match from_syslog(number, syslog::split(text), false) {
+                Unwrapped::Postgres(inner) => Unwrapped::Postgres(journal_tab(inner)),
+                other => other,
+            },
             PgLogFormat::Heroku => heroku(number, text),
             PgLogFormat::CloudSql | PgLogFormat::JournalJson => {
                 match self.gather.push(number, text) {
@@ -201,6 +205,16 @@ impl Splitter {
 /// `-- Boot 0e5f… --`, `-- No entries --`, `-- Logs begin at … --`: journalctl's own lines.
 fn is_journal_marker(text: &str) -> bool {
     text.starts_with("-- ") && text.ends_with(" --")
+}
+
+/// `journalctl -o short*` prints a TAB at the start of a message as eight spaces: PostgreSQL's
+/// newline + TAB continuation lines come back as such.
+// Nov 21 19:09:02 dbhost postgres[14709]:           FROM pgbench_accounts AS a, pg_sleep(600) AS s
+fn journal_tab(mut inner: Inner<'_>) -> Inner<'_> {
+    if let Some(rest) = inner.body.strip_prefix("        ") {
+        inner.body = Cow::Owned(format!("\t{rest}"));
+    }
+    inner
 }
 
 /// A BSD or RFC 5424 syslog line (also journalctl's short forms).
@@ -404,7 +418,8 @@ pub(crate) fn sniff_line(text: &str) -> Option<PgLogFormat> {
     let bsd_fraction = stamp.len() > 16 && stamp[15] == b'.';
     let iso_offset_without_colon =
         stamp.len() > 20 && stamp[10] == b'T' && stamp[stamp.len() - 3] != b':';
-    if bsd_fraction || iso_offset_without_colon || line.body.starts_with('\t') {
+    let journal_tab = line.body.starts_with('\t') || line.body.starts_with("        ");
+    if bsd_fraction || iso_offset_without_colon || journal_tab {
         return Some(PgLogFormat::Journal);
     }
     line.sequence.map(|_| PgLogFormat::Syslog)

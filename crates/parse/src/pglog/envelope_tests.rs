@@ -77,7 +77,7 @@ fn journal_lines_of_other_programs_and_markers_are_counted() {
         Nov 21 19:02:55.101010 dbhost postgres[7001]: 2026-11-21 19:02:55.101 UTC [7001] LOG:  database system is ready to accept connections\n\
         Nov 21 19:02:55.201010 dbhost pgmortem-other[7010]: a line of another program\n\
         Nov 21 19:02:56.000001 dbhost postgres[7001]: 2026-11-21 19:02:56.000 UTC [7020] ERROR:  boom\n\
-        Nov 21 19:02:56.000002 dbhost postgres[7001]: \tsecond line\n\
+        Nov 21 19:02:56.000002 dbhost postgres[7001]:         second line\n\
         garbage\n";
     assert_eq!(
         crate::pglog::sniff_format(text.as_bytes()),
