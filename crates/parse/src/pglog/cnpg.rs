@@ -166,8 +166,12 @@ mod tests {
             2,
             r#"{"level":"info","ts":"2026-11-21T19:02:40Z","logger":"instance-manager","msg":"Checking for free disk space"}"#,
         );
-        r.push(3, r#"{"level":"info"}"#);
-        r.push(4, "");
+        r.push(
+            3,
+            r#"{"level":"info","ts":1795287760.118,"logger":"postgres","msg":"record","logging_pod":"cluster-example-1","record":{"log_time":"2026-11-21 19:02:41.001 UTC","user_name":"app","database_name":"shop","process_id":6400,"error_severity":"ERROR","sql_state_code":"42601","message":"syntax error at or near \"FROM\"\nsecond line","query":"SELECT\n  FROM"}}"#,
+        );
+        r.push(4, r#"{"level":"info"}"#);
+        r.push(5, "");
         let rec = r.pop().unwrap();
         assert_eq!(rec.pid, Some(6052));
         assert_eq!(rec.user, None);
@@ -179,6 +183,14 @@ mod tests {
             rec.event,
             Some(PgEvent::TerminatedBySignal { pid: 6362, .. })
         ));
+        let rec = r.pop().unwrap();
+        assert_eq!(
+            (rec.pid, rec.user.as_deref(), rec.database.as_deref()),
+            (Some(6400), Some("app"), Some("shop"))
+        );
+        assert_eq!(rec.message, "syntax error at or near \"FROM\"\nsecond line");
+        assert_eq!(rec.statement.as_deref(), Some("SELECT\n  FROM"));
+        assert_eq!(rec.line, 3);
         assert!(r.pop().is_none());
         let c = r.counters();
         assert_eq!(

@@ -221,3 +221,13 @@ fn sniffing_keeps_plain_syslog_and_stderr() {
     assert_eq!(log.prefix, "%t:%r:%u@%d:[%p]:");
     assert_eq!(log.records[0].user.as_deref(), Some("postgres"));
 }
+
+#[test]
+fn crlf_gives_the_same_records() {
+    let lf = "<134>1 2026-11-21T19:01:13.835739+00:00 dbhost postgres 1048 - -  [5-1] 2026-11-21 19:01:13.835 UTC [1048] LOG:  database system is ready to accept connections\n";
+    let crlf = lf.replace('\n', "\r\n");
+    let a = read(PgLogFormat::Syslog5424, lf);
+    let b = read(PgLogFormat::Syslog5424, &crlf);
+    assert_eq!(a.records, b.records);
+    assert_eq!(b.records[0].event, Some(PgEvent::Ready));
+}
