@@ -133,6 +133,8 @@ fn wrapped_forms_are_sniffed_and_selectable_by_format() {
         ("pg15-journal-short-iso.log", "journal"),
         ("pg15-journal-short-precise.log", "journal"),
         ("pg15-journal.json", "journal_json"),
+        ("pg15-journal-syslog-short.log", "journal"),
+        ("pg15-journal-syslog.json", "journal_json"),
         ("enveloped-heroku-pg15.log", "heroku"),
         ("enveloped-heroku-pg15-new.log", "heroku"),
         ("enveloped-cloudsql-pg15.json", "cloudsql"),

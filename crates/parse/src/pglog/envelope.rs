@@ -382,8 +382,9 @@ fn journal_entry(first_line: u64, entry: &str) -> Option<Unwrapped<'static>> {
 }
 
 /// The shape of one line, for [`super::sniff_format`]: `Some` when it says which wrapped
-/// format the log is (decisively); syslog lines that could be rsyslog's or journalctl's are
-/// left to the caller.
+/// format the log is (decisively); syslog lines that could be rsyslog's or journalctl's (BSD
+/// stamp, with or without `[N-M]`) are left to the caller. journalctl prints a TAB as eight
+/// spaces, also after `[N-M] ` when PostgreSQL logged to journald's syslog socket.
 pub(crate) fn sniff_line(text: &str) -> Option<PgLogFormat> {
     let trimmed = text.trim_start();
     if trimmed.starts_with('{') || trimmed.starts_with('"') || text.contains(" {\"") {
@@ -422,7 +423,7 @@ pub(crate) fn sniff_line(text: &str) -> Option<PgLogFormat> {
     if bsd_fraction || iso_offset_without_colon || journal_tab {
         return Some(PgLogFormat::Journal);
     }
-    line.sequence.map(|_| PgLogFormat::Syslog)
+    None
 }
 
 /// Reads a wrapped log: envelopes taken off by a [`Splitter`], PostgreSQL text assembled into

@@ -231,3 +231,25 @@ fn crlf_gives_the_same_records() {
     assert_eq!(a.records, b.records);
     assert_eq!(b.records[0].event, Some(PgEvent::Ready));
 }
+
+#[test]
+fn journal_of_syslog_messages_keeps_the_sequence_and_the_tab() {
+    let text = "Nov 21 19:15:31 dbhost postgres[11163]: [5-1] 2026-11-21 19:15:31.108 UTC [11163] LOG:  server process (PID 11321) was terminated by signal 9: Killed\n\
+        Nov 21 19:15:31 dbhost postgres[11163]: [5-2] 2026-11-21 19:15:31.108 UTC [11163] DETAIL:  Failed process was running: SELECT count(*)\n\
+        Nov 21 19:15:31 dbhost postgres[11163]: [5-3]           FROM pgbench_accounts\n";
+    assert_eq!(
+        crate::pglog::sniff_format(text.as_bytes()),
+        PgLogFormat::Journal
+    );
+    let log = parse(text.as_bytes(), &PgLogOptions::default()).unwrap();
+    assert_eq!(
+        log.records[0].detail.as_deref(),
+        Some("Failed process was running: SELECT count(*)\n  FROM pgbench_accounts")
+    );
+    // Without that line nothing tells rsyslog's file from journalctl's: read as syslog.
+    let head: String = text.lines().take(2).map(|l| format!("{l}\n")).collect();
+    assert_eq!(
+        crate::pglog::sniff_format(head.as_bytes()),
+        PgLogFormat::Syslog
+    );
+}

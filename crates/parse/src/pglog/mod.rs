@@ -301,10 +301,11 @@ pub(crate) fn detect_prefix<'a>(lines: impl Iterator<Item = &'a str>) -> LogLine
 /// The destination format of a log, from its first lines (the first one that says: jsonlog,
 /// csvlog, a syslog form, a journal form, an envelope); stderr when none does.
 ///
-/// BSD-stamped syslog lines are rsyslog's or `journalctl -o short`'s: a `[N-M]` sequence number
-/// says syslog, fractional seconds, an ISO stamp whose offset has no colon (`+0000`), a raw TAB
-/// line or a `-- Boot … --` marker say journal; with neither in the first lines it is syslog
-/// (both read the same).
+/// BSD-stamped syslog lines are rsyslog's or `journalctl -o short`'s: fractional seconds, an
+/// ISO stamp whose offset has no colon (`+0000`), a message starting with a TAB or with the
+/// eight spaces journalctl prints for one, or a `-- Boot … --` marker say journal; without any
+/// of these in the first lines it is syslog (both read the same but for those TABs and
+/// rsyslog's `#011`).
 pub fn sniff_format(head: &[u8]) -> PgLogFormat {
     let mut bsd_syslog = false;
     for line in crate::lines::Lines::new(head).take(DETECTION_LINES) {
