@@ -14,7 +14,9 @@
 //! `postgres`, a `LogEntry` without `textPayload`) and journalctl's `-- Boot … --` markers are
 //! counted in `other_program_lines`. journalctl's short forms print a TAB that starts a message
 //! as eight spaces: such a line is read as PostgreSQL's TAB continuation. The further lines of a JSON entry written over several
-//! lines, and the `[` / `]` around a JSON array, are counted in `continuation_lines`.
+//! lines, and the `[` / `]` around a JSON array, are counted in `continuation_lines`; so are
+//! the further lines of a PostgreSQL message inside one JSON payload (a `textPayload` holding a
+//! line and its TAB lines), which makes the counts add up to more than the physical lines.
 //!
 //! When the `log_line_prefix` has no time stamp (Heroku's ` sql_error_code = %e `), a record
 //! takes the envelope's time (RFC 3339 stamps and the journal's microseconds; BSD stamps have
@@ -479,18 +481,17 @@ impl WrappedReader {
                 first_line,
                 head,
                 lines,
-            } => self.broken(first_line, &head, lines),
+            } => self.broken(first_line, &head, lines, lines.saturating_sub(1)),
         }
     }
 
-    /// A JSON entry given up: its lines move from the continuation count to the
-    /// unrecognised one.
-    fn broken(&mut self, first_line: u64, head: &str, lines: u64) {
+    /// A JSON entry of `lines` lines given up: all are unrecognised, and the `counted` of them
+    /// already counted as continuation lines while it was gathered no longer are.
+    fn broken(&mut self, first_line: u64, head: &str, lines: u64, counted: u64) {
         let c = self.counters_mut();
         c.stats.unrecognized(first_line, head);
-        let further = lines.saturating_sub(1);
-        c.continuation_lines = c.continuation_lines.saturating_sub(further);
-        c.stats.unrecognized_lines += further;
+        c.stats.unrecognized_lines += lines.saturating_sub(1);
+        c.continuation_lines = c.continuation_lines.saturating_sub(counted);
     }
 
     fn feed(&mut self, raw: &str, inner: Inner<'_>) {
@@ -525,7 +526,7 @@ impl WrappedReader {
     /// End of input.
     pub(crate) fn finish(&mut self) {
         if let Some((first_line, head, lines)) = self.splitter.finish() {
-            self.broken(first_line, &head, lines);
+            self.broken(first_line, &head, lines, lines);
         }
         self.assembler.finish();
     }

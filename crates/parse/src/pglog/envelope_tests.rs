@@ -124,8 +124,13 @@ fn short_iso_stamps_and_journal_json() {
     );
     assert_eq!(log.records[1].message, "\u{fffd}");
     assert_eq!(log.other_program_lines, 1);
-    // The entry never closed: its line is unrecognised.
+    // The entry never closed: its line is unrecognised, and only that.
     assert_eq!(log.stats.unrecognized_lines, 1);
+    assert_eq!(log.continuation_lines, 0);
+    assert_eq!(
+        log.stats.lines,
+        log.stats.records + log.other_program_lines + log.stats.unrecognized_lines
+    );
 }
 
 #[test]
