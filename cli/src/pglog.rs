@@ -35,6 +35,14 @@ enum FormatArg {
     Csv,
     Json,
     Syslog,
+    Syslog5424,
+    Journal,
+    #[value(name = "journal_json", alias = "journal-json")]
+    JournalJson,
+    Heroku,
+    #[value(name = "cloudsql")]
+    CloudSql,
+    Cnpg,
 }
 
 /// What `--stats` prints.
@@ -72,6 +80,12 @@ pub(crate) fn parse(args: ParsePglogArgs, out: &mut dyn Write) -> Result<()> {
             FormatArg::Csv => Some(PgLogFormat::Csv),
             FormatArg::Json => Some(PgLogFormat::Json),
             FormatArg::Syslog => Some(PgLogFormat::Syslog),
+            FormatArg::Syslog5424 => Some(PgLogFormat::Syslog5424),
+            FormatArg::Journal => Some(PgLogFormat::Journal),
+            FormatArg::JournalJson => Some(PgLogFormat::JournalJson),
+            FormatArg::Heroku => Some(PgLogFormat::Heroku),
+            FormatArg::CloudSql => Some(PgLogFormat::CloudSql),
+            FormatArg::Cnpg => Some(PgLogFormat::Cnpg),
         },
         ..PgLogOptions::default()
     };

@@ -124,3 +124,73 @@ fn a_missing_file_is_an_error() {
         .code(2)
         .stderr(predicate::str::contains("cannot read /nonexistent/pg.log"));
 }
+
+#[test]
+fn wrapped_forms_are_sniffed_and_selectable_by_format() {
+    for (file, format) in [
+        ("pg15-syslog-rfc5424.syslog", "syslog5424"),
+        ("pg15-journal-short.log", "journal"),
+        ("pg15-journal-short-iso.log", "journal"),
+        ("pg15-journal-short-precise.log", "journal"),
+        ("pg15-journal.json", "journal_json"),
+        ("pg15-journal-syslog-short.log", "journal"),
+        ("pg15-journal-syslog.json", "journal_json"),
+        ("enveloped-heroku-pg15.log", "heroku"),
+        ("enveloped-heroku-pg15-new.log", "heroku"),
+        ("enveloped-cloudsql-pg15.json", "cloudsql"),
+        ("enveloped-cloudsql-pg15-array.json", "cloudsql"),
+        ("enveloped-cnpg-pg15.json", "cnpg"),
+    ] {
+        let path = fixture(file);
+        let sniffed = stats(&[path.to_str().unwrap()]);
+        let given = stats(&[path.to_str().unwrap(), "--format", format]);
+        assert_eq!(sniffed, given, "{file}");
+        assert_eq!(given["format"], format, "{file}");
+        assert_eq!(given["unrecognized_lines"], 0, "{file}: {given}");
+        let events = &given["events"];
+        for kind in [
+            "terminated_by_signal",
+            "terminating_other_processes",
+            "reinitializing",
+            "redo_start",
+            "redo_done",
+        ] {
+            assert_eq!(events[kind], 1, "{file}: {kind} in {events}");
+        }
+        assert_eq!(events["ready"], 2, "{file}");
+    }
+    // The journal's four views of one run agree record for record; its one line of another
+    // program is counted, not parsed.
+    let short = stats(&[fixture("pg15-journal-short.log").to_str().unwrap()]);
+    for file in [
+        "pg15-journal-short-iso.log",
+        "pg15-journal-short-precise.log",
+        "pg15-journal.json",
+    ] {
+        let s = stats(&[fixture(file).to_str().unwrap()]);
+        assert_eq!(
+            (&s["records"], &s["events"], &s["other_program_lines"]),
+            (
+                &short["records"],
+                &short["events"],
+                &short["other_program_lines"]
+            ),
+            "{file}"
+        );
+    }
+    assert_eq!(short["other_program_lines"], 1);
+    // RDS is stderr with its own prefix, picked without being told.
+    let rds = stats(&[fixture("pg15-rds-sigkill.log").to_str().unwrap()]);
+    assert_eq!(
+        (&rds["format"], &rds["prefix"]),
+        (&Value::from("stderr"), &Value::from("%t:%r:%u@%d:[%p]:"))
+    );
+    // A wrapped format that does not fit the file: every line is counted, nothing parsed.
+    let wrong = stats(&[
+        fixture("pg15-backend-sigkill.log").to_str().unwrap(),
+        "--format",
+        "heroku",
+    ]);
+    assert_eq!(wrong["records"], 0);
+    assert_eq!(wrong["unrecognized_lines"], wrong["lines"]);
+}

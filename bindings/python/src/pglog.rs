@@ -118,7 +118,8 @@ impl PgLogRecords {
 
 /// The records of a PostgreSQL server log (stderr, csvlog, jsonlog or syslog), given as a path
 /// or as `bytes`, one dict at a time. `prefix` is the `log_line_prefix` (default: detected);
-/// `format` is `"auto"`, `"stderr"`, `"csv"`, `"json"` or `"syslog"`.
+/// `format` is `"auto"`, `"stderr"`, `"csv"`, `"json"`, `"syslog"`, `"syslog5424"`,
+/// `"journal"`, `"journal_json"`, `"heroku"`, `"cloudsql"` or `"cnpg"`.
 #[pyfunction]
 #[pyo3(signature = (path_or_bytes, prefix=None, format="auto"))]
 fn parse_pg_log(

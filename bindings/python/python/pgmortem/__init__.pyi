@@ -404,7 +404,10 @@ def parse_cgroup_memory(files: dict[str, str | bytes]) -> CgroupMemory: ...
 # PostgreSQL server logs (parse_pg_log): see docs/pglog-events.md for the event kinds.
 class PgLogStats(TypedDict):
     prefix: str
-    format: Literal["stderr", "csv", "json", "syslog"]
+    format: Literal[
+        "stderr", "csv", "json", "syslog", "syslog5424", "journal", "journal_json", "heroku",
+        "cloudsql", "cnpg",
+    ]
     records: list[dict[str, object]]
     stats: dict[str, object]
     continuation_lines: int
@@ -422,5 +425,8 @@ class PgLogRecords:
 def parse_pg_log(
     path_or_bytes: str | PathLike[str] | bytes,
     prefix: str | None = None,
-    format: Literal["auto", "stderr", "csv", "json", "syslog"] = "auto",
+    format: Literal[
+        "auto", "stderr", "csv", "json", "syslog", "syslog5424", "journal", "journal_json",
+        "heroku", "cloudsql", "cnpg",
+    ] = "auto",
 ) -> PgLogRecords: ...

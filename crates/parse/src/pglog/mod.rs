@@ -12,7 +12,19 @@
 //!
 //! [`PgLogOptions::format`] `None` sniffs it from the first lines ([`sniff_format`]): a line
 //! starting `{"timestamp":"` is jsonlog, a `%m` stamp followed by a comma csvlog, a syslog
-//! header (`Nov 21 18:40:01 host postgres[pid]: `) syslog, anything else stderr.
+//! header (`Nov 21 18:40:01 host postgres[pid]: `) syslog, anything else stderr. Logs wrapped
+//! by a log pipeline or a cloud service are read too, each by its envelope's shape (the name
+//! is the `--format` value):
+//!
+//! * `syslog5424`: RFC 5424 syslog (`<134>1 2026-11-21T18:40:01.123456+00:00 host postgres 1234 - - …`);
+//! * `journal`: `journalctl -o short`, `short-iso`, `short-precise` of the server's stderr or
+//!   syslog; `journal_json`: `journalctl -o json` / `json-pretty`;
+//! * `heroku`: `heroku logs` (`… app[postgres.1234]: [DATABASE] [5-1]  sql_error_code = …`);
+//! * `cloudsql`: Google Cloud SQL's Cloud Logging entries (`textPayload`), one JSON per line or
+//!   `gcloud logging read --format=json`'s array;
+//! * `cnpg`: CloudNativePG's JSON lines (`"logger":"postgres"`, csvlog columns in `record`).
+//!
+//! Amazon RDS logs are stderr with `%t:%r:%u@%d:[%p]:`, one of [`CANDIDATE_PREFIXES`].
 //!
 //! # How lines become records
 //!
@@ -51,7 +63,10 @@ mod assemble;
 #[rustfmt::skip]
 mod catalog;
 mod classify;
+mod cnpg;
 mod csvlog;
+mod envelope;
+mod jsongather;
 mod jsonlog;
 mod memdump;
 mod prefix;
@@ -84,18 +99,41 @@ pub enum PgLogFormat {
     Json,
     /// `syslog`, as written to a file by rsyslog (BSD or RFC 3339 stamps).
     Syslog,
+    /// `syslog` in RFC 5424 form (`<134>1 2026-11-21T18:40:01.123456+00:00 host postgres 1234 - - …`).
+    Syslog5424,
+    /// `journalctl -o short` / `short-iso` / `short-precise` of the server's stderr or syslog.
+    Journal,
+    /// `journalctl -o json` (or `json-pretty`): `MESSAGE`, `_PID`, `SYSLOG_IDENTIFIER`,
+    /// `__REALTIME_TIMESTAMP` of each entry.
+    JournalJson,
+    /// `heroku logs`: `2026-11-21T18:40:01.123456+00:00 app[postgres.1234]: [DATABASE] [5-1] …`.
+    Heroku,
+    /// Google Cloud SQL through Cloud Logging: `LogEntry` JSON whose `textPayload` is the line
+    /// (one entry per line, or the array `gcloud logging read --format=json` prints).
+    #[serde(rename = "cloudsql")]
+    CloudSql,
+    /// CloudNativePG's instance manager: `{"logger":"postgres","record":{csvlog columns}}`.
+    Cnpg,
 }
 
 impl std::str::FromStr for PgLogFormat {
     type Err = String;
 
-    /// `stderr`, `csv` (or `csvlog`), `json` (or `jsonlog`), `syslog`.
+    /// `stderr`, `csv` (or `csvlog`), `json` (or `jsonlog`), `syslog`, `syslog5424` (or
+    /// `rfc5424`), `journal`, `journal_json` (or `journal-json`), `heroku`, `cloudsql` (or
+    /// `cloud-sql`), `cnpg` (or `cloudnativepg`).
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         Ok(match s {
             "stderr" => PgLogFormat::Stderr,
             "csv" | "csvlog" => PgLogFormat::Csv,
             "json" | "jsonlog" => PgLogFormat::Json,
             "syslog" => PgLogFormat::Syslog,
+            "syslog5424" | "rfc5424" => PgLogFormat::Syslog5424,
+            "journal" => PgLogFormat::Journal,
+            "journal_json" | "journal-json" => PgLogFormat::JournalJson,
+            "heroku" => PgLogFormat::Heroku,
+            "cloudsql" | "cloud-sql" => PgLogFormat::CloudSql,
+            "cnpg" | "cloudnativepg" => PgLogFormat::Cnpg,
             other => return Err(format!("unknown PostgreSQL log format {other:?}")),
         })
     }
@@ -214,8 +252,9 @@ pub enum PgLogError {
 }
 
 /// The prefixes tried, in order of preference, when none is given: PostgreSQL ≥ 10's default,
-/// the Debian/Ubuntu packages' default, common pgBadger and managed-service settings, and the
-/// empty prefix of PostgreSQL < 10.
+/// the Debian/Ubuntu packages' default, common pgBadger and managed-service settings (Amazon
+/// RDS `%t:%r:%u@%d:[%p]:`, Google Cloud SQL `%m [%p]: [%l-1] db=%d,user=%u `, Heroku's two),
+/// and the empty prefix of PostgreSQL < 10.
 pub const CANDIDATE_PREFIXES: &[&str] = &[
     "%m [%p] ",
     "%m [%p] %q%u@%d ",
@@ -223,6 +262,11 @@ pub const CANDIDATE_PREFIXES: &[&str] = &[
     "%t [%p]: [%l-1] ",
     "%t [%p]: [%l-1] user=%u,db=%d,app=%a,client=%h ",
     "%t:%r:%u@%d:[%p]:",
+    "%m [%p]: [%l-1] db=%d,user=%u ",
+    " sql_error_code = %e ",
+    " sql_error_code = %e time_ms = \"%m\" pid=\"%p\" proc_start_time=\"%s\" session_id=\"%c\" \
+     vtid=\"%v\" tid=\"%x\" log_line=\"%l\" %qdatabase=\"%d\" connection_source=\"%r\" user=\"%u\" \
+     application_name=\"%a\" ",
     "",
 ];
 
@@ -294,8 +338,15 @@ pub(crate) fn detect_prefix<'a>(
 }
 
 /// The destination format of a log, from its first lines (the first one that says: jsonlog,
-/// csvlog or syslog); stderr when none does.
+/// csvlog, a syslog form, a journal form, an envelope); stderr when none does.
+///
+/// BSD-stamped syslog lines are rsyslog's or `journalctl -o short`'s: fractional seconds, an
+/// ISO stamp whose offset has no colon (`+0000`), a message starting with a TAB or with the
+/// eight spaces journalctl prints for one, or a `-- Boot … --` marker say journal; without any
+/// of these in the first lines it is syslog (both read the same but for those TABs and
+/// rsyslog's `#011`).
 pub fn sniff_format(head: &[u8]) -> PgLogFormat {
+    let mut bsd_syslog = false;
     for line in crate::lines::Lines::new(head).take(DETECTION_LINES) {
         let text = cut(&line.text, 4096);
         if text.trim().is_empty() {
@@ -307,21 +358,29 @@ pub fn sniff_format(head: &[u8]) -> PgLogFormat {
         if csvlog::looks_like_row(text) {
             return PgLogFormat::Csv;
         }
+        if let Some(format) = envelope::sniff_line(text) {
+            return format;
+        }
         if let Some(l) = syslog::split(text)
             && l.program.starts_with("postgres")
         {
-            return PgLogFormat::Syslog;
+            bsd_syslog = true;
+            continue;
         }
         let tail_ok = |rest: &str| severity::split(rest).is_some();
         let prefixed = CANDIDATE_PREFIXES.iter().any(|p| {
             !p.is_empty()
                 && LogLinePrefix::compile(p).is_ok_and(|c| c.match_line(text, &tail_ok).is_some())
         });
-        if prefixed {
+        if prefixed && !bsd_syslog {
             return PgLogFormat::Stderr;
         }
     }
-    PgLogFormat::Stderr
+    if bsd_syslog {
+        PgLogFormat::Syslog
+    } else {
+        PgLogFormat::Stderr
+    }
 }
 
 /// `text` cut to at most `max` bytes at a character boundary.

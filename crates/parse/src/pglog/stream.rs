@@ -6,7 +6,9 @@
 use std::collections::VecDeque;
 
 use super::assemble::{Assembler, Join};
+use super::cnpg::CnpgReader;
 use super::csvlog::CsvReader;
+use super::envelope::{self, WrappedReader};
 use super::jsonlog::JsonReader;
 use super::severity;
 use super::{
@@ -21,6 +23,9 @@ enum Engine {
     Syslog(Box<Assembler>),
     Csv(Box<CsvReader>),
     Json(Box<JsonReader>),
+    /// syslog5424, journal, journal_json, heroku, cloudsql (envelope.rs).
+    Wrapped(Box<WrappedReader>),
+    Cnpg(Box<CnpgReader>),
 }
 
 impl Engine {
@@ -30,6 +35,8 @@ impl Engine {
             Engine::Syslog(a) => syslog_line(a, number, text),
             Engine::Csv(c) => c.push(number, text),
             Engine::Json(j) => j.push(number, text),
+            Engine::Wrapped(w) => w.push(number, text),
+            Engine::Cnpg(c) => c.push(number, text),
         }
     }
 
@@ -38,6 +45,8 @@ impl Engine {
             Engine::Stderr(a) | Engine::Syslog(a) => a.finish(),
             Engine::Csv(c) => c.finish(),
             Engine::Json(_) => {}
+            Engine::Wrapped(w) => w.finish(),
+            Engine::Cnpg(c) => c.finish(),
         }
     }
 
@@ -46,6 +55,8 @@ impl Engine {
             Engine::Stderr(a) | Engine::Syslog(a) => a.pop(),
             Engine::Csv(c) => c.pop(),
             Engine::Json(j) => j.pop(),
+            Engine::Wrapped(w) => w.pop(),
+            Engine::Cnpg(c) => c.pop(),
         }
     }
 
@@ -54,6 +65,8 @@ impl Engine {
             Engine::Stderr(a) | Engine::Syslog(a) => a.counters(),
             Engine::Csv(c) => &c.counters,
             Engine::Json(j) => &j.counters,
+            Engine::Wrapped(w) => w.counters(),
+            Engine::Cnpg(c) => c.counters(),
         }
     }
 
@@ -62,13 +75,16 @@ impl Engine {
             Engine::Stderr(a) | Engine::Syslog(a) => a.counters_mut(),
             Engine::Csv(c) => &mut c.counters,
             Engine::Json(j) => &mut j.counters,
+            Engine::Wrapped(w) => w.counters_mut(),
+            Engine::Cnpg(c) => c.counters_mut(),
         }
     }
 
     fn prefix(&self) -> &str {
         match self {
             Engine::Stderr(a) | Engine::Syslog(a) => a.prefix().as_str(),
-            Engine::Csv(_) | Engine::Json(_) => "",
+            Engine::Wrapped(w) => w.prefix(),
+            Engine::Csv(_) | Engine::Json(_) | Engine::Cnpg(_) => "",
         }
     }
 }
@@ -108,6 +124,25 @@ fn start(head: &[u8], options: &PgLogOptions) -> Result<(PgLogFormat, Engine), P
     let engine = match format {
         PgLogFormat::Csv => Engine::Csv(Box::new(CsvReader::new(options.max_record_bytes))),
         PgLogFormat::Json => Engine::Json(Box::new(JsonReader::new())),
+        PgLogFormat::Cnpg => Engine::Cnpg(Box::new(CnpgReader::new(options.max_record_bytes))),
+        PgLogFormat::Syslog5424
+        | PgLogFormat::Journal
+        | PgLogFormat::JournalJson
+        | PgLogFormat::Heroku
+        | PgLogFormat::CloudSql => {
+            let head_lines = Lines::new(head)
+                .take(DETECTION_LINES)
+                .map(|l| (l.number, cut(&l.text, options.max_line_bytes).to_owned()));
+            let lines = envelope::head_bodies(format, head_lines, options.max_record_bytes);
+            let (prefix, choice) = choose_prefix(options, &lines)?;
+            let mut assembler = Assembler::new(prefix, options.max_record_bytes);
+            assembler.counters_mut().prefix_choice = Some(choice);
+            Engine::Wrapped(Box::new(WrappedReader::new(
+                format,
+                assembler,
+                options.max_record_bytes,
+            )))
+        }
         PgLogFormat::Stderr | PgLogFormat::Syslog => {
             let lines: Vec<(u64, String)> = Lines::new(head)
                 .take(DETECTION_LINES)
@@ -125,14 +160,7 @@ fn start(head: &[u8], options: &PgLogOptions) -> Result<(PgLogFormat, Engine), P
                     Some((l.number, body))
                 })
                 .collect();
-            let (prefix, choice) = match &options.prefix {
-                Some(text) => {
-                    let prefix = LogLinePrefix::compile(text)?;
-                    let choice = check_prefix_fits(&prefix, &lines)?;
-                    (prefix, choice)
-                }
-                None => detect_prefix(lines.iter().map(|(_, t)| t.as_str())),
-            };
+            let (prefix, choice) = choose_prefix(options, &lines)?;
             let mut assembler = Box::new(Assembler::new(prefix, options.max_record_bytes));
             assembler.counters_mut().prefix_choice = Some(choice);
             if format == PgLogFormat::Syslog {
@@ -143,6 +171,22 @@ fn start(head: &[u8], options: &PgLogOptions) -> Result<(PgLogFormat, Engine), P
         }
     };
     Ok((format, engine))
+}
+
+/// The prefix given in `options` (checked against the first `lines`), else the one detected
+/// from them.
+fn choose_prefix(
+    options: &PgLogOptions,
+    lines: &[(u64, String)],
+) -> Result<(LogLinePrefix, PrefixChoice), PgLogError> {
+    match &options.prefix {
+        Some(text) => {
+            let prefix = LogLinePrefix::compile(text)?;
+            let choice = check_prefix_fits(&prefix, lines)?;
+            Ok((prefix, choice))
+        }
+        None => Ok(detect_prefix(lines.iter().map(|(_, t)| t.as_str()))),
+    }
 }
 
 /// A prefix given by the user must fit at least one of the first lines (when there are any

@@ -11,6 +11,22 @@
 //! as rsyslog's `#011`) and cuts lines longer than about 900 bytes into pieces that simply
 //! continue the text. The body of each piece is a stderr line, so the rest is the stderr
 //! assembler's work; the header's PID stands in when the prefix has no `%p`.
+//!
+//! The same header, with fractional seconds (`Nov 21 18:40:01.123456`) or an ISO stamp whose
+//! offset has no colon (`2026-11-21T18:40:01+0000`), is what `journalctl -o short-precise` /
+//! `-o short-iso` print. RFC 5424 lines (rsyslog's `RSYSLOG_SyslogProtocol23Format`) are read by
+//! [`split_rfc5424`]:
+//!
+//! ```text
+//! <134>1 2026-11-21T19:01:13.835739+00:00 dbhost postgres 1048 - -  [5-1] 2026-11-21 19:01:13.835 UTC [1048] LOG:  server process (PID 1366) was terminated by signal 9: Killed
+//! ```
+
+use nom::bytes::complete::{escaped, is_not, tag, take_while_m_n, take_while1};
+use nom::character::complete::{char, one_of};
+use nom::combinator::{opt, recognize};
+use nom::multi::many1;
+use nom::sequence::delimited;
+use nom::{IResult, Parser};
 
 /// A syslog line taken apart.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -23,11 +39,15 @@ pub(crate) struct SyslogLine<'a> {
     pub(crate) sequence: Option<(u64, u32)>,
     /// The text after the header and the sequence number.
     pub(crate) body: &'a str,
+    /// The header's time stamp as written (`Nov 21 18:40:01`, `2026-11-21T18:40:01.123456+00:00`;
+    /// `None` for RFC 5424's NILVALUE).
+    pub(crate) stamp: Option<&'a str>,
 }
 
 /// `Nov 21 18:40:01 host prog[pid]: ` or `2026-11-21T18:40:01.123456+00:00 host prog[pid]: `.
 pub(crate) fn split(line: &str) -> Option<SyslogLine<'_>> {
     let rest = skip_stamp(line)?;
+    let stamp = &line[..line.len() - rest.len()];
     let rest = rest.strip_prefix(' ')?;
     let (_host, rest) = rest.split_once(' ')?;
     let colon = rest.find(": ")?;
@@ -46,11 +66,97 @@ pub(crate) fn split(line: &str) -> Option<SyslogLine<'_>> {
         pid,
         sequence,
         body,
+        stamp: Some(stamp),
     })
 }
 
+/// An RFC 5424 line: `<PRI>1 TIMESTAMP HOSTNAME APP-NAME PROCID MSGID STRUCTURED-DATA MSG`.
+/// PROCID is the PID when it is a number; the MSG (after an optional BOM) is read like a BSD
+/// line's text. rsyslog keeps the space after the tag PostgreSQL sent, so the MSG usually
+/// starts with one more space: it is dropped.
+pub(crate) fn split_rfc5424(line: &str) -> Option<SyslogLine<'_>> {
+    let (rest, (stamp, app, procid)) = rfc5424_header(line).ok()?;
+    let rest = match rest.strip_prefix(' ') {
+        Some(msg) => msg.strip_prefix('\u{feff}').unwrap_or(msg),
+        None if rest.is_empty() => rest,
+        None => return None,
+    };
+    let rest = rest.strip_prefix(' ').unwrap_or(rest);
+    let (sequence, body) = sequence(rest);
+    Some(SyslogLine {
+        program: app,
+        pid: procid.parse().ok(),
+        sequence,
+        body,
+        stamp: (stamp != "-").then_some(stamp),
+    })
+}
+
+// <134>1 2026-11-21T19:01:13.835739+00:00 dbhost postgres 1048 - -  [5-1] …
+fn rfc5424_header(i: &str) -> IResult<&str, (&str, &str, &str)> {
+    let (i, _) = priority_version(i)?;
+    let (i, stamp) = header_field(i)?;
+    let (i, _host) = header_field(i)?;
+    let (i, app) = header_field(i)?;
+    let (i, procid) = header_field(i)?;
+    let (i, _msgid) = header_field(i)?;
+    let (i, _) = char(' ').parse(i)?;
+    let (i, _) = structured_data(i)?;
+    Ok((i, (stamp, app, procid)))
+}
+
+// <134>1
+fn priority_version(i: &str) -> IResult<&str, &str> {
+    recognize((
+        char('<'),
+        take_while_m_n(1, 3, |c: char| c.is_ascii_digit()),
+        tag(">1"),
+    ))
+    .parse(i)
+}
+
+// ` dbhost` (a space, then printable ASCII up to the next space; `-` is NILVALUE)
+fn header_field(i: &str) -> IResult<&str, &str> {
+    let (i, _) = char(' ').parse(i)?;
+    take_while1(|c: char| c.is_ascii_graphic()).parse(i)
+}
+
+// `-` or `[exampleSDID@32473 iut="3" eventSource="Application"][origin ip="192.0.2.1"]`
+fn structured_data(i: &str) -> IResult<&str, &str> {
+    if let Some(rest) = i.strip_prefix('-') {
+        return Ok((rest, "-"));
+    }
+    recognize(many1(sd_element)).parse(i)
+}
+
+// [exampleSDID@32473 iut="3" eventSource="Application"]
+fn sd_element(i: &str) -> IResult<&str, &str> {
+    recognize((
+        char('['),
+        take_while1(|c: char| c.is_ascii_graphic() && !matches!(c, '=' | ']' | '"' | ' ')),
+        nom::multi::many0(sd_param),
+        char(']'),
+    ))
+    .parse(i)
+}
+
+// ` eventSource="App \"x\" \]"` (`"`, `\` and `]` escaped with a backslash)
+fn sd_param(i: &str) -> IResult<&str, &str> {
+    recognize((
+        char(' '),
+        take_while1(|c: char| c.is_ascii_graphic() && !matches!(c, '=' | ']' | '"' | ' ')),
+        char('='),
+        delimited(
+            char('"'),
+            opt(escaped(is_not("\\\""), '\\', one_of("\"\\]"))),
+            char('"'),
+        ),
+    ))
+    .parse(i)
+}
+
 /// `[12-3] rest` → ((12, 3), rest).
-fn sequence(body: &str) -> (Option<(u64, u32)>, &str) {
+pub(crate) fn sequence(body: &str) -> (Option<(u64, u32)>, &str) {
     let parsed = body.strip_prefix('[').and_then(|b| {
         let (inner, rest) = b.split_once("] ")?;
         let (n, m) = inner.split_once('-')?;
@@ -66,7 +172,7 @@ fn sequence(body: &str) -> (Option<(u64, u32)>, &str) {
 /// stamp.
 fn skip_stamp(line: &str) -> Option<&str> {
     let b = line.as_bytes();
-    // Nov 21 18:40:01 / Nov  1 18:40:01
+    // Nov 21 18:40:01 / Nov  1 18:40:01 / Nov 21 18:40:01.123456 (journalctl -o short-precise)
     let digits = |at: &[usize]| at.iter().all(|&i| b[i].is_ascii_digit());
     if b.len() > 15
         && b[..3].iter().all(u8::is_ascii_alphabetic)
@@ -78,7 +184,10 @@ fn skip_stamp(line: &str) -> Option<&str> {
         && b[12] == b':'
         && digits(&[7, 8, 10, 11, 13, 14])
     {
-        return line.get(15..);
+        let fraction = b[15..].strip_prefix(b".").map_or(0, |f| {
+            1 + f.iter().take_while(|c| c.is_ascii_digit()).count()
+        });
+        return line.get(15 + fraction..);
     }
     // 2026-11-21T18:40:01[.123456](+00:00|Z)
     if b.len() > 20 && b[4] == b'-' && b[7] == b'-' && b[10] == b'T' && b[13] == b':' {
