@@ -109,8 +109,10 @@ impl PgLogRecords {
         }
     }
 
-    /// Counts so far: `prefix`, `format`, `lines`, `records`, `continuation_lines`,
-    /// `unrecognized_lines`, … (the `pgmortem parse pglog --stats` keys without `events`).
+    /// Counts so far: `prefix`, `format`, `prefix_choice` (how the prefix was chosen and how
+    /// many of the first lines it fits), `stats` (`lines`, `records`, `unrecognized_lines`,
+    /// …), `continuation_lines`, …, and `events` (kind → records) and `languages` for the
+    /// records yielded so far.
     fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         to_python(py, &self.reader.summary())
     }

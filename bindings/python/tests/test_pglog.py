@@ -1,6 +1,7 @@
 """pgmortem.parse_pg_log on real PostgreSQL logs: every destination, languages, streaming."""
 
 import gzip
+from collections import Counter
 import resource
 from pathlib import Path
 
@@ -41,6 +42,22 @@ def test_path_and_bytes_agree_and_stats_count_lines() -> None:
     assert stats["format"] == "syslog"
     assert stats["stats"]["lines"] == len(path.read_bytes().splitlines())
     assert stats["stats"]["unrecognized_lines"] == 0
+    assert stats["events"] == dict(Counter(kinds(from_path)))
+    assert stats["events"]["terminated_by_signal"] == 1
+    assert stats["prefix_choice"] is not None
+    assert stats["prefix_choice"]["method"] == "candidate"
+    assert stats["prefix_choice"]["lines_fitting"] > 0
+
+
+def test_stats_say_how_a_learned_prefix_was_chosen_and_count_languages() -> None:
+    records = pgmortem.parse_pg_log(PGLOG / "pg15-prefix-pipes.log")
+    assert sum(1 for _ in records) > 0
+    stats = records.stats()
+    assert stats["prefix"] == "%m|%p|%c|%l|%e|%u|%d|%a| "
+    assert stats["prefix_choice"] == {"method": "inferred", "lines_tried": 30, "lines_fitting": 30}
+    french = pgmortem.parse_pg_log(PGLOG / "pg15-fr-sigkill.log")
+    n = sum(1 for r in french if r["language"] == "fr")
+    assert french.stats()["languages"] == {"fr": n}
 
 
 def test_a_gzip_compressed_path_reads_like_the_plain_file(tmp_path: Path) -> None:

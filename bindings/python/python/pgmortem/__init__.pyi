@@ -416,6 +416,14 @@ class PgLogStats(TypedDict):
     blank_lines: int
     other_program_lines: int
     broken_rows: int
+    prefix_choice: PrefixChoice | None
+    events: dict[str, int]
+    languages: dict[str, int]
+
+class PrefixChoice(TypedDict):
+    method: Literal["given", "candidate", "inferred"]
+    lines_tried: int
+    lines_fitting: int
 
 class PgLogRecords:
     def __iter__(self) -> PgLogRecords: ...

@@ -83,6 +83,8 @@ pub use stream::{PgLogReader, PgRecords, records};
 pub use time::fixed_offset;
 pub use types::*;
 
+use std::collections::BTreeMap;
+
 use crate::ParseStats;
 use serde::Serialize;
 
@@ -194,6 +196,11 @@ pub struct PgLog {
     /// How `prefix` was chosen and how many of the first lines it fits (`None` for csvlog and
     /// jsonlog, which have no prefix).
     pub prefix_choice: Option<PrefixChoice>,
+    /// Records by event kind ([`PgEvent::kind`]), for the records handed out so far.
+    pub events: BTreeMap<&'static str, u64>,
+    /// Records by the language their message was read in (only translated ones: `fr`, `de`,
+    /// …), for the records handed out so far.
+    pub languages: BTreeMap<&'static str, u64>,
 }
 
 /// How the `log_line_prefix` of a stderr or syslog log was chosen.
@@ -220,6 +227,20 @@ pub(crate) struct Counters {
     pub(crate) other_program_lines: u64,
     pub(crate) broken_rows: u64,
     pub(crate) prefix_choice: Option<PrefixChoice>,
+    pub(crate) events: BTreeMap<&'static str, u64>,
+    pub(crate) languages: BTreeMap<&'static str, u64>,
+}
+
+impl Counters {
+    /// Counts a record handed out: its event kind and its language.
+    pub(crate) fn count(&mut self, record: &PgRecord) {
+        if let Some(event) = &record.event {
+            *self.events.entry(event.kind()).or_default() += 1;
+        }
+        if let Some(language) = record.language {
+            *self.languages.entry(language).or_default() += 1;
+        }
+    }
 }
 
 /// Errors of the PostgreSQL log parser.

@@ -50,14 +50,17 @@ impl Engine {
         }
     }
 
+    /// The next finished record, counted by event kind and language.
     fn pop(&mut self) -> Option<Box<PgRecord>> {
-        match self {
+        let record = match self {
             Engine::Stderr(a) | Engine::Syslog(a) => a.pop(),
             Engine::Csv(c) => c.pop(),
             Engine::Json(j) => j.pop(),
             Engine::Wrapped(w) => w.pop(),
             Engine::Cnpg(c) => c.pop(),
-        }
+        }?;
+        self.counters_mut().count(&record);
+        Some(record)
     }
 
     fn counters(&self) -> &Counters {
@@ -253,6 +256,8 @@ fn summary(engine: &Engine, format: PgLogFormat) -> PgLog {
         other_program_lines: c.other_program_lines,
         broken_rows: c.broken_rows,
         prefix_choice: c.prefix_choice.clone(),
+        events: c.events.clone(),
+        languages: c.languages.clone(),
     }
 }
 
