@@ -4,13 +4,19 @@ use pgmortem_parse::pglog::{self, PgLogFormat, PgLogOptions, PgLogReader};
 
 /// Parses `data` as `format` whole and through the chunked reader: never a panic, consistent
 /// counts, and the same records both ways. The first byte picks the chunk size and the limits.
+#[allow(dead_code)] // not used by every target that includes this file
 pub fn check(data: &[u8], format: PgLogFormat) {
+    check_maybe_sniffed(data, Some(format));
+}
+
+/// [`check`], with the format sniffed when `format` is `None`.
+pub fn check_maybe_sniffed(data: &[u8], format: Option<PgLogFormat>) {
     let (knob, data) = match data.split_first() {
         Some((k, rest)) => (*k, rest),
         None => (0, data),
     };
     let options = PgLogOptions {
-        format: Some(format),
+        format,
         max_line_bytes: if knob % 2 == 0 { 64 + usize::from(knob) } else { 1 << 20 },
         max_record_bytes: 256 + usize::from(knob) * 8,
         ..PgLogOptions::default()
