@@ -124,3 +124,70 @@ fn a_missing_file_is_an_error() {
         .code(2)
         .stderr(predicate::str::contains("cannot read /nonexistent/pg.log"));
 }
+
+/// `args` on `file`, standard output.
+fn run(file: &Path, args: &[&str]) -> Vec<u8> {
+    let output = pgmortem()
+        .args(["parse", "pglog"])
+        .arg(file)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    output.stdout
+}
+
+#[test]
+fn two_threads_print_what_one_thread_prints() {
+    // Each format's fixtures, several times over, cut into small blocks and chunks so that
+    // many records, DETAIL and TAB lines and memory-context dumps cross a cut.
+    let dir = tempfile::tempdir().unwrap();
+    for (ext, names) in [
+        (
+            "log",
+            &[
+                "pg15-events.log",
+                "pg15-backend-sigsegv.log",
+                "pg13-parallel-worker-sigkill.log",
+                "edge-crlf-badbytes-truncated.log",
+            ][..],
+        ),
+        ("csv", &["pg15-events.csv", "edge-csv-broken-quote.csv"][..]),
+        (
+            "json",
+            &["pg15-events.json", "edge-json-bad-lines.json"][..],
+        ),
+    ] {
+        let mut log = Vec::new();
+        for _ in 0..4 {
+            for name in names {
+                log.extend(std::fs::read(fixture(name)).unwrap());
+                if !log.ends_with(b"\n") {
+                    log.push(b'\n');
+                }
+            }
+        }
+        let file = dir.path().join(format!("big.{ext}"));
+        std::fs::write(&file, &log).unwrap();
+        for stats in [&["--stats"][..], &[][..]] {
+            let one = run(&file, &[stats, &["--threads", "1"]].concat());
+            assert!(one.len() > 1000, "{ext}");
+            for block in ["20000", "100000"] {
+                let two = run(
+                    &file,
+                    &[stats, &["--threads", "2", "--block-bytes", block]].concat(),
+                );
+                assert!(
+                    one == two,
+                    "{ext} {stats:?} block {block}:\n{}\nvs\n{}",
+                    String::from_utf8_lossy(&one[..one.len().min(2000)]),
+                    String::from_utf8_lossy(&two[..two.len().min(2000)])
+                );
+            }
+        }
+    }
+}

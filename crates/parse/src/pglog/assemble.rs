@@ -130,6 +130,35 @@ impl Assembler {
         }
     }
 
+    /// An assembler with the same prefix and limits, at the start of a log.
+    pub(crate) fn fresh(&self) -> Self {
+        Assembler::new(self.prefix.clone(), self.max_part_bytes)
+    }
+
+    /// True when both assemblers hold the same records in their windows (same claims), the same
+    /// open part, dump and languages: fed the same lines from here, they give the same records.
+    pub(crate) fn same_state(&self, other: &Assembler) -> bool {
+        self.window.len() == other.window.len()
+            && self.langs == other.langs
+            && self.dumps_waiting == other.dumps_waiting
+            && self.open_in_window() == other.open_in_window()
+            && self.out.is_empty()
+            && other.out.is_empty()
+            && self.dump == other.dump
+            && self
+                .window
+                .iter()
+                .zip(&other.window)
+                .all(|(a, b)| a.claimed == b.claimed && a.record == b.record)
+    }
+
+    /// The open part as (window index, part), when it is still in the window.
+    fn open_in_window(&self) -> Option<(usize, Part)> {
+        let (seq, part) = self.open?;
+        let i = usize::try_from(seq.checked_sub(self.first_seq)?).ok()?;
+        (i < self.window.len()).then_some((i, part))
+    }
+
     pub(crate) fn prefix(&self) -> &LogLinePrefix {
         &self.prefix
     }

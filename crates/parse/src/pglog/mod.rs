@@ -54,6 +54,7 @@ mod classify;
 mod csvlog;
 mod jsonlog;
 mod memdump;
+mod parallel;
 mod prefix;
 mod severity;
 mod stream;
@@ -62,6 +63,7 @@ mod time;
 mod translate;
 mod types;
 
+pub use parallel::{ParallelParser, parse_parallel};
 pub use prefix::LogLinePrefix;
 pub use stream::{PgLogReader, PgRecords, records};
 pub use time::fixed_offset;

@@ -16,7 +16,7 @@ use super::{
 use crate::lines::Lines;
 
 /// A format's reader.
-enum Engine {
+pub(super) enum Engine {
     Stderr(Box<Assembler>),
     Syslog(Box<Assembler>),
     Csv(Box<CsvReader>),
@@ -24,6 +24,45 @@ enum Engine {
 }
 
 impl Engine {
+    /// A reader of the same format and prefix, at the start of a log.
+    pub(super) fn fresh(&self) -> Engine {
+        match self {
+            Engine::Stderr(a) => Engine::Stderr(Box::new(a.fresh())),
+            Engine::Syslog(a) => Engine::Syslog(Box::new(a.fresh())),
+            Engine::Csv(c) => Engine::Csv(Box::new(c.fresh())),
+            Engine::Json(_) => Engine::Json(Box::new(JsonReader::new())),
+        }
+    }
+
+    /// True when both readers will turn any further lines into the same records (what waits in
+    /// the record window, the open part, the partial csv row, the languages seen), whatever
+    /// their counters say.
+    pub(super) fn same_state(&self, other: &Engine) -> bool {
+        match (self, other) {
+            (Engine::Stderr(a), Engine::Stderr(b)) | (Engine::Syslog(a), Engine::Syslog(b)) => {
+                a.same_state(b)
+            }
+            (Engine::Csv(a), Engine::Csv(b)) => a.same_state(b),
+            (Engine::Json(a), Engine::Json(b)) => a.same_state(b),
+            _ => false,
+        }
+    }
+
+    /// True when `text` starts a record for sure (a chunk of the log may begin there):
+    /// stderr, a line fitting the prefix with a primary severity word; csvlog, a line starting
+    /// with a `%m` stamp and a comma; jsonlog and syslog, any line.
+    pub(super) fn starts_record(&self, text: &str) -> bool {
+        match self {
+            Engine::Stderr(a) => {
+                let primary =
+                    |rest: &str| matches!(severity::split(rest), Some((severity::Tag::Main(_), _)));
+                a.prefix().match_line(text, &primary).is_some()
+            }
+            Engine::Csv(_) => super::csvlog::looks_like_row(text),
+            Engine::Syslog(_) | Engine::Json(_) => true,
+        }
+    }
+
     fn line(&mut self, number: u64, text: &str) {
         match self {
             Engine::Stderr(a) => a.push(number, text, None),
@@ -33,7 +72,7 @@ impl Engine {
         }
     }
 
-    fn finish(&mut self) {
+    pub(super) fn finish(&mut self) {
         match self {
             Engine::Stderr(a) | Engine::Syslog(a) => a.finish(),
             Engine::Csv(c) => c.finish(),
@@ -41,7 +80,7 @@ impl Engine {
         }
     }
 
-    fn pop(&mut self) -> Option<Box<PgRecord>> {
+    pub(super) fn pop(&mut self) -> Option<Box<PgRecord>> {
         match self {
             Engine::Stderr(a) | Engine::Syslog(a) => a.pop(),
             Engine::Csv(c) => c.pop(),
@@ -49,7 +88,7 @@ impl Engine {
         }
     }
 
-    fn counters(&self) -> &Counters {
+    pub(super) fn counters(&self) -> &Counters {
         match self {
             Engine::Stderr(a) | Engine::Syslog(a) => a.counters(),
             Engine::Csv(c) => &c.counters,
@@ -57,7 +96,7 @@ impl Engine {
         }
     }
 
-    fn counters_mut(&mut self) -> &mut Counters {
+    pub(super) fn counters_mut(&mut self) -> &mut Counters {
         match self {
             Engine::Stderr(a) | Engine::Syslog(a) => a.counters_mut(),
             Engine::Csv(c) => &mut c.counters,
@@ -103,7 +142,10 @@ fn syslog_line(a: &mut Assembler, number: u64, text: &str) {
 }
 
 /// Chooses format and prefix from the first lines (`head`) and builds the engine.
-fn start(head: &[u8], options: &PgLogOptions) -> Result<(PgLogFormat, Engine), PgLogError> {
+pub(super) fn start(
+    head: &[u8],
+    options: &PgLogOptions,
+) -> Result<(PgLogFormat, Engine), PgLogError> {
     let format = options.format.unwrap_or_else(|| sniff_format(head));
     let engine = match format {
         PgLogFormat::Csv => Engine::Csv(Box::new(CsvReader::new(options.max_record_bytes))),
@@ -172,7 +214,13 @@ fn check_prefix_fits(prefix: &LogLinePrefix, lines: &[(u64, String)]) -> Result<
 }
 
 /// Feeds one physical line: counted, cut when too long, then read by the engine.
-fn feed(engine: &mut Engine, number: u64, text: &str, lossy: bool, max_line_bytes: usize) {
+pub(super) fn feed(
+    engine: &mut Engine,
+    number: u64,
+    text: &str,
+    lossy: bool,
+    max_line_bytes: usize,
+) {
     let counters = engine.counters_mut();
     counters.stats.lines += 1;
     if lossy {
@@ -186,7 +234,7 @@ fn feed(engine: &mut Engine, number: u64, text: &str, lossy: bool, max_line_byte
 }
 
 /// The summary of what was read so far, without records.
-fn summary(engine: &Engine, format: PgLogFormat) -> PgLog {
+pub(super) fn summary(engine: &Engine, format: PgLogFormat) -> PgLog {
     let c = engine.counters();
     PgLog {
         prefix: engine.prefix().to_owned(),
@@ -229,7 +277,7 @@ pub fn records<'a>(input: &'a [u8], options: &PgLogOptions) -> Result<PgRecords<
 }
 
 /// The byte offset after the `n`-th line of `input` (or after `max_bytes`, or the end).
-fn nth_line_end(input: &[u8], n: usize, max_bytes: usize) -> usize {
+pub(super) fn nth_line_end(input: &[u8], n: usize, max_bytes: usize) -> usize {
     let limit = input.len().min(max_bytes);
     memchr::memchr_iter(b'\n', &input[..limit])
         .nth(n.saturating_sub(1))
