@@ -102,7 +102,15 @@ pub(crate) struct Assembler {
     max_part_bytes: usize,
     counters: Counters,
     out: VecDeque<Box<PgRecord>>,
+    /// Emptied record boxes handed back by the reader ([`Assembler::recycle`]): a new record is
+    /// written into one instead of being built and then copied into a fresh allocation (the
+    /// boxes themselves are what is kept, hence a Vec of them).
+    #[allow(clippy::vec_box)]
+    spare: Vec<Box<PgRecord>>,
 }
+
+/// How many emptied record boxes are kept for reuse.
+const SPARE_RECORDS: usize = 64;
 
 /// How a continuation line joins the text before it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -127,7 +135,20 @@ impl Assembler {
             max_part_bytes,
             counters: Counters::default(),
             out: VecDeque::new(),
+            spare: Vec::new(),
         }
+    }
+
+    /// Takes back the box of a record whose contents were moved out (left at its default).
+    pub(crate) fn recycle(&mut self, record: Box<PgRecord>) {
+        if self.spare.len() < SPARE_RECORDS {
+            self.spare.push(record);
+        }
+    }
+
+    /// An empty record, in a recycled box when there is one.
+    fn empty_record(&mut self) -> Box<PgRecord> {
+        self.spare.pop().unwrap_or_default()
     }
 
     /// An assembler with the same prefix and limits, at the start of a log.
@@ -211,7 +232,7 @@ impl Assembler {
         }
         match tag {
             Tag::Main(severity) => {
-                let mut record = Box::new(self.record_from(number, &fields, fallback_pid));
+                let mut record = self.record_from(number, &fields, fallback_pid);
                 record.severity = Some(severity);
                 record.message = message.to_owned();
                 if let Some(lang) = lang {
@@ -290,14 +311,12 @@ impl Assembler {
     /// out-of-memory error claims it.
     fn end_dump(&mut self) {
         if let Some(dump) = self.dump.take() {
-            let record = PgRecord {
-                line: dump.line,
-                end_line: dump.end_line,
-                memory_context_dump: Some(dump),
-                ..PgRecord::default()
-            };
+            let mut record = self.empty_record();
+            record.line = dump.line;
+            record.end_line = dump.end_line;
+            record.memory_context_dump = Some(dump);
             self.dumps_waiting += 1;
-            self.push_record(Box::new(record), None);
+            self.push_record(record, None);
         }
     }
 
@@ -356,7 +375,7 @@ impl Assembler {
             }
             None => {
                 self.counters.orphan_lines += 1;
-                let mut record = Box::new(self.record_from(number, fields, fallback_pid));
+                let mut record = self.record_from(number, fields, fallback_pid);
                 if let Some(slot) = part.slot(&mut record) {
                     *slot = Some(text.to_owned());
                 }
@@ -385,6 +404,9 @@ impl Assembler {
         };
         self.first_seq += 1;
         if slot.claimed {
+            let mut record = slot.record;
+            *record = PgRecord::default();
+            self.recycle(record);
             return;
         }
         if slot.record.severity.is_none() && slot.record.memory_context_dump.is_some() {
@@ -411,8 +433,9 @@ impl Assembler {
         number: u64,
         fields: &PrefixFields<'_>,
         fallback_pid: Option<u32>,
-    ) -> PgRecord {
-        let mut record = record_from(number, fields, &mut self.stamps);
+    ) -> Box<PgRecord> {
+        let mut record = self.empty_record();
+        fill_record(&mut record, number, fields, &mut self.stamps);
         record.pid = record.pid.or(fallback_pid);
         for value in [&mut record.user, &mut record.database] {
             if let Some(v) = value
@@ -441,8 +464,13 @@ fn part_is_empty(part: Part, record: &PgRecord) -> bool {
     }
 }
 
-/// A fresh record carrying what the prefix said.
-fn record_from(number: u64, fields: &PrefixFields<'_>, stamps: &mut StampCache) -> PgRecord {
+/// Writes what the prefix said into an empty record (in place: a record is large).
+fn fill_record(
+    record: &mut PgRecord,
+    number: u64,
+    fields: &PrefixFields<'_>,
+    stamps: &mut StampCache,
+) {
     let text = |e: Escape| fields.get(e).map(str::to_owned);
     let mut time: Option<PgTime> = fields
         .get(Escape::Timestamp)
@@ -458,26 +486,23 @@ fn record_from(number: u64, fields: &PrefixFields<'_>, stamps: &mut StampCache) 
         (None, Some(e)) => time = Some(e),
         _ => {}
     }
-    PgRecord {
-        line: number,
-        end_line: number,
-        time,
-        pid: fields.get(Escape::Pid).and_then(|p| p.parse().ok()),
-        session_id: text(Escape::SessionId),
-        session_line: fields.get(Escape::SessionLine).and_then(|l| l.parse().ok()),
-        user: text(Escape::User),
-        database: text(Escape::Database),
-        application: text(Escape::Application),
-        client: text(Escape::RemoteHostPort).or_else(|| text(Escape::RemoteHost)),
-        backend_type: text(Escape::BackendType),
-        sqlstate: text(Escape::Sqlstate),
-        command_tag: text(Escape::CommandTag),
-        session_start: text(Escape::SessionStart),
-        xid: fields.get(Escape::Xid).and_then(|x| x.parse().ok()),
-        vxid: text(Escape::Vxid),
-        leader_pid: fields.get(Escape::LeaderPid).and_then(|p| p.parse().ok()),
-        query_id: fields.get(Escape::QueryId).and_then(|q| q.parse().ok()),
-        local_address: text(Escape::LocalAddress),
-        ..PgRecord::default()
-    }
+    record.line = number;
+    record.end_line = number;
+    record.time = time;
+    record.pid = fields.get(Escape::Pid).and_then(|p| p.parse().ok());
+    record.session_id = text(Escape::SessionId);
+    record.session_line = fields.get(Escape::SessionLine).and_then(|l| l.parse().ok());
+    record.user = text(Escape::User);
+    record.database = text(Escape::Database);
+    record.application = text(Escape::Application);
+    record.client = text(Escape::RemoteHostPort).or_else(|| text(Escape::RemoteHost));
+    record.backend_type = text(Escape::BackendType);
+    record.sqlstate = text(Escape::Sqlstate);
+    record.command_tag = text(Escape::CommandTag);
+    record.session_start = text(Escape::SessionStart);
+    record.xid = fields.get(Escape::Xid).and_then(|x| x.parse().ok());
+    record.vxid = text(Escape::Vxid);
+    record.leader_pid = fields.get(Escape::LeaderPid).and_then(|p| p.parse().ok());
+    record.query_id = fields.get(Escape::QueryId).and_then(|q| q.parse().ok());
+    record.local_address = text(Escape::LocalAddress);
 }

@@ -163,8 +163,8 @@ impl ParallelParser {
             return Ok(PgLog::default());
         };
         engine.finish();
-        while let Some(r) = engine.pop() {
-            sink(map(*r));
+        while let Some(r) = engine.take() {
+            sink(map(r));
         }
         Ok(stream::summary(engine, *format))
     }
@@ -225,7 +225,7 @@ fn read_chunk<T>(
 ) -> ChunkResult<T> {
     let mut engine = template.fresh();
     let mut mapped = Vec::new();
-    for line in Lines::new(chunk) {
+    for line in stream::ValidLines::new(chunk) {
         stream::feed(
             &mut engine,
             start + line.number,
@@ -233,8 +233,8 @@ fn read_chunk<T>(
             line.lossy,
             max_line,
         );
-        while let Some(r) = engine.pop() {
-            mapped.push(map(*r));
+        while let Some(r) = engine.take() {
+            mapped.push(map(r));
         }
     }
     ChunkResult { mapped, engine }
@@ -257,8 +257,8 @@ fn join<T>(
     for line in Lines::new(chunk) {
         let number = start + line.number;
         stream::feed(&mut state, number, &line.text, line.lossy, max_line);
-        while let Some(r) = state.pop() {
-            sink(map(*r));
+        while let Some(r) = state.take() {
+            sink(map(r));
         }
         stream::feed(&mut fresh, number, &line.text, line.lossy, max_line);
         while fresh.pop().is_some() {

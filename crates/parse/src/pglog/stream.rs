@@ -80,6 +80,21 @@ impl Engine {
         }
     }
 
+    /// Takes back the box of a record moved out by [`Engine::take`].
+    fn recycle(&mut self, record: Box<PgRecord>) {
+        if let Engine::Stderr(a) | Engine::Syslog(a) = self {
+            a.recycle(record);
+        }
+    }
+
+    /// The next finished record, moved out of its box (the box is reused).
+    pub(super) fn take(&mut self) -> Option<PgRecord> {
+        let mut boxed = self.pop()?;
+        let record = std::mem::take(&mut *boxed);
+        self.recycle(boxed);
+        Some(record)
+    }
+
     pub(super) fn pop(&mut self) -> Option<Box<PgRecord>> {
         match self {
             Engine::Stderr(a) | Engine::Syslog(a) => a.pop(),
@@ -252,7 +267,7 @@ pub(super) fn summary(engine: &Engine, format: PgLogFormat) -> PgLog {
 
 /// Iterator over the records of a log held in memory; see [`records`].
 pub struct PgRecords<'a> {
-    lines: Lines<'a>,
+    lines: ValidLines<'a>,
     engine: Engine,
     format: PgLogFormat,
     max_line_bytes: usize,
@@ -268,7 +283,7 @@ pub fn records<'a>(input: &'a [u8], options: &PgLogOptions) -> Result<PgRecords<
     let head_end = nth_line_end(input, DETECTION_LINES, 1 << 20);
     let (format, engine) = start(&input[..head_end], options)?;
     Ok(PgRecords {
-        lines: Lines::new(input),
+        lines: ValidLines::new(input),
         engine,
         format,
         max_line_bytes: options.max_line_bytes,
@@ -296,8 +311,8 @@ impl Iterator for PgRecords<'_> {
 
     fn next(&mut self) -> Option<PgRecord> {
         loop {
-            if let Some(record) = self.engine.pop() {
-                return Some(*record);
+            if let Some(record) = self.engine.take() {
+                return Some(record);
             }
             if self.finished {
                 return None;
@@ -406,7 +421,12 @@ impl PgLogReader {
         if self.ready.is_empty() {
             self.drain();
         }
-        self.ready.pop_front().map(|r| *r)
+        let mut boxed = self.ready.pop_front()?;
+        let record = std::mem::take(&mut *boxed);
+        if let Some((_, engine)) = &mut self.running {
+            engine.recycle(boxed);
+        }
+        Some(record)
     }
 
     /// Prefix, format and counts so far (`records` empty). Before format and prefix are chosen:
@@ -458,7 +478,7 @@ impl PgLogReader {
         let Some((_, engine)) = &mut self.running else {
             return;
         };
-        for line in Lines::new(bytes) {
+        for line in ValidLines::new(bytes) {
             self.line_number += 1;
             feed(
                 engine,
@@ -467,6 +487,114 @@ impl PgLogReader {
                 line.lossy,
                 self.options.max_line_bytes,
             );
+        }
+    }
+}
+
+/// [`Lines`] for a buffer that is mostly valid UTF-8: the buffer is validated in long runs
+/// (one pass at memory speed) and lines are cut out of the valid text, instead of validating
+/// every line on its own; a line holding invalid bytes is decoded lossily as [`Lines`] does.
+/// Same lines, numbers and `lossy` flags as [`Lines`].
+pub(super) struct ValidLines<'a> {
+    input: &'a [u8],
+    pos: usize,
+    number: u64,
+    /// `input[..valid_end]` from `valid_from` on is known to be valid UTF-8: `valid`.
+    valid_from: usize,
+    valid: &'a str,
+}
+
+impl<'a> ValidLines<'a> {
+    pub(super) fn new(input: &'a [u8]) -> Self {
+        let mut lines = ValidLines {
+            input,
+            pos: 0,
+            number: 0,
+            valid_from: 0,
+            valid: "",
+        };
+        lines.validate_from(0);
+        lines
+    }
+
+    /// Finds the valid run starting at `from`.
+    fn validate_from(&mut self, from: usize) {
+        let rest = &self.input[from..];
+        let valid_len = match std::str::from_utf8(rest) {
+            Ok(_) => rest.len(),
+            Err(e) => e.valid_up_to(),
+        };
+        self.valid_from = from;
+        self.valid = std::str::from_utf8(&rest[..valid_len]).unwrap_or_default();
+    }
+}
+
+impl<'a> Iterator for ValidLines<'a> {
+    type Item = crate::lines::Line<'a>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let start = self.pos;
+        if start >= self.input.len() {
+            return None;
+        }
+        let rest = &self.input[start..];
+        let (len, advance) = match memchr::memchr(b'\n', rest) {
+            Some(i) => (i, i + 1),
+            None => (rest.len(), rest.len()),
+        };
+        let mut end = start + len;
+        if end > start && self.input[end - 1] == b'\r' {
+            end -= 1;
+        }
+        self.pos += advance;
+        self.number += 1;
+        // Lines start at or after `valid_from`: a run is (re)started only at a line start.
+        let valid_end = self.valid_from + self.valid.len();
+        let (text, lossy) = if end <= valid_end {
+            let text = self
+                .valid
+                .get(start - self.valid_from..end - self.valid_from)
+                .unwrap_or_default();
+            (std::borrow::Cow::Borrowed(text), false)
+        } else {
+            // The run stops inside this line: decode it alone, start a new run after it.
+            let bytes = &self.input[start..end];
+            let decoded = match std::str::from_utf8(bytes) {
+                Ok(s) => (std::borrow::Cow::Borrowed(s), false),
+                Err(_) => (String::from_utf8_lossy(bytes), true),
+            };
+            self.validate_from(self.pos);
+            decoded
+        };
+        Some(crate::lines::Line {
+            number: self.number,
+            offset: start,
+            text,
+            lossy,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn valid_lines_are_the_lines() {
+        let inputs: [&[u8]; 8] = [
+            b"",
+            b"a\r\nb\n\nc",
+            b"\xff\nok\n\xe2\x82\nmore \xe2\x82\xac\n\r\n",
+            b"ok\nbad \xc3\n",
+            b"\n\n\xff",
+            "déjà\nvu\n".as_bytes(),
+            b"x\xe2\x82\xacy\nz",
+            b"\xe2\x82\xac",
+        ];
+        for input in inputs {
+            let want: Vec<_> = Lines::new(input).collect();
+            let got: Vec<_> = ValidLines::new(input).collect();
+            assert_eq!(got, want, "{:?}", String::from_utf8_lossy(input));
         }
     }
 }
