@@ -109,6 +109,9 @@ pub(crate) struct Assembler {
     spare: Vec<Box<PgRecord>>,
 }
 
+/// Context lines room is made for when a memory-context dump starts.
+const DUMP_CONTEXTS_RESERVED: usize = 128;
+
 /// How many emptied record boxes are kept for reuse.
 const SPARE_RECORDS: usize = 64;
 
@@ -282,6 +285,9 @@ impl Assembler {
                 let dump = self.dump.get_or_insert_with(|| {
                     Box::new(MemoryContextDump {
                         line: number,
+                        // A dump lists about a hundred contexts: one allocation, not a
+                        // doubling series of large ones.
+                        contexts: Vec::with_capacity(DUMP_CONTEXTS_RESERVED),
                         ..MemoryContextDump::default()
                     })
                 });

@@ -449,7 +449,9 @@ impl PgLogReader {
     /// Feeds every complete line of `pending`, keeps the rest; a line that grows past
     /// `max_line_bytes` without a newline is fed cut and the remainder skipped.
     fn feed_complete_lines(&mut self) {
-        let pending = std::mem::take(&mut self.pending);
+        // Taken out to feed from it, put back with only the rest (its allocation kept: a
+        // chunk-sized buffer freed and grown again on every push costs more than the copy).
+        let mut pending = std::mem::take(&mut self.pending);
         let mut start = 0;
         if self.skipping {
             match memchr::memchr(b'\n', &pending) {
@@ -457,20 +459,26 @@ impl PgLogReader {
                     start = nl + 1;
                     self.skipping = false;
                 }
-                None => return, // `pending` was taken: the skipped bytes are dropped
+                None => {
+                    // The skipped bytes are dropped.
+                    pending.clear();
+                    self.pending = pending;
+                    return;
+                }
             }
         }
         let end = memchr::memrchr(b'\n', &pending[start..]).map_or(start, |i| start + i + 1);
         self.feed_lines(&pending[start..end]);
-        let rest = &pending[end..];
         let max = self.options.max_line_bytes;
-        if rest.len() > max.saturating_add(4) {
+        if pending.len() - end > max.saturating_add(4) {
             // An over-long line: feed what the limit keeps now, drop the rest up to its newline.
-            self.feed_lines(&rest[..max + 4]);
+            self.feed_lines(&pending[end..end + max + 4]);
             self.skipping = true;
+            pending.clear();
         } else {
-            self.pending = rest.to_vec();
+            pending.drain(..end);
         }
+        self.pending = pending;
         self.drain();
     }
 
