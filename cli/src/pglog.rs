@@ -79,11 +79,11 @@ const CHUNK: usize = 1 << 20;
 const STATS_BLOCK: usize = 64 << 20;
 
 /// Bytes parsed per parallel block when printing records (their JSON waits until the block is
-/// joined: about three times the block).
-const RECORDS_BLOCK: usize = 16 << 20;
+/// joined: about four times the block).
+const RECORDS_BLOCK: usize = 8 << 20;
 
 /// Chunks per thread in a block: enough that a slow chunk does not leave a core idle.
-const CHUNKS_PER_THREAD: usize = 4;
+const CHUNKS_PER_THREAD: usize = 8;
 
 /// What `--stats` keeps of a record.
 type Counted = (Option<&'static str>, Option<&'static str>);
