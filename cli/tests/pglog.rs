@@ -191,3 +191,37 @@ fn two_threads_print_what_one_thread_prints() {
         }
     }
 }
+
+#[test]
+fn over_long_lines_are_cut_the_same_way_with_two_threads() {
+    // A 3 MiB record line, a 5 MiB line of nothing, and a 2 MiB last line without a newline:
+    // each is cut at the 1 MiB line limit and counted, whether it sits inside a block or
+    // fills one (block of 1.5 MB: the rest of the line is skipped up to its newline).
+    let events = std::fs::read(fixture("pg15-events.log")).unwrap();
+    let mut log = events.clone();
+    log.extend(b"2026-11-21 17:57:13.106 UTC [1] LOG:  ");
+    log.extend(std::iter::repeat_n(b'x', 3 << 20));
+    log.push(b'\n');
+    log.extend(&events);
+    log.extend(std::iter::repeat_n(b'y', 5 << 20));
+    log.push(b'\n');
+    log.extend(&events);
+    log.extend(std::iter::repeat_n(b'z', 2 << 20));
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("long.log");
+    std::fs::write(&file, &log).unwrap();
+    let one = run(&file, &["--stats", "--threads", "1"]);
+    let counts: Value = serde_json::from_slice(&one).unwrap();
+    assert_eq!(counts["oversized_lines"], 3, "{counts}");
+    for block in ["1500000", "4000000"] {
+        let two = run(
+            &file,
+            &["--stats", "--threads", "2", "--block-bytes", block],
+        );
+        assert_eq!(
+            String::from_utf8_lossy(&one),
+            String::from_utf8_lossy(&two),
+            "block {block}"
+        );
+    }
+}
