@@ -76,7 +76,7 @@ struct Stats {
 const CHUNK: usize = 1 << 20;
 
 /// Bytes parsed per parallel block with `--stats` (the records are only counted).
-const STATS_BLOCK: usize = 64 << 20;
+const STATS_BLOCK: usize = 32 << 20;
 
 /// Bytes parsed per parallel block when printing records (their JSON waits until the block is
 /// joined: about four times the block).
@@ -101,8 +101,8 @@ pub(crate) fn parse(args: ParsePglogArgs, out: &mut dyn Write) -> Result<()> {
         ..PgLogOptions::default()
     };
     let name = args.file.display().to_string();
-    let input: Box<dyn Read> = if name == "-" {
-        Box::new(std::io::stdin().lock())
+    let input: Box<dyn Read + Send> = if name == "-" {
+        Box::new(std::io::stdin())
     } else {
         Box::new(File::open(&args.file).with_context(|| format!("cannot read {name}"))?)
     };
@@ -177,7 +177,7 @@ fn counted(record: &PgRecord) -> Counted {
 
 /// One thread: [`PgLogReader`] fed 1 MiB chunks.
 fn sequential(
-    mut input: Box<dyn Read>,
+    mut input: Box<dyn Read + Send>,
     name: &str,
     options: PgLogOptions,
     stats: bool,
@@ -223,7 +223,7 @@ struct Parallel {
 /// Several threads: blocks cut after their last newline, each parsed by [`ParallelParser`]
 /// (records counted or serialised on the parsing threads), written in file order.
 fn parallel(
-    input: Box<dyn Read>,
+    input: Box<dyn Read + Send>,
     name: &str,
     options: PgLogOptions,
     run: &Parallel,
@@ -238,59 +238,87 @@ fn parallel(
     let max_line = options.max_line_bytes;
     let chunk = block / (threads * CHUNKS_PER_THREAD);
     let mut parser = ParallelParser::new(options, threads, chunk);
-    let mut blocks = Blocks::new(input, block, max_line);
-    if stats {
-        let map = |r: PgRecord| counted(&r);
-        let mut sink = |c: Counted| counts.add(c);
-        while let Some(bytes) = blocks
-            .next()
-            .with_context(|| format!("cannot read {name}"))?
-        {
+    // The next block is read while this one is parsed: one block being read, one waiting,
+    // one being parsed. Parsed blocks' buffers go back to the reader (no fresh 32 MiB
+    // allocation, and its page faults, per block).
+    std::thread::scope(|scope| {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<std::io::Result<Vec<u8>>>(1);
+        let (give_back, taken_back) = std::sync::mpsc::channel::<Vec<u8>>();
+        scope.spawn(move || {
+            let mut blocks = Blocks::new(input, block, max_line);
+            loop {
+                let next = match blocks.next() {
+                    Ok(Some(bytes)) => {
+                        let mut buf = taken_back.try_recv().unwrap_or_default();
+                        buf.clear();
+                        buf.extend_from_slice(bytes);
+                        Ok(buf)
+                    }
+                    Ok(None) => return,
+                    Err(e) => Err(e),
+                };
+                let stop = next.is_err();
+                // A closed channel: the parsing side stopped on an error.
+                if tx.send(next).is_err() || stop {
+                    return;
+                }
+            }
+        });
+        let mut blocks = rx
+            .into_iter()
+            .map(|b| b.with_context(|| format!("cannot read {name}")));
+        if stats {
+            let map = |r: PgRecord| counted(&r);
+            let mut sink = |c: Counted| counts.add(c);
+            for bytes in blocks.by_ref() {
+                let bytes = bytes?;
+                parser
+                    .feed(&bytes, &map, &mut sink)
+                    .with_context(|| name.to_owned())?;
+                // The reader may have finished: then the buffer is simply dropped.
+                let _ = give_back.send(bytes);
+            }
+            return parser
+                .finish(&map, &mut sink)
+                .with_context(|| name.to_owned());
+        }
+        let map = |r: PgRecord| {
+            let mut line = serde_json::to_vec(&r)?;
+            line.push(b'\n');
+            Ok(line)
+        };
+        let mut failed: Option<anyhow::Error> = None;
+        let mut sink = |line: Result<Vec<u8>, serde_json::Error>| {
+            if failed.is_none() {
+                let written = line.map_err(anyhow::Error::from).and_then(|l| {
+                    out.write_all(&l)?;
+                    Ok(())
+                });
+                failed = written.err();
+            }
+        };
+        for bytes in blocks {
+            let bytes = bytes?;
             parser
-                .feed(bytes, &map, &mut sink)
+                .feed(&bytes, &map, &mut sink)
                 .with_context(|| name.to_owned())?;
+            let _ = give_back.send(bytes);
         }
-        return parser
+        let log = parser
             .finish(&map, &mut sink)
-            .with_context(|| name.to_owned());
-    }
-    let map = |r: PgRecord| {
-        let mut line = serde_json::to_vec(&r)?;
-        line.push(b'\n');
-        Ok(line)
-    };
-    let mut failed: Option<anyhow::Error> = None;
-    let mut sink = |line: Result<Vec<u8>, serde_json::Error>| {
-        if failed.is_none() {
-            let written = line.map_err(anyhow::Error::from).and_then(|l| {
-                out.write_all(&l)?;
-                Ok(())
-            });
-            failed = written.err();
-        }
-    };
-    while let Some(bytes) = blocks
-        .next()
-        .with_context(|| format!("cannot read {name}"))?
-    {
-        parser
-            .feed(bytes, &map, &mut sink)
             .with_context(|| name.to_owned())?;
-    }
-    let log = parser
-        .finish(&map, &mut sink)
-        .with_context(|| name.to_owned())?;
-    match failed {
-        Some(e) => Err(e),
-        None => Ok(log),
-    }
+        match failed {
+            Some(e) => Err(e),
+            None => Ok(log),
+        }
+    })
 }
 
 /// Reads a log in blocks of about `size` bytes ending after a newline (only the last may not).
 /// A line longer than `max_line` + 4 bytes with no newline in sight is handed out cut there
 /// and the rest of it skipped, as [`PgLogReader`] does: memory stays bounded.
 struct Blocks {
-    input: Box<dyn Read>,
+    input: Box<dyn Read + Send>,
     buf: Vec<u8>,
     /// Bytes of `buf` read and not handed out yet start at `start` and end at `filled`.
     start: usize,
@@ -303,7 +331,7 @@ struct Blocks {
 }
 
 impl Blocks {
-    fn new(input: Box<dyn Read>, size: usize, max_line: usize) -> Self {
+    fn new(input: Box<dyn Read + Send>, size: usize, max_line: usize) -> Self {
         Blocks {
             input,
             buf: Vec::new(),

@@ -112,11 +112,17 @@ impl ParallelParser {
         };
         let template = state.fresh();
         let chunks = split_chunks(block, self.chunk_bytes, &template);
+        // Each chunk's first line number: its lines counted in parallel too (a pass over the
+        // block on one core would be a serial part of every block).
+        let counts: Vec<u64> = match &self.pool {
+            Some(pool) => pool.install(|| chunks.par_iter().map(|c| line_count(c)).collect()),
+            None => chunks.iter().map(|c| line_count(c)).collect(),
+        };
         let mut starts = Vec::with_capacity(chunks.len());
         let mut number = self.lines_before;
-        for chunk in &chunks {
+        for count in counts {
             starts.push(number);
-            number += line_count(chunk);
+            number += count;
         }
         let max_line = self.options.max_line_bytes;
         let run =
