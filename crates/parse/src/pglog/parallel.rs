@@ -125,8 +125,9 @@ impl ParallelParser {
             number += count;
         }
         let max_line = self.options.max_line_bytes;
-        let run =
-            |(chunk, start): (&&[u8], &u64)| read_chunk(&template, chunk, *start, max_line, map);
+        let run = |(chunk, start): (&&[u8], &u64)| {
+            read_chunk(format, &template, chunk, *start, max_line, map)
+        };
         let results: Vec<ChunkResult<T>> = match &self.pool {
             Some(pool) => pool.install(|| chunks.par_iter().zip(&starts).map(run).collect()),
             None => chunks.iter().zip(&starts).map(run).collect(),
@@ -223,6 +224,7 @@ fn next_cut(block: &[u8], from: usize, engine: &Engine) -> Option<usize> {
 
 /// Reads one chunk with a fresh reader; its first line is line `start + 1` of the log.
 fn read_chunk<T>(
+    format: PgLogFormat,
     template: &Engine,
     chunk: &[u8],
     start: u64,
@@ -231,7 +233,7 @@ fn read_chunk<T>(
 ) -> ChunkResult<T> {
     let mut engine = template.fresh();
     let mut mapped = Vec::new();
-    for line in stream::ValidLines::new(chunk) {
+    for line in stream::LineSource::new(chunk, format) {
         stream::feed(
             &mut engine,
             start + line.number,

@@ -90,9 +90,15 @@ impl Engine {
     /// The next finished record, moved out of its box (the box is reused).
     pub(super) fn take(&mut self) -> Option<PgRecord> {
         let mut boxed = self.pop()?;
-        let record = std::mem::take(&mut *boxed);
-        self.recycle(boxed);
-        Some(record)
+        match self {
+            Engine::Stderr(_) | Engine::Syslog(_) => {
+                let record = std::mem::take(&mut *boxed);
+                self.recycle(boxed);
+                Some(record)
+            }
+            // These build records on their own: the box is not reused.
+            Engine::Csv(_) | Engine::Json(_) => Some(*boxed),
+        }
     }
 
     pub(super) fn pop(&mut self) -> Option<Box<PgRecord>> {
@@ -267,7 +273,7 @@ pub(super) fn summary(engine: &Engine, format: PgLogFormat) -> PgLog {
 
 /// Iterator over the records of a log held in memory; see [`records`].
 pub struct PgRecords<'a> {
-    lines: ValidLines<'a>,
+    lines: LineSource<'a>,
     engine: Engine,
     format: PgLogFormat,
     max_line_bytes: usize,
@@ -283,7 +289,7 @@ pub fn records<'a>(input: &'a [u8], options: &PgLogOptions) -> Result<PgRecords<
     let head_end = nth_line_end(input, DETECTION_LINES, 1 << 20);
     let (format, engine) = start(&input[..head_end], options)?;
     Ok(PgRecords {
-        lines: ValidLines::new(input),
+        lines: LineSource::new(input, format),
         engine,
         format,
         max_line_bytes: options.max_line_bytes,
@@ -483,10 +489,10 @@ impl PgLogReader {
     }
 
     fn feed_lines(&mut self, bytes: &[u8]) {
-        let Some((_, engine)) = &mut self.running else {
+        let Some((format, engine)) = &mut self.running else {
             return;
         };
-        for line in ValidLines::new(bytes) {
+        for line in LineSource::new(bytes, *format) {
             self.line_number += 1;
             feed(
                 engine,
@@ -498,6 +504,36 @@ impl PgLogReader {
         }
     }
 }
+
+/// The lines of a buffer: [`ValidLines`] for stderr and syslog (short lines, most of the cost
+/// per line), [`Lines`] for csvlog and jsonlog (long lines, measured faster one by one).
+pub(super) enum LineSource<'a> {
+    Valid(ValidLines<'a>),
+    Plain(Lines<'a>),
+}
+
+impl<'a> LineSource<'a> {
+    pub(super) fn new(input: &'a [u8], format: PgLogFormat) -> Self {
+        match format {
+            PgLogFormat::Stderr | PgLogFormat::Syslog => LineSource::Valid(ValidLines::new(input)),
+            PgLogFormat::Csv | PgLogFormat::Json => LineSource::Plain(Lines::new(input)),
+        }
+    }
+}
+
+impl<'a> Iterator for LineSource<'a> {
+    type Item = crate::lines::Line<'a>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        match self {
+            LineSource::Valid(lines) => lines.next(),
+            LineSource::Plain(lines) => lines.next(),
+        }
+    }
+}
+
+/// How many bytes [`ValidLines`] validates at a time.
+const VALID_RUN_BYTES: usize = 64 * 1024;
 
 /// [`Lines`] for a buffer that is mostly valid UTF-8: the buffer is validated in long runs
 /// (one pass at memory speed) and lines are cut out of the valid text, instead of validating
@@ -525,15 +561,17 @@ impl<'a> ValidLines<'a> {
         lines
     }
 
-    /// Finds the valid run starting at `from`.
+    /// Finds the valid run starting at `from` (at most [`VALID_RUN_BYTES`], so that the lines
+    /// are cut out while the run is still in cache).
     fn validate_from(&mut self, from: usize) {
         let rest = &self.input[from..];
-        let valid_len = match std::str::from_utf8(rest) {
-            Ok(_) => rest.len(),
-            Err(e) => e.valid_up_to(),
-        };
+        let rest = &rest[..rest.len().min(VALID_RUN_BYTES)];
         self.valid_from = from;
-        self.valid = std::str::from_utf8(&rest[..valid_len]).unwrap_or_default();
+        self.valid = match std::str::from_utf8(rest) {
+            Ok(valid) => valid,
+            // Validated again up to the error: only where the input is not UTF-8.
+            Err(e) => std::str::from_utf8(&rest[..e.valid_up_to()]).unwrap_or_default(),
+        };
     }
 }
 
@@ -565,7 +603,8 @@ impl<'a> Iterator for ValidLines<'a> {
                 .unwrap_or_default();
             (std::borrow::Cow::Borrowed(text), false)
         } else {
-            // The run stops inside this line: decode it alone, start a new run after it.
+            // The run stops inside this line (invalid bytes, or the run's length limit):
+            // decode it alone, start a new run after it.
             let bytes = &self.input[start..end];
             let decoded = match std::str::from_utf8(bytes) {
                 Ok(s) => (std::borrow::Cow::Borrowed(s), false),
@@ -599,6 +638,19 @@ mod tests {
             b"x\xe2\x82\xacy\nz",
             b"\xe2\x82\xac",
         ];
+        let mut long = Vec::new();
+        for i in 0..5000 {
+            long.extend(format!("line {i} déjà vu € ").as_bytes());
+            if i % 7 == 0 {
+                long.push(b'\n');
+            }
+            if i % 1999 == 0 {
+                long.push(0xff);
+            }
+        }
+        let want: Vec<_> = Lines::new(&long).collect();
+        let got: Vec<_> = ValidLines::new(&long).collect();
+        assert_eq!(got, want, "lines across runs");
         for input in inputs {
             let want: Vec<_> = Lines::new(input).collect();
             let got: Vec<_> = ValidLines::new(input).collect();
