@@ -194,3 +194,104 @@ fn wrapped_forms_are_sniffed_and_selectable_by_format() {
     assert_eq!(wrong["records"], 0);
     assert_eq!(wrong["unrecognized_lines"], wrong["lines"]);
 }
+
+/// `args` on `file`, standard output.
+fn run(file: &Path, args: &[&str]) -> Vec<u8> {
+    let output = pgmortem()
+        .args(["parse", "pglog"])
+        .arg(file)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    output.stdout
+}
+
+#[test]
+fn two_threads_print_what_one_thread_prints() {
+    // Each format's fixtures, several times over, cut into small blocks and chunks so that
+    // many records, DETAIL and TAB lines and memory-context dumps cross a cut.
+    let dir = tempfile::tempdir().unwrap();
+    for (ext, names) in [
+        (
+            "log",
+            &[
+                "pg15-events.log",
+                "pg15-backend-sigsegv.log",
+                "pg13-parallel-worker-sigkill.log",
+                "edge-crlf-badbytes-truncated.log",
+            ][..],
+        ),
+        ("csv", &["pg15-events.csv", "edge-csv-broken-quote.csv"][..]),
+        (
+            "json",
+            &["pg15-events.json", "edge-json-bad-lines.json"][..],
+        ),
+    ] {
+        let mut log = Vec::new();
+        for _ in 0..4 {
+            for name in names {
+                log.extend(std::fs::read(fixture(name)).unwrap());
+                if !log.ends_with(b"\n") {
+                    log.push(b'\n');
+                }
+            }
+        }
+        let file = dir.path().join(format!("big.{ext}"));
+        std::fs::write(&file, &log).unwrap();
+        for stats in [&["--stats"][..], &[][..]] {
+            let one = run(&file, &[stats, &["--threads", "1"]].concat());
+            assert!(one.len() > 1000, "{ext}");
+            for block in ["20000", "100000"] {
+                let two = run(
+                    &file,
+                    &[stats, &["--threads", "2", "--block-bytes", block]].concat(),
+                );
+                assert!(
+                    one == two,
+                    "{ext} {stats:?} block {block}:\n{}\nvs\n{}",
+                    String::from_utf8_lossy(&one[..one.len().min(2000)]),
+                    String::from_utf8_lossy(&two[..two.len().min(2000)])
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn over_long_lines_are_cut_the_same_way_with_two_threads() {
+    // A 3 MiB record line, a 5 MiB line of nothing, and a 2 MiB last line without a newline:
+    // each is cut at the 1 MiB line limit and counted, whether it sits inside a block or
+    // fills one (block of 1.5 MB: the rest of the line is skipped up to its newline).
+    let events = std::fs::read(fixture("pg15-events.log")).unwrap();
+    let mut log = events.clone();
+    log.extend(b"2026-11-21 17:57:13.106 UTC [1] LOG:  ");
+    log.extend(std::iter::repeat_n(b'x', 3 << 20));
+    log.push(b'\n');
+    log.extend(&events);
+    log.extend(std::iter::repeat_n(b'y', 5 << 20));
+    log.push(b'\n');
+    log.extend(&events);
+    log.extend(std::iter::repeat_n(b'z', 2 << 20));
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("long.log");
+    std::fs::write(&file, &log).unwrap();
+    let one = run(&file, &["--stats", "--threads", "1"]);
+    let counts: Value = serde_json::from_slice(&one).unwrap();
+    assert_eq!(counts["oversized_lines"], 3, "{counts}");
+    for block in ["1500000", "4000000"] {
+        let two = run(
+            &file,
+            &["--stats", "--threads", "2", "--block-bytes", block],
+        );
+        assert_eq!(
+            String::from_utf8_lossy(&one),
+            String::from_utf8_lossy(&two),
+            "block {block}"
+        );
+    }
+}

@@ -3,13 +3,16 @@
 //! crash cycles, checkpoints, temp files, errors with their STATEMENT and TAB-continued queries,
 //! a MemoryContextStats dump), and the same through csvlog and jsonlog.
 //!
+//! The `pglog_parallel` group reads the same stderr log with `pglog::parse_parallel`-style
+//! chunking ([`ParallelParser`], 1 MiB chunks) on 1 and 2 threads, records only counted.
+//!
 //! `cargo bench -p pgmortem-parse --bench pglog -- --warm-up-time 1 --measurement-time 5`
 
 use std::hint::black_box;
 use std::path::Path;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use pgmortem_parse::pglog::{self, PgLogOptions, PgLogReader};
+use pgmortem_parse::pglog::{self, ParallelParser, PgLogOptions, PgLogReader};
 
 const TARGET_BYTES: usize = 100 * 1024 * 1024;
 
@@ -90,6 +93,24 @@ fn bench(c: &mut Criterion) {
         group.throughput(Throughput::Bytes(log.len() as u64));
         group.bench_function(name, |b| {
             b.iter(|| black_box(pglog::records(black_box(&log), &options).unwrap().count()))
+        });
+    }
+    group.finish();
+
+    let mut group = c.benchmark_group("pglog_parallel");
+    group.sample_size(10);
+    group.throughput(Throughput::Bytes(stderr.len() as u64));
+    for threads in [1, 2] {
+        group.bench_function(format!("stderr_{threads}_threads"), |b| {
+            b.iter(|| {
+                let mut parser = ParallelParser::new(options.clone(), threads, 1 << 20);
+                let mut n = 0usize;
+                let map = |r: pglog::PgRecord| r.event.is_some();
+                let mut sink = |e: bool| n += usize::from(e);
+                parser.feed(black_box(&stderr), &map, &mut sink).unwrap();
+                parser.finish(&map, &mut sink).unwrap();
+                black_box(n)
+            })
         });
     }
     group.finish();

@@ -102,7 +102,18 @@ pub(crate) struct Assembler {
     max_part_bytes: usize,
     counters: Counters,
     out: VecDeque<Box<PgRecord>>,
+    /// Emptied record boxes handed back by the reader ([`Assembler::recycle`]): a new record is
+    /// written into one instead of being built and then copied into a fresh allocation (the
+    /// boxes themselves are what is kept, hence a Vec of them).
+    #[allow(clippy::vec_box)]
+    spare: Vec<Box<PgRecord>>,
 }
+
+/// Context lines room is made for when a memory-context dump starts.
+const DUMP_CONTEXTS_RESERVED: usize = 128;
+
+/// How many emptied record boxes are kept for reuse.
+const SPARE_RECORDS: usize = 64;
 
 /// How a continuation line joins the text before it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -127,7 +138,49 @@ impl Assembler {
             max_part_bytes,
             counters: Counters::default(),
             out: VecDeque::new(),
+            spare: Vec::new(),
         }
+    }
+
+    /// Takes back the box of a record whose contents were moved out (left at its default).
+    pub(crate) fn recycle(&mut self, record: Box<PgRecord>) {
+        if self.spare.len() < SPARE_RECORDS {
+            self.spare.push(record);
+        }
+    }
+
+    /// An empty record, in a recycled box when there is one.
+    fn empty_record(&mut self) -> Box<PgRecord> {
+        self.spare.pop().unwrap_or_default()
+    }
+
+    /// An assembler with the same prefix and limits, at the start of a log.
+    pub(crate) fn fresh(&self) -> Self {
+        Assembler::new(self.prefix.clone(), self.max_part_bytes)
+    }
+
+    /// True when both assemblers hold the same records in their windows (same claims), the same
+    /// open part, dump and languages: fed the same lines from here, they give the same records.
+    pub(crate) fn same_state(&self, other: &Assembler) -> bool {
+        self.window.len() == other.window.len()
+            && self.langs == other.langs
+            && self.dumps_waiting == other.dumps_waiting
+            && self.open_in_window() == other.open_in_window()
+            && self.out.is_empty()
+            && other.out.is_empty()
+            && self.dump == other.dump
+            && self
+                .window
+                .iter()
+                .zip(&other.window)
+                .all(|(a, b)| a.claimed == b.claimed && a.record == b.record)
+    }
+
+    /// The open part as (window index, part), when it is still in the window.
+    fn open_in_window(&self) -> Option<(usize, Part)> {
+        let (seq, part) = self.open?;
+        let i = usize::try_from(seq.checked_sub(self.first_seq)?).ok()?;
+        (i < self.window.len()).then_some((i, part))
     }
 
     pub(crate) fn prefix(&self) -> &LogLinePrefix {
@@ -182,7 +235,7 @@ impl Assembler {
         }
         match tag {
             Tag::Main(severity) => {
-                let mut record = Box::new(self.record_from(number, &fields, fallback_pid));
+                let mut record = self.record_from(number, &fields, fallback_pid);
                 record.severity = Some(severity);
                 record.message = message.to_owned();
                 if let Some(lang) = lang {
@@ -232,6 +285,9 @@ impl Assembler {
                 let dump = self.dump.get_or_insert_with(|| {
                     Box::new(MemoryContextDump {
                         line: number,
+                        // A dump lists about a hundred contexts: one allocation, not a
+                        // doubling series of large ones.
+                        contexts: Vec::with_capacity(DUMP_CONTEXTS_RESERVED),
                         ..MemoryContextDump::default()
                     })
                 });
@@ -261,14 +317,12 @@ impl Assembler {
     /// out-of-memory error claims it.
     fn end_dump(&mut self) {
         if let Some(dump) = self.dump.take() {
-            let record = PgRecord {
-                line: dump.line,
-                end_line: dump.end_line,
-                memory_context_dump: Some(dump),
-                ..PgRecord::default()
-            };
+            let mut record = self.empty_record();
+            record.line = dump.line;
+            record.end_line = dump.end_line;
+            record.memory_context_dump = Some(dump);
             self.dumps_waiting += 1;
-            self.push_record(Box::new(record), None);
+            self.push_record(record, None);
         }
     }
 
@@ -327,7 +381,7 @@ impl Assembler {
             }
             None => {
                 self.counters.orphan_lines += 1;
-                let mut record = Box::new(self.record_from(number, fields, fallback_pid));
+                let mut record = self.record_from(number, fields, fallback_pid);
                 if let Some(slot) = part.slot(&mut record) {
                     *slot = Some(text.to_owned());
                 }
@@ -356,6 +410,9 @@ impl Assembler {
         };
         self.first_seq += 1;
         if slot.claimed {
+            let mut record = slot.record;
+            *record = PgRecord::default();
+            self.recycle(record);
             return;
         }
         if slot.record.severity.is_none() && slot.record.memory_context_dump.is_some() {
@@ -382,8 +439,9 @@ impl Assembler {
         number: u64,
         fields: &PrefixFields<'_>,
         fallback_pid: Option<u32>,
-    ) -> PgRecord {
-        let mut record = record_from(number, fields, &mut self.stamps);
+    ) -> Box<PgRecord> {
+        let mut record = self.empty_record();
+        fill_record(&mut record, number, fields, &mut self.stamps);
         record.pid = record.pid.or(fallback_pid);
         for value in [&mut record.user, &mut record.database] {
             if let Some(v) = value
@@ -412,8 +470,13 @@ fn part_is_empty(part: Part, record: &PgRecord) -> bool {
     }
 }
 
-/// A fresh record carrying what the prefix said.
-fn record_from(number: u64, fields: &PrefixFields<'_>, stamps: &mut StampCache) -> PgRecord {
+/// Writes what the prefix said into an empty record (in place: a record is large).
+fn fill_record(
+    record: &mut PgRecord,
+    number: u64,
+    fields: &PrefixFields<'_>,
+    stamps: &mut StampCache,
+) {
     let text = |e: Escape| fields.get(e).map(str::to_owned);
     let mut time: Option<PgTime> = fields
         .get(Escape::Timestamp)
@@ -429,26 +492,23 @@ fn record_from(number: u64, fields: &PrefixFields<'_>, stamps: &mut StampCache) 
         (None, Some(e)) => time = Some(e),
         _ => {}
     }
-    PgRecord {
-        line: number,
-        end_line: number,
-        time,
-        pid: fields.get(Escape::Pid).and_then(|p| p.parse().ok()),
-        session_id: text(Escape::SessionId),
-        session_line: fields.get(Escape::SessionLine).and_then(|l| l.parse().ok()),
-        user: text(Escape::User),
-        database: text(Escape::Database),
-        application: text(Escape::Application),
-        client: text(Escape::RemoteHostPort).or_else(|| text(Escape::RemoteHost)),
-        backend_type: text(Escape::BackendType),
-        sqlstate: text(Escape::Sqlstate),
-        command_tag: text(Escape::CommandTag),
-        session_start: text(Escape::SessionStart),
-        xid: fields.get(Escape::Xid).and_then(|x| x.parse().ok()),
-        vxid: text(Escape::Vxid),
-        leader_pid: fields.get(Escape::LeaderPid).and_then(|p| p.parse().ok()),
-        query_id: fields.get(Escape::QueryId).and_then(|q| q.parse().ok()),
-        local_address: text(Escape::LocalAddress),
-        ..PgRecord::default()
-    }
+    record.line = number;
+    record.end_line = number;
+    record.time = time;
+    record.pid = fields.get(Escape::Pid).and_then(|p| p.parse().ok());
+    record.session_id = text(Escape::SessionId);
+    record.session_line = fields.get(Escape::SessionLine).and_then(|l| l.parse().ok());
+    record.user = text(Escape::User);
+    record.database = text(Escape::Database);
+    record.application = text(Escape::Application);
+    record.client = text(Escape::RemoteHostPort).or_else(|| text(Escape::RemoteHost));
+    record.backend_type = text(Escape::BackendType);
+    record.sqlstate = text(Escape::Sqlstate);
+    record.command_tag = text(Escape::CommandTag);
+    record.session_start = text(Escape::SessionStart);
+    record.xid = fields.get(Escape::Xid).and_then(|x| x.parse().ok());
+    record.vxid = text(Escape::Vxid);
+    record.leader_pid = fields.get(Escape::LeaderPid).and_then(|p| p.parse().ok());
+    record.query_id = fields.get(Escape::QueryId).and_then(|q| q.parse().ok());
+    record.local_address = text(Escape::LocalAddress);
 }

@@ -67,6 +67,20 @@ impl CnpgReader {
         }
     }
 
+    /// A reader with the same limits, at the start of a log.
+    pub(crate) fn fresh(&self) -> Self {
+        CnpgReader {
+            csv: self.csv.fresh(),
+            row: String::new(),
+        }
+    }
+
+    /// True when both readers read further lines the same way (each line is a whole entry:
+    /// only the csv reader's state counts).
+    pub(crate) fn same_state(&self, other: &CnpgReader) -> bool {
+        self.csv.same_state(&other.csv)
+    }
+
     /// Counters so far.
     pub(crate) fn counters(&self) -> &Counters {
         &self.csv.counters

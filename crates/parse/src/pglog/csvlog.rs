@@ -43,6 +43,23 @@ impl CsvReader {
         }
     }
 
+    /// A reader with the same limits, at the start of a log.
+    pub(crate) fn fresh(&self) -> Self {
+        CsvReader::new(self.max_row_bytes)
+    }
+
+    /// True when both readers read further lines the same way (same partial row, languages).
+    pub(crate) fn same_state(&self, other: &CsvReader) -> bool {
+        self.in_quotes == other.in_quotes
+            && self.langs == other.langs
+            && self.out.is_empty()
+            && other.out.is_empty()
+            && (!self.in_quotes
+                || (self.partial == other.partial
+                    && self.first_line == other.first_line
+                    && self.partial_lines == other.partial_lines))
+    }
+
     pub(crate) fn pop(&mut self) -> Option<Box<PgRecord>> {
         self.out.pop_front()
     }

@@ -436,6 +436,7 @@ pub(crate) struct WrappedReader {
     /// Envelope times by line, kept only when the prefix has no time of its own.
     times: BTreeMap<u64, PgTime>,
     keep_times: bool,
+    max_entry_bytes: usize,
 }
 
 /// At most this many envelope times wait for their record.
@@ -451,7 +452,27 @@ impl WrappedReader {
             assembler,
             times: BTreeMap::new(),
             keep_times,
+            max_entry_bytes,
         }
+    }
+
+    /// A reader of the same format and prefix, at the start of a log.
+    pub(crate) fn fresh(&self) -> Self {
+        WrappedReader::new(
+            self.splitter.format,
+            self.assembler.fresh(),
+            self.max_entry_bytes,
+        )
+    }
+
+    /// True when both readers read further lines the same way: no JSON entry open, no
+    /// envelope time waiting, the same assembler state.
+    pub(crate) fn same_state(&self, other: &WrappedReader) -> bool {
+        !self.splitter.gather.is_open()
+            && !other.splitter.gather.is_open()
+            && self.times.is_empty()
+            && other.times.is_empty()
+            && self.assembler.same_state(&other.assembler)
     }
 
     /// The `log_line_prefix` in use.

@@ -82,6 +82,11 @@ impl JsonReader {
         }
     }
 
+    /// True when both readers read further lines the same way (same languages seen).
+    pub(crate) fn same_state(&self, other: &JsonReader) -> bool {
+        self.langs == other.langs && self.out.is_empty() && other.out.is_empty()
+    }
+
     pub(crate) fn pop(&mut self) -> Option<Box<PgRecord>> {
         self.out.pop_front()
     }

@@ -69,6 +69,7 @@ mod envelope;
 mod jsongather;
 mod jsonlog;
 mod memdump;
+mod parallel;
 mod prefix;
 mod prefix_infer;
 mod severity;
@@ -78,6 +79,7 @@ mod time;
 mod translate;
 mod types;
 
+pub use parallel::{ParallelParser, parse_parallel};
 pub use prefix::LogLinePrefix;
 pub use stream::{PgLogReader, PgRecords, records};
 pub use time::fixed_offset;

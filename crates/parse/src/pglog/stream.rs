@@ -18,7 +18,7 @@ use super::{
 use crate::lines::Lines;
 
 /// A format's reader.
-enum Engine {
+pub(super) enum Engine {
     Stderr(Box<Assembler>),
     Syslog(Box<Assembler>),
     Csv(Box<CsvReader>),
@@ -29,6 +29,52 @@ enum Engine {
 }
 
 impl Engine {
+    /// A reader of the same format and prefix, at the start of a log.
+    pub(super) fn fresh(&self) -> Engine {
+        let mut fresh = match self {
+            Engine::Stderr(a) => Engine::Stderr(Box::new(a.fresh())),
+            Engine::Syslog(a) => Engine::Syslog(Box::new(a.fresh())),
+            Engine::Csv(c) => Engine::Csv(Box::new(c.fresh())),
+            Engine::Json(_) => Engine::Json(Box::new(JsonReader::new())),
+            Engine::Wrapped(w) => Engine::Wrapped(Box::new(w.fresh())),
+            Engine::Cnpg(c) => Engine::Cnpg(Box::new(c.fresh())),
+        };
+        fresh.counters_mut().prefix_choice = self.counters().prefix_choice.clone();
+        fresh
+    }
+
+    /// True when both readers will turn any further lines into the same records (what waits in
+    /// the record window, the open part, the partial csv row, the languages seen), whatever
+    /// their counters say.
+    pub(super) fn same_state(&self, other: &Engine) -> bool {
+        match (self, other) {
+            (Engine::Stderr(a), Engine::Stderr(b)) | (Engine::Syslog(a), Engine::Syslog(b)) => {
+                a.same_state(b)
+            }
+            (Engine::Csv(a), Engine::Csv(b)) => a.same_state(b),
+            (Engine::Json(a), Engine::Json(b)) => a.same_state(b),
+            (Engine::Wrapped(a), Engine::Wrapped(b)) => a.same_state(b),
+            (Engine::Cnpg(a), Engine::Cnpg(b)) => a.same_state(b),
+            _ => false,
+        }
+    }
+
+    /// True when `text` starts a record for sure (a chunk of the log may begin there):
+    /// stderr, a line fitting the prefix with a primary severity word; csvlog, a line starting
+    /// with a `%m` stamp and a comma; jsonlog and syslog, any line.
+    pub(super) fn starts_record(&self, text: &str) -> bool {
+        match self {
+            Engine::Stderr(a) => {
+                let primary =
+                    |rest: &str| matches!(severity::split(rest), Some((severity::Tag::Main(_), _)));
+                a.prefix().match_line(text, &primary).is_some()
+            }
+            Engine::Csv(_) => super::csvlog::looks_like_row(text),
+            // Wrapped entries start anywhere: the join settles what crosses a cut.
+            Engine::Syslog(_) | Engine::Json(_) | Engine::Wrapped(_) | Engine::Cnpg(_) => true,
+        }
+    }
+
     fn line(&mut self, number: u64, text: &str) {
         match self {
             Engine::Stderr(a) => a.push(number, text, None),
@@ -40,7 +86,7 @@ impl Engine {
         }
     }
 
-    fn finish(&mut self) {
+    pub(super) fn finish(&mut self) {
         match self {
             Engine::Stderr(a) | Engine::Syslog(a) => a.finish(),
             Engine::Csv(c) => c.finish(),
@@ -50,8 +96,29 @@ impl Engine {
         }
     }
 
+    /// Takes back the box of a record moved out by [`Engine::take`].
+    fn recycle(&mut self, record: Box<PgRecord>) {
+        if let Engine::Stderr(a) | Engine::Syslog(a) = self {
+            a.recycle(record);
+        }
+    }
+
+    /// The next finished record, moved out of its box (the box is reused).
+    pub(super) fn take(&mut self) -> Option<PgRecord> {
+        let mut boxed = self.pop()?;
+        match self {
+            Engine::Stderr(_) | Engine::Syslog(_) => {
+                let record = std::mem::take(&mut *boxed);
+                self.recycle(boxed);
+                Some(record)
+            }
+            // These build records on their own: the box is not reused.
+            Engine::Csv(_) | Engine::Json(_) | Engine::Wrapped(_) | Engine::Cnpg(_) => Some(*boxed),
+        }
+    }
+
     /// The next finished record, counted by event kind and language.
-    fn pop(&mut self) -> Option<Box<PgRecord>> {
+    pub(super) fn pop(&mut self) -> Option<Box<PgRecord>> {
         let record = match self {
             Engine::Stderr(a) | Engine::Syslog(a) => a.pop(),
             Engine::Csv(c) => c.pop(),
@@ -63,7 +130,7 @@ impl Engine {
         Some(record)
     }
 
-    fn counters(&self) -> &Counters {
+    pub(super) fn counters(&self) -> &Counters {
         match self {
             Engine::Stderr(a) | Engine::Syslog(a) => a.counters(),
             Engine::Csv(c) => &c.counters,
@@ -73,7 +140,7 @@ impl Engine {
         }
     }
 
-    fn counters_mut(&mut self) -> &mut Counters {
+    pub(super) fn counters_mut(&mut self) -> &mut Counters {
         match self {
             Engine::Stderr(a) | Engine::Syslog(a) => a.counters_mut(),
             Engine::Csv(c) => &mut c.counters,
@@ -121,8 +188,30 @@ fn syslog_line(a: &mut Assembler, number: u64, text: &str) {
     a.push(number, &body, line.pid);
 }
 
-/// Chooses format and prefix from the first lines (`head`) and builds the engine.
-fn start(head: &[u8], options: &PgLogOptions) -> Result<(PgLogFormat, Engine), PgLogError> {
+/// The part of `input` format and prefix are chosen from: its first [`DETECTION_LINES`]
+/// lines, but no line that the first MiB cuts short. The same whatever the caller read so far
+/// (a whole buffer, a reader's pending chunks, a parallel block), so every way in chooses the
+/// same way.
+fn detection_head(input: &[u8]) -> &[u8] {
+    const LIMIT: usize = 1 << 20;
+    let end = nth_line_end(input, DETECTION_LINES, LIMIT);
+    // Only a line the limit cuts is left out: a short log's last line without a newline stays.
+    if input.len() <= LIMIT || input[end - 1] == b'\n' {
+        return &input[..end];
+    }
+    match memchr::memrchr(b'\n', &input[..end]) {
+        Some(last) => &input[..=last],
+        None => &input[..end],
+    }
+}
+
+/// Chooses format and prefix from the first lines of `head` (see [`detection_head`]) and
+/// builds the engine.
+pub(super) fn start(
+    head: &[u8],
+    options: &PgLogOptions,
+) -> Result<(PgLogFormat, Engine), PgLogError> {
+    let head = detection_head(head);
     let format = options.format.unwrap_or_else(|| sniff_format(head));
     let engine = match format {
         PgLogFormat::Csv => Engine::Csv(Box::new(CsvReader::new(options.max_record_bytes))),
@@ -228,7 +317,13 @@ fn check_prefix_fits(
 }
 
 /// Feeds one physical line: counted, cut when too long, then read by the engine.
-fn feed(engine: &mut Engine, number: u64, text: &str, lossy: bool, max_line_bytes: usize) {
+pub(super) fn feed(
+    engine: &mut Engine,
+    number: u64,
+    text: &str,
+    lossy: bool,
+    max_line_bytes: usize,
+) {
     let counters = engine.counters_mut();
     counters.stats.lines += 1;
     if lossy {
@@ -242,7 +337,7 @@ fn feed(engine: &mut Engine, number: u64, text: &str, lossy: bool, max_line_byte
 }
 
 /// The summary of what was read so far, without records.
-fn summary(engine: &Engine, format: PgLogFormat) -> PgLog {
+pub(super) fn summary(engine: &Engine, format: PgLogFormat) -> PgLog {
     let c = engine.counters();
     PgLog {
         prefix: engine.prefix().to_owned(),
@@ -263,7 +358,7 @@ fn summary(engine: &Engine, format: PgLogFormat) -> PgLog {
 
 /// Iterator over the records of a log held in memory; see [`records`].
 pub struct PgRecords<'a> {
-    lines: Lines<'a>,
+    lines: LineSource<'a>,
     engine: Engine,
     format: PgLogFormat,
     max_line_bytes: usize,
@@ -276,10 +371,9 @@ pub struct PgRecords<'a> {
 /// # Errors
 /// As [`super::parse`].
 pub fn records<'a>(input: &'a [u8], options: &PgLogOptions) -> Result<PgRecords<'a>, PgLogError> {
-    let head_end = nth_line_end(input, DETECTION_LINES, 1 << 20);
-    let (format, engine) = start(&input[..head_end], options)?;
+    let (format, engine) = start(input, options)?;
     Ok(PgRecords {
-        lines: Lines::new(input),
+        lines: LineSource::new(input, format),
         engine,
         format,
         max_line_bytes: options.max_line_bytes,
@@ -307,8 +401,8 @@ impl Iterator for PgRecords<'_> {
 
     fn next(&mut self) -> Option<PgRecord> {
         loop {
-            if let Some(record) = self.engine.pop() {
-                return Some(*record);
+            if let Some(record) = self.engine.take() {
+                return Some(record);
             }
             if self.finished {
                 return None;
@@ -417,7 +511,12 @@ impl PgLogReader {
         if self.ready.is_empty() {
             self.drain();
         }
-        self.ready.pop_front().map(|r| *r)
+        let mut boxed = self.ready.pop_front()?;
+        let record = std::mem::take(&mut *boxed);
+        if let Some((_, engine)) = &mut self.running {
+            engine.recycle(boxed);
+        }
+        Some(record)
     }
 
     /// Prefix, format and counts so far (`records` empty). Before format and prefix are chosen:
@@ -440,7 +539,9 @@ impl PgLogReader {
     /// Feeds every complete line of `pending`, keeps the rest; a line that grows past
     /// `max_line_bytes` without a newline is fed cut and the remainder skipped.
     fn feed_complete_lines(&mut self) {
-        let pending = std::mem::take(&mut self.pending);
+        // Taken out to feed from it, put back with only the rest (its allocation kept: a
+        // chunk-sized buffer freed and grown again on every push costs more than the copy).
+        let mut pending = std::mem::take(&mut self.pending);
         let mut start = 0;
         if self.skipping {
             match memchr::memchr(b'\n', &pending) {
@@ -448,28 +549,34 @@ impl PgLogReader {
                     start = nl + 1;
                     self.skipping = false;
                 }
-                None => return, // `pending` was taken: the skipped bytes are dropped
+                None => {
+                    // The skipped bytes are dropped.
+                    pending.clear();
+                    self.pending = pending;
+                    return;
+                }
             }
         }
         let end = memchr::memrchr(b'\n', &pending[start..]).map_or(start, |i| start + i + 1);
         self.feed_lines(&pending[start..end]);
-        let rest = &pending[end..];
         let max = self.options.max_line_bytes;
-        if rest.len() > max.saturating_add(4) {
+        if pending.len() - end > max.saturating_add(4) {
             // An over-long line: feed what the limit keeps now, drop the rest up to its newline.
-            self.feed_lines(&rest[..max + 4]);
+            self.feed_lines(&pending[end..end + max + 4]);
             self.skipping = true;
+            pending.clear();
         } else {
-            self.pending = rest.to_vec();
+            pending.drain(..end);
         }
+        self.pending = pending;
         self.drain();
     }
 
     fn feed_lines(&mut self, bytes: &[u8]) {
-        let Some((_, engine)) = &mut self.running else {
+        let Some((format, engine)) = &mut self.running else {
             return;
         };
-        for line in Lines::new(bytes) {
+        for line in LineSource::new(bytes, *format) {
             self.line_number += 1;
             feed(
                 engine,
@@ -478,6 +585,168 @@ impl PgLogReader {
                 line.lossy,
                 self.options.max_line_bytes,
             );
+        }
+    }
+}
+
+/// The lines of a buffer: [`ValidLines`] for stderr and syslog (short lines, most of the cost
+/// per line), [`Lines`] for csvlog and jsonlog (long lines, measured faster one by one).
+pub(super) enum LineSource<'a> {
+    Valid(ValidLines<'a>),
+    Plain(Lines<'a>),
+}
+
+impl<'a> LineSource<'a> {
+    pub(super) fn new(input: &'a [u8], format: PgLogFormat) -> Self {
+        match format {
+            PgLogFormat::Stderr
+            | PgLogFormat::Syslog
+            | PgLogFormat::Syslog5424
+            | PgLogFormat::Journal
+            | PgLogFormat::Heroku => LineSource::Valid(ValidLines::new(input)),
+            PgLogFormat::Csv
+            | PgLogFormat::Json
+            | PgLogFormat::JournalJson
+            | PgLogFormat::CloudSql
+            | PgLogFormat::Cnpg => LineSource::Plain(Lines::new(input)),
+        }
+    }
+}
+
+impl<'a> Iterator for LineSource<'a> {
+    type Item = crate::lines::Line<'a>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        match self {
+            LineSource::Valid(lines) => lines.next(),
+            LineSource::Plain(lines) => lines.next(),
+        }
+    }
+}
+
+/// How many bytes [`ValidLines`] validates at a time.
+const VALID_RUN_BYTES: usize = 64 * 1024;
+
+/// [`Lines`] for a buffer that is mostly valid UTF-8: the buffer is validated in long runs
+/// (one pass at memory speed) and lines are cut out of the valid text, instead of validating
+/// every line on its own; a line holding invalid bytes is decoded lossily as [`Lines`] does.
+/// Same lines, numbers and `lossy` flags as [`Lines`].
+pub(super) struct ValidLines<'a> {
+    input: &'a [u8],
+    pos: usize,
+    number: u64,
+    /// `input[..valid_end]` from `valid_from` on is known to be valid UTF-8: `valid`.
+    valid_from: usize,
+    valid: &'a str,
+}
+
+impl<'a> ValidLines<'a> {
+    pub(super) fn new(input: &'a [u8]) -> Self {
+        let mut lines = ValidLines {
+            input,
+            pos: 0,
+            number: 0,
+            valid_from: 0,
+            valid: "",
+        };
+        lines.validate_from(0);
+        lines
+    }
+
+    /// Finds the valid run starting at `from` (at most [`VALID_RUN_BYTES`], so that the lines
+    /// are cut out while the run is still in cache).
+    fn validate_from(&mut self, from: usize) {
+        let rest = &self.input[from..];
+        let rest = &rest[..rest.len().min(VALID_RUN_BYTES)];
+        self.valid_from = from;
+        self.valid = match std::str::from_utf8(rest) {
+            Ok(valid) => valid,
+            // Validated again up to the error: only where the input is not UTF-8.
+            Err(e) => std::str::from_utf8(&rest[..e.valid_up_to()]).unwrap_or_default(),
+        };
+    }
+}
+
+impl<'a> Iterator for ValidLines<'a> {
+    type Item = crate::lines::Line<'a>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let start = self.pos;
+        if start >= self.input.len() {
+            return None;
+        }
+        let rest = &self.input[start..];
+        let (len, advance) = match memchr::memchr(b'\n', rest) {
+            Some(i) => (i, i + 1),
+            None => (rest.len(), rest.len()),
+        };
+        let mut end = start + len;
+        if end > start && self.input[end - 1] == b'\r' {
+            end -= 1;
+        }
+        self.pos += advance;
+        self.number += 1;
+        // Lines start at or after `valid_from`: a run is (re)started only at a line start.
+        let valid_end = self.valid_from + self.valid.len();
+        let (text, lossy) = if end <= valid_end {
+            let text = self
+                .valid
+                .get(start - self.valid_from..end - self.valid_from)
+                .unwrap_or_default();
+            (std::borrow::Cow::Borrowed(text), false)
+        } else {
+            // The run stops inside this line (invalid bytes, or the run's length limit):
+            // decode it alone, start a new run after it.
+            let bytes = &self.input[start..end];
+            let decoded = match std::str::from_utf8(bytes) {
+                Ok(s) => (std::borrow::Cow::Borrowed(s), false),
+                Err(_) => (String::from_utf8_lossy(bytes), true),
+            };
+            self.validate_from(self.pos);
+            decoded
+        };
+        Some(crate::lines::Line {
+            number: self.number,
+            offset: start,
+            text,
+            lossy,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn valid_lines_are_the_lines() {
+        let inputs: [&[u8]; 8] = [
+            b"",
+            b"a\r\nb\n\nc",
+            b"\xff\nok\n\xe2\x82\nmore \xe2\x82\xac\n\r\n",
+            b"ok\nbad \xc3\n",
+            b"\n\n\xff",
+            "déjà\nvu\n".as_bytes(),
+            b"x\xe2\x82\xacy\nz",
+            b"\xe2\x82\xac",
+        ];
+        let mut long = Vec::new();
+        for i in 0..5000 {
+            long.extend(format!("line {i} déjà vu € ").as_bytes());
+            if i % 7 == 0 {
+                long.push(b'\n');
+            }
+            if i % 1999 == 0 {
+                long.push(0xff);
+            }
+        }
+        let want: Vec<_> = Lines::new(&long).collect();
+        let got: Vec<_> = ValidLines::new(&long).collect();
+        assert_eq!(got, want, "lines across runs");
+        for input in inputs {
+            let want: Vec<_> = Lines::new(input).collect();
+            let got: Vec<_> = ValidLines::new(input).collect();
+            assert_eq!(got, want, "{:?}", String::from_utf8_lossy(input));
         }
     }
 }
