@@ -1,6 +1,11 @@
 // Shared by the pglog_* fuzz targets (included, not a target of its own).
 
-use pgmortem_parse::pglog::{self, PgLogFormat, PgLogOptions, PgLogReader};
+use pgmortem_parse::pglog::{self, ParallelParser, PgLogFormat, PgLogOptions, PgLogReader};
+
+/// The first `\n` in `bytes`.
+fn memchr_newline(bytes: &[u8]) -> Option<usize> {
+    bytes.iter().position(|&b| b == b'\n')
+}
 
 /// Parses `data` as `format` whole and through the chunked reader: never a panic, consistent
 /// counts, and the same records both ways. The first byte picks the chunk size and the limits.
@@ -29,7 +34,7 @@ pub fn check_maybe_sniffed(data: &[u8], format: Option<PgLogFormat>) {
         assert!(record.line <= record.end_line, "{record:?}");
         assert!(record.end_line <= log.stats.lines, "{record:?}");
     }
-    let mut reader = PgLogReader::new(options);
+    let mut reader = PgLogReader::new(options.clone());
     let mut streamed = Vec::new();
     for chunk in data.chunks(1 + usize::from(knob) * 3) {
         reader.push(chunk).expect("no prefix given");
@@ -45,6 +50,31 @@ pub fn check_maybe_sniffed(data: &[u8], format: Option<PgLogFormat>) {
     // when none was cut.
     if log.stats.oversized_lines == 0 {
         assert_eq!(streamed, log.records);
+    }
+    // The parallel engine, cut into tiny chunks and blocks (every join path taken), gives the
+    // same log as one pass.
+    if log.stats.oversized_lines == 0 {
+        let chunk = 1 + usize::from(knob) % 64;
+        let mut parser = ParallelParser::new(options.clone(), 1, chunk);
+        let mut records = Vec::new();
+        let mut rest = data;
+        let block = 1 + usize::from(knob) * 5;
+        while !rest.is_empty() {
+            let cut = if rest.len() <= block {
+                rest.len()
+            } else {
+                memchr_newline(&rest[block..]).map_or(rest.len(), |i| block + i + 1)
+            };
+            parser
+                .feed(&rest[..cut], &|r| r, &mut |r| records.push(r))
+                .expect("no prefix given");
+            rest = &rest[cut..];
+        }
+        let mut parallel = parser
+            .finish(&|r| r, &mut |r| records.push(r))
+            .expect("no prefix given");
+        parallel.records = records;
+        assert!(parallel == log, "parallel differs from one pass");
     }
     if let Some(confidence) = pglog::sniff(data) {
         assert!((0.0..=1.0).contains(&confidence));
