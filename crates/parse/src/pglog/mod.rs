@@ -229,19 +229,54 @@ pub(crate) struct Counters {
     pub(crate) other_program_lines: u64,
     pub(crate) broken_rows: u64,
     pub(crate) prefix_choice: Option<PrefixChoice>,
-    pub(crate) events: BTreeMap<&'static str, u64>,
-    pub(crate) languages: BTreeMap<&'static str, u64>,
+    pub(crate) events: NameCounts,
+    pub(crate) languages: NameCounts,
 }
 
 impl Counters {
     /// Counts a record handed out: its event kind and its language.
     pub(crate) fn count(&mut self, record: &PgRecord) {
         if let Some(event) = &record.event {
-            *self.events.entry(event.kind()).or_default() += 1;
+            self.events.add(event.kind(), 1);
         }
         if let Some(language) = record.language {
-            *self.languages.entry(language).or_default() += 1;
+            self.languages.add(language, 1);
         }
+    }
+}
+
+/// Counts by a static name (an event kind, a language), cheap on the hot path: a handful of
+/// names, found by address before their text is compared.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct NameCounts(Vec<(&'static str, u64)>);
+
+impl NameCounts {
+    /// Adds `n` (wrapping, so that a count can be taken back) to `name`.
+    pub(crate) fn add(&mut self, name: &'static str, n: u64) {
+        let found = self
+            .0
+            .iter()
+            .position(|(k, _)| std::ptr::eq(k.as_ptr(), name.as_ptr()))
+            .or_else(|| self.0.iter().position(|(k, _)| *k == name));
+        match found {
+            Some(i) => self.0[i].1 = self.0[i].1.wrapping_add(n),
+            None => self.0.push((name, n)),
+        }
+    }
+
+    /// The names and counts.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (&'static str, u64)> + '_ {
+        self.0.iter().copied()
+    }
+
+    /// By name, without names counted 0.
+    pub(crate) fn to_map(&self) -> BTreeMap<&'static str, u64> {
+        let mut map = BTreeMap::new();
+        for (name, n) in self.iter() {
+            *map.entry(name).or_default() += n;
+        }
+        map.retain(|_, n| *n != 0);
+        map
     }
 }
 

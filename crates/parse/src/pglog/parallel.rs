@@ -17,9 +17,7 @@
 use rayon::prelude::*;
 
 use super::stream::{self, Engine};
-use std::collections::BTreeMap;
-
-use super::{Counters, PgLog, PgLogError, PgLogFormat, PgLogOptions, PgRecord};
+use super::{Counters, NameCounts, PgLog, PgLogError, PgLogFormat, PgLogOptions, PgRecord};
 use crate::ParseStats;
 use crate::lines::Lines;
 
@@ -398,22 +396,15 @@ fn add_counts(state: &Counters, chunk_end: &Counters, at_meeting: &Counters) -> 
     }
 }
 
-/// `state` + (`chunk_end` − `at_meeting`), key by key; keys that come to 0 are dropped.
-fn add_by_key(
-    state: &BTreeMap<&'static str, u64>,
-    chunk_end: &BTreeMap<&'static str, u64>,
-    at_meeting: &BTreeMap<&'static str, u64>,
-) -> BTreeMap<&'static str, u64> {
+/// `state` + (`chunk_end` − `at_meeting`), name by name.
+fn add_by_key(state: &NameCounts, chunk_end: &NameCounts, at_meeting: &NameCounts) -> NameCounts {
     let mut out = state.clone();
-    for (key, n) in chunk_end {
-        *out.entry(key).or_default() += n;
+    for (name, n) in chunk_end.iter() {
+        out.add(name, n);
     }
-    for (key, n) in at_meeting {
-        if let Some(v) = out.get_mut(key) {
-            *v = v.wrapping_sub(*n);
-        }
+    for (name, n) in at_meeting.iter() {
+        out.add(name, n.wrapping_neg());
     }
-    out.retain(|_, v| *v != 0);
     out
 }
 

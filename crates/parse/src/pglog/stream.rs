@@ -351,8 +351,8 @@ pub(super) fn summary(engine: &Engine, format: PgLogFormat) -> PgLog {
         other_program_lines: c.other_program_lines,
         broken_rows: c.broken_rows,
         prefix_choice: c.prefix_choice.clone(),
-        events: c.events.clone(),
-        languages: c.languages.clone(),
+        events: c.events.to_map(),
+        languages: c.languages.to_map(),
     }
 }
 
