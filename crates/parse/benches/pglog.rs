@@ -12,6 +12,10 @@ use std::hint::black_box;
 use std::path::Path;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+
+/// The allocator the `pgmortem` binary ships (cli/src/main.rs), so the figures are the tool's.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use pgmortem_parse::pglog::{self, ParallelParser, PgLogOptions, PgLogReader};
 
 const TARGET_BYTES: usize = 100 * 1024 * 1024;
