@@ -405,3 +405,32 @@ fn bad_csv_and_json_lines_are_counted() {
     assert_eq!(log.blank_lines, 1);
     assert_eq!(log.records.len(), 3);
 }
+
+#[test]
+fn a_record_split_across_rotated_files_is_counted_not_lost() {
+    // logrotate cut the file between the crash line and its DETAIL: the first file ends with
+    // the record, the next one starts with the DETAIL and its TAB line.
+    let first = parse(
+        "2026-11-21 17:08:44.123 UTC [100] LOG:  server process (PID 205) was terminated by signal 9: Killed\n",
+    );
+    let second = parse(
+        "2026-11-21 17:08:44.123 UTC [100] DETAIL:  Failed process was running: SELECT 1\n\
+         \t  FROM t\n\
+         2026-11-21 17:08:44.124 UTC [100] LOG:  terminating any other active server processes\n",
+    );
+    assert!(matches!(
+        first.records[0].event,
+        Some(PgEvent::TerminatedBySignal { .. })
+    ));
+    // The DETAIL has no parent in its file: a record of its own (severity null), counted,
+    // with its TAB line, so its text is kept and nothing is unrecognised.
+    assert_eq!(second.orphan_lines, 1);
+    assert_eq!(second.stats.unrecognized_lines, 0);
+    let orphan = &second.records[0];
+    assert!(orphan.severity.is_none());
+    assert_eq!(
+        orphan.detail.as_deref(),
+        Some("Failed process was running: SELECT 1\n  FROM t")
+    );
+    assert_eq!(second.records.len(), 2);
+}
