@@ -86,7 +86,7 @@ struct Stats {
 const CHUNK: usize = 1 << 20;
 
 /// Bytes parsed per parallel block with `--stats` (the records are only counted).
-const STATS_BLOCK: usize = 32 << 20;
+const STATS_BLOCK: usize = 16 << 20;
 
 /// Bytes parsed per parallel block when printing records (their JSON waits until the block is
 /// joined: about four times the block).
@@ -223,7 +223,7 @@ fn parallel(
     let chunk = block / (threads * CHUNKS_PER_THREAD);
     let mut parser = ParallelParser::new(options, threads, chunk);
     // The next block is read while this one is parsed: one block being read, one waiting,
-    // one being parsed. Parsed blocks' buffers go back to the reader (no fresh 32 MiB
+    // one being parsed. Parsed blocks' buffers go back to the reader (no fresh 16 MiB
     // allocation, and its page faults, per block).
     std::thread::scope(|scope| {
         let (tx, rx) = std::sync::mpsc::sync_channel::<std::io::Result<Vec<u8>>>(1);
