@@ -55,16 +55,21 @@ impl<'a> Iterator for Lines<'a> {
         }
         self.pos += advance;
         self.number += 1;
-        let (text, lossy) = match std::str::from_utf8(bytes) {
-            Ok(s) => (Cow::Borrowed(s), false),
-            Err(_) => (String::from_utf8_lossy(bytes), true),
-        };
+        let (text, lossy) = decode(bytes);
         Some(Line {
             number: self.number,
             offset: start,
             text,
             lossy,
         })
+    }
+}
+
+/// A line's bytes as text: borrowed when valid UTF-8, else decoded lossily (`true`).
+pub(crate) fn decode(bytes: &[u8]) -> (Cow<'_, str>, bool) {
+    match std::str::from_utf8(bytes) {
+        Ok(s) => (Cow::Borrowed(s), false),
+        Err(_) => (String::from_utf8_lossy(bytes), true),
     }
 }
 

@@ -698,10 +698,7 @@ impl<'a> Iterator for ValidLines<'a> {
             // The run stops inside this line (invalid bytes, or the run's length limit):
             // decode it alone, start a new run after it.
             let bytes = &self.input[start..end];
-            let decoded = match std::str::from_utf8(bytes) {
-                Ok(s) => (std::borrow::Cow::Borrowed(s), false),
-                Err(_) => (String::from_utf8_lossy(bytes), true),
-            };
+            let decoded = crate::lines::decode(bytes);
             self.validate_from(self.pos);
             decoded
         };
