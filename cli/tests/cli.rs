@@ -1,19 +1,10 @@
 //! The `pgmortem` command end to end, on the real fixtures.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use assert_cmd::Command;
+mod common;
+use common::{fixture, pgmortem};
 use predicates::prelude::*;
-
-fn fixture(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../fixtures")
-        .join(rel)
-}
-
-fn pgmortem() -> Command {
-    Command::cargo_bin("pgmortem").unwrap()
-}
 
 fn json_of(output: &[u8]) -> serde_json::Value {
     serde_json::from_slice(output).expect("valid JSON")

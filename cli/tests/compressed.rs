@@ -3,15 +3,10 @@
 //! plain file.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use assert_cmd::Command;
-
-fn fixture(path: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../fixtures/formats")
-        .join(path)
-}
+mod common;
+use common::{fixture, pgmortem, stdout_ok};
 
 fn gzip(data: &[u8]) -> Vec<u8> {
     let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
@@ -21,24 +16,13 @@ fn gzip(data: &[u8]) -> Vec<u8> {
 
 /// Stdout of `pgmortem <args> <file>`, asserting success.
 fn run(args: &[&str], file: &Path) -> Vec<u8> {
-    let output = Command::cargo_bin("pgmortem")
-        .unwrap()
-        .args(args)
-        .arg(file)
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    output.stdout
+    stdout_ok(pgmortem().args(args).arg(file))
 }
 
 /// The command on the plain fixture, on a .gz and a .zst copy, and on the .gz from stdin:
 /// all four outputs are the same, and not empty.
 fn same_output_compressed(args: &[&str], plain: &str) {
-    let plain = fixture(plain);
+    let plain = fixture(&format!("formats/{plain}"));
     let bytes = std::fs::read(&plain).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let gz = dir.path().join("input.gz");
@@ -53,8 +37,7 @@ fn same_output_compressed(args: &[&str], plain: &str) {
     );
     assert_eq!(run(args, &gz), expected, "gzip");
     assert_eq!(run(args, &zst), expected, "zstd");
-    let piped = Command::cargo_bin("pgmortem")
-        .unwrap()
+    let piped = pgmortem()
         .args(args)
         .arg("-")
         .write_stdin(gzip(&bytes))
@@ -88,8 +71,7 @@ fn a_corrupt_gzip_is_a_clear_error() {
     let dir = tempfile::tempdir().unwrap();
     let bad = dir.path().join("bad.log.gz");
     std::fs::write(&bad, [0x1f, 0x8b, 8, 0, 9, 9, 9, 9, 9, 9, 9, 9]).unwrap();
-    let output = Command::cargo_bin("pgmortem")
-        .unwrap()
+    let output = pgmortem()
         .args(["parse", "pglog"])
         .arg(&bad)
         .output()

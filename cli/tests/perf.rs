@@ -2,15 +2,12 @@
 
 use std::path::{Path, PathBuf};
 
-use assert_cmd::Command;
+mod common;
+use common::pgmortem;
 use predicates::prelude::*;
 
 fn perf_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/formats/perf")
-}
-
-fn pgmortem() -> Command {
-    Command::cargo_bin("pgmortem").unwrap()
 }
 
 /// `INPUT.folded` / `INPUT.OPT[-OPT…].folded` → (input file, flags).

@@ -2,32 +2,18 @@
 
 use std::path::{Path, PathBuf};
 
-use assert_cmd::Command;
+mod common;
+use common::{pgmortem, stdout_ok};
 use predicates::prelude::*;
 use serde_json::Value;
 
 fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../fixtures/formats/pglog")
-        .join(name)
-}
-
-fn pgmortem() -> Command {
-    Command::cargo_bin("pgmortem").unwrap()
+    common::fixture(&format!("formats/pglog/{name}"))
 }
 
 fn stats(args: &[&str]) -> Value {
-    let output = pgmortem()
-        .args(["parse", "pglog", "--stats"])
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    serde_json::from_slice(&output.stdout).unwrap()
+    let stdout = stdout_ok(pgmortem().args(["parse", "pglog", "--stats"]).args(args));
+    serde_json::from_slice(&stdout).unwrap()
 }
 
 #[test]
@@ -197,18 +183,7 @@ fn wrapped_forms_are_sniffed_and_selectable_by_format() {
 
 /// `args` on `file`, standard output.
 fn run(file: &Path, args: &[&str]) -> Vec<u8> {
-    let output = pgmortem()
-        .args(["parse", "pglog"])
-        .arg(file)
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    output.stdout
+    stdout_ok(pgmortem().args(["parse", "pglog"]).arg(file).args(args))
 }
 
 #[test]
