@@ -173,14 +173,14 @@ pub fn open(path: &Path, options: &OpenOptions) -> Result<Bundle, BundleError> {
             Container::Gzip => Some(read_stream(
                 flate2::read::MultiGzDecoder::new(stream),
                 &name,
-                &[".tgz", ".gz"],
+                Some("gzip"),
                 options,
             )),
             Container::Zstd => match zstd::stream::read::Decoder::new(stream) {
-                Ok(d) => Some(read_stream(d, &name, &[".tzst", ".zst"], options)),
+                Ok(d) => Some(read_stream(d, &name, Some("zstd"), options)),
                 Err(e) => return Err(io_err(e)),
             },
-            Container::Tar => Some(read_stream(stream, &name, &[], options)),
+            Container::Tar => Some(read_stream(stream, &name, None, options)),
             Container::Plain => None,
         };
         match archived {
@@ -219,7 +219,7 @@ type Members = Vec<Member>;
 fn read_stream<R: Read>(
     reader: R,
     name: &str,
-    suffixes: &[&str],
+    compression: Option<&str>,
     options: &OpenOptions,
 ) -> Result<(Members, Vec<Skipped>), String> {
     let mut reader = Capped::new(reader, options.max_decompressed_bytes);
@@ -230,11 +230,8 @@ fn read_stream<R: Read>(
         .map_err(|e| format!("cannot decompress: {e}"))?;
     let stream = Cursor::new(head.clone()).chain(reader);
     if container(&head) != Container::Tar {
-        let inner = suffixes
-            .iter()
-            .find_map(|s| name.strip_suffix(s))
-            .unwrap_or(name)
-            .to_owned();
+        let inner =
+            compression.map_or_else(|| name.to_owned(), |c| compressed::strip_suffix(name, c));
         let kept = read_tail(stream, options.max_file_bytes)
             .map_err(|e| format!("cannot decompress: {e}"))?;
         return Ok((
