@@ -184,6 +184,51 @@ mod tests {
         );
     }
 
+    /// A bundle of real `pg_settings` / `postgresql.conf` fixtures (fixtures/formats/system).
+    fn bundle_of(files: &[(&str, &str)]) -> Bundle {
+        let system =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/formats/system");
+        let dir = tempfile::tempdir().unwrap();
+        for (name, fixture) in files {
+            std::fs::copy(system.join(fixture), dir.path().join(name)).unwrap();
+        }
+        pgmortem_bundle::open(dir.path(), &pgmortem_bundle::OpenOptions::default()).unwrap()
+    }
+
+    #[test]
+    fn pg_settings_give_the_prefix_and_zone_and_win_over_postgresql_conf() {
+        // psql's aligned table: `%m [%p] ` printed padded, its trailing space lost.
+        let aligned = from_bundle(&bundle_of(&[("pg_settings", "pg_settings/aligned.txt")]));
+        let prefix = aligned.prefix.unwrap();
+        assert_eq!(
+            (prefix.value.as_str(), prefix.spaces_lost),
+            ("%m [%p]", true)
+        );
+        assert_eq!(prefix.from, "pg_settings (pg_settings)");
+        assert_eq!(aligned.time_zone.unwrap().value, "UTC");
+        // Unaligned keeps the space.
+        let unaligned = from_bundle(&bundle_of(&[("pg_settings", "pg_settings/unaligned.txt")]));
+        let prefix = unaligned.prefix.unwrap();
+        assert_eq!(
+            (prefix.value.as_str(), prefix.spaces_lost),
+            ("%m [%p] ", false)
+        );
+        // initdb's postgresql.conf sets log_timezone and leaves log_line_prefix commented.
+        let conf = from_bundle(&bundle_of(&[(
+            "postgresql.conf",
+            "postgresql_conf/initdb-postgresql.conf",
+        )]));
+        assert!(conf.prefix.is_none());
+        let zone = conf.time_zone.unwrap();
+        assert_eq!(zone.value, "UTC");
+        assert_eq!(zone.from, "postgresql.conf (postgresql.conf)");
+        let both = from_bundle(&bundle_of(&[
+            ("postgresql.conf", "postgresql_conf/initdb-postgresql.conf"),
+            ("pg_settings", "pg_settings/unaligned.txt"),
+        ]));
+        assert!(both.time_zone.unwrap().from.starts_with("pg_settings"));
+    }
+
     #[test]
     fn unknown_zone_names_are_none_and_offsets_are_fixed_zones() {
         assert!(time_zone("Mars/Olympus_Mons").is_none());
