@@ -218,14 +218,15 @@ impl Assembler {
         }
         // The severity word that let the prefix match is kept, not split again.
         let split = Cell::new(None);
-        let matched = self.prefix.match_line(text, &|rest| {
+        let mut fields = PrefixFields::new(text);
+        let matched = self.prefix.match_into(&mut fields, &|rest| {
             let found = severity::split_with_language(rest);
             if found.is_some() {
                 split.set(found);
             }
             found.is_some()
         });
-        let (Some((fields, _)), Some((tag, lang, message))) = (matched, split.get()) else {
+        let (Some(_), Some((tag, lang, message))) = (matched, split.get()) else {
             self.not_prefixed(number, text);
             return;
         };

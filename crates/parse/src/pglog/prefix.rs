@@ -159,16 +159,51 @@ pub struct LogLinePrefix {
     simple: bool,
 }
 
-/// The raw field values read from one line's prefix (padding stripped; empty values absent).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// The raw field values read from one line's prefix (padding stripped; empty values absent),
+/// as byte ranges of the line: small enough to live on the stack and be reset for every line.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct PrefixFields<'a> {
-    values: [Option<&'a str>; ESCAPES],
+    line: &'a str,
+    spans: [Span; ESCAPES],
+}
+
+/// A field's bytes in the line (`start == end`: not printed).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Span {
+    start: u32,
+    end: u32,
 }
 
 impl<'a> PrefixFields<'a> {
+    /// No field read yet from `line`.
+    pub(crate) fn new(line: &'a str) -> Self {
+        PrefixFields {
+            line,
+            spans: [Span::default(); ESCAPES],
+        }
+    }
+
     /// The value of `escape`, when the prefix has it and the line printed something for it.
     pub(crate) fn get(&self, escape: Escape) -> Option<&'a str> {
-        self.values[escape as usize]
+        let Span { start, end } = self.spans[escape as usize];
+        if start == end {
+            return None;
+        }
+        self.line.get(start as usize..end as usize)
+    }
+
+    /// Records `value`, a slice of the line (nothing when it is empty).
+    fn set(&mut self, escape: Escape, value: &'a str) {
+        let start = value.as_ptr() as usize - self.line.as_ptr() as usize;
+        // Lines longer than u32::MAX are refused before matching (`match_into`).
+        self.spans[escape as usize] = Span {
+            start: start as u32,
+            end: (start + value.len()) as u32,
+        };
+    }
+
+    fn clear(&mut self, escape: Escape) {
+        self.spans[escape as usize] = Span::default();
     }
 }
 
@@ -266,18 +301,34 @@ impl LogLinePrefix {
         line: &'a str,
         tail_ok: &dyn Fn(&'a str) -> bool,
     ) -> Option<(PrefixFields<'a>, usize)> {
+        let mut fields = PrefixFields::new(line);
+        let end = self.match_into(&mut fields, tail_ok)?;
+        Some((fields, end))
+    }
+
+    /// [`LogLinePrefix::match_line`] writing into `fields` (fresh, from
+    /// [`PrefixFields::new`]): the per-line path, where returning the table by value would copy
+    /// it. Returns the byte offset where the prefix ends.
+    pub(crate) fn match_into<'a>(
+        &self,
+        fields: &mut PrefixFields<'a>,
+        tail_ok: &dyn Fn(&'a str) -> bool,
+    ) -> Option<usize> {
+        let line = fields.line;
+        if u32::try_from(line.len()).is_err() {
+            return None;
+        }
         if self.simple {
-            return self.match_simple(line, tail_ok);
+            return self.match_simple(line, tail_ok, fields);
         }
         let mut m = Matcher {
             items: &self.items,
             line,
             tail_ok,
             budget: STEP_BUDGET,
-            fields: PrefixFields::default(),
+            fields,
         };
-        let end = m.at(0, 0)?;
-        Some((m.fields, end))
+        m.at(0, 0)
     }
 }
 
@@ -288,9 +339,9 @@ impl LogLinePrefix {
         &self,
         line: &'a str,
         tail_ok: &dyn Fn(&'a str) -> bool,
-    ) -> Option<(PrefixFields<'a>, usize)> {
+        fields: &mut PrefixFields<'a>,
+    ) -> Option<usize> {
         let bytes = line.as_bytes();
-        let mut fields = PrefixFields::default();
         let mut pos = 0;
         for item in &self.items {
             match item {
@@ -316,26 +367,26 @@ impl LogLinePrefix {
                         }
                     }
                     if len > 0 {
-                        fields.values[escape as usize] = Some(&line[start..start + len]);
+                        fields.set(escape, &line[start..start + len]);
                     }
                     pos = end;
                 }
                 Item::SessionOnlyFromHere => return None,
             }
         }
-        tail_ok(&line[pos..]).then_some((fields, pos))
+        tail_ok(&line[pos..]).then_some(pos)
     }
 }
 
-struct Matcher<'p, 'a, 't> {
+struct Matcher<'p, 'a, 't, 'f> {
     items: &'p [Item],
     line: &'a str,
     tail_ok: &'t dyn Fn(&'a str) -> bool,
     budget: u32,
-    fields: PrefixFields<'a>,
+    fields: &'f mut PrefixFields<'a>,
 }
 
-impl<'a> Matcher<'_, 'a, '_> {
+impl<'a> Matcher<'_, 'a, '_, '_> {
     /// Matches items from `idx` on at byte `pos`; returns where the whole prefix ends.
     fn at(&mut self, idx: usize, pos: usize) -> Option<usize> {
         if self.budget == 0 {
@@ -366,7 +417,7 @@ impl<'a> Matcher<'_, 'a, '_> {
     }
 
     fn set(&mut self, escape: Escape, value: &'a str) {
-        self.fields.values[escape as usize] = (!value.is_empty()).then_some(value);
+        self.fields.set(escape, value);
     }
 
     fn shaped_field(
@@ -395,7 +446,7 @@ impl<'a> Matcher<'_, 'a, '_> {
         self.set(escape, &self.line[start..start + len]);
         let found = self.at(idx + 1, end);
         if found.is_none() {
-            self.fields.values[escape as usize] = None;
+            self.fields.clear(escape);
         }
         found
     }
@@ -452,7 +503,7 @@ impl<'a> Matcher<'_, 'a, '_> {
         self.set(escape, self.line[pos..end].trim_matches(' '));
         let found = self.at(idx + 1, end);
         if found.is_none() {
-            self.fields.values[escape as usize] = None;
+            self.fields.clear(escape);
         }
         found
     }
