@@ -253,7 +253,7 @@ fn parallel(
             .map(|b| b.with_context(|| format!("cannot read {name}")));
         if stats {
             // The parser counts records by kind and language itself.
-            let map = |_: PgRecord| ();
+            let map = |_: Box<PgRecord>| ();
             let mut sink = |()| {};
             for bytes in blocks.by_ref() {
                 let bytes = bytes?;
@@ -267,7 +267,7 @@ fn parallel(
                 .finish(&map, &mut sink)
                 .with_context(|| name.to_owned());
         }
-        let map = |r: PgRecord| {
+        let map = |r: Box<PgRecord>| {
             let mut line = serde_json::to_vec(&r)?;
             line.push(b'\n');
             Ok(line)

@@ -109,7 +109,7 @@ fn bench(c: &mut Criterion) {
             b.iter(|| {
                 let mut parser = ParallelParser::new(options.clone(), threads, 1 << 20);
                 let mut n = 0usize;
-                let map = |r: pglog::PgRecord| r.event.is_some();
+                let map = |r: Box<pglog::PgRecord>| r.event.is_some();
                 let mut sink = |e: bool| n += usize::from(e);
                 parser.feed(black_box(&stderr), &map, &mut sink).unwrap();
                 parser.finish(&map, &mut sink).unwrap();

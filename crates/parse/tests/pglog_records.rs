@@ -369,10 +369,10 @@ fn the_reader_gives_the_same_records_in_any_chunks() {
         let mut records = Vec::new();
         for chunk in bytes.chunks(size) {
             reader.push(chunk).unwrap();
-            records.extend(std::iter::from_fn(|| reader.next_record()));
+            records.extend(std::iter::from_fn(|| reader.next_record()).map(|r| *r));
         }
         reader.finish().unwrap();
-        records.extend(std::iter::from_fn(|| reader.next_record()));
+        records.extend(std::iter::from_fn(|| reader.next_record()).map(|r| *r));
         assert_eq!(records, whole.records, "chunks of {size}");
         let summary = reader.summary();
         assert_eq!(summary.stats, whole.stats);

@@ -17,12 +17,12 @@ fn chunked(bytes: &[u8], size: usize) -> (Vec<PgRecord>, pglog::PgLog) {
     for chunk in bytes.chunks(size) {
         reader.push(chunk).unwrap();
         while let Some(r) = reader.next_record() {
-            records.push(r);
+            records.push(*r);
         }
     }
     reader.finish().unwrap();
     while let Some(r) = reader.next_record() {
-        records.push(r);
+        records.push(*r);
     }
     (records, reader.summary())
 }

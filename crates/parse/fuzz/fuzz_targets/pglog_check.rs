@@ -39,12 +39,12 @@ pub fn check_maybe_sniffed(data: &[u8], format: Option<PgLogFormat>) {
     for chunk in data.chunks(1 + usize::from(knob) * 3) {
         reader.push(chunk).expect("no prefix given");
         while let Some(r) = reader.next_record() {
-            streamed.push(r);
+            streamed.push(*r);
         }
     }
     reader.finish().expect("no prefix given");
     while let Some(r) = reader.next_record() {
-        streamed.push(r);
+        streamed.push(*r);
     }
     // Lines longer than the limit are cut differently when they straddle chunks; compare only
     // when none was cut.
@@ -66,12 +66,12 @@ pub fn check_maybe_sniffed(data: &[u8], format: Option<PgLogFormat>) {
                 memchr_newline(&rest[block..]).map_or(rest.len(), |i| block + i + 1)
             };
             parser
-                .feed(&rest[..cut], &|r| r, &mut |r| records.push(r))
+                .feed(&rest[..cut], &|r| *r, &mut |r| records.push(r))
                 .expect("no prefix given");
             rest = &rest[cut..];
         }
         let mut parallel = parser
-            .finish(&|r| r, &mut |r| records.push(r))
+            .finish(&|r| *r, &mut |r| records.push(r))
             .expect("no prefix given");
         parallel.records = records;
         assert!(parallel == log, "parallel differs from one pass");

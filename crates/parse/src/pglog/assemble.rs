@@ -101,19 +101,12 @@ pub(crate) struct Assembler {
     /// Longest text a record part may grow to by continuation lines.
     max_part_bytes: usize,
     counters: Counters,
+    /// Finished records, boxed: they are handed out as they are (a record is large).
     out: VecDeque<Box<PgRecord>>,
-    /// Emptied record boxes handed back by the reader ([`Assembler::recycle`]): a new record is
-    /// written into one instead of being built and then copied into a fresh allocation (the
-    /// boxes themselves are what is kept, hence a Vec of them).
-    #[allow(clippy::vec_box)]
-    spare: Vec<Box<PgRecord>>,
 }
 
 /// Context lines room is made for when a memory-context dump starts.
 const DUMP_CONTEXTS_RESERVED: usize = 128;
-
-/// How many emptied record boxes are kept for reuse.
-const SPARE_RECORDS: usize = 64;
 
 /// How a continuation line joins the text before it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -138,20 +131,12 @@ impl Assembler {
             max_part_bytes,
             counters: Counters::default(),
             out: VecDeque::new(),
-            spare: Vec::new(),
         }
     }
 
-    /// Takes back the box of a record whose contents were moved out (left at its default).
-    pub(crate) fn recycle(&mut self, record: Box<PgRecord>) {
-        if self.spare.len() < SPARE_RECORDS {
-            self.spare.push(record);
-        }
-    }
-
-    /// An empty record, in a recycled box when there is one.
+    /// An empty record, built in its box.
     fn empty_record(&mut self) -> Box<PgRecord> {
-        self.spare.pop().unwrap_or_default()
+        Box::default()
     }
 
     /// An assembler with the same prefix and limits, at the start of a log.
@@ -411,9 +396,6 @@ impl Assembler {
         };
         self.first_seq += 1;
         if slot.claimed {
-            let mut record = slot.record;
-            *record = PgRecord::default();
-            self.recycle(record);
             return;
         }
         if slot.record.severity.is_none() && slot.record.memory_context_dump.is_some() {

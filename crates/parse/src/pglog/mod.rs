@@ -341,7 +341,7 @@ pub(crate) const DETECTION_LINES: usize = 1000;
 /// [`PgLogError::PrefixMatchesNothing`] when it fits none of the first lines.
 pub fn parse(input: &[u8], options: &PgLogOptions) -> Result<PgLog, PgLogError> {
     let mut iter = records(input, options)?;
-    let records: Vec<PgRecord> = iter.by_ref().collect();
+    let records: Vec<PgRecord> = iter.by_ref().map(|r| *r).collect();
     let mut log = iter.summary();
     log.records = records;
     Ok(log)

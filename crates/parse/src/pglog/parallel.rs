@@ -40,8 +40,8 @@ pub fn parse_parallel(
     let chunk_bytes = (input.len() / threads.max(1) / 8).clamp(64 * 1024, 8 << 20);
     let mut parser = ParallelParser::new(options.clone(), threads, chunk_bytes);
     let mut records = Vec::new();
-    parser.feed(input, &|r| r, &mut |r| records.push(r))?;
-    let mut log = parser.finish(&|r| r, &mut |r| records.push(r))?;
+    parser.feed(input, &|r| *r, &mut |r| records.push(r))?;
+    let mut log = parser.finish(&|r| *r, &mut |r| records.push(r))?;
     log.records = records;
     Ok(log)
 }
@@ -105,7 +105,7 @@ impl ParallelParser {
     pub fn feed<T: Send>(
         &mut self,
         block: &[u8],
-        map: &(dyn Fn(PgRecord) -> T + Sync),
+        map: &(dyn Fn(Box<PgRecord>) -> T + Sync),
         sink: &mut dyn FnMut(T),
     ) -> Result<(), PgLogError> {
         if block.is_empty() {
@@ -125,7 +125,7 @@ impl ParallelParser {
     /// Chooses format and prefix from the held blocks and reads them.
     fn start_pending<T: Send>(
         &mut self,
-        map: &(dyn Fn(PgRecord) -> T + Sync),
+        map: &(dyn Fn(Box<PgRecord>) -> T + Sync),
         sink: &mut dyn FnMut(T),
     ) -> Result<(), PgLogError> {
         let pending = std::mem::take(&mut self.pending);
@@ -137,7 +137,7 @@ impl ParallelParser {
     fn feed_started<T: Send>(
         &mut self,
         block: &[u8],
-        map: &(dyn Fn(PgRecord) -> T + Sync),
+        map: &(dyn Fn(Box<PgRecord>) -> T + Sync),
         sink: &mut dyn FnMut(T),
     ) -> Result<(), PgLogError> {
         if block.is_empty() {
@@ -196,7 +196,7 @@ impl ParallelParser {
     /// As [`super::parse`], when nothing was fed (format and prefix chosen on an empty log).
     pub fn finish<T: Send>(
         &mut self,
-        map: &(dyn Fn(PgRecord) -> T + Sync),
+        map: &(dyn Fn(Box<PgRecord>) -> T + Sync),
         sink: &mut dyn FnMut(T),
     ) -> Result<PgLog, PgLogError> {
         if self.running.is_none() {
@@ -206,7 +206,7 @@ impl ParallelParser {
             return Ok(PgLog::default());
         };
         engine.finish();
-        while let Some(r) = engine.take() {
+        while let Some(r) = engine.pop() {
             sink(map(r));
         }
         Ok(stream::summary(engine, *format))
@@ -265,7 +265,7 @@ fn read_chunk<T>(
     chunk: &[u8],
     start: u64,
     max_line: usize,
-    map: &(dyn Fn(PgRecord) -> T + Sync),
+    map: &(dyn Fn(Box<PgRecord>) -> T + Sync),
 ) -> ChunkResult<T> {
     let mut engine = template.fresh();
     let mut mapped = Vec::new();
@@ -277,7 +277,7 @@ fn read_chunk<T>(
             line.lossy,
             max_line,
         );
-        while let Some(r) = engine.take() {
+        while let Some(r) = engine.pop() {
             mapped.push(map(r));
         }
     }
@@ -293,7 +293,7 @@ fn join<T>(
     start: u64,
     max_line: usize,
     result: ChunkResult<T>,
-    map: &(dyn Fn(PgRecord) -> T + Sync),
+    map: &(dyn Fn(Box<PgRecord>) -> T + Sync),
     sink: &mut dyn FnMut(T),
 ) -> Engine {
     let mut fresh = template.fresh();
@@ -301,7 +301,7 @@ fn join<T>(
     for line in Lines::new(chunk) {
         let number = start + line.number;
         stream::feed(&mut state, number, &line.text, line.lossy, max_line);
-        while let Some(r) = state.take() {
+        while let Some(r) = state.pop() {
             sink(map(r));
         }
         stream::feed(&mut fresh, number, &line.text, line.lossy, max_line);

@@ -38,11 +38,11 @@ fn parallel(
             memchr::memchr(b'\n', &rest[block_bytes..]).map_or(rest.len(), |i| block_bytes + i + 1)
         };
         parser
-            .feed(&rest[..cut], &|r| r, &mut |r| records.push(r))
+            .feed(&rest[..cut], &|r| *r, &mut |r| records.push(r))
             .unwrap();
         rest = &rest[cut..];
     }
-    let mut log = parser.finish(&|r| r, &mut |r| records.push(r)).unwrap();
+    let mut log = parser.finish(&|r| *r, &mut |r| records.push(r)).unwrap();
     log.records = records;
     log
 }

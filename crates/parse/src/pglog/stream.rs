@@ -96,27 +96,6 @@ impl Engine {
         }
     }
 
-    /// Takes back the box of a record moved out by [`Engine::take`].
-    fn recycle(&mut self, record: Box<PgRecord>) {
-        if let Engine::Stderr(a) | Engine::Syslog(a) = self {
-            a.recycle(record);
-        }
-    }
-
-    /// The next finished record, moved out of its box (the box is reused).
-    pub(super) fn take(&mut self) -> Option<PgRecord> {
-        let mut boxed = self.pop()?;
-        match self {
-            Engine::Stderr(_) | Engine::Syslog(_) => {
-                let record = std::mem::take(&mut *boxed);
-                self.recycle(boxed);
-                Some(record)
-            }
-            // These build records on their own: the box is not reused.
-            Engine::Csv(_) | Engine::Json(_) | Engine::Wrapped(_) | Engine::Cnpg(_) => Some(*boxed),
-        }
-    }
-
     /// The next finished record, counted by event kind and language.
     pub(super) fn pop(&mut self) -> Option<Box<PgRecord>> {
         let record = match self {
@@ -397,11 +376,11 @@ impl PgRecords<'_> {
 }
 
 impl Iterator for PgRecords<'_> {
-    type Item = PgRecord;
+    type Item = Box<PgRecord>;
 
-    fn next(&mut self) -> Option<PgRecord> {
+    fn next(&mut self) -> Option<Box<PgRecord>> {
         loop {
-            if let Some(record) = self.engine.take() {
+            if let Some(record) = self.engine.pop() {
                 return Some(record);
             }
             if self.finished {
@@ -506,17 +485,13 @@ impl PgLogReader {
         Ok(())
     }
 
-    /// The next finished record.
-    pub fn next_record(&mut self) -> Option<PgRecord> {
+    /// The next finished record (boxed: a record is large, and handing out the box moves a
+    /// pointer instead of copying the record).
+    pub fn next_record(&mut self) -> Option<Box<PgRecord>> {
         if self.ready.is_empty() {
             self.drain();
         }
-        let mut boxed = self.ready.pop_front()?;
-        let record = std::mem::take(&mut *boxed);
-        if let Some((_, engine)) = &mut self.running {
-            engine.recycle(boxed);
-        }
-        Some(record)
+        self.ready.pop_front()
     }
 
     /// Prefix, format and counts so far (`records` empty). Before format and prefix are chosen:
