@@ -634,10 +634,13 @@ impl<'a> ValidLines<'a> {
         let rest = &self.input[from..];
         let rest = &rest[..rest.len().min(VALID_RUN_BYTES)];
         self.valid_from = from;
-        self.valid = match std::str::from_utf8(rest) {
-            Ok(valid) => valid,
-            // Validated again up to the error: only where the input is not UTF-8.
-            Err(e) => std::str::from_utf8(&rest[..e.valid_up_to()]).unwrap_or_default(),
+        self.valid = match crate::lines::utf8(rest) {
+            Some(valid) => valid,
+            // Validated again to find the error: only where the input is not UTF-8.
+            None => match std::str::from_utf8(rest) {
+                Ok(valid) => valid,
+                Err(e) => std::str::from_utf8(&rest[..e.valid_up_to()]).unwrap_or_default(),
+            },
         };
     }
 }
