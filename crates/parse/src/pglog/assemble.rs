@@ -424,7 +424,13 @@ impl Assembler {
         fallback_pid: Option<u32>,
     ) -> Box<PgRecord> {
         let mut record = self.empty_record();
-        fill_record(&mut record, number, fields, &mut self.stamps);
+        fill_record(
+            &mut record,
+            number,
+            self.prefix.escapes(),
+            fields,
+            &mut self.stamps,
+        );
         record.pid = record.pid.or(fallback_pid);
         for value in [&mut record.user, &mut record.database] {
             if let Some(v) = value
@@ -453,45 +459,58 @@ fn part_is_empty(part: Part, record: &PgRecord) -> bool {
     }
 }
 
-/// Writes what the prefix said into an empty record (in place: a record is large).
+/// Writes what the prefix said into an empty record (in place: a record is large). Only the
+/// escapes the prefix prints are looked at.
 fn fill_record(
     record: &mut PgRecord,
     number: u64,
+    escapes: &[Escape],
     fields: &PrefixFields<'_>,
     stamps: &mut StampCache,
 ) {
-    let text = |e: Escape| fields.get(e).map(str::to_owned);
-    let mut time: Option<PgTime> = fields
-        .get(Escape::Timestamp)
+    record.line = number;
+    record.end_line = number;
+    let (mut stamp, mut stamp_seconds, mut epoch, mut host) = (None, None, None, None);
+    for &escape in escapes {
+        let Some(value) = fields.get(escape) else {
+            continue;
+        };
+        let text = || Some(value.to_owned());
+        match escape {
+            Escape::Timestamp => stamp = Some(value),
+            Escape::TimestampSeconds => stamp_seconds = Some(value),
+            Escape::Epoch => epoch = Some(value),
+            Escape::Pid => record.pid = value.parse().ok(),
+            Escape::SessionLine => record.session_line = value.parse().ok(),
+            Escape::SessionId => record.session_id = text(),
+            Escape::User => record.user = text(),
+            Escape::Database => record.database = text(),
+            Escape::Application => record.application = text(),
+            Escape::RemoteHostPort => record.client = text(),
+            Escape::RemoteHost => host = Some(value),
+            Escape::BackendType => record.backend_type = text(),
+            Escape::Sqlstate => record.sqlstate = text(),
+            Escape::Xid => record.xid = value.parse().ok(),
+            Escape::Vxid => record.vxid = text(),
+            Escape::CommandTag => record.command_tag = text(),
+            Escape::SessionStart => record.session_start = text(),
+            Escape::LeaderPid => record.leader_pid = value.parse().ok(),
+            Escape::QueryId => record.query_id = value.parse().ok(),
+            Escape::LocalAddress => record.local_address = text(),
+        }
+    }
+    // `%r` when printed, else `%h`.
+    if record.client.is_none() {
+        record.client = host.map(str::to_owned);
+    }
+    // `%m`, else `%t`; `%n` gives the instant when the stamp's zone does not.
+    let mut time: Option<PgTime> = stamp
         .and_then(|t| stamps.get(t, true))
-        .or_else(|| {
-            fields
-                .get(Escape::TimestampSeconds)
-                .and_then(|t| stamps.get(t, false))
-        });
-    let epoch = fields.get(Escape::Epoch).and_then(time::pg_time_from_epoch);
-    match (&mut time, epoch) {
+        .or_else(|| stamp_seconds.and_then(|t| stamps.get(t, false)));
+    match (&mut time, epoch.and_then(time::pg_time_from_epoch)) {
         (Some(t), Some(e)) if t.utc.is_none() => t.utc = e.utc,
         (None, Some(e)) => time = Some(e),
         _ => {}
     }
-    record.line = number;
-    record.end_line = number;
     record.time = time;
-    record.pid = fields.get(Escape::Pid).and_then(|p| p.parse().ok());
-    record.session_id = text(Escape::SessionId);
-    record.session_line = fields.get(Escape::SessionLine).and_then(|l| l.parse().ok());
-    record.user = text(Escape::User);
-    record.database = text(Escape::Database);
-    record.application = text(Escape::Application);
-    record.client = text(Escape::RemoteHostPort).or_else(|| text(Escape::RemoteHost));
-    record.backend_type = text(Escape::BackendType);
-    record.sqlstate = text(Escape::Sqlstate);
-    record.command_tag = text(Escape::CommandTag);
-    record.session_start = text(Escape::SessionStart);
-    record.xid = fields.get(Escape::Xid).and_then(|x| x.parse().ok());
-    record.vxid = text(Escape::Vxid);
-    record.leader_pid = fields.get(Escape::LeaderPid).and_then(|p| p.parse().ok());
-    record.query_id = fields.get(Escape::QueryId).and_then(|q| q.parse().ok());
-    record.local_address = text(Escape::LocalAddress);
 }

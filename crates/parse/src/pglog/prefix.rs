@@ -157,6 +157,8 @@ pub struct LogLinePrefix {
     items: Vec<Item>,
     /// No free-text field and no `%q`: the line is read left to right without backtracking.
     simple: bool,
+    /// The escapes the prefix prints, each once, in order: what a record is filled from.
+    escapes: Vec<Escape>,
 }
 
 /// The raw field values read from one line's prefix (padding stripped; empty values absent),
@@ -272,10 +274,19 @@ impl LogLinePrefix {
             Item::Field { escape, .. } => escape.shape() != Shape::Text,
             Item::SessionOnlyFromHere => false,
         });
+        let mut escapes = Vec::new();
+        for item in &items {
+            if let Item::Field { escape, .. } = item
+                && !escapes.contains(escape)
+            {
+                escapes.push(*escape);
+            }
+        }
         Ok(LogLinePrefix {
             text: text.to_owned(),
             items,
             simple,
+            escapes,
         })
     }
 
@@ -285,7 +296,13 @@ impl LogLinePrefix {
             text: String::new(),
             items: Vec::new(),
             simple: true,
+            escapes: Vec::new(),
         }
+    }
+
+    /// The escapes the prefix prints, each once, in prefix order.
+    pub(crate) fn escapes(&self) -> &[Escape] {
+        &self.escapes
     }
 
     /// The prefix text this was compiled from.
@@ -346,7 +363,7 @@ impl LogLinePrefix {
         for item in &self.items {
             match item {
                 Item::Literal(lit) => {
-                    if !bytes[pos..].starts_with(lit.as_bytes()) {
+                    if !starts_with_short(&bytes[pos..], lit.as_bytes()) {
                         return None;
                     }
                     pos += lit.len();
@@ -507,6 +524,13 @@ impl<'a> Matcher<'_, 'a, '_, '_> {
         }
         found
     }
+}
+
+/// `hay.starts_with(lit)` for the short literals of a prefix (` [`, `] `): a byte loop, where
+/// the slice comparison calls `memcmp` once per literal of every line.
+#[inline]
+fn starts_with_short(hay: &[u8], lit: &[u8]) -> bool {
+    hay.len() >= lit.len() && hay.iter().zip(lit).all(|(a, b)| a == b)
 }
 
 /// The smallest char boundary of `s` at or after `i` (`s.len() + 1` when `i` is past the end).

@@ -41,6 +41,20 @@ fn civil_seconds(b: &[u8]) -> Option<(i32, i32, i32, i32, i32, i32)> {
     ))
 }
 
+/// True when `b` starts with `dddd-dd-dd dd:dd:dd` (what [`civil_seconds`] reads), checked
+/// without computing the numbers: every line's prefix is measured this way.
+fn is_civil_seconds(b: &[u8]) -> bool {
+    const SHAPE: &[u8; 19] = b"0000-00-00 00:00:00";
+    b.len() >= SHAPE.len()
+        && b.iter().zip(SHAPE).all(|(&c, &shape)| {
+            if shape == b'0' {
+                c.is_ascii_digit()
+            } else {
+                c == shape
+            }
+        })
+}
+
 /// ` UTC`, ` CEST`, ` +03`, ` -0330` at the start of `b`: the zone abbreviation
 /// `strftime("%Z")` printed (never a `:`, so prefixes such as `%t:%r:` stay readable). Returns
 /// the zone's length without the space.
@@ -58,7 +72,9 @@ fn zone_len(b: &[u8]) -> usize {
 /// only: the prefix matcher needs the extent, the record builder parses the value once.
 pub(crate) fn stamp_len(s: &str, millis: bool) -> Option<usize> {
     let b = s.as_bytes();
-    civil_seconds(b)?;
+    if !is_civil_seconds(b) {
+        return None;
+    }
     let mut at = 19;
     if millis {
         if b.get(at) != Some(&b'.') {
@@ -229,8 +245,11 @@ impl StampCache {
             return Some(base.clone());
         }
         let nanos = ms * 1_000_000;
+        // The date is the cached one: only the time of day is built again.
+        let t = base.civil.time();
+        let time = jiff::civil::Time::new(t.hour(), t.minute(), t.second(), nanos).ok()?;
         Some(PgTime {
-            civil: base.civil.with().subsec_nanosecond(nanos).build().ok()?,
+            civil: DateTime::from_parts(base.civil.date(), time),
             zone: base.zone.clone(),
             utc: match base.utc {
                 Some(t) => {
