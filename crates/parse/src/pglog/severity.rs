@@ -30,6 +30,15 @@ pub(crate) enum Tag {
 
 /// An English severity word or label.
 fn english(word: &str) -> Option<Tag> {
+    // `LOG` and `DETAIL` are most lines of a log: compared as bytes before the general match
+    // (which calls `memcmp` for every word of a matching length).
+    match word.as_bytes() {
+        [b'L', b'O', b'G'] => return Some(Tag::Main(Severity::Log)),
+        [b'D', b'E', b'T', b'A', b'I', b'L'] => return Some(Tag::Detail),
+        [b'E', b'R', b'R', b'O', b'R'] => return Some(Tag::Main(Severity::Error)),
+        [first, ..] if !first.is_ascii_uppercase() => return None,
+        _ => {}
+    }
     Some(match word {
         "LOG" => Tag::Main(Severity::Log),
         "ERROR" => Tag::Main(Severity::Error),
