@@ -7,6 +7,7 @@
 //! 2026-11-21 17:57:13.121 UTC,,,18557,,6b01db79.487d,2,,2026-11-21 17:57:13 UTC,,0,FATAL,53100,"could not resize shared memory segment ""/PostgreSQL.1542476226"" to 1048576 bytes: No space left on device",,,,,,,,,"","startup",,0
 //! ```
 
+use std::borrow::Cow;
 use std::collections::VecDeque;
 
 use super::severity::{self, Tag};
@@ -89,6 +90,13 @@ impl CsvReader {
                 self.counters.blank_lines += 1;
                 return;
             }
+            self.first_line = number;
+            self.partial_lines = 1;
+            if quotes % 2 == 0 {
+                // A whole row on one line (most rows): read in place, not copied.
+                self.row(number, text);
+                return;
+            }
             self.partial.clear();
             self.partial.push_str(text);
             self.first_line = number;
@@ -134,7 +142,7 @@ impl CsvReader {
                 record.end_line = last_line;
                 classify::classify_record(&mut record, self.langs);
                 self.counters.stats.records += 1;
-                self.out.push_back(Box::new(record));
+                self.out.push_back(record);
             }
             None => {
                 let first = row.lines().next().unwrap_or("");
@@ -150,26 +158,34 @@ impl CsvReader {
 }
 
 /// Splits a complete row into its fields: `None` for an empty unquoted field, the unescaped
-/// text otherwise. `None` overall when a quote is misplaced.
-pub(crate) fn fields(row: &str) -> Option<Vec<Option<String>>> {
+/// text otherwise (borrowed from the row unless it held `""`). `None` overall when a quote is
+/// misplaced.
+pub(crate) fn fields(row: &str) -> Option<Vec<Option<Cow<'_, str>>>> {
     let mut out = Vec::with_capacity(26);
     let b = row.as_bytes();
     let mut i = 0;
     loop {
         if b.get(i) == Some(&b'"') {
-            let mut value = String::new();
-            let mut start = i + 1;
-            loop {
-                let q = start + memchr::memchr(b'"', &b[start..])?;
-                value.push_str(&row[start..q]);
-                if b.get(q + 1) == Some(&b'"') {
+            let start = i + 1;
+            let mut q = start + memchr::memchr(b'"', &b[start..])?;
+            let value = if b.get(q + 1) == Some(&b'"') {
+                // An escaped quote: the value is rebuilt without the doubling.
+                let mut value = String::with_capacity(q - start + 16);
+                let mut from = start;
+                loop {
+                    value.push_str(&row[from..q]);
+                    if b.get(q + 1) != Some(&b'"') {
+                        break;
+                    }
                     value.push('"');
-                    start = q + 2;
-                } else {
-                    i = q + 1;
-                    break;
+                    from = q + 2;
+                    q = from + memchr::memchr(b'"', &b[from..])?;
                 }
-            }
+                Cow::Owned(value)
+            } else {
+                Cow::Borrowed(&row[start..q])
+            };
+            i = q + 1;
             out.push(Some(value));
             match b.get(i) {
                 None => return Some(out),
@@ -177,12 +193,17 @@ pub(crate) fn fields(row: &str) -> Option<Vec<Option<String>>> {
                 Some(_) => return None,
             }
         } else {
-            let end = memchr::memchr(b',', &b[i..]).map_or(b.len(), |e| i + e);
-            let value = &row[i..end];
-            if value.contains('"') {
+            // Unquoted fields are short (`18557`, `6b01db79.487d`, often empty): a byte loop,
+            // not a memchr call, finds their end; a quote inside one is misplaced.
+            let end = b[i..]
+                .iter()
+                .position(|&c| c == b',' || c == b'"')
+                .map_or(b.len(), |e| i + e);
+            if b.get(end) == Some(&b'"') {
                 return None;
             }
-            out.push((!value.is_empty()).then(|| value.to_owned()));
+            let value = &row[i..end];
+            out.push((!value.is_empty()).then_some(Cow::Borrowed(value)));
             if end == b.len() {
                 return Some(out);
             }
@@ -192,47 +213,48 @@ pub(crate) fn fields(row: &str) -> Option<Vec<Option<String>>> {
 }
 
 /// One row → a record (not yet classified). `None` when the row is not a csvlog row.
-fn record_of(row: &str, langs: &mut Languages) -> Option<PgRecord> {
+fn record_of(row: &str, langs: &mut Languages) -> Option<Box<PgRecord>> {
     let mut f = fields(row)?;
     if !(23..=26).contains(&f.len()) {
         return None;
     }
     let mut take = |i: usize| f.get_mut(i).and_then(Option::take);
-    let time = time::pg_time_from_stamp(take(0)?.as_str(), true)?;
-    let (tag, lang) = severity::word(take(11)?.as_str())?;
+    let time = time::pg_time_from_stamp(&take(0)?, true)?;
+    let (tag, lang) = severity::word(&take(11)?)?;
     let Tag::Main(severity) = tag else {
         return None;
     };
-    let mut record = PgRecord {
-        time: Some(time),
-        user: take(1),
-        database: take(2),
-        pid: take(3).and_then(|p| p.parse().ok()),
-        client: take(4),
-        session_id: take(5),
-        session_line: take(6).and_then(|l| l.parse().ok()),
-        command_tag: take(7),
-        session_start: take(8),
-        vxid: take(9),
-        xid: take(10).and_then(|x| x.parse().ok()),
-        severity: Some(severity),
-        sqlstate: take(12),
-        message: take(13).unwrap_or_default(),
-        detail: take(14),
-        hint: take(15),
-        query: take(16),
-        context: take(18),
-        statement: take(19),
-        location: take(21),
-        application: take(22),
-        backend_type: take(23),
-        leader_pid: take(24).and_then(|p| p.parse().ok()),
-        query_id: take(25).and_then(|q| q.parse().ok()),
-        ..PgRecord::default()
-    };
+    // Filled in its box: a record is large, and building it on the stack would copy it.
+    let mut record = Box::<PgRecord>::default();
+    let r = &mut *record;
+    let owned = |c: Option<Cow<'_, str>>| c.map(Cow::into_owned);
+    r.time = Some(time);
+    r.user = owned(take(1));
+    r.database = owned(take(2));
+    r.pid = take(3).and_then(|p| p.parse().ok());
+    r.client = owned(take(4));
+    r.session_id = owned(take(5));
+    r.session_line = take(6).and_then(|l| l.parse().ok());
+    r.command_tag = owned(take(7));
+    r.session_start = owned(take(8));
+    r.vxid = owned(take(9));
+    r.xid = take(10).and_then(|x| x.parse().ok());
+    r.severity = Some(severity);
+    r.sqlstate = owned(take(12));
+    r.message = owned(take(13)).unwrap_or_default();
+    r.detail = owned(take(14));
+    r.hint = owned(take(15));
+    r.query = owned(take(16));
+    r.context = owned(take(18));
+    r.statement = owned(take(19));
+    r.location = owned(take(21));
+    r.application = owned(take(22));
+    r.backend_type = owned(take(23));
+    r.leader_pid = take(24).and_then(|p| p.parse().ok());
+    r.query_id = take(25).and_then(|q| q.parse().ok());
     if let Some(lang) = lang {
         langs.add(lang);
-        record.language = Some(translate::language_name(lang));
+        r.language = Some(translate::language_name(lang));
     }
     Some(record)
 }
