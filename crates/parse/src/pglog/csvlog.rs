@@ -279,7 +279,7 @@ mod tests {
                 Some("a".into()),
                 None,
                 Some("b,\"c\"\nd".into()),
-                Some(String::new())
+                Some("".into())
             ]
         );
         assert_eq!(fields("\"open"), None);
