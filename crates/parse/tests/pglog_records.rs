@@ -381,6 +381,56 @@ fn the_reader_gives_the_same_records_in_any_chunks() {
 }
 
 #[test]
+fn the_reader_reads_ahead_when_records_are_not_taken() {
+    // 20 MiB pushed in 1 MiB chunks with no record taken in between: past 16 MiB unread the
+    // reader reads lines itself (bounded memory); the records and counts are the same.
+    let path = format!(
+        "{}/../../fixtures/formats/pglog/pg15-events.log",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let one = std::fs::read(path).unwrap();
+    let bytes = one.repeat((20 << 20) / one.len() + 1);
+    let whole = pglog::parse(&bytes, &PgLogOptions::default()).unwrap();
+    let mut reader = pglog::PgLogReader::new(PgLogOptions::default());
+    for chunk in bytes.chunks(1 << 20) {
+        reader.push(chunk).unwrap();
+    }
+    reader.finish().unwrap();
+    let records: Vec<_> = std::iter::from_fn(|| reader.next_record()).collect();
+    assert_eq!(records.len(), whole.records.len());
+    assert!(records.iter().zip(&whole.records).all(|(a, b)| **a == *b));
+    assert_eq!(reader.summary().stats, whole.stats);
+}
+
+#[test]
+fn an_over_long_line_in_tiny_chunks_is_cut_once() {
+    let options = PgLogOptions {
+        max_line_bytes: 4096,
+        ..PgLogOptions::default()
+    };
+    let mut bytes = b"2026-11-21 17:08:44.123 UTC [42] LOG:  before\n".to_vec();
+    bytes.extend(b"2026-11-21 17:08:44.124 UTC [42] ERROR:  ");
+    bytes.extend(std::iter::repeat_n(b'x', 100_000));
+    bytes.extend(b"\n2026-11-21 17:08:44.125 UTC [42] LOG:  after\n");
+    let whole = pglog::parse(&bytes, &options).unwrap();
+    for size in [1, 3, 5000] {
+        let mut reader = pglog::PgLogReader::new(options.clone());
+        let mut records = Vec::new();
+        for chunk in bytes.chunks(size) {
+            reader.push(chunk).unwrap();
+            records.extend(std::iter::from_fn(|| reader.next_record()).map(|r| *r));
+        }
+        reader.finish().unwrap();
+        records.extend(std::iter::from_fn(|| reader.next_record()).map(|r| *r));
+        assert_eq!(records, whole.records, "chunks of {size}");
+        assert_eq!(reader.summary().stats, whole.stats, "chunks of {size}");
+    }
+    assert_eq!(whole.stats.oversized_lines, 1);
+    assert_eq!(whole.records.len(), 3);
+    assert!(whole.records[1].message.len() < 4096);
+}
+
+#[test]
 fn bad_csv_and_json_lines_are_counted() {
     let dir = format!(
         "{}/../../fixtures/formats/pglog",

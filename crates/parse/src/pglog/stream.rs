@@ -407,12 +407,20 @@ impl Iterator for PgRecords<'_> {
 
 /// Push-based reader for logs of any size: [`PgLogReader::push`] chunks of bytes as they are
 /// read, take records with [`PgLogReader::next_record`], call [`PgLogReader::finish`] at the
-/// end. Memory: the first lines until format and prefix are chosen (1000 lines or 1 MiB), then
-/// the unfinished last line (at most `max_line_bytes`) and the record window.
+/// end. Lines are read as records are asked for, [`FEED_BATCH_BYTES`] at a time, so a record
+/// is handed out while it is still in cache. Memory: the first lines until format and prefix
+/// are chosen (1000 lines or 1 MiB), then the chunks not read yet (read ahead once they pass
+/// [`UNREAD_LIMIT_BYTES`]), the unfinished last line (at most `max_line_bytes`) and the record
+/// window.
 pub struct PgLogReader {
     options: PgLogOptions,
-    /// Bytes not fed yet: the head while detecting, then the unfinished last line.
+    /// Bytes pushed: the head while detecting, then lines not read yet from `read` on.
     pending: Vec<u8>,
+    /// How much of `pending` was read already.
+    read: usize,
+    /// How many bytes after `read` are known to hold no newline (a long line pushed in small
+    /// chunks is searched once, not again on every push).
+    unread_without_newline: usize,
     running: Option<(PgLogFormat, Engine)>,
     /// Newlines in `pending` while detecting.
     head_lines: usize,
@@ -423,12 +431,22 @@ pub struct PgLogReader {
     ready: VecDeque<Box<PgRecord>>,
 }
 
+/// How many bytes of lines [`PgLogReader::next_record`] reads at a time: the records they make
+/// stay in cache until they are taken.
+const FEED_BATCH_BYTES: usize = 64 * 1024;
+
+/// Bytes pushed but not read beyond which [`PgLogReader::push`] reads them at once (a caller
+/// pushing without taking records keeps bounded memory).
+const UNREAD_LIMIT_BYTES: usize = 16 << 20;
+
 impl PgLogReader {
     /// A reader with these options.
     pub fn new(options: PgLogOptions) -> Self {
         PgLogReader {
             options,
             pending: Vec::new(),
+            read: 0,
+            unread_without_newline: 0,
             running: None,
             head_lines: 0,
             line_number: 0,
@@ -443,6 +461,11 @@ impl PgLogReader {
     /// # Errors
     /// As [`super::parse`], when format and prefix get chosen during this call.
     pub fn push(&mut self, chunk: &[u8]) -> Result<(), PgLogError> {
+        if self.read > 0 && self.read >= self.pending.len() / 2 {
+            // What was read is dropped once it is half the buffer (one copy per byte at most).
+            self.pending.drain(..self.read);
+            self.read = 0;
+        }
         self.pending.extend_from_slice(chunk);
         if self.running.is_none() {
             self.head_lines += memchr::memchr_iter(b'\n', chunk).count();
@@ -450,13 +473,11 @@ impl PgLogReader {
                 return Ok(());
             }
             self.running = Some(start(&self.pending, &self.options)?);
-        } else if memchr::memchr(b'\n', chunk).is_none()
-            && self.pending.len() <= self.options.max_line_bytes.saturating_add(4)
-        {
-            // Still inside the same line: nothing to feed yet (keeps tiny chunks linear).
-            return Ok(());
         }
-        self.feed_complete_lines();
+        if self.pending.len() - self.read > UNREAD_LIMIT_BYTES {
+            self.read_lines(usize::MAX);
+            self.drain();
+        }
         Ok(())
     }
 
@@ -471,12 +492,13 @@ impl PgLogReader {
         if self.running.is_none() {
             self.running = Some(start(&self.pending, &self.options)?);
         }
-        self.feed_complete_lines();
-        if !self.pending.is_empty() && !self.skipping {
+        self.read_lines(usize::MAX);
+        if self.read < self.pending.len() && !self.skipping {
             let rest = std::mem::take(&mut self.pending);
-            self.feed_lines(&rest);
+            self.feed_lines(&rest[self.read..]);
         }
         self.pending.clear();
+        self.read = 0;
         if let Some((_, engine)) = &mut self.running {
             engine.finish();
         }
@@ -486,12 +508,21 @@ impl PgLogReader {
     }
 
     /// The next finished record (boxed: a record is large, and handing out the box moves a
-    /// pointer instead of copying the record).
+    /// pointer instead of copying the record). `None` when the lines pushed so far hold no
+    /// further finished record.
     pub fn next_record(&mut self) -> Option<Box<PgRecord>> {
-        if self.ready.is_empty() {
-            self.drain();
+        loop {
+            if let Some(record) = self.ready.pop_front() {
+                return Some(record);
+            }
+            let (_, engine) = self.running.as_mut()?;
+            if let Some(record) = engine.pop() {
+                return Some(record);
+            }
+            if !self.read_lines(FEED_BATCH_BYTES) {
+                return None;
+            }
         }
-        self.ready.pop_front()
     }
 
     /// Prefix, format and counts so far (`records` empty). Before format and prefix are chosen:
@@ -511,40 +542,65 @@ impl PgLogReader {
         }
     }
 
-    /// Feeds every complete line of `pending`, keeps the rest; a line that grows past
-    /// `max_line_bytes` without a newline is fed cut and the remainder skipped.
-    fn feed_complete_lines(&mut self) {
-        // Taken out to feed from it, put back with only the rest (its allocation kept: a
-        // chunk-sized buffer freed and grown again on every push costs more than the copy).
+    /// Reads the complete lines of `pending` from `read` on, about `budget` bytes of them (whole
+    /// lines, at least one); a line that grows past `max_line_bytes` without a newline is read
+    /// cut and the remainder skipped. False when there was nothing to read.
+    fn read_lines(&mut self, budget: usize) -> bool {
+        if self.running.is_none() {
+            return false;
+        }
+        // Taken out to feed from it, put back after (its allocation kept).
         let mut pending = std::mem::take(&mut self.pending);
-        let mut start = 0;
+        let mut start = self.read;
         if self.skipping {
-            match memchr::memchr(b'\n', &pending) {
+            match memchr::memchr(b'\n', &pending[start..]) {
                 Some(nl) => {
-                    start = nl + 1;
+                    start += nl + 1;
                     self.skipping = false;
+                    self.unread_without_newline = 0;
                 }
                 None => {
                     // The skipped bytes are dropped.
                     pending.clear();
+                    self.read = 0;
+                    self.unread_without_newline = 0;
                     self.pending = pending;
-                    return;
+                    return false;
                 }
             }
         }
-        let end = memchr::memrchr(b'\n', &pending[start..]).map_or(start, |i| start + i + 1);
+        let known = (start + self.unread_without_newline).min(pending.len());
+        let end = if known > start {
+            // The line was searched before: only the bytes pushed since are.
+            memchr::memchr(b'\n', &pending[known..]).map_or(start, |i| known + i + 1)
+        } else {
+            let limit = pending.len().min(start.saturating_add(budget));
+            match memchr::memrchr(b'\n', &pending[start..limit]) {
+                Some(i) => start + i + 1,
+                None => memchr::memchr(b'\n', &pending[limit..]).map_or(start, |i| limit + i + 1),
+            }
+        };
+        self.unread_without_newline = if end == start {
+            pending.len() - start
+        } else {
+            0
+        };
         self.feed_lines(&pending[start..end]);
+        let mut fed = end > start;
         let max = self.options.max_line_bytes;
-        if pending.len() - end > max.saturating_add(4) {
+        if end == start && pending.len() - end > max.saturating_add(4) {
             // An over-long line: feed what the limit keeps now, drop the rest up to its newline.
             self.feed_lines(&pending[end..end + max + 4]);
             self.skipping = true;
             pending.clear();
+            self.read = 0;
+            self.unread_without_newline = 0;
+            fed = true;
         } else {
-            pending.drain(..end);
+            self.read = end;
         }
         self.pending = pending;
-        self.drain();
+        fed
     }
 
     fn feed_lines(&mut self, bytes: &[u8]) {
