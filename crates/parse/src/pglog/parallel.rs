@@ -215,7 +215,7 @@ impl ParallelParser {
 
 /// Lines in `chunk` as [`Lines`] counts them (a last line without `\n` counts).
 fn line_count(chunk: &[u8]) -> u64 {
-    let newlines = chunk.iter().filter(|&&b| b == b'\n').count() as u64;
+    let newlines = memchr::memchr_iter(b'\n', chunk).count() as u64;
     newlines + u64::from(chunk.last().is_some_and(|&b| b != b'\n'))
 }
 
