@@ -4,12 +4,10 @@
 
 use pgmortem_parse::pglog::{self, PgEvent, PgLogOptions, PgRecord, Severity};
 
+mod common;
+
 fn records(name: &str) -> Vec<PgRecord> {
-    let path = format!(
-        "{}/../../fixtures/formats/pglog/{name}",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    let log = pglog::parse(&std::fs::read(path).unwrap(), &PgLogOptions::default()).unwrap();
+    let log = pglog::parse(&common::pglog_fixture(name), &PgLogOptions::default()).unwrap();
     assert_eq!(log.stats.unrecognized_lines, 0, "{name}");
     log.records
 }

@@ -13,12 +13,10 @@ const LANGUAGES: &[(&str, &str)] = &[
     ("zh_CN", "pg15-zh_CN-sigkill.log"),
 ];
 
+mod common;
+
 fn read(name: &str) -> pglog::PgLog {
-    let path = format!(
-        "{}/../../fixtures/formats/pglog/{name}",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    pglog::parse(&std::fs::read(path).unwrap(), &PgLogOptions::default()).unwrap()
+    pglog::parse(&common::pglog_fixture(name), &PgLogOptions::default()).unwrap()
 }
 
 #[test]

@@ -3,6 +3,8 @@
 
 use pgmortem_parse::pglog::{self, PgEvent, PgLog, PgLogError, PgLogOptions, Severity};
 
+mod common;
+
 fn parse(text: &str) -> PgLog {
     pglog::parse(text.as_bytes(), &PgLogOptions::default()).unwrap()
 }
@@ -358,23 +360,11 @@ fn a_fifty_megabyte_statement_is_cut_and_counted() {
 
 #[test]
 fn the_reader_gives_the_same_records_in_any_chunks() {
-    let path = format!(
-        "{}/../../fixtures/formats/pglog/pg15-events.log",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    let bytes = std::fs::read(path).unwrap();
+    let bytes = common::pglog_fixture("pg15-events.log");
     let whole = pglog::parse(&bytes, &PgLogOptions::default()).unwrap();
     for size in [1, 7, 100, 4096, 1 << 20] {
-        let mut reader = pglog::PgLogReader::new(PgLogOptions::default());
-        let mut records = Vec::new();
-        for chunk in bytes.chunks(size) {
-            reader.push(chunk).unwrap();
-            records.extend(std::iter::from_fn(|| reader.next_record()).map(|r| *r));
-        }
-        reader.finish().unwrap();
-        records.extend(std::iter::from_fn(|| reader.next_record()).map(|r| *r));
+        let (records, summary) = common::read_in_chunks(&bytes, size, &PgLogOptions::default());
         assert_eq!(records, whole.records, "chunks of {size}");
-        let summary = reader.summary();
         assert_eq!(summary.stats, whole.stats);
         assert_eq!(summary.continuation_lines, whole.continuation_lines);
     }
@@ -384,11 +374,7 @@ fn the_reader_gives_the_same_records_in_any_chunks() {
 fn the_reader_reads_ahead_when_records_are_not_taken() {
     // 20 MiB pushed in 1 MiB chunks with no record taken in between: past 16 MiB unread the
     // reader reads lines itself (bounded memory); the records and counts are the same.
-    let path = format!(
-        "{}/../../fixtures/formats/pglog/pg15-events.log",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    let one = std::fs::read(path).unwrap();
+    let one = common::pglog_fixture("pg15-events.log");
     let bytes = one.repeat((20 << 20) / one.len() + 1);
     let whole = pglog::parse(&bytes, &PgLogOptions::default()).unwrap();
     let mut reader = pglog::PgLogReader::new(PgLogOptions::default());
@@ -414,16 +400,9 @@ fn an_over_long_line_in_tiny_chunks_is_cut_once() {
     bytes.extend(b"\n2026-11-21 17:08:44.125 UTC [42] LOG:  after\n");
     let whole = pglog::parse(&bytes, &options).unwrap();
     for size in [1, 3, 5000] {
-        let mut reader = pglog::PgLogReader::new(options.clone());
-        let mut records = Vec::new();
-        for chunk in bytes.chunks(size) {
-            reader.push(chunk).unwrap();
-            records.extend(std::iter::from_fn(|| reader.next_record()).map(|r| *r));
-        }
-        reader.finish().unwrap();
-        records.extend(std::iter::from_fn(|| reader.next_record()).map(|r| *r));
+        let (records, summary) = common::read_in_chunks(&bytes, size, &options);
         assert_eq!(records, whole.records, "chunks of {size}");
-        assert_eq!(reader.summary().stats, whole.stats, "chunks of {size}");
+        assert_eq!(summary.stats, whole.stats, "chunks of {size}");
     }
     assert_eq!(whole.stats.oversized_lines, 1);
     assert_eq!(whole.records.len(), 3);
@@ -432,11 +411,7 @@ fn an_over_long_line_in_tiny_chunks_is_cut_once() {
 
 #[test]
 fn bad_csv_and_json_lines_are_counted() {
-    let dir = format!(
-        "{}/../../fixtures/formats/pglog",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    let csv = std::fs::read(format!("{dir}/edge-csv-broken-quote.csv")).unwrap();
+    let csv = common::pglog_fixture("edge-csv-broken-quote.csv");
     let log = pglog::parse(&csv, &PgLogOptions::default()).unwrap();
     assert_eq!(log.format, pglog::PgLogFormat::Csv);
     // The unclosed row (2 lines) ends at the next row; the short row and the cut last row
@@ -448,7 +423,7 @@ fn bad_csv_and_json_lines_are_counted() {
         log.records[2].event,
         Some(PgEvent::TerminatedBySignal { ref query, .. }) if query.as_deref() == Some("SELECT pg_sleep(600)")
     ));
-    let json = std::fs::read(format!("{dir}/edge-json-bad-lines.json")).unwrap();
+    let json = common::pglog_fixture("edge-json-bad-lines.json");
     let log = pglog::parse(&json, &PgLogOptions::default()).unwrap();
     assert_eq!(log.format, pglog::PgLogFormat::Json);
     assert_eq!(log.stats.unrecognized_lines, 3);

@@ -1,30 +1,14 @@
 //! The wrapped PostgreSQL log forms (fixtures/formats/pglog/enveloped-*, pg15-journal*,
 //! pg15-syslog-rfc5424) read in chunks give what a whole-buffer parse gives.
 
-use pgmortem_parse::pglog::{self, PgLogOptions, PgLogReader, PgRecord};
+use pgmortem_parse::pglog::{self, PgLogOptions, PgRecord};
 
-fn fixture(name: &str) -> Vec<u8> {
-    let path = format!(
-        "{}/../../fixtures/formats/pglog/{name}",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    std::fs::read(path).unwrap()
-}
+mod common;
+
+use common::{pglog_fixture as fixture, read_in_chunks};
 
 fn chunked(bytes: &[u8], size: usize) -> (Vec<PgRecord>, pglog::PgLog) {
-    let mut reader = PgLogReader::new(PgLogOptions::default());
-    let mut records = Vec::new();
-    for chunk in bytes.chunks(size) {
-        reader.push(chunk).unwrap();
-        while let Some(r) = reader.next_record() {
-            records.push(*r);
-        }
-    }
-    reader.finish().unwrap();
-    while let Some(r) = reader.next_record() {
-        records.push(*r);
-    }
-    (records, reader.summary())
+    read_in_chunks(bytes, size, &PgLogOptions::default())
 }
 
 #[test]

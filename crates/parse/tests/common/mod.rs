@@ -1,0 +1,28 @@
+//! Helpers the PostgreSQL-log integration tests share (each test file uses some of them).
+
+#![allow(dead_code)]
+
+use pgmortem_parse::pglog::{PgLog, PgLogOptions, PgLogReader, PgRecord};
+
+/// The bytes of `fixtures/formats/pglog/<name>`.
+pub fn pglog_fixture(name: &str) -> Vec<u8> {
+    let path = format!(
+        "{}/../../fixtures/formats/pglog/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+/// `bytes` pushed to a [`PgLogReader`] in chunks of `size`, the records taken after every
+/// push: the records and the summary.
+pub fn read_in_chunks(bytes: &[u8], size: usize, options: &PgLogOptions) -> (Vec<PgRecord>, PgLog) {
+    let mut reader = PgLogReader::new(options.clone());
+    let mut records = Vec::new();
+    for chunk in bytes.chunks(size) {
+        reader.push(chunk).unwrap();
+        records.extend(std::iter::from_fn(|| reader.next_record()).map(|r| *r));
+    }
+    reader.finish().unwrap();
+    records.extend(std::iter::from_fn(|| reader.next_record()).map(|r| *r));
+    (records, reader.summary())
+}
