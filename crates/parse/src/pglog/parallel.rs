@@ -21,6 +21,9 @@ use super::{Counters, NameCounts, PgLog, PgLogError, PgLogFormat, PgLogOptions, 
 use crate::ParseStats;
 use crate::lines::Lines;
 
+/// What each record goes through on the thread that read it (a JSON line, an event kind…).
+type MapRecord<T> = dyn Fn(Box<PgRecord>) -> T + Sync;
+
 /// How far (in bytes) past a chunk's target size a cut looks for a line that starts a record
 /// before it settles for any line boundary.
 const BOUNDARY_SEARCH_BYTES: usize = 256 * 1024;
@@ -105,7 +108,7 @@ impl ParallelParser {
     pub fn feed<T: Send>(
         &mut self,
         block: &[u8],
-        map: &(dyn Fn(Box<PgRecord>) -> T + Sync),
+        map: &MapRecord<T>,
         sink: &mut dyn FnMut(T),
     ) -> Result<(), PgLogError> {
         if block.is_empty() {
@@ -125,7 +128,7 @@ impl ParallelParser {
     /// Chooses format and prefix from the held blocks and reads them.
     fn start_pending<T: Send>(
         &mut self,
-        map: &(dyn Fn(Box<PgRecord>) -> T + Sync),
+        map: &MapRecord<T>,
         sink: &mut dyn FnMut(T),
     ) -> Result<(), PgLogError> {
         let pending = std::mem::take(&mut self.pending);
@@ -137,7 +140,7 @@ impl ParallelParser {
     fn feed_started<T: Send>(
         &mut self,
         block: &[u8],
-        map: &(dyn Fn(Box<PgRecord>) -> T + Sync),
+        map: &MapRecord<T>,
         sink: &mut dyn FnMut(T),
     ) -> Result<(), PgLogError> {
         if block.is_empty() {
@@ -196,7 +199,7 @@ impl ParallelParser {
     /// As [`super::parse`], when nothing was fed (format and prefix chosen on an empty log).
     pub fn finish<T: Send>(
         &mut self,
-        map: &(dyn Fn(Box<PgRecord>) -> T + Sync),
+        map: &MapRecord<T>,
         sink: &mut dyn FnMut(T),
     ) -> Result<PgLog, PgLogError> {
         if self.running.is_none() {
@@ -265,7 +268,7 @@ fn read_chunk<T>(
     chunk: &[u8],
     start: u64,
     max_line: usize,
-    map: &(dyn Fn(Box<PgRecord>) -> T + Sync),
+    map: &MapRecord<T>,
 ) -> ChunkResult<T> {
     let mut engine = template.fresh();
     let mut mapped = Vec::new();
@@ -293,7 +296,7 @@ fn join<T>(
     start: u64,
     max_line: usize,
     result: ChunkResult<T>,
-    map: &(dyn Fn(Box<PgRecord>) -> T + Sync),
+    map: &MapRecord<T>,
     sink: &mut dyn FnMut(T),
 ) -> Engine {
     let mut fresh = template.fresh();
