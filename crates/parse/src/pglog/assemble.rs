@@ -134,11 +134,6 @@ impl Assembler {
         }
     }
 
-    /// An empty record, built in its box.
-    fn empty_record(&mut self) -> Box<PgRecord> {
-        Box::default()
-    }
-
     /// An assembler with the same prefix and limits, at the start of a log.
     pub(crate) fn fresh(&self) -> Self {
         Assembler::new(self.prefix.clone(), self.max_part_bytes)
@@ -303,7 +298,7 @@ impl Assembler {
     /// out-of-memory error claims it.
     fn end_dump(&mut self) {
         if let Some(dump) = self.dump.take() {
-            let mut record = self.empty_record();
+            let mut record = Box::<PgRecord>::default();
             record.line = dump.line;
             record.end_line = dump.end_line;
             record.memory_context_dump = Some(dump);
@@ -423,7 +418,7 @@ impl Assembler {
         fields: &PrefixFields<'_>,
         fallback_pid: Option<u32>,
     ) -> Box<PgRecord> {
-        let mut record = self.empty_record();
+        let mut record = Box::<PgRecord>::default();
         fill_record(
             &mut record,
             number,

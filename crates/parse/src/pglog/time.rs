@@ -210,11 +210,11 @@ pub(crate) fn pg_time_from_stamp(raw: &str, millis: bool) -> Option<PgTime> {
 /// lines of a busy log): only the milliseconds change, no calendar arithmetic is redone.
 #[derive(Debug, Default)]
 pub(crate) struct StampCache {
-    /// The stamp without its milliseconds: `2026-11-21 17:08:44` + ` UTC`.
-    second: String,
-    /// `second`'s first 19 bytes (`2026-11-21 17:08:44`) as an array: compared in two loads,
-    /// not a `memcmp` call, on every line.
+    /// The cached stamp's `2026-11-21 17:08:44`, as an array: compared in two loads, not a
+    /// `memcmp` call, on every line.
     head: [u8; 19],
+    /// What followed the seconds (and milliseconds): ` UTC`, or nothing.
+    tail: String,
     /// The time at that second (milliseconds 0).
     at_second: Option<PgTime>,
 }
@@ -236,17 +236,12 @@ impl StampCache {
         };
         let head = raw.get(..19)?;
         let head_bytes: &[u8; 19] = head.as_bytes().try_into().ok()?;
-        let hit = self.at_second.is_some()
-            && *head_bytes == self.head
-            && self.second.len() == head.len() + tail.len()
-            && self.second.as_bytes()[19..] == *tail.as_bytes();
+        let hit = self.at_second.is_some() && *head_bytes == self.head && self.tail == tail;
         if !hit {
-            let mut second = String::with_capacity(head.len() + tail.len());
-            second.push_str(head);
-            second.push_str(tail);
-            self.at_second = pg_time_from_stamp(&second, false);
-            self.second = second;
+            self.at_second = pg_time_from_stamp(&format!("{head}{tail}"), false);
             self.head = *head_bytes;
+            self.tail.clear();
+            self.tail.push_str(tail);
         }
         let base = self.at_second.as_ref()?;
         if ms == 0 {
