@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 mod input;
 mod perf;
 mod pglog;
+mod rules;
 
 use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -37,6 +38,8 @@ enum Command {
     CollapsePerf(perf::CollapsePerfArgs),
     /// Draw a flame graph (SVG) of `perf script` output.
     Flamegraph(perf::FlamegraphArgs),
+    /// List the rule catalog, or explain one rule: `pgmortem rules overcommit-heuristic`.
+    Rules(rules::RulesArgs),
     /// Print the bundle collector, a POSIX shell script to run on the database host:
     /// `pgmortem collector > pgmortem-collect.sh; sh pgmortem-collect.sh --help`.
     Collector,
@@ -125,6 +128,7 @@ fn dispatch(command: Command, out: &mut dyn Write) -> Result<()> {
     match command {
         Command::Analyze(args) => analyze(args, out),
         Command::CollapsePerf(args) => perf::collapse(args, out),
+        Command::Rules(args) => rules::run(args, out),
         Command::Flamegraph(args) => perf::flamegraph(args),
         Command::Parse(ParseCommand::Perf(args)) => perf::parse(args, out),
         Command::Collector => out

@@ -520,10 +520,11 @@ write_manifest() {
 }
 
 # drop_biggest: removes the largest collected file to make room for the archive (files of no
-# kind pgmortem reads first), and says so in its manifest entry; false when none is left.
+# kind pgmortem reads first), and says so in its manifest entry; false when none is left. The
+# clock readings are never dropped: a few bytes that put every kernel time on the wall clock.
 drop_biggest() {
     d_unknown=$(printf '%s' "$ENTRIES" | sed -n 's/^{"path":"\([^"]*\)","kind":"unknown".*/\1/p')
-    d_line=$(cd "$D" && find . -type f ! -path ./manifest.json -exec wc -c {} + 2>/dev/null |
+    d_line=$(cd "$D" && find . -type f ! -path ./manifest.json ! -path './clock/*' -exec wc -c {} + 2>/dev/null |
         awk -v u="$d_unknown" 'BEGIN { n = split(u, l, "\n"); for (i = 1; i <= n; i++) unk["./" l[i]] = 1 }
             $2 != "total" { print ($2 in unk) ? 1 : 0, $1, substr($2, 3) }' |
         sort -n -k1,1 -k2,2 | tail -n 1 | cut -d ' ' -f 2-)

@@ -1,5 +1,6 @@
 //! Diagnosis: puts every event of a bundle on one clock, ties kernel OOM kills to PostgreSQL
-//! crash-restart cycles, and builds the [`Report`].
+//! crash-restart cycles, builds one model of the host from every source ([`facts`]), runs the
+//! rule catalog ([`rules`]) over it, and builds the [`Report`].
 //!
 //! Input is an opened [`pgmortem_bundle::Bundle`]; output is a [`Report`] (schema
 //! `pgmortem.report/v1`). Nothing here reads the machine's clock or environment: the same bundle
@@ -7,14 +8,17 @@
 
 mod clock;
 mod correlate;
-mod findings;
+mod digest;
+pub mod facts;
+mod human;
 mod report;
+pub mod rules;
 mod settings;
 mod sources;
 mod timeline;
 
 pub use clock::zone_offset;
-pub use findings::human_kb;
+pub use human::{human_bytes, human_kb};
 pub use report::*;
 pub use sources::DiagnoseError;
 
@@ -50,25 +54,68 @@ impl Default for DiagnoseOptions {
     }
 }
 
+/// A bundle read through: its logs, its clock, and the incidents correlation found. The
+/// [`facts::Facts`] the rules read borrow from it.
+pub(crate) struct Analysis<'b> {
+    bundle: &'b Bundle,
+    parsed: sources::Parsed,
+    incidents: Vec<Incident>,
+}
+
+impl<'b> Analysis<'b> {
+    /// Reads every source of `bundle` and correlates.
+    pub(crate) fn new(
+        bundle: &'b Bundle,
+        options: &DiagnoseOptions,
+    ) -> Result<Self, DiagnoseError> {
+        let parsed = sources::parse_all(bundle, options)?;
+        let kills = correlate::oom_kills(&parsed.kernel, &parsed.clock);
+        let crashes = correlate::crashes(&parsed.postgres);
+        let unclean = correlate::unclean_starts(&parsed.postgres, &crashes);
+        let outages = correlate::PgOutages {
+            crashes,
+            unclean,
+            postmasters: correlate::postmaster_pids(&parsed.postgres),
+        };
+        let incidents = correlate::incidents(&kills, &outages, options);
+        drop(outages);
+        drop(kills);
+        Ok(Self {
+            bundle,
+            parsed,
+            incidents,
+        })
+    }
+
+    /// The facts the rules read.
+    pub(crate) fn facts(&self) -> facts::Facts<'_> {
+        facts::build(
+            self.bundle,
+            &self.parsed.kernel,
+            &self.parsed.postgres,
+            &self.incidents,
+        )
+    }
+}
+
 /// Diagnoses an opened bundle.
 pub fn diagnose(bundle: &Bundle, options: &DiagnoseOptions) -> Result<Report, DiagnoseError> {
-    let parsed = sources::parse_all(bundle, options)?;
-    let kills = correlate::oom_kills(&parsed.kernel, &parsed.clock);
-    let crashes = correlate::crashes(&parsed.postgres);
-    let incidents = correlate::incidents(&kills, &crashes, options);
-    let mut findings = findings::from_incidents(&incidents);
-    findings.sort_by_key(|f| std::cmp::Reverse(f.severity));
+    let analysis = Analysis::new(bundle, options)?;
+    let facts = analysis.facts();
+    let (findings, not_evaluated) = rules::evaluate(&facts);
+    let host = facts.host;
+    let parsed = &analysis.parsed;
     let timeline = timeline::build(&parsed.kernel, &parsed.postgres, &parsed.clock);
     Ok(Report {
         schema: SCHEMA,
         generator: format!("pgmortem {}", env!("CARGO_PKG_VERSION")),
-        clock: parsed.clock_info,
-        sources: parsed.summaries,
-        incidents,
+        caveats: parsed.caveats.clone(),
+        clock: parsed.clock_info.clone(),
+        sources: parsed.summaries.clone(),
+        incidents: analysis.incidents.clone(),
         findings,
+        not_evaluated,
+        host,
         timeline,
     })
 }
-
-#[cfg(test)]
-mod correlate_tests;

@@ -1,6 +1,5 @@
 //! Parsing every source of a bundle and anchoring the kernel clock.
 
-use jiff::tz::TimeZone;
 use jiff::{SignedDuration, tz::Offset};
 use pgmortem_bundle::{Bundle, SourceKind};
 use pgmortem_parse::kernel::{self, KernelEvent, KernelLog, KernelOptions};
@@ -8,8 +7,10 @@ use pgmortem_parse::pglog::{self, PgLog, PgLogError, PgLogOptions};
 use pgmortem_parse::system;
 
 use crate::DiagnoseOptions;
+use crate::clock;
 use crate::clock::{BootAnchor, Clock};
-use crate::report::{ClockInfo, SourceSummary};
+use crate::digest::{PgDigest, ZoneUse};
+use crate::report::{Caveat, ClockInfo, SourceSummary};
 use crate::settings::{self, LogSettings, Setting};
 
 /// A kernel log of the bundle, parsed.
@@ -18,10 +19,10 @@ pub(crate) struct KernelSource {
     pub log: KernelLog,
 }
 
-/// A PostgreSQL log of the bundle, parsed.
+/// A PostgreSQL log of the bundle, read through: what the diagnosis keeps of it.
 pub(crate) struct PgSource {
     pub path: String,
-    pub log: PgLog,
+    pub digest: PgDigest,
 }
 
 /// Every source parsed, with the clock they share.
@@ -31,6 +32,52 @@ pub(crate) struct Parsed {
     pub summaries: Vec<SourceSummary>,
     pub clock: Clock,
     pub clock_info: ClockInfo,
+    pub caveats: Vec<Caveat>,
+}
+
+fn anchor_name(a: &BootAnchor) -> &'static str {
+    match a.source {
+        "option" => "--boot-time",
+        "date_and_uptime" => "the bundle's date and uptime",
+        "btime" => "the bundle's btime",
+        "dmesg_ctime_pair" => "a dmesg -T copy of a raw kernel line",
+        other => other,
+    }
+}
+
+/// Caveats about how much of the logs was read: logs kept only in part, records of a kind
+/// counted but not kept.
+fn read_caveats(postgres: &[PgSource], summaries: &[SourceSummary]) -> Vec<Caveat> {
+    let mut caveats = Vec::new();
+    for s in summaries {
+        let log = matches!(s.kind, "postgres_log" | "kernel_log" | "perf_script");
+        if let (true, Some(note)) = (log, &s.note)
+            && note.starts_with("only its last")
+        {
+            caveats.push(Caveat {
+                kind: "log_not_read_whole",
+                text: format!(
+                    "{}: {note}; events before that part are not in this report",
+                    s.path
+                ),
+            });
+        }
+    }
+    for p in postgres {
+        if p.digest.not_kept > 0 {
+            caveats.push(Caveat {
+                kind: "records_not_kept",
+                text: format!(
+                    "{}: {} records of kinds seen more than {} times were counted but not kept: \
+                     incidents and findings beyond those are counted, not detailed",
+                    p.path,
+                    p.digest.not_kept,
+                    crate::digest::MAX_PER_KIND
+                ),
+            });
+        }
+    }
+    caveats
 }
 
 /// Errors that stop a diagnosis (per-file trouble is reported in the sources instead).
@@ -119,18 +166,21 @@ pub(crate) fn parse_all(
                 });
             }
             SourceKind::PostgresLog => {
-                let (mut log, prefix_from) = read_pg_log(&source.bytes, &pg_options, &log_settings)
-                    .map_err(|e| DiagnoseError::PostgresLog {
-                        path: source.path.clone(),
-                        source: e,
-                    })?;
-                zone_use.add(resolve_times(&mut log, log_zone.as_ref()));
+                let mut digest = PgDigest::new(log_zone.as_ref().map(|(tz, _)| tz.clone()));
+                let (log, prefix_from) =
+                    read_pg_log(&source.bytes, &pg_options, &log_settings, &mut digest).map_err(
+                        |e| DiagnoseError::PostgresLog {
+                            path: source.path.clone(),
+                            source: e,
+                        },
+                    )?;
+                zone_use.add(digest.zone_use);
                 fill(&mut summary, &log.stats);
                 summary.log_line_prefix = Some(log.prefix.clone());
                 summary.log_line_prefix_from = Some(prefix_from);
                 postgres.push(PgSource {
                     path: source.path.clone(),
-                    log,
+                    digest,
                 });
             }
             SourceKind::PerfScript => {
@@ -185,33 +235,59 @@ pub(crate) fn parse_all(
         boot: None,
         host_offset,
     };
-    clock.boot = options
-        .boot_time
-        .map(|at| BootAnchor {
+    let mut found = Vec::new();
+    if let (Some(date), Some(uptime)) = (date, uptime)
+        && let Ok(at) = date
+            .at
+            .checked_sub(SignedDuration::from_secs_f64(uptime.seconds))
+    {
+        found.push(BootAnchor {
             at,
-            uncertainty_seconds: 0.0,
-            source: "option",
-        })
-        .or_else(|| {
-            let (date, uptime) = (date?, uptime?);
-            let at = date
-                .at
-                .checked_sub(SignedDuration::from_secs_f64(uptime.seconds))
-                .ok()?;
-            Some(BootAnchor {
-                at,
-                uncertainty_seconds: 0.01,
-                source: "date_and_uptime",
-            })
-        })
-        .or_else(|| {
-            btime.map(|b| BootAnchor {
-                at: b.at,
-                uncertainty_seconds: 1.0,
-                source: "btime",
-            })
-        })
-        .or_else(|| ctime_pair(&kernel, &clock));
+            uncertainty_seconds: 0.01,
+            source: "date_and_uptime",
+        });
+    }
+    if let Some(b) = btime {
+        found.push(BootAnchor {
+            at: b.at,
+            uncertainty_seconds: 1.0,
+            source: "btime",
+        });
+    }
+    found.extend(ctime_pair(&kernel, &clock));
+    let given = options.boot_time.map(|at| BootAnchor {
+        at,
+        uncertainty_seconds: 0.0,
+        source: "option",
+    });
+    let choice = clock::choose_anchor(given, &found);
+    clock.boot = choice.chosen;
+    let mut caveats = Vec::new();
+    for (a, b, gap) in &choice.disagreements {
+        caveats.push(Caveat {
+            kind: "clock_anchors_disagree",
+            text: format!(
+                "the host's boot time from {} ({}) and from {} ({}) differ by {} ({:+.3} s), \
+                 more than their error bars; kernel times are placed with {} ({}), and the \
+                 same OOM kill in several copies of the kernel log is counted once on that \
+                 clock{}",
+                anchor_name(a),
+                a.at,
+                anchor_name(b),
+                b.at,
+                crate::human::duration(gap.abs()),
+                gap,
+                clock.boot.map_or("no anchor", |c| anchor_name(&c)),
+                clock.boot.map_or_else(String::new, |c| c.at.to_string()),
+                if a.source == "option" {
+                    ": the bundle's own readings agree with the PostgreSQL log and dmesg -T, \
+                     which the host's clock stamped; drop --boot-time or check it"
+                } else {
+                    ": the host was probably suspended or its clock was stepped since boot"
+                }
+            ),
+        });
+    }
     match clock.boot {
         Some(_) => notes.push(
             "kernel monotonic time counts from boot but stops while the host is suspended; a \
@@ -238,12 +314,14 @@ pub(crate) fn parse_all(
         boot_time_uncertainty_seconds: clock.boot.map(|b| b.uncertainty_seconds),
         notes,
     };
+    caveats.extend(read_caveats(&postgres, &summaries));
     Ok(Parsed {
         kernel,
         postgres,
         summaries,
         clock,
         clock_info,
+        caveats,
     })
 }
 
@@ -292,16 +370,31 @@ fn uses_local_wall_time(kernel: &[KernelSource]) -> bool {
     })
 }
 
+/// Reads a PostgreSQL log record by record into `digest`.
+fn read_into(
+    bytes: &[u8],
+    options: &PgLogOptions,
+    digest: &mut PgDigest,
+) -> Result<PgLog, PgLogError> {
+    let mut records = pglog::records(bytes, options)?;
+    for record in records.by_ref() {
+        digest.push(*record);
+    }
+    Ok(records.summary())
+}
+
 /// Reads a PostgreSQL log with the prefix the user gave, else the bundle's `log_line_prefix`
 /// (tried with its trailing space restored when psql's aligned table dropped it), else the
-/// one detected from the log. Returns the log and where its prefix came from.
+/// one detected from the log, into `digest`. Returns the log's counts and where its prefix
+/// came from.
 fn read_pg_log(
     bytes: &[u8],
     options: &PgLogOptions,
     settings: &LogSettings,
+    digest: &mut PgDigest,
 ) -> Result<(PgLog, String), PgLogError> {
     if options.prefix.is_some() {
-        return Ok((pglog::parse(bytes, options)?, "given".to_owned()));
+        return Ok((read_into(bytes, options, digest)?, "given".to_owned()));
     }
     let mut tried = Vec::new();
     if let Some(Setting {
@@ -320,14 +413,14 @@ fn read_pg_log(
                 prefix: Some(prefix.clone()),
                 ..options.clone()
             };
-            match pglog::parse(bytes, &with) {
+            match read_into(bytes, &with, digest) {
                 Ok(log) => return Ok((log, from.clone())),
                 Err(PgLogError::PrefixMatchesNothing { .. }) => tried.push(prefix),
                 Err(e) => return Err(e),
             }
         }
     }
-    let log = pglog::parse(bytes, options)?;
+    let log = read_into(bytes, options, digest)?;
     let from = match tried.first() {
         None => "detected".to_owned(),
         Some(p) => format!(
@@ -339,64 +432,6 @@ fn read_pg_log(
     Ok((log, from))
 }
 
-/// How PostgreSQL times printed with a zone abbreviation were put on UTC.
-#[derive(Debug, Default, Clone, Copy)]
-struct ZoneUse {
-    /// Read in the server's `log_timezone`.
-    in_zone: u64,
-    /// Not one of that zone's abbreviations, or no `log_timezone`: left to the table.
-    by_table: u64,
-}
-
-impl ZoneUse {
-    fn add(&mut self, other: ZoneUse) {
-        self.in_zone += other.in_zone;
-        self.by_table += other.by_table;
-    }
-
-    /// The clock note saying how abbreviations were read, when any were printed.
-    fn note(&self, zone: Option<&Setting>) -> Option<String> {
-        match (zone, self.in_zone, self.by_table) {
-            (_, 0, 0) => None,
-            (Some(s), n, 0) => Some(format!(
-                "{n} PostgreSQL log times printed with a zone abbreviation were read in \
-                 log_timezone {:?} (from {}), daylight saving time included",
-                s.value, s.from
-            )),
-            (Some(s), n, m) => Some(format!(
-                "{n} PostgreSQL log times printed with a zone abbreviation were read in \
-                 log_timezone {:?} (from {}); {m} whose abbreviation that zone does not use \
-                 were read through the abbreviation table (docs/clock.md)",
-                s.value, s.from
-            )),
-            (None, _, m) => Some(format!(
-                "{m} PostgreSQL log times printed with a zone abbreviation were read through \
-                 the abbreviation table (docs/clock.md): the bundle has no log_timezone \
-                 (pg_settings or postgresql.conf) to read them in"
-            )),
-        }
-    }
-}
-
-/// Puts on UTC the record times the parser left to the caller (printed with an abbreviation
-/// such as `CEST`), through `log_timezone` when the bundle names one.
-fn resolve_times(log: &mut PgLog, zone: Option<&(TimeZone, Setting)>) -> ZoneUse {
-    let mut used = ZoneUse::default();
-    for time in log.records.iter_mut().filter_map(|r| r.time.as_mut()) {
-        if time.utc.is_some() || time.zone.is_none() {
-            continue;
-        }
-        match zone.and_then(|(tz, _)| settings::resolve_in_zone(time, tz)) {
-            Some(at) => {
-                time.utc = Some(at);
-                used.in_zone += 1;
-            }
-            None => used.by_table += 1,
-        }
-    }
-    used
-}
-
 #[cfg(test)]
 mod prefix_tests {
     use super::*;
@@ -406,6 +441,14 @@ mod prefix_tests {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("../../fixtures/formats/pglog/pg15-debian-checkpointer-sigkill.log");
         std::fs::read(path).unwrap()
+    }
+
+    fn read(
+        bytes: &[u8],
+        options: &PgLogOptions,
+        settings: &LogSettings,
+    ) -> Result<(PgLog, String), PgLogError> {
+        read_pg_log(bytes, options, settings, &mut PgDigest::new(None))
     }
 
     fn with_prefix(value: &str, spaces_lost: bool) -> LogSettings {
@@ -422,7 +465,7 @@ mod prefix_tests {
     #[test]
     fn the_bundle_prefix_is_used_with_its_lost_trailing_space_restored() {
         let settings = with_prefix("%m [%p] %q%u@%d", true);
-        let (log, from) = read_pg_log(&debian_log(), &PgLogOptions::default(), &settings).unwrap();
+        let (log, from) = read(&debian_log(), &PgLogOptions::default(), &settings).unwrap();
         assert_eq!(log.prefix, "%m [%p] %q%u@%d ");
         assert_eq!(from, "pg_settings (pg_settings.txt)");
         assert_eq!(log.stats.unrecognized_lines, 0);
@@ -431,7 +474,7 @@ mod prefix_tests {
     #[test]
     fn a_bundle_prefix_the_log_was_not_written_with_falls_back_to_detection() {
         let settings = with_prefix("%t:%r:%u@%d:[%p]:", false);
-        let (log, from) = read_pg_log(&debian_log(), &PgLogOptions::default(), &settings).unwrap();
+        let (log, from) = read(&debian_log(), &PgLogOptions::default(), &settings).unwrap();
         assert_eq!(log.prefix, "%m [%p] %q%u@%d ");
         assert!(
             from.starts_with("detected (log_line_prefix \"%t:%r:%u@%d:[%p]:\""),
@@ -446,14 +489,14 @@ mod prefix_tests {
             prefix: Some("%m [%p] %q%u@%d ".to_owned()),
             ..PgLogOptions::default()
         };
-        let (_, from) = read_pg_log(&debian_log(), &given, &settings).unwrap();
+        let (_, from) = read(&debian_log(), &given, &settings).unwrap();
         assert_eq!(from, "given");
         let wrong = PgLogOptions {
             prefix: Some("%t:%r:%u@%d:[%p]:".to_owned()),
             ..PgLogOptions::default()
         };
         assert!(matches!(
-            read_pg_log(&debian_log(), &wrong, &settings),
+            read(&debian_log(), &wrong, &settings),
             Err(PgLogError::PrefixMatchesNothing { .. })
         ));
     }

@@ -168,7 +168,10 @@ impl PgVersion {
 pub fn parse_version_text(input: &[u8]) -> Result<PgVersion, SnapshotError> {
     let err = || shape("the text of SELECT version()", input);
     let text = String::from_utf8_lossy(input);
-    let first = text.lines().find(|l| !l.trim().is_empty()).ok_or_else(err)?;
+    let first = text
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .ok_or_else(err)?;
     let rest = first
         .trim_start()
         .strip_prefix("PostgreSQL ")

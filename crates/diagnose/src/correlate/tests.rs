@@ -5,11 +5,12 @@ use jiff::civil::date;
 use pgmortem_parse::kernel::{
     KernelEvent, KernelLog, KernelRecord, KernelTime, MemcgCounter, MemcgInfo, OomReport, OomVictim,
 };
-use pgmortem_parse::pglog::{Lsn, PgEvent, PgLog, PgRecord, PgTime};
+use pgmortem_parse::pglog::{Lsn, PgEvent, PgRecord, PgTime};
 
 use crate::DiagnoseOptions;
 use crate::clock::{BootAnchor, Clock};
-use crate::correlate::{crashes, incidents, oom_kills};
+use crate::correlate::{PgOutages, crashes, incidents, oom_kills, postmaster_pids, unclean_starts};
+use crate::digest::PgDigest;
 use crate::sources::{KernelSource, PgSource};
 
 const BOOT: &str = "2026-11-21T17:00:00Z";
@@ -127,13 +128,24 @@ fn kernel_source(path: &str, records: Vec<KernelRecord>) -> KernelSource {
     }
 }
 
+fn outages(postgres: &[PgSource]) -> PgOutages<'_> {
+    let crashes = crashes(postgres);
+    let unclean = unclean_starts(postgres, &crashes);
+    PgOutages {
+        crashes,
+        unclean,
+        postmasters: postmaster_pids(postgres),
+    }
+}
+
 fn pg_source(records: Vec<PgRecord>) -> PgSource {
+    let mut digest = PgDigest::new(None);
+    for record in records {
+        digest.push(record);
+    }
     PgSource {
         path: "postgresql.log".into(),
-        log: PgLog {
-            records,
-            ..PgLog::default()
-        },
+        digest,
     }
 }
 
@@ -143,8 +155,7 @@ fn kill_and_crash_with_the_same_pid_make_one_oom_incident_with_its_figures() {
     let postgres = vec![pg_source(crash_cycle(4242, 30.02))];
     let clock = clock();
     let kills = oom_kills(&kernel, &clock);
-    let crashes = crashes(&postgres);
-    let found = incidents(&kills, &crashes, &DiagnoseOptions::default());
+    let found = incidents(&kills, &outages(&postgres), &DiagnoseOptions::default());
     assert_eq!(found.len(), 1);
     let i = &found[0];
     assert_eq!(i.kind, "oom_kill");
@@ -170,7 +181,7 @@ fn a_pid_namespace_is_matched_on_time_signal_and_name_with_lower_confidence() {
     let clock = clock();
     let found = incidents(
         &oom_kills(&kernel, &clock),
-        &crashes(&postgres),
+        &outages(&postgres),
         &DiagnoseOptions::default(),
     );
     assert_eq!(found.len(), 1);
@@ -189,7 +200,7 @@ fn same_pid_too_far_apart_in_time_is_not_tied() {
         ..DiagnoseOptions::default()
     };
     let clock = clock();
-    let found = incidents(&oom_kills(&kernel, &clock), &crashes(&postgres), &options);
+    let found = incidents(&oom_kills(&kernel, &clock), &outages(&postgres), &options);
     let kinds: Vec<_> = found.iter().map(|i| i.kind).collect();
     assert_eq!(kinds, ["kernel_oom", "crash_restart"]);
     assert!(found[1].notes[0].contains("SIGKILL"));
@@ -198,7 +209,7 @@ fn same_pid_too_far_apart_in_time_is_not_tied() {
 #[test]
 fn a_sigkill_without_any_kernel_report_is_a_crash_restart_that_says_so() {
     let postgres = vec![pg_source(crash_cycle(4242, 30.0))];
-    let found = incidents(&[], &crashes(&postgres), &DiagnoseOptions::default());
+    let found = incidents(&[], &outages(&postgres), &DiagnoseOptions::default());
     assert_eq!(found.len(), 1);
     assert_eq!(found[0].kind, "crash_restart");
     assert!(found[0].notes[0].contains("no kernel OOM report"));
@@ -234,7 +245,7 @@ fn a_second_crash_before_ready_ends_the_first_cycle_without_an_outage() {
     records.truncate(3);
     records.extend(crash_cycle(4343, 31.0));
     let postgres = vec![pg_source(records)];
-    let found = incidents(&[], &crashes(&postgres), &DiagnoseOptions::default());
+    let found = incidents(&[], &outages(&postgres), &DiagnoseOptions::default());
     assert_eq!(found.len(), 2);
     assert_eq!(found[0].outage_seconds, None);
     assert!(

@@ -1,0 +1,255 @@
+//! Pieces several rules write the same way: an incident's evidence and figures in words, the
+//! PostgreSQL settings sum that bounds memory use, and the overcommit ratio the seeds compute.
+
+use crate::facts::{Facts, Setting};
+use crate::human::{cut, duration, human_bytes, human_kb};
+use crate::report::{Evidence, Incident, KernelKill};
+
+/// The lines an incident stands on: the kernel's report, the death, the preceding lines, ready.
+pub(crate) fn incident_evidence(incident: &Incident) -> Vec<Evidence> {
+    let mut evidence = Vec::new();
+    if let Some(k) = &incident.kernel_kill {
+        evidence.push(Evidence {
+            path: k.path.clone(),
+            line: k.line,
+            what: "kernel OOM-killer report".into(),
+            key: None,
+        });
+    }
+    for l in &incident.preceded_by {
+        evidence.push(Evidence {
+            path: l.path.clone(),
+            line: l.line,
+            what: format!(
+                "{}{}",
+                l.severity.map(|s| format!("{s}: ")).unwrap_or_default(),
+                cut(&l.message, 160)
+            ),
+            key: None,
+        });
+    }
+    if let Some(c) = &incident.postgres_crash {
+        evidence.push(Evidence {
+            path: c.path.clone(),
+            line: c.line,
+            what: format!("{} died", c.process),
+            key: None,
+        });
+    }
+    if let (Some(line), Some(path)) = (
+        incident.recovery.as_ref().and_then(|r| r.ready_line),
+        incident
+            .postgres_crash
+            .as_ref()
+            .map(|c| c.path.clone())
+            .or_else(|| incident.preceded_by.first().map(|l| l.path.clone())),
+    ) {
+        evidence.push(Evidence {
+            path,
+            line,
+            what: "ready to accept connections again".into(),
+            key: None,
+        });
+    }
+    evidence
+}
+
+/// `; the instance was down 31.0 s` or nothing.
+pub(crate) fn outage_text(incident: &Incident) -> String {
+    incident
+        .outage_seconds
+        .map(|s| format!("; the instance was down {}", duration(s)))
+        .unwrap_or_default()
+}
+
+/// ` (76 MiB of WAL replayed in 0.68 s)` or nothing.
+pub(crate) fn redo_text(incident: &Incident) -> String {
+    match (incident.redo_seconds, incident.wal_replayed_bytes) {
+        (Some(s), Some(b)) => format!(" ({} of WAL replayed in {s:.2} s)", human_kb(b / 1024)),
+        (None, Some(b)) => format!(" ({} of WAL replayed)", human_kb(b / 1024)),
+        _ => String::new(),
+    }
+}
+
+/// ` It was running: <query>` or nothing.
+pub(crate) fn query_text(incident: &Incident) -> String {
+    incident
+        .postgres_crash
+        .as_ref()
+        .and_then(|c| c.query.as_deref())
+        .map(|q| format!(" It was running: {}", cut(q, 400)))
+        .unwrap_or_default()
+}
+
+/// ` under the memory cgroup limit of 300 MiB (/path)` / ` when the host ran out of memory`.
+pub(crate) fn limit_text(k: &KernelKill) -> String {
+    match (&k.memcg, k.constraint.as_deref()) {
+        (Some(m), _) if m.limit_kb.is_some() => format!(
+            " under the memory cgroup limit of {}{}",
+            human_kb(m.limit_kb.unwrap_or_default()),
+            m.path
+                .as_deref()
+                .map(|p| format!(" ({p})"))
+                .unwrap_or_default()
+        ),
+        (_, Some("global")) => " when the host ran out of memory".to_owned(),
+        _ => String::new(),
+    }
+}
+
+/// The effective memory limit PostgreSQL lives under: the cgroup limit when one is set and
+/// below RAM, else RAM. `(bytes, "cgroup memory limit" | "RAM", evidence)`.
+pub(crate) fn memory_limit(facts: &Facts<'_>) -> Option<(u64, &'static str, Evidence)> {
+    let ram = facts.host.memory.as_ref().map(|m| &m.ram);
+    let cgroup = facts.host.cgroup.as_ref().and_then(|c| c.limit.as_ref());
+    match (cgroup, ram) {
+        (Some(c), Some(r)) if c.value < r.value => Some((
+            c.value,
+            "cgroup memory limit",
+            c.evidence(format!("memory limit {}", human_bytes(c.value))),
+        )),
+        (_, Some(r)) => Some((
+            r.value,
+            "RAM",
+            r.evidence(format!("RAM {}", human_bytes(r.value))),
+        )),
+        (Some(c), None) => Some((
+            c.value,
+            "cgroup memory limit",
+            c.evidence(format!("memory limit {}", human_bytes(c.value))),
+        )),
+        (None, None) => None,
+    }
+}
+
+/// The worst case of PostgreSQL's memory settings: every connection running one sort or
+/// hash node at its limit, in a leader and each parallel worker, beside shared memory and the
+/// autovacuum workers.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct WorstCase {
+    /// `work_mem × hash_mem_multiplier`.
+    pub per_node: u64,
+    /// `max_connections × (1 + max_parallel_workers_per_gather)`.
+    pub nodes: u64,
+    /// `shared_buffers` (or `shared_memory_size` when the dump has it).
+    pub shared: u64,
+    /// `(autovacuum_work_mem or maintenance_work_mem) × autovacuum_max_workers`.
+    pub maintenance: u64,
+    /// The sum.
+    pub total: u64,
+    /// The settings it was computed from, for evidence and text.
+    pub settings: Vec<Setting>,
+}
+
+impl WorstCase {
+    /// `work_mem × hash_mem_multiplier × max_connections × (1 + gather) + shared + av` with
+    /// the values, for a person.
+    pub fn formula(&self) -> String {
+        format!(
+            "{} × {} nodes + {} shared + {} for autovacuum = {}",
+            human_bytes(self.per_node),
+            self.nodes,
+            human_bytes(self.shared),
+            human_bytes(self.maintenance),
+            human_bytes(self.total)
+        )
+    }
+}
+
+/// The worst case of the server's settings, when they are known.
+pub(crate) fn worst_case(facts: &Facts<'_>) -> Option<WorstCase> {
+    let pg = &facts.host.postgres;
+    let setting = |name: &str| pg.setting(name).cloned();
+    let work_mem = setting("work_mem")?;
+    let max_connections = setting("max_connections")?;
+    let shared_buffers = setting("shared_buffers")?;
+    let multiplier = setting("hash_mem_multiplier");
+    let gather = setting("max_parallel_workers_per_gather");
+    let maintenance = setting("maintenance_work_mem");
+    let av_work_mem = setting("autovacuum_work_mem").filter(|s| s.bytes.is_some());
+    let av_workers = setting("autovacuum_max_workers");
+    let shared_size = setting("shared_memory_size");
+
+    let per_node =
+        (work_mem.bytes? as f64 * multiplier.as_ref().and_then(|m| m.number).unwrap_or(1.0)) as u64;
+    let nodes = (max_connections.number? as u64).saturating_mul(
+        1 + gather
+            .as_ref()
+            .and_then(|g| g.number)
+            .unwrap_or(0.0)
+            .max(0.0) as u64,
+    );
+    let shared = shared_size
+        .as_ref()
+        .and_then(|s| s.bytes)
+        .or(shared_buffers.bytes)?;
+    let av_mem = av_work_mem
+        .as_ref()
+        .or(maintenance.as_ref())
+        .and_then(|s| s.bytes)
+        .unwrap_or(0);
+    let av =
+        av_mem.saturating_mul(av_workers.as_ref().and_then(|s| s.number).unwrap_or(3.0) as u64);
+    let total = per_node
+        .saturating_mul(nodes)
+        .saturating_add(shared)
+        .saturating_add(av);
+    let settings = [
+        Some(work_mem),
+        multiplier,
+        Some(max_connections),
+        gather,
+        Some(shared_buffers),
+        shared_size,
+        av_work_mem.or(maintenance),
+        av_workers,
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    Some(WorstCase {
+        per_node,
+        nodes,
+        shared,
+        maintenance: av,
+        total,
+        settings,
+    })
+}
+
+/// The `vm.overcommit_ratio` that leaves `keep` (0.2: a fifth) of RAM to the page cache under
+/// `vm.overcommit_memory = 2`, from the seeds' derivation: CommitLimit + huge pages + cache =
+/// RAM, CommitLimit = swap + (RAM − huge pages) × ratio, so ratio = ((1 − keep) × RAM − swap −
+/// huge pages) / (RAM − huge pages). Clamped to 1–100.
+pub(crate) fn overcommit_ratio_for(ram: u64, swap: u64, huge: u64, keep: f64) -> u64 {
+    let usable = ram.saturating_sub(huge) as f64;
+    if usable <= 0.0 {
+        return 1;
+    }
+    let ratio = ((1.0 - keep) * ram as f64 - swap as f64 - huge as f64) / usable * 100.0;
+    ratio.floor().clamp(1.0, 100.0) as u64
+}
+
+/// The CommitLimit a ratio gives: `swap + (RAM − huge pages) × ratio / 100`.
+pub(crate) fn commit_limit_for(ram: u64, swap: u64, huge: u64, ratio: u64) -> u64 {
+    swap.saturating_add(ram.saturating_sub(huge) / 100 * ratio)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn overcommit_ratio_as_the_seed_computes_it() {
+        const GIB: u64 = 1 << 30;
+        // The seed's host has 5 GB of RAM and 1 GB of swap, no huge pages: (0.8 × 5 − 1) / 5.
+        assert_eq!(overcommit_ratio_for(5 * GIB, GIB, 0, 0.2), 60);
+        // 64 GiB RAM, no swap, 8 GiB of huge pages: (51.2 − 8) / 56 = 77 %.
+        let ratio = overcommit_ratio_for(64 * GIB, 0, 8 * GIB, 0.2);
+        assert_eq!(ratio, 77);
+        let limit = commit_limit_for(64 * GIB, 0, 8 * GIB, ratio);
+        assert!((limit as f64 / GIB as f64 - 43.12).abs() < 0.01);
+        // A large swap cannot push the ratio below 1.
+        assert_eq!(overcommit_ratio_for(4 * GIB, 16 * GIB, 0, 0.2), 1);
+    }
+}
