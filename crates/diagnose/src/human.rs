@@ -25,6 +25,11 @@ pub fn human_bytes(bytes: u64) -> String {
     }
 }
 
+/// A share (0–1) as a percentage with one decimal (`12.5%`).
+pub(crate) fn percent(share: f64) -> String {
+    format!("{:.1}%", share * 100.0)
+}
+
 /// Seconds for a person (`850 ms`, `42.3 s`, `12 min 5 s`, `3 h 20 min`).
 pub(crate) fn duration(seconds: f64) -> String {
     if seconds < 1.0 {
@@ -72,7 +77,8 @@ mod tests {
     }
 
     #[test]
-    fn durations() {
+    fn durations_and_percentages() {
+        assert_eq!(percent(0.125), "12.5%");
         assert_eq!(duration(0.25), "250 ms");
         assert_eq!(duration(42.31), "42.3 s");
         assert_eq!(duration(725.0), "12 min 5 s");

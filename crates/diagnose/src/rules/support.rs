@@ -235,6 +235,23 @@ pub(crate) fn commit_limit_for(ram: u64, swap: u64, huge: u64, ratio: u64) -> u6
     swap.saturating_add(ram.saturating_sub(huge) / 100 * ratio)
 }
 
+/// What a perf profile covers, for a person: `1,234 samples over 20.0 s on 2 CPUs
+/// (perf/perf-script.txt)`.
+pub(crate) fn perf_coverage(p: &crate::facts::PerfFacts) -> String {
+    format!(
+        "{} samples of {} over {}{} ({})",
+        p.samples(),
+        p.profile.event.as_deref().unwrap_or("?"),
+        p.seconds()
+            .map_or_else(|| "an unknown time".to_owned(), duration),
+        p.profile
+            .cpus
+            .map(|c| format!(" on {c} CPUs"))
+            .unwrap_or_default(),
+        p.path
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
