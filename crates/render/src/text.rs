@@ -33,8 +33,18 @@ pub fn text(report: &Report) -> String {
     }
     if !report.not_evaluated.is_empty() {
         let _ = writeln!(out, "\nNot evaluated (the bundle lacks what they read)");
+        // One line per set of missing inputs: `perf` alone keeps six rules from running.
+        let mut groups: Vec<(String, Vec<&str>, &[&str])> = Vec::new();
         for n in &report.not_evaluated {
-            let _ = writeln!(out, "  {:32} needs {}", n.rule, n.missing.join(", "));
+            let key = n.missing.join(", ");
+            match groups.iter_mut().find(|g| g.0 == key) {
+                Some(g) => g.1.push(n.rule),
+                None => groups.push((key, vec![n.rule], &n.files)),
+            }
+        }
+        for (missing, rules, files) in groups {
+            let _ = writeln!(out, "  without {missing}: {}", rules.join(", "));
+            let _ = writeln!(out, "    (from {})", files.join("; "));
         }
     }
     write_host(&mut out, report);
