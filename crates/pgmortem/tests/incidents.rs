@@ -34,8 +34,11 @@ fn bundle_of(dir: &Path) -> PathBuf {
 }
 
 fn analyze(name: &str) -> Report {
-    pgmortem::analyze(&bundle_of(&incidents_dir().join(name)), &DiagnoseOptions::default())
-        .unwrap_or_else(|e| panic!("{name}: {e}"))
+    pgmortem::analyze(
+        &bundle_of(&incidents_dir().join(name)),
+        &DiagnoseOptions::default(),
+    )
+    .unwrap_or_else(|e| panic!("{name}: {e}"))
 }
 
 fn incident_names() -> Vec<String> {
@@ -56,7 +59,11 @@ fn differences(report: &Report, expected: &serde_json::Value) -> Vec<String> {
     let list = |key: &str| -> Vec<String> {
         expected[key]
             .as_array()
-            .map(|a| a.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect())
+            .map(|a| {
+                a.iter()
+                    .filter_map(|v| v.as_str().map(str::to_owned))
+                    .collect()
+            })
             .unwrap_or_default()
     };
     for id in list("must") {
@@ -69,7 +76,10 @@ fn differences(report: &Report, expected: &serde_json::Value) -> Vec<String> {
             out.push(format!("finding {id} present"));
         }
     }
-    let wanted = expected["incidents"].as_array().cloned().unwrap_or_default();
+    let wanted = expected["incidents"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
     if expected["only_listed_incidents"].as_bool().unwrap_or(false)
         && wanted.len() != report.incidents.len()
     {
@@ -77,7 +87,11 @@ fn differences(report: &Report, expected: &serde_json::Value) -> Vec<String> {
             "{} incidents, {} expected: {:?}",
             report.incidents.len(),
             wanted.len(),
-            report.incidents.iter().map(|i| (i.kind, i.cause)).collect::<Vec<_>>()
+            report
+                .incidents
+                .iter()
+                .map(|i| (i.kind, i.cause))
+                .collect::<Vec<_>>()
         ));
     }
     let mut used = vec![false; report.incidents.len()];
@@ -94,7 +108,8 @@ fn differences(report: &Report, expected: &serde_json::Value) -> Vec<String> {
             let in_range = |k: &str, v: Option<f64>| match field(k) {
                 None => true,
                 Some(serde_json::Value::Array(r)) if r.len() == 2 => v.is_some_and(|v| {
-                    r[0].as_f64().is_some_and(|lo| v >= lo) && r[1].as_f64().is_some_and(|hi| v <= hi)
+                    r[0].as_f64().is_some_and(|lo| v >= lo)
+                        && r[1].as_f64().is_some_and(|hi| v <= hi)
                 }),
                 Some(e) => e.as_f64() == v,
             };

@@ -256,3 +256,190 @@ fn a_second_crash_before_ready_ends_the_first_cycle_without_an_outage() {
     );
     assert_eq!(found[1].outage_seconds, Some(1.25));
 }
+
+/// A record of process `pid` with a severity.
+fn by(pid: u32, severity: pgmortem_parse::pglog::Severity, mut record: PgRecord) -> PgRecord {
+    record.pid = Some(pid);
+    record.severity = Some(severity);
+    record
+}
+
+#[test]
+fn the_cause_follows_the_signal_and_what_the_process_logged() {
+    use pgmortem_parse::pglog::Severity;
+    let with_signal = |signal: i32| {
+        let mut records = crash_cycle(4242, 30.0);
+        records[0].event = Some(PgEvent::TerminatedBySignal {
+            process: "server process".into(),
+            pid: 4242,
+            signal,
+            signal_name: String::new(),
+            query: None,
+        });
+        let postgres = vec![pg_source(records)];
+        incidents(&[], &outages(&postgres), &DiagnoseOptions::default())[0].cause
+    };
+    assert_eq!(with_signal(9), "signal_from_outside");
+    assert_eq!(with_signal(15), "signal_from_outside");
+    assert_eq!(with_signal(11), "segfault");
+    assert_eq!(with_signal(7), "segfault");
+    assert_eq!(with_signal(6), "abort_or_panic");
+    assert_eq!(with_signal(31), "unknown");
+
+    // A process that logged PANIC, then exited with a code: abort_or_panic, the PANIC cited.
+    let mut records = vec![by(
+        4242,
+        Severity::Panic,
+        pg(
+            1,
+            29.9,
+            "could not write to file \"pg_wal/xlogtemp.4242\": No space left on device",
+            Some(PgEvent::Panic),
+        ),
+    )];
+    let mut cycle = crash_cycle(4242, 30.0);
+    cycle[0].event = Some(PgEvent::ExitedWithCode {
+        process: "checkpointer".into(),
+        pid: 4242,
+        code: 2,
+        query: None,
+    });
+    for (n, r) in cycle.iter_mut().enumerate() {
+        r.line = 2 + n as u64;
+    }
+    records.extend(cycle);
+    let postgres = vec![pg_source(records)];
+    let found = incidents(&[], &outages(&postgres), &DiagnoseOptions::default());
+    assert_eq!(found[0].cause, "abort_or_panic");
+    assert_eq!(found[0].preceded_by[0].severity, Some("PANIC"));
+    assert_eq!(found[0].preceded_by[0].line, 1);
+}
+
+#[test]
+fn events_of_the_minute_before_are_cited_and_older_ones_are_not() {
+    let oom = |line: u64, secs: f64| {
+        pg(
+            line,
+            secs,
+            "out of memory",
+            Some(PgEvent::OutOfMemory {
+                request_bytes: Some(1 << 30),
+                memory_context: Some("ExecutorState".into()),
+            }),
+        )
+    };
+    let mut records = vec![oom(1, 0.0), oom(2, 20.0)];
+    let mut cycle = crash_cycle(4242, 75.0);
+    for (n, r) in cycle.iter_mut().enumerate() {
+        r.line = 3 + n as u64;
+    }
+    records.extend(cycle);
+    let postgres = vec![pg_source(records)];
+    let found = incidents(&[], &outages(&postgres), &DiagnoseOptions::default());
+    // 75 − 20 = 55 s: cited; 75 − 0 = 75 s: outside the 60 s window.
+    let lines: Vec<u64> = found[0].preceded_by.iter().map(|l| l.line).collect();
+    assert_eq!(lines, [2]);
+}
+
+#[test]
+fn recovery_after_a_new_start_with_no_death_is_an_unclean_restart() {
+    let start = |line: u64, secs: f64, pid: u32| {
+        let mut r = pg(
+            line,
+            secs,
+            "starting PostgreSQL 15.18",
+            Some(PgEvent::Starting {
+                version: "15.18".into(),
+            }),
+        );
+        r.pid = Some(pid);
+        r
+    };
+    let records = vec![
+        start(1, 0.0, 100),
+        pg(2, 1.0, "ready", Some(PgEvent::Ready)),
+        // The old postmaster vanished; a new one starts with crash recovery.
+        start(3, 500.0, 200),
+        pg(
+            4,
+            500.1,
+            "interrupted",
+            Some(PgEvent::Interrupted {
+                last_known_up: "2026-11-21 17:05:00 UTC".into(),
+            }),
+        ),
+        pg(
+            5,
+            500.2,
+            "not properly shut down",
+            Some(PgEvent::AutomaticRecovery),
+        ),
+        pg(6, 500.3, "refused", Some(PgEvent::InRecoveryMode)),
+        pg(7, 503.0, "ready", Some(PgEvent::Ready)),
+    ];
+    let postgres = vec![pg_source(records)];
+    let found = incidents(&[], &outages(&postgres), &DiagnoseOptions::default());
+    assert_eq!(found.len(), 1, "{found:#?}");
+    let i = &found[0];
+    assert_eq!((i.kind, i.cause), ("unclean_restart", "unknown"));
+    assert_eq!(i.connections_refused, 1);
+    assert_eq!(i.outage_seconds, None, "the stop time is not in the log");
+    assert_eq!(
+        i.preceded_by[0].line, 2,
+        "the last line before the new start"
+    );
+    assert!(i.notes[0].contains("last known up at 2026-11-21 17:05:00 UTC"));
+    // The recovery inside a crash cycle is not an unclean restart.
+    let postgres = vec![pg_source(crash_cycle(4242, 30.0))];
+    let found = incidents(&[], &outages(&postgres), &DiagnoseOptions::default());
+    assert_eq!(found[0].kind, "crash_restart");
+}
+
+#[test]
+fn an_oom_kill_of_the_postmaster_is_tied_to_the_next_start() {
+    let start = |line: u64, secs: f64, pid: u32| {
+        let mut r = pg(
+            line,
+            secs,
+            "starting PostgreSQL 15.18",
+            Some(PgEvent::Starting {
+                version: "15.18".into(),
+            }),
+        );
+        r.pid = Some(pid);
+        r
+    };
+    let ready = |line: u64, secs: f64, pid: u32| {
+        let mut r = pg(line, secs, "ready", Some(PgEvent::Ready));
+        r.pid = Some(pid);
+        r
+    };
+    let records = vec![
+        start(1, 0.0, 4000),
+        ready(2, 1.0, 4000),
+        start(3, 40.0, 5000),
+        pg(
+            4,
+            40.2,
+            "not properly shut down",
+            Some(PgEvent::AutomaticRecovery),
+        ),
+        ready(5, 42.0, 5000),
+    ];
+    let kernel = vec![kernel_source("dmesg", vec![oom(4000, "postgres", 30.0)])];
+    let postgres = vec![pg_source(records)];
+    let found = incidents(
+        &oom_kills(&kernel, &clock()),
+        &outages(&postgres),
+        &DiagnoseOptions::default(),
+    );
+    assert_eq!(found.len(), 1, "{found:#?}");
+    let i = &found[0];
+    assert_eq!(
+        (i.kind, i.cause),
+        ("postmaster_killed", "postmaster_killed")
+    );
+    assert_eq!(i.matched_by, Some("postmaster_pid"));
+    // Down from the kill (30 s) to ready (42 s).
+    assert_eq!(i.outage_seconds, Some(12.0));
+}
