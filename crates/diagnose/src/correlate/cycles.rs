@@ -219,7 +219,8 @@ pub(crate) fn log_line(path: &str, record: &PgRecord) -> LogLine {
 
 /// Starts with crash recovery that are not part of a crash cycle: each `automatic recovery in
 /// progress` after a new postmaster's `starting PostgreSQL` line, with no logged death
-/// between the two.
+/// between the two, and no immediate shutdown (or shutdown after a crash) logged before that
+/// start to explain the recovery.
 pub(crate) fn unclean_starts<'a>(
     postgres: &'a [PgSource],
     crashes: &[Crash<'a>],
@@ -233,9 +234,19 @@ pub(crate) fn unclean_starts<'a>(
     for source in postgres {
         let records = &source.digest.records;
         let mut start: Option<usize> = None;
+        // An immediate shutdown, or a shutdown after a crash (restart_after_crash off), is
+        // followed by crash recovery at the next start: that recovery is explained.
+        let mut explained_stop = false;
         for (i, record) in records.iter().enumerate() {
             match &record.event {
-                Some(PgEvent::Starting { .. }) => start = Some(i),
+                Some(PgEvent::ShutdownRequested { mode }) if mode == "immediate" => {
+                    explained_stop = true;
+                }
+                Some(PgEvent::ShuttingDownAfterCrash { .. }) => explained_stop = true,
+                Some(PgEvent::Starting { .. }) => {
+                    start = (!explained_stop).then_some(i);
+                    explained_stop = false;
+                }
                 Some(PgEvent::TerminatedBySignal { .. } | PgEvent::ExitedWithCode { .. })
                     if starts_crash(records, i) =>
                 {

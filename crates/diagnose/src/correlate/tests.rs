@@ -389,6 +389,30 @@ fn recovery_after_a_new_start_with_no_death_is_an_unclean_restart() {
         "the last line before the new start"
     );
     assert!(i.notes[0].contains("last known up at 2026-11-21 17:05:00 UTC"));
+    // After an immediate shutdown the recovery is expected: no incident.
+    let records = vec![
+        start(1, 0.0, 100),
+        pg(2, 1.0, "ready", Some(PgEvent::Ready)),
+        pg(
+            3,
+            400.0,
+            "received immediate shutdown request",
+            Some(PgEvent::ShutdownRequested {
+                mode: "immediate".into(),
+            }),
+        ),
+        pg(4, 400.1, "shut down", Some(PgEvent::ShutDown)),
+        start(5, 500.0, 200),
+        pg(
+            6,
+            500.2,
+            "not properly shut down",
+            Some(PgEvent::AutomaticRecovery),
+        ),
+        pg(7, 503.0, "ready", Some(PgEvent::Ready)),
+    ];
+    let postgres = vec![pg_source(records)];
+    assert!(incidents(&[], &outages(&postgres), &DiagnoseOptions::default()).is_empty());
     // The recovery inside a crash cycle is not an unclean restart.
     let postgres = vec![pg_source(crash_cycle(4242, 30.0))];
     let found = incidents(&[], &outages(&postgres), &DiagnoseOptions::default());
