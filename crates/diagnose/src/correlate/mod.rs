@@ -313,7 +313,73 @@ pub(crate) fn incidents(
         }
     }
     out.sort_by(incident::by_time);
+    fold_kills_after_postmaster(&mut out, options);
     out
+}
+
+/// After the postmaster is killed its children live on until they notice, and one still
+/// allocating may be killed next: such kills of `postgres` processes, between the postmaster's
+/// kill and the next start (or within the tolerance when the log shows none), belong to the
+/// same outage. They become notes of the postmaster's incident instead of incidents of their
+/// own with no crash to tie.
+fn fold_kills_after_postmaster(incidents: &mut Vec<Incident>, options: &DiagnoseOptions) {
+    let mut i = 0;
+    while i < incidents.len() {
+        if incidents[i].kind != "postmaster_killed" {
+            i += 1;
+            continue;
+        }
+        let Some(from) = incidents[i].started_at else {
+            i += 1;
+            continue;
+        };
+        let until = incidents[i]
+            .recovery
+            .as_ref()
+            .and_then(|r| r.ready_at)
+            .unwrap_or_else(|| {
+                from.checked_add(jiff::SignedDuration::from_secs_f64(
+                    options.match_tolerance_seconds,
+                ))
+                .unwrap_or(from)
+            });
+        let mut notes = Vec::new();
+        let mut j = 0;
+        while j < incidents.len() {
+            let follows = j != i
+                && incidents[j].kind == "kernel_oom"
+                && incidents[j].kernel_kill.as_ref().is_some_and(|k| {
+                    k.comm.starts_with("postgres")
+                        && k.at.is_some_and(|at| at >= from && at <= until)
+                });
+            if !follows {
+                j += 1;
+                continue;
+            }
+            let Some(k) = incidents.remove(j).kernel_kill else {
+                continue;
+            };
+            if j < i {
+                i -= 1;
+            }
+            notes.push(format!(
+                "the OOM killer also killed postgres {} ({}{}) {:.3} s later: a child still \
+                 running after the postmaster died ({}:{})",
+                k.pid,
+                k.anon_rss_kb
+                    .map(|kb| format!("anon-rss {}", crate::human::human_kb(kb)))
+                    .unwrap_or_else(|| "size unknown".to_owned()),
+                k.oom_score_adj
+                    .map(|a| format!(", oom_score_adj {a}"))
+                    .unwrap_or_default(),
+                k.at.map_or(0.0, |at| seconds_between(from, at)),
+                k.path,
+                k.line
+            ));
+        }
+        incidents[i].notes.extend(notes);
+        i += 1;
+    }
 }
 
 /// The untaken signal-9 crash nearest to `at`, within the PID-namespace tolerance.

@@ -450,7 +450,12 @@ fn an_oom_kill_of_the_postmaster_is_tied_to_the_next_start() {
         ),
         ready(5, 42.0, 5000),
     ];
-    let kernel = vec![kernel_source("dmesg", vec![oom(4000, "postgres", 30.0)])];
+    let mut child = oom(4100, "postgres", 30.006);
+    child.line = 50;
+    let kernel = vec![kernel_source(
+        "dmesg",
+        vec![oom(4000, "postgres", 30.0), child],
+    )];
     let postgres = vec![pg_source(records)];
     let found = incidents(
         &oom_kills(&kernel, &clock()),
@@ -466,4 +471,12 @@ fn an_oom_kill_of_the_postmaster_is_tied_to_the_next_start() {
     assert_eq!(i.matched_by, Some("postmaster_pid"));
     // Down from the kill (30 s) to ready (42 s).
     assert_eq!(i.outage_seconds, Some(12.0));
+    // The child killed 6 ms later belongs to the same outage.
+    assert!(
+        i.notes
+            .iter()
+            .any(|n| n.contains("also killed postgres 4100")),
+        "{:#?}",
+        i.notes
+    );
 }
