@@ -1,5 +1,6 @@
 //! Pieces several rules write the same way: an incident's evidence and figures in words, the
-//! PostgreSQL settings sum that bounds memory use, and the overcommit ratio the seeds compute.
+//! PostgreSQL settings sum that bounds memory use, the overcommit ratio the seeds compute, and
+//! the OOM kills of PostgreSQL processes.
 
 use crate::facts::{Facts, Setting};
 use crate::human::{cut, duration, human_bytes, human_kb};
@@ -233,6 +234,29 @@ pub(crate) fn overcommit_ratio_for(ram: u64, swap: u64, huge: u64, keep: f64) ->
 /// The CommitLimit a ratio gives: `swap + (RAM − huge pages) × ratio / 100`.
 pub(crate) fn commit_limit_for(ram: u64, swap: u64, huge: u64, ratio: u64) -> u64 {
     swap.saturating_add(ram.saturating_sub(huge) / 100 * ratio)
+}
+
+/// The OOM incidents whose victim is a PostgreSQL process (`postgres` command), with their
+/// index in the report.
+pub(crate) fn postgres_oom_kills<'a>(
+    facts: &'a Facts<'_>,
+) -> impl Iterator<Item = (usize, &'a Incident, &'a KernelKill)> {
+    facts
+        .incidents
+        .iter()
+        .enumerate()
+        .filter_map(|(i, incident)| Some((i, incident, incident.kernel_kill.as_ref()?)))
+        .filter(|(_, _, k)| k.comm.starts_with("postgres"))
+}
+
+/// The kernel report of an OOM kill, as evidence saying `what`.
+pub(crate) fn kill_evidence(k: &KernelKill, what: impl Into<String>) -> Evidence {
+    Evidence {
+        path: k.path.clone(),
+        line: k.line,
+        what: what.into(),
+        key: None,
+    }
 }
 
 #[cfg(test)]
