@@ -1,6 +1,7 @@
 //! Pieces several rules write the same way: an incident's evidence and figures in words, the
 //! PostgreSQL settings sum that bounds memory use, the overcommit ratio the seeds compute, the
-//! OOM kills of PostgreSQL processes, and the huge pages PostgreSQL's shared memory needs.
+//! OOM kills of PostgreSQL processes, the huge pages PostgreSQL's shared memory needs, and
+//! what one connection really costs.
 
 use crate::facts::{Facts, Setting};
 use crate::human::{cut, duration, human_bytes, human_kb};
@@ -363,6 +364,56 @@ pub(crate) fn hugepages_needed(facts: &Facts<'_>) -> Option<HugePagesNeed> {
         ),
         estimated: true,
         settings,
+    })
+}
+
+/// What one connection really costs, measured on the bundle's client backends.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct ConnectionCost {
+    /// Client backends measured.
+    pub backends: u64,
+    /// Mean `Pss_Anon + VmPTE` (`RssAnon` when smaps_rollup is missing): what a connection adds.
+    pub mean_real: u64,
+    /// Mean `VmRSS`: what `ps` shows (every shared page touched).
+    pub mean_rss: u64,
+    /// Mean `VmPTE`.
+    pub mean_page_tables: u64,
+    /// Sum of `VmPTE` of every PostgreSQL process collected.
+    pub all_page_tables: u64,
+    /// `pss_anon` or `rss_anon`: what private memory was read from.
+    pub basis: &'static str,
+}
+
+/// The real cost of a connection on this host, when the bundle has client backends with their
+/// status (and smaps_rollup) files.
+pub(crate) fn connection_cost(facts: &Facts<'_>) -> Option<ConnectionCost> {
+    let processes = &facts.host.processes;
+    let measured: Vec<_> = processes
+        .backends()
+        .filter(|p| p.real_bytes().is_some())
+        .collect();
+    if measured.is_empty() {
+        return None;
+    }
+    let n = measured.len() as u64;
+    let mean = |f: &dyn Fn(&crate::facts::PgProcess) -> u64| {
+        measured.iter().map(|p| f(p)).sum::<u64>() / n
+    };
+    Some(ConnectionCost {
+        backends: n,
+        mean_real: mean(&|p| p.real_bytes().unwrap_or(0)),
+        mean_rss: mean(&|p| p.rss_bytes.unwrap_or(0)),
+        mean_page_tables: mean(&|p| p.page_table_bytes.unwrap_or(0)),
+        all_page_tables: processes
+            .processes
+            .iter()
+            .filter_map(|p| p.page_table_bytes)
+            .sum(),
+        basis: if measured.iter().all(|p| p.anon_basis == Some("pss_anon")) {
+            "pss_anon"
+        } else {
+            "rss_anon"
+        },
     })
 }
 
