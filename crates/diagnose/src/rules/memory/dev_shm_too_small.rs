@@ -173,10 +173,13 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
     let min_dsm = match pg.major() {
         Some(v) if v < 14 => String::new(),
         _ => format!(
-            " Or, as PostgreSQL 14 and later allow, set min_dynamic_shared_memory = '{}MB': \
+            " Or, as PostgreSQL 14 and later allow, set min_dynamic_shared_memory = '{}MB'{}: \
              reserved in the main shared memory at start (shared_memory_size grows by as much, \
              in huge pages when they are used), parallel queries take from it before /dev/shm.",
-            recommended >> 20
+            recommended >> 20,
+            pg.setting("min_dynamic_shared_memory")
+                .map(|s| format!(" (now {})", s.describe()))
+                .unwrap_or_default()
         ),
     };
     let fix = format!(
@@ -341,6 +344,12 @@ mod tests {
         // Both halves: the errors, and the size against max(256 MiB, 4MB × 2 × 3).
         assert!(f.summary.contains("less than the 256 MiB"), "{}", f.summary);
         assert!(f.evidence.iter().any(|e| e.path == "storage/df.txt"));
+        // The recorder preallocated 4MB, too little for these joins.
+        let text = f.recommendation.unwrap();
+        assert!(
+            text.contains("(now min_dynamic_shared_memory = 4 MiB (postgres/pg_settings.txt:219))"),
+            "{text}"
+        );
     }
 
     #[test]
