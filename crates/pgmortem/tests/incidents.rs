@@ -10,8 +10,15 @@ fn incidents_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/incidents")
 }
 
+/// The incident's bundle: the collector's .tar.gz when the directory holds one (a recorded
+/// capture, beside its README and expected.json), else the directory of loose files.
 fn analyze(name: &str) -> Report {
-    pgmortem::analyze(&incidents_dir().join(name), &DiagnoseOptions::default())
+    let dir = incidents_dir().join(name);
+    let archive = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().ends_with(".tar.gz"));
+    pgmortem::analyze(archive.as_deref().unwrap_or(&dir), &DiagnoseOptions::default())
         .unwrap_or_else(|e| panic!("{name}: {e}"))
 }
 
