@@ -17,7 +17,9 @@
 //! cache), and enough for the worst case of the memory settings (work-mem-exceeds-memory); or
 //! keep the limit and lower shared_buffers, max_connections (a pooler) and work_mem to fit.
 //! Set it where the cgroup is made: systemd `MemoryMax=` of the unit, the container's
-//! `--memory`, a Kubernetes `resources.limits.memory`.
+//! `--memory`, a Kubernetes `resources.limits.memory`. When the limit already holds both and
+//! the cgroup still killed, the memory came from beyond the settings (a session's own
+//! `SET work_mem`, an extension): bound that query rather than the limit.
 //!
 //! ## Thresholds
 //! The floor — shared memory (`shared_memory_size`, else shared_buffers) + max_connections ×
@@ -175,36 +177,54 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
 
     let worst = worst_case(facts);
     let mut fix = Vec::new();
+    let twice_floor = floor.map(|fl| (fl as f64 / FLOOR_SHARE) as u64);
+    let worst_need = worst
+        .as_ref()
+        .map(|w| (w.total as f64 / (1.0 - HEADROOM)) as u64);
     if let Some(l) = limit {
         let mut wants = Vec::new();
-        if let Some(fl) = floor {
+        if let (Some(t), Some(fl)) = (twice_floor, floor)
+            && t > l.value
+        {
             wants.push(format!(
                 "at least {} (twice the floor of {})",
-                human_bytes((fl as f64 / FLOOR_SHARE) as u64),
+                human_bytes(t),
                 human_bytes(fl)
             ));
         }
-        if let Some(w) = &worst {
+        if let (Some(n), Some(w)) = (worst_need, &worst)
+            && n > l.value
+        {
             wants.push(format!(
                 "{} to hold the worst case of the memory settings with a fifth to spare ({}; \
                  see work-mem-exceeds-memory)",
-                human_bytes((w.total as f64 / (1.0 - HEADROOM)) as u64),
+                human_bytes(n),
                 w.formula()
             ));
         }
-        if wants.is_empty() {
-            fix.push(format!(
-                "Size the limit ({}, now {}) for shared_buffers, the connections and their \
-                 work_mem, with room for the page cache.",
-                l.path,
-                human_bytes(l.value)
-            ));
-        } else {
+        if !wants.is_empty() {
             fix.push(format!(
                 "Size the limit ({}, now {}) for PostgreSQL: {}.",
                 l.path,
                 human_bytes(l.value),
                 wants.join("; ")
+            ));
+        } else if floor.is_some() && worst.is_some() {
+            fix.push(format!(
+                "The limit ({}, {}) holds twice the configuration's floor and the worst case \
+                 of its memory settings: what ran out came from beyond the settings (a \
+                 session's own SET work_mem, an extension, something else in the cgroup). \
+                 Find the query the OOM report and the log name, and bound it (work_mem per \
+                 role, statement_timeout) rather than the limit.",
+                l.path,
+                human_bytes(l.value)
+            ));
+        } else {
+            fix.push(format!(
+                "Size the limit ({}, now {}) for shared_buffers, the connections and their \
+                 work_mem, with room for the page cache.",
+                l.path,
+                human_bytes(l.value)
             ));
         }
         if too_small
@@ -292,8 +312,11 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
         if let Some(fl) = floor {
             f = f
                 .figure("floor_bytes", fl as f64)
-                .figure("floor_share", fl as f64 / l.value as f64)
-                .figure("recommended_limit_bytes", (fl as f64 / FLOOR_SHARE) as u64 as f64);
+                .figure("floor_share", fl as f64 / l.value as f64);
+        }
+        let recommended = twice_floor.max(worst_need).filter(|&r| r > l.value);
+        if let Some(r) = recommended {
+            f = f.figure("recommended_limit_bytes", r as f64);
         }
     }
     if let Some(u) = &cg.usage {
@@ -343,6 +366,9 @@ mod tests {
         assert!(f.summary.contains("measured"), "{}", f.summary);
         let text = f.recommendation.unwrap();
         assert!(text.contains("at least 1.0 GiB (twice the floor"), "{text}");
+        // The larger of twice the floor (1,075,027,968 B) and the worst case, 480 MiB of
+        // work_mem + 484 MB + 192 MiB = 1,212,153,856 B, with a fifth to spare.
+        assert_eq!(f.figures["recommended_limit_bytes"], 1_515_192_320.0);
         assert!(text.contains("cgroup/16859/memory.limit_in_bytes"), "{text}");
         assert!(
             f.evidence
@@ -373,6 +399,10 @@ mod tests {
         assert_eq!(f.severity, Severity::Warning);
         assert_eq!(f.figures["oom_kills"], 1.0);
         assert!(f.title.contains("1 OOM kill"), "{}", f.title);
+        // 1 GiB holds twice the 67 MiB floor and the 710 MiB worst case with a fifth spare.
+        assert!(!f.figures.contains_key("recommended_limit_bytes"));
+        let text = f.recommendation.unwrap();
+        assert!(text.contains("from beyond the settings"), "{text}");
         assert!(
             f.evidence
                 .iter()
