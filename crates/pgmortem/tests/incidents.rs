@@ -18,8 +18,11 @@ fn analyze(name: &str) -> Report {
         .unwrap()
         .map(|e| e.unwrap().path())
         .find(|p| p.to_string_lossy().ends_with(".tar.gz"));
-    pgmortem::analyze(archive.as_deref().unwrap_or(&dir), &DiagnoseOptions::default())
-        .unwrap_or_else(|e| panic!("{name}: {e}"))
+    pgmortem::analyze(
+        archive.as_deref().unwrap_or(&dir),
+        &DiagnoseOptions::default(),
+    )
+    .unwrap_or_else(|e| panic!("{name}: {e}"))
 }
 
 #[test]

@@ -129,7 +129,10 @@ pub(super) fn build(bundle: &Bundle) -> ProcessFacts {
             SourceKind::SmapsRollup => {
                 smaps.insert(
                     pid,
-                    (source.path.clone(), system::parse_smaps_rollup(&source.bytes)),
+                    (
+                        source.path.clone(),
+                        system::parse_smaps_rollup(&source.bytes),
+                    ),
                 );
             }
             SourceKind::OomScoreAdj => {
