@@ -26,7 +26,8 @@
 //! A warning when the postmaster's `oom_score_adj` is not -1000; a warning when it is negative
 //! and children run at the same value (not reset). Silent at -1000 with children at any other
 //! value. Kernel OOM reports of `postgres` processes are cited with the victim's
-//! `oom_score_adj` (a postmaster killed, or a backend that kept a negative value).
+//! `oom_score_adj` (a postmaster killed, or a backend that kept a negative value); the finding
+//! is tied to the incident of a killed postmaster.
 //!
 //! ## Evidence it needs
 //! The PostgreSQL processes' `oom_score_adj` files and the process titles (or parent pids) that
@@ -95,9 +96,16 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
                  killable; only {PROTECTED} takes it out of the OOM killer's choice.",
                 postmaster.pid
             ),
-            v => format!(
-                "The postmaster (pid {}) runs at oom_score_adj {v}: the OOM killer may pick it \
+            0 => format!(
+                "The postmaster (pid {}) runs at oom_score_adj 0: the OOM killer may pick it \
                  like any other process, and a killed postmaster leaves the server down until \
+                 something starts it again.",
+                postmaster.pid
+            ),
+            v => format!(
+                "The postmaster (pid {}) runs at oom_score_adj {v}: raised, so the OOM killer \
+                 prefers it to other processes of its size ({v} thousandths of memory are \
+                 added to its score), and a killed postmaster leaves the server down until \
                  something starts it again.",
                 postmaster.pid
             ),
@@ -129,13 +137,17 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
         Some(a.evidence(format!("{} (pid {}) oom_score_adj = {}", c.role, c.pid, a.value)))
     }));
     let mut kills = String::new();
-    for (_, incident, k) in postgres_oom_kills(facts) {
+    let mut postmaster_incident = None;
+    for (index, incident, k) in postgres_oom_kills(facts) {
         let Some(victim_adj) = k.oom_score_adj else {
             continue;
         };
         let postmaster_killed = incident.kind == "postmaster_killed";
         if !postmaster_killed && victim_adj >= 0 {
             continue;
+        }
+        if postmaster_killed {
+            postmaster_incident.get_or_insert(index);
         }
         let who = if postmaster_killed {
             "the postmaster"
@@ -173,8 +185,7 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
             inherited.len()
         ),
     };
-    vec![
-        finding(&META, Severity::Warning, title)
+    let mut f = finding(&META, Severity::Warning, title)
             .summary(format!("{}{kills}", problems.join(" ")))
             .recommend(format!(
                 "Start the postmaster at oom_score_adj {PROTECTED} and reset every child to 0: \
@@ -190,8 +201,11 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
             .evidence(evidence)
             .figure("postmaster_oom_score_adj", f64::from(adj.value))
             .figure("children", children.len() as f64)
-            .figure("children_not_reset", inherited.len() as f64),
-    ]
+            .figure("children_not_reset", inherited.len() as f64);
+    if let Some(index) = postmaster_incident {
+        f = f.incident(index);
+    }
+    vec![f]
 }
 
 #[cfg(test)]
@@ -258,6 +272,17 @@ mod tests {
             .one();
         assert!(f.summary.contains("Debian"), "{}", f.summary);
         assert!(f.summary.contains("still killable"), "{}", f.summary);
+    }
+
+    #[test]
+    fn a_raised_value_says_the_killer_prefers_it() {
+        let f = collected()
+            .write(POSTMASTER, "1000\n")
+            .run("postmaster-oom-unprotected")
+            .one();
+        assert_eq!(f.figures["postmaster_oom_score_adj"], 1000.0);
+        assert!(f.summary.contains("prefers it"), "{}", f.summary);
+        assert_eq!(f.incident, None);
     }
 
     #[test]
