@@ -23,9 +23,12 @@
 //! process of the container: the two variables are needed there as well.
 //!
 //! ## Thresholds
-//! A warning when the postmaster's `oom_score_adj` is not -1000; a warning when it is negative
-//! and children run at the same value (not reset). Silent at -1000 with children at any other
-//! value. Kernel OOM reports of `postgres` processes are cited with the victim's
+//! The postmaster's `oom_score_adj` not -1000: a warning when it is above 0 (the OOM killer
+//! prefers it) or when the bundle shows the OOM killer at work (a kernel OOM kill, or the
+//! memory cgroup's `oom_kill` counter above 0); otherwise (0, Debian's -900) info, as a
+//! postmaster holding little memory is rarely the one picked. Children that kept the
+//! postmaster's negative value (not reset): a warning. Silent at -1000 with children at any
+//! other value. Kernel OOM reports of `postgres` processes are cited with the victim's
 //! `oom_score_adj` (a postmaster killed, or a backend that kept a negative value); the finding
 //! is tied to the incident of a killed postmaster.
 //!
@@ -169,6 +172,31 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
         ));
     }
 
+    let oom_seen = facts.incidents.iter().any(|i| i.kernel_kill.is_some())
+        || facts
+            .host
+            .cgroup
+            .as_ref()
+            .and_then(|c| c.oom_kills.as_ref())
+            .is_some_and(|k| k.value > 0);
+    let severity = if adj.value > 0 || !inherited.is_empty() || oom_seen {
+        Severity::Warning
+    } else {
+        Severity::Info
+    };
+    if exposed && inherited.is_empty() {
+        problems.push(if oom_seen {
+            format!(
+                "The bundle shows the OOM killer at work on this host or cgroup, and the \
+                 postmaster at {} is among its candidates.",
+                adj.value
+            )
+        } else {
+            "It holds little memory of its own, so the OOM killer rarely picks it while a \
+             larger process is there; it still can."
+                .to_owned()
+        });
+    }
     let title = match (exposed, inherited.is_empty()) {
         (true, true) => format!(
             "The postmaster runs at oom_score_adj {}: the OOM killer can kill it",
@@ -185,7 +213,7 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
             inherited.len()
         ),
     };
-    let mut f = finding(&META, Severity::Warning, title)
+    let mut f = finding(&META, severity, title)
             .summary(format!("{}{kills}", problems.join(" ")))
             .recommend(format!(
                 "Start the postmaster at oom_score_adj {PROTECTED} and reset every child to 0: \
@@ -230,9 +258,10 @@ mod tests {
     }
 
     #[test]
-    fn a_postmaster_at_zero_is_a_warning_citing_its_file() {
+    fn a_postmaster_at_zero_is_info_citing_its_file() {
+        // No OOM kill anywhere in the collected bundle.
         let f = collected().run("postmaster-oom-unprotected").one();
-        assert_eq!(f.severity, Severity::Warning);
+        assert_eq!(f.severity, Severity::Info);
         assert_eq!(f.figures["postmaster_oom_score_adj"], 0.0);
         assert_eq!(f.figures["children"], 7.0);
         assert_eq!(f.figures["children_not_reset"], 0.0);
@@ -265,11 +294,21 @@ mod tests {
     }
 
     #[test]
+    fn an_oom_kill_counted_by_the_cgroup_makes_zero_a_warning() {
+        let f = collected()
+            .set_line("cgroup/16859/memory.oom_control", "oom_kill ", "oom_kill 1")
+            .run("postmaster-oom-unprotected")
+            .one();
+        assert_eq!(f.severity, Severity::Warning);
+    }
+
+    #[test]
     fn debians_minus_900_is_better_than_zero_but_still_killable() {
         let f = collected()
             .write(POSTMASTER, "-900\n")
             .run("postmaster-oom-unprotected")
             .one();
+        assert_eq!(f.severity, Severity::Info);
         assert!(f.summary.contains("Debian"), "{}", f.summary);
         assert!(f.summary.contains("still killable"), "{}", f.summary);
     }
@@ -281,6 +320,7 @@ mod tests {
             .run("postmaster-oom-unprotected")
             .one();
         assert_eq!(f.figures["postmaster_oom_score_adj"], 1000.0);
+        assert_eq!(f.severity, Severity::Warning);
         assert!(f.summary.contains("prefers it"), "{}", f.summary);
         assert_eq!(f.incident, None);
     }
@@ -327,6 +367,8 @@ mod tests {
         let f = Scratch::incident("pg15-memcg-oom-work-mem")
             .run("postmaster-oom-unprotected")
             .one();
+        assert_eq!(f.severity, Severity::Warning);
+        assert!(f.summary.contains("OOM killer at work"), "{}", f.summary);
         assert_eq!(f.figures["postmaster_oom_score_adj"], 0.0);
         assert_eq!(f.evidence[0].path, "processes/11416/oom_score_adj");
         assert!(!f.summary.contains("OOM report"), "{}", f.summary);
