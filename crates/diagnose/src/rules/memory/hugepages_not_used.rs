@@ -294,7 +294,7 @@ mod tests {
         };
         let f = connections(1206);
         assert_eq!(f.severity, Severity::Warning);
-        assert_eq!(f.figures["page_tables_worst_bytes"], (1206u64 * 2 << 20) as f64);
+        assert_eq!(f.figures["page_tables_worst_bytes"], ((1206u64 * 2) << 20) as f64);
         assert_eq!(connections(1205).severity, Severity::Info);
     }
 
