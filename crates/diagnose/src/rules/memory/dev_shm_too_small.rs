@@ -29,7 +29,8 @@
 //! refused, rounded up to 64 MiB.
 //!
 //! ## Evidence it needs
-//! The PostgreSQL log; `df` of /dev/shm and the server settings for the size check.
+//! The PostgreSQL log; `df` of /dev/shm and the server settings for the size check; the
+//! server version (min_dynamic_shared_memory exists from PostgreSQL 14).
 //!
 //! ## Knowledge
 //! [zh-low-level]: Docker's 64 MB /dev/shm, `fallocate(…, 50438144) = -1 ENOSPC` in
@@ -50,7 +51,7 @@ pub(crate) const META: RuleMeta = RuleMeta {
     title: "/dev/shm is too small for PostgreSQL's dynamic shared memory",
     severity: Severity::Critical,
     needs: &[Input::PostgresLog],
-    uses: &[Input::DevShm, Input::PgSettings],
+    uses: &[Input::DevShm, Input::PgSettings, Input::PgVersion],
 };
 
 /// The least /dev/shm a server with parallel query should have.

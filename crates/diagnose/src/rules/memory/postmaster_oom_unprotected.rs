@@ -34,7 +34,8 @@
 //!
 //! ## Evidence it needs
 //! The PostgreSQL processes' `oom_score_adj` files and the process titles (or parent pids) that
-//! tell the postmaster apart; the kernel log when there is one.
+//! tell the postmaster apart; the kernel log and the memory cgroup's `oom_kill` counter when
+//! there are.
 //!
 //! ## Knowledge
 //! [pg-kernel-resources] ("Linux Memory Overcommit": `OOMScoreAdjust`, `PG_OOM_ADJUST_FILE`,
@@ -53,7 +54,7 @@ pub(crate) const META: RuleMeta = RuleMeta {
     title: "The postmaster is within the OOM killer's reach, or its children are out of it",
     severity: Severity::Warning,
     needs: &[Input::Processes],
-    uses: &[Input::KernelLog],
+    uses: &[Input::KernelLog, Input::Cgroup],
 };
 
 /// The `oom_score_adj` that takes a process out of the OOM killer's choice.
