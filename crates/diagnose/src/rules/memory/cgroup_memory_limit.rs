@@ -411,6 +411,26 @@ mod tests {
     }
 
     #[test]
+    fn an_unlimited_cgroup_that_killed_points_above_it() {
+        // The limit edited to what cgroup v1 prints for no limit, oom_kill to 1.
+        let f = collected()
+            .write(
+                &format!("{CGROUP}/memory.limit_in_bytes"),
+                "9223372036854771712\n",
+            )
+            .set_line(&format!("{CGROUP}/memory.oom_control"), "oom_kill ", "oom_kill 1")
+            .run("cgroup-memory-limit")
+            .one();
+        assert_eq!(f.severity, Severity::Warning);
+        assert!(!f.figures.contains_key("limit_bytes"));
+        assert!(
+            f.recommendation
+                .unwrap()
+                .contains("not limited below RAM"),
+        );
+    }
+
+    #[test]
     fn the_limit_reached_is_info() {
         // failcnt edited to 1.
         let f = collected()

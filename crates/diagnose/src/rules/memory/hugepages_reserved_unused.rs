@@ -325,6 +325,26 @@ mod tests {
     }
 
     #[test]
+    fn a_pool_nobody_uses_with_huge_pages_off_names_the_setting() {
+        // Nothing in use (Free 44, Rsvd 0) and huge_pages edited to off.
+        let f = pool(with_pool(), 44, 44)
+            .set_line(MEMINFO, "HugePages_Rsvd:", "HugePages_Rsvd:        0")
+            .set_line(
+                "postgres/pg_settings.txt",
+                "huge_pages|",
+                "huge_pages|off||configuration file|/var/lib/postgresql/15/main/postgresql.conf|f",
+            )
+            .run("hugepages-reserved-unused")
+            .one();
+        assert_eq!(f.severity, Severity::Warning);
+        let text = f.recommendation.unwrap();
+        assert!(
+            text.starts_with("huge_pages = off (postgres/pg_settings.txt:126)"),
+            "{text}"
+        );
+    }
+
+    #[test]
     fn an_oversized_pool_is_info_from_256_mib_unused() {
         // 120 pages added to Total and Free: 128 unused (256 MiB, 78 % of the pool).
         let f = pool(used_by_postgres(), 164, 153)

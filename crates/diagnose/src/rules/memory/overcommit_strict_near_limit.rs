@@ -360,6 +360,27 @@ mod tests {
     }
 
     #[test]
+    fn a_limit_set_in_kilobytes_is_recommended_in_kilobytes() {
+        // vm.overcommit_kbytes edited to the 12,342,044 kB the ratio gave: the same
+        // CommitLimit, set the other way.
+        let f = strict_with_committed(11_107_840)
+            .set_line(
+                SYSCTL,
+                "/proc/sys/vm/overcommit_kbytes:",
+                "/proc/sys/vm/overcommit_kbytes:12342044",
+            )
+            .run("overcommit-strict-near-limit")
+            .one();
+        assert_eq!(f.figures["overcommit_kbytes"], 12_342_044.0);
+        let text = f.recommendation.unwrap();
+        // 80 % of 25,276,510,208 B of RAM, no swap: 19,747,273 kB.
+        assert!(
+            text.contains("vm.overcommit_kbytes = 19747273 (in /etc/sysctl.d/99-postgresql.conf, instead of vm.overcommit_kbytes = 12342044)"),
+            "{text}"
+        );
+    }
+
+    #[test]
     fn out_of_memory_errors_make_eighty_percent_a_warning() {
         // The server log replaced by a real one with an `ERROR: out of memory` (line 155).
         let f = strict_with_committed(9_873_636)

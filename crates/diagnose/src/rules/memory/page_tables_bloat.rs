@@ -352,6 +352,19 @@ mod tests {
     }
 
     #[test]
+    fn without_processes_the_page_tables_are_not_attributed() {
+        let mut s = page_tables(1_234_205);
+        for p in s.paths("processes/") {
+            s = s.remove(&p);
+        }
+        let f = s.run("page-tables-bloat").one();
+        assert!(!f.figures.contains_key("postgres_page_tables_bytes"));
+        let text = f.recommendation.unwrap();
+        assert!(text.contains("vm.nr_hugepages = 19"), "{text}");
+        assert!(text.contains("pooler"), "{text}");
+    }
+
+    #[test]
     fn without_meminfo_it_is_not_evaluated() {
         assert!(matches!(
             page_tables(1_234_205)

@@ -112,7 +112,7 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
     };
     let fix = if budget == 0 {
         format!(
-            "Shared memory ({}) and autovacuum ({}) alone take the {} that leaves a fifth of \
+            "Shared memory ({}) and autovacuum ({}) alone exceed the {} that leaves a fifth of \
              the limit free: raise the limit, or lower shared_buffers and \
              maintenance_work_mem, before sizing work_mem.",
             human_bytes(worst.shared),
@@ -301,6 +301,23 @@ mod tests {
         assert!(text.contains("set work_mem = '127kB'"), "{text}");
         assert!(text.contains("not even one connection fits"), "{text}");
         assert!(f.evidence.iter().any(|e| e.path == "kernel/dmesg.txt"));
+    }
+
+    #[test]
+    fn shared_memory_alone_over_the_budget_says_so() {
+        // The recorded capture with shared_memory_size edited to 300 MB: 300 + 192 MiB of
+        // autovacuum exceed 80 % of the 512 MiB limit before any work_mem.
+        let f = Scratch::incident("pg15-memcg-oom-work-mem")
+            .set_line(
+                SETTINGS,
+                "shared_memory_size|",
+                "shared_memory_size|300|MB|default||f",
+            )
+            .run("work-mem-exceeds-memory")
+            .one();
+        assert_eq!(f.figures["recommended_work_mem_bytes"], 0.0);
+        let text = f.recommendation.unwrap();
+        assert!(text.contains("alone exceed the 410 MiB"), "{text}");
     }
 
     #[test]
