@@ -260,6 +260,17 @@ pub(crate) fn kill_evidence(k: &KernelKill, what: impl Into<String>) -> Evidence
     }
 }
 
+/// `huge_pages` as `on`, `off` or `try`, whatever spelling postgresql.conf used (`true`,
+/// `no`, `1`, any case: PostgreSQL takes the boolean words for on and off).
+pub(crate) fn huge_pages_mode(setting: &Setting) -> &'static str {
+    match setting.value.to_ascii_lowercase().as_str() {
+        "off" | "false" | "no" | "0" => "off",
+        "try" => "try",
+        _ if setting.is_on() => "on",
+        _ => "try",
+    }
+}
+
 /// Share of `shared_buffers` added when the shared memory size has to be estimated (buffer
 /// descriptors, the lock table, PGPROC, SLRU buffers, …).
 pub(crate) const SHARED_OVERHEAD_SHARE: f64 = 0.10;
@@ -420,6 +431,26 @@ pub(crate) fn connection_cost(facts: &Facts<'_>) -> Option<ConnectionCost> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn huge_pages_spelled_any_way() {
+        let setting = |value: &str| Setting {
+            name: "huge_pages".into(),
+            value: value.into(),
+            unit: None,
+            bytes: None,
+            number: None,
+            seconds: None,
+            origin: crate::facts::SettingOrigin::Default {
+                conf: "postgresql.conf".into(),
+            },
+        };
+        assert_eq!(huge_pages_mode(&setting("on")), "on");
+        assert_eq!(huge_pages_mode(&setting("TRUE")), "on");
+        assert_eq!(huge_pages_mode(&setting("no")), "off");
+        assert_eq!(huge_pages_mode(&setting("Off")), "off");
+        assert_eq!(huge_pages_mode(&setting("try")), "try");
+    }
 
     #[test]
     fn overcommit_ratio_as_the_seed_computes_it() {

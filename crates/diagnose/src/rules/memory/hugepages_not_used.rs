@@ -43,7 +43,9 @@
 use crate::facts::Facts;
 use crate::human::human_bytes;
 use crate::report::{Evidence, Finding, Severity};
-use crate::rules::support::{commit_limit_for, hugepages_needed, overcommit_ratio_for};
+use crate::rules::support::{
+    commit_limit_for, huge_pages_mode, hugepages_needed, overcommit_ratio_for,
+};
 use crate::rules::{Input, RuleMeta, finding};
 
 pub(crate) const META: RuleMeta = RuleMeta {
@@ -76,7 +78,7 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
     else {
         return Vec::new();
     };
-    let mode = huge_pages.value.to_ascii_lowercase();
+    let mode = huge_pages_mode(huge_pages);
     if mode == "on" {
         return Vec::new();
     }
@@ -111,7 +113,7 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
         Severity::Info
     };
 
-    let why = match (mode.as_str(), pool, mapped) {
+    let why = match (mode, pool, mapped) {
         ("off", _, _) => format!("huge_pages = off ({})", huge_pages.from()),
         (_, 0, _) => format!(
             "huge_pages = {} ({}) and no huge pages are reserved (HugePages_Total 0): \
@@ -390,6 +392,21 @@ mod tests {
         assert_eq!(f.figures["recommended_nr_hugepages"], 564.0);
         assert_eq!(f.confidence, 0.7);
         assert!(f.recommendation.unwrap().contains("an estimate"));
+    }
+
+    #[test]
+    fn huge_pages_true_in_postgresql_conf_is_on() {
+        // postgresql.conf alone, shared_buffers edited to 1GB and the commented
+        // `#huge_pages = try` (line 129) to `huge_pages = true`.
+        let conf = "postgres/postgresql.conf";
+        let s = Scratch::bundle("formats/bundle/pg15-collected.tar.gz")
+            .remove(SETTINGS)
+            .set_line(conf, "shared_buffers = 32MB", "shared_buffers = 1GB");
+        assert!(
+            s.set_line(conf, "#huge_pages = try", "huge_pages = true")
+                .run("hugepages-not-used")
+                .silent()
+        );
     }
 
     #[test]

@@ -39,7 +39,7 @@
 use crate::facts::Facts;
 use crate::human::human_bytes;
 use crate::report::{Evidence, Finding, Severity};
-use crate::rules::support::hugepages_needed;
+use crate::rules::support::{huge_pages_mode, hugepages_needed};
 use crate::rules::{Input, RuleMeta, finding};
 
 pub(crate) const META: RuleMeta = RuleMeta {
@@ -76,10 +76,10 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
     let unused_bytes = unused.saturating_mul(size.value);
     let pg = &facts.host.postgres;
     let huge_pages = pg.setting("huge_pages");
-    let mode = huge_pages.map(|s| s.value.to_ascii_lowercase());
+    let mode = huge_pages.map(huge_pages_mode);
     let postmaster = facts.host.processes.postmaster();
     let mapped = postmaster.and_then(|p| p.hugetlb_bytes);
-    let fell_back = mapped == Some(0) && mode.as_deref() == Some("try");
+    let fell_back = mapped == Some(0) && mode == Some("try");
     let nobody = in_use == 0;
     let need = hugepages_needed(facts);
     let unused_share = unused as f64 / total.value as f64;
@@ -133,7 +133,7 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
         return Vec::new();
     };
 
-    let fix = match (&need, mode.as_deref()) {
+    let fix = match (&need, mode) {
         (_, Some("off")) => format!(
             "huge_pages = off ({}): PostgreSQL never uses them. Set huge_pages = on and \
              restart it if the pool is meant for it, or release the pool (vm.nr_hugepages = \
