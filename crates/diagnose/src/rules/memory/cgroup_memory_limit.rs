@@ -202,6 +202,8 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
                 w.formula()
             ));
         }
+        let killed = oom_kills > 0 || !memcg_kills.is_empty();
+        let settings_fit = worst.as_ref().is_some_and(|w| w.total <= l.value);
         if !wants.is_empty() {
             fix.push(format!(
                 "Size the limit ({}, now {}) for PostgreSQL: {}.",
@@ -209,6 +211,15 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
                 human_bytes(l.value),
                 wants.join("; ")
             ));
+            if killed && settings_fit {
+                fix.push(format!(
+                    "The worst case of the settings ({}) is under the limit, yet the cgroup \
+                     killed: the memory also came from beyond the settings (a session's own \
+                     SET work_mem, an extension, something else in the cgroup); find the \
+                     query the OOM report and the log name, and bound it.",
+                    human_bytes(worst.as_ref().map_or(0, |w| w.total))
+                ));
+            }
         } else if floor.is_some() && worst.is_some() {
             fix.push(format!(
                 "The limit ({}, {}) holds twice the configuration's floor and the worst case \
@@ -460,10 +471,25 @@ mod tests {
         assert_eq!(f.figures["oom_kills"], 1.0);
         assert_eq!(f.figures["limit_bytes"], (512u64 << 20) as f64);
         assert_eq!(f.figures["floor_bytes"], ((143u64 + 200) << 20) as f64);
-        assert!(f.summary.contains("postgres 11556"), "{}", f.summary);
+        assert!(f.summary.contains("postgres 32691"), "{}", f.summary);
         assert!(f.summary.contains("Usage has reached the limit"), "{}", f.summary);
         let text = f.recommendation.unwrap();
         assert!(text.contains("worst case"), "{text}");
+    }
+
+    #[test]
+    fn the_recorded_postmaster_kill_counts_two_kills() {
+        let f = Scratch::incident("pg15-oom-kill-postmaster")
+            .run("cgroup-memory-limit")
+            .one();
+        assert_eq!(f.severity, Severity::Critical);
+        assert_eq!(f.figures["oom_kills"], 2.0);
+        assert!(f.summary.contains("postgres 23749"), "{}", f.summary);
+        // 8 MiB × 60 nodes + 275 MiB + 192 MiB = 947 MiB: under the 1 GiB limit, over 80 % of
+        // it; the sort that ran out had SET work_mem = '4GB' itself.
+        let text = f.recommendation.unwrap();
+        assert!(text.contains("1.2 GiB to hold the worst case"), "{text}");
+        assert!(text.contains("beyond the settings"), "{text}");
     }
 
     #[test]
