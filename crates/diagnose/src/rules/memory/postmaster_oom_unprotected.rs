@@ -363,15 +363,15 @@ mod tests {
 
     #[test]
     fn the_recorded_memcg_kill_fires_on_the_postmaster_at_zero() {
-        // The postmaster 11416 ran at 0 (the recording VM cannot lower it), its children were
-        // reset to 0, and the kernel killed backend 11556 at 0: nothing to say about the kill.
+        // The postmaster 32422 ran at 0 (the recording VM cannot lower it), its children were
+        // reset to 0, and the kernel killed backend 32691 at 0: nothing to say about the kill.
         let f = Scratch::incident("pg15-memcg-oom-work-mem")
             .run("postmaster-oom-unprotected")
             .one();
         assert_eq!(f.severity, Severity::Warning);
         assert!(f.summary.contains("OOM killer at work"), "{}", f.summary);
         assert_eq!(f.figures["postmaster_oom_score_adj"], 0.0);
-        assert_eq!(f.evidence[0].path, "processes/11416/oom_score_adj");
+        assert_eq!(f.evidence[0].path, "processes/32422/oom_score_adj");
         assert!(!f.summary.contains("OOM report"), "{}", f.summary);
     }
 
@@ -379,19 +379,19 @@ mod tests {
     fn a_killed_backend_that_kept_a_negative_value_is_cited() {
         // The same capture as if started by pg_ctlcluster without PG_OOM_ADJUST_FILE: every
         // oom_score_adj file and the kill line's `oom_score_adj:0` edited to -900.
-        let kill = "Memory cgroup out of memory: Killed process 11556 (postgres) \
-                    total-vm:768560kB, anon-rss:418976kB, file-rss:50244kB, shmem-rss:4148kB, \
-                    UID:1003 pgtables:1200kB oom_score_adj:-900";
+        let kill = "Memory cgroup out of memory: Killed process 32691 (postgres) \
+                    total-vm:768564kB, anon-rss:418972kB, file-rss:45824kB, shmem-rss:4136kB, \
+                    UID:1003 pgtables:1204kB oom_score_adj:-900";
         let mut scratch = Scratch::incident("pg15-memcg-oom-work-mem")
             .set_line(
                 "kernel/dmesg.txt",
-                "[  746.459062] Memory cgroup",
-                &format!("[  746.459062] {kill}"),
+                "[ 4169.534245] Memory cgroup",
+                &format!("[ 4169.534245] {kill}"),
             )
             .set_line(
                 "kernel/dmesg-T.txt",
-                "[Tue Nov 24 04:32:26 2026] Memory cgroup",
-                &format!("[Tue Nov 24 04:32:26 2026] {kill}"),
+                "[Tue Nov 24 05:29:29 2026] Memory cgroup",
+                &format!("[Tue Nov 24 05:29:29 2026] {kill}"),
             );
         for path in scratch.paths("/oom_score_adj") {
             scratch = scratch.write(&path, "-900\n");
@@ -400,11 +400,31 @@ mod tests {
         assert_eq!(f.figures["children_not_reset"], 5.0);
         assert!(
             f.summary
-                .contains("killed postgres 11556 (a backend that kept a negative value)"),
+                .contains("killed postgres 32691 (a backend that kept a negative value)"),
             "{}",
             f.summary
         );
         assert!(f.evidence.iter().any(|e| e.path == "kernel/dmesg.txt"));
+    }
+
+    #[test]
+    fn the_recorded_postmaster_kill_at_plus_1000_is_tied_to_its_incident() {
+        // The postmaster ran at 1000 (children reset to 0); the kernel killed it (pid 23749),
+        // and the restarted postmaster 24812 runs at 1000 again.
+        let f = Scratch::incident("pg15-oom-kill-postmaster")
+            .run("postmaster-oom-unprotected")
+            .one();
+        assert_eq!(f.severity, Severity::Warning);
+        assert_eq!(f.incident, Some(0));
+        assert_eq!(f.figures["postmaster_oom_score_adj"], 1000.0);
+        assert_eq!(f.figures["children_not_reset"], 0.0);
+        assert!(
+            f.summary
+                .contains("killed postgres 23749 (the postmaster) at oom_score_adj 1000"),
+            "{}",
+            f.summary
+        );
+        assert_eq!(f.evidence[0].path, "processes/24812/oom_score_adj");
     }
 
     #[test]

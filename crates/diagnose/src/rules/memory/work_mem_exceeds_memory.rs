@@ -295,7 +295,7 @@ mod tests {
             "{}",
             f.title
         );
-        assert!(f.summary.contains("killed postgres 11556"), "{}", f.summary);
+        assert!(f.summary.contains("killed postgres 32691"), "{}", f.summary);
         // (0.8 × 512 MiB − 143 MiB − 192 MiB) ÷ (300 × 2) = 130,372 B.
         let text = f.recommendation.unwrap();
         assert!(text.contains("set work_mem = '127kB'"), "{text}");
@@ -318,6 +318,17 @@ mod tests {
         assert_eq!(f.figures["recommended_work_mem_bytes"], 0.0);
         let text = f.recommendation.unwrap();
         assert!(text.contains("alone exceed the 410 MiB"), "{text}");
+    }
+
+    #[test]
+    fn the_recorded_postmaster_kill_fits_its_settings() {
+        // work_mem 4MB, 20 connections, shared_buffers 256MB in a 1 GiB cgroup: the sort that
+        // ran out had SET work_mem = '4GB' itself. The settings' worst case fits.
+        assert!(
+            Scratch::incident("pg15-oom-kill-postmaster")
+                .run("work-mem-exceeds-memory")
+                .silent()
+        );
     }
 
     #[test]
