@@ -104,7 +104,12 @@ fn differences(report: &Report, expected: &serde_json::Value) -> Vec<String> {
                 .as_ref()
                 .map(|c| c.pid)
                 .or(i.kernel_kill.as_ref().map(|k| k.pid));
-            let signal = i.postgres_crash.as_ref().and_then(|c| c.signal);
+            // A kernel OOM kill is a SIGKILL even where PostgreSQL logged no death.
+            let signal = i
+                .postgres_crash
+                .as_ref()
+                .and_then(|c| c.signal)
+                .or(i.kernel_kill.as_ref().map(|_| 9));
             let in_range = |k: &str, v: Option<f64>| match field(k) {
                 None => true,
                 Some(serde_json::Value::Array(r)) if r.len() == 2 => v.is_some_and(|v| {

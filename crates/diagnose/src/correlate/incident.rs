@@ -78,7 +78,7 @@ pub(crate) fn build(kill: Option<&OomKill<'_>>, side: PgSide<'_, '_>, tie: Tie) 
                     "unclean_restart"
                 },
                 if kill.is_some() {
-                    "postmaster_killed"
+                    "oom_killer"
                 } else {
                     "unknown"
                 },

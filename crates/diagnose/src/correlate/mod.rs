@@ -269,7 +269,7 @@ pub(crate) fn incidents(
                 },
             );
             incident.kind = "postmaster_killed";
-            incident.cause = "postmaster_killed";
+            incident.cause = "oom_killer";
             out.push(incident);
             continue;
         }

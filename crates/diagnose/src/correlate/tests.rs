@@ -464,10 +464,7 @@ fn an_oom_kill_of_the_postmaster_is_tied_to_the_next_start() {
     );
     assert_eq!(found.len(), 1, "{found:#?}");
     let i = &found[0];
-    assert_eq!(
-        (i.kind, i.cause),
-        ("postmaster_killed", "postmaster_killed")
-    );
+    assert_eq!((i.kind, i.cause), ("postmaster_killed", "oom_killer"));
     assert_eq!(i.matched_by, Some("postmaster_pid"));
     // Down from the kill (30 s) to ready (42 s).
     assert_eq!(i.outage_seconds, Some(12.0));

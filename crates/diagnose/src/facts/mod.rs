@@ -199,6 +199,26 @@ mod tests {
     }
 
     #[test]
+    fn a_process_value_cites_the_line_it_was_read_from() {
+        let host = collected().report().host;
+        let postmaster = host.processes.postmaster().unwrap();
+        // processes/16859/status line 31 is `VmPTE:	     148 kB`; smaps_rollup line 5 is
+        // `Pss_Anon:            476 kB`.
+        let pte = postmaster.evidence("VmPTE", "page tables").unwrap();
+        assert_eq!(
+            (pte.path.as_str(), pte.line, pte.key.as_deref()),
+            ("processes/16859/status", 31, Some("VmPTE"))
+        );
+        assert_eq!(postmaster.page_table_bytes, Some(148 << 10));
+        let anon = postmaster.evidence("Pss_Anon", "private memory").unwrap();
+        assert_eq!(
+            (anon.path.as_str(), anon.line),
+            ("processes/16859/smaps_rollup", 5)
+        );
+        assert!(postmaster.evidence("NoSuchField", "x").is_none());
+    }
+
+    #[test]
     fn the_postmaster_is_found_without_titles() {
         let scratch = collected();
         let titles = scratch.paths("postgres-titles");

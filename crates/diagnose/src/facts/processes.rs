@@ -8,6 +8,7 @@ use pgmortem_parse::system::{self, PgRole, ProcStatus, SmapsRollup};
 use serde::Serialize;
 
 use super::{Known, all_of, pid_in_path};
+use crate::report::Evidence;
 
 /// One PostgreSQL process.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -37,6 +38,10 @@ pub struct PgProcess {
     pub thp_bytes: Option<u64>,
     /// Its status file, for evidence.
     pub status_path: Option<String>,
+    /// Where each memory value above was read, by the field's name in its file (`VmPTE`,
+    /// `HugetlbPages`, `Pss_Anon`, `AnonHugePages`, …): `(path, line)`, for evidence.
+    #[serde(skip)]
+    pub read_at: BTreeMap<&'static str, (String, u64)>,
 }
 
 impl PgProcess {
@@ -47,7 +52,24 @@ impl PgProcess {
                 .saturating_add(self.page_table_bytes.unwrap_or(0)),
         )
     }
+
+    /// The line field `field` (`VmPTE`, `HugetlbPages`, `Pss_Anon`, …) was read from, as a
+    /// finding's evidence saying `what`; `None` when the bundle did not have it.
+    pub fn evidence(&self, field: &str, what: impl Into<String>) -> Option<Evidence> {
+        let (path, line) = self.read_at.get(field)?;
+        Some(Evidence {
+            path: path.clone(),
+            line: *line,
+            what: what.into(),
+            key: Some(field.to_owned()),
+        })
+    }
 }
+
+/// The status fields whose lines are kept for evidence.
+const STATUS_FIELDS: &[&str] = &["VmRSS", "RssAnon", "VmPTE", "VmSwap", "HugetlbPages"];
+/// The smaps_rollup fields whose lines are kept for evidence.
+const SMAPS_FIELDS: &[&str] = &["Pss_Anon", "AnonHugePages", "ShmemPmdMapped"];
 
 /// Every PostgreSQL process collected.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -87,7 +109,7 @@ impl ProcessFacts {
 pub(super) fn build(bundle: &Bundle) -> ProcessFacts {
     let mut by_pid: BTreeMap<u32, PgProcess> = BTreeMap::new();
     let mut statuses: BTreeMap<u32, ProcStatus> = BTreeMap::new();
-    let mut smaps: BTreeMap<u32, SmapsRollup> = BTreeMap::new();
+    let mut smaps: BTreeMap<u32, (String, SmapsRollup)> = BTreeMap::new();
     for source in &bundle.sources {
         let Some(pid) = pid_in_path(&source.path) else {
             continue;
@@ -105,7 +127,13 @@ pub(super) fn build(bundle: &Bundle) -> ProcessFacts {
                     .status_path = Some(source.path.clone());
             }
             SourceKind::SmapsRollup => {
-                smaps.insert(pid, system::parse_smaps_rollup(&source.bytes));
+                smaps.insert(
+                    pid,
+                    (
+                        source.path.clone(),
+                        system::parse_smaps_rollup(&source.bytes),
+                    ),
+                );
             }
             SourceKind::OomScoreAdj => {
                 if let Ok(adj) = system::parse_oom_score_adj(&source.bytes) {
@@ -127,11 +155,24 @@ pub(super) fn build(bundle: &Bundle) -> ProcessFacts {
         p.hugetlb_bytes = status.bytes("HugetlbPages");
         p.page_table_bytes = status.bytes("VmPTE");
         p.rss_bytes = status.bytes("VmRSS");
-        if let Some(m) = system::facts::process_memory(status, smaps.get(pid)) {
+        let rollup = smaps.get(pid).map(|(_, s)| s);
+        if let Some(m) = system::facts::process_memory(status, rollup) {
             p.anon_bytes = Some(m.anon_bytes);
             p.anon_basis = Some(m.anon_basis);
         }
-        if let Some(s) = smaps.get(pid) {
+        if let Some(path) = p.status_path.clone() {
+            for &field in STATUS_FIELDS {
+                if let Some(f) = status.fields.get(field) {
+                    p.read_at.insert(field, (path.clone(), f.line));
+                }
+            }
+        }
+        if let Some((path, s)) = smaps.get(pid) {
+            for &field in SMAPS_FIELDS {
+                if let Some(f) = s.fields.get(field) {
+                    p.read_at.insert(field, (path.clone(), f.line));
+                }
+            }
             p.thp_bytes = Some(
                 s.bytes("AnonHugePages").unwrap_or(0) + s.bytes("ShmemPmdMapped").unwrap_or(0),
             );
@@ -187,6 +228,7 @@ fn unknown(pid: u32) -> PgProcess {
         hugetlb_bytes: None,
         thp_bytes: None,
         status_path: None,
+        read_at: BTreeMap::new(),
     }
 }
 

@@ -305,4 +305,17 @@ mod tests {
             }
         }
     }
+
+    #[test]
+    fn the_healthy_collected_bundle_yields_no_warning() {
+        // A real bundle of a cluster that had no incident (fixtures/formats/bundle/README.md).
+        let report = testing::Scratch::bundle("formats/bundle/pg15-collected.tar.gz").report();
+        let loud: Vec<_> = report
+            .findings
+            .iter()
+            .filter(|f| f.severity > Severity::Info)
+            .map(|f| (f.id, &f.title))
+            .collect();
+        assert!(loud.is_empty(), "{loud:#?}");
+    }
 }

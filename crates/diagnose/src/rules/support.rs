@@ -1,5 +1,7 @@
 //! Pieces several rules write the same way: an incident's evidence and figures in words, the
-//! PostgreSQL settings sum that bounds memory use, and the overcommit ratio the seeds compute.
+//! PostgreSQL settings sum that bounds memory use, the overcommit ratio the seeds compute, the
+//! OOM kills of PostgreSQL processes, the huge pages PostgreSQL's shared memory needs, and
+//! what one connection really costs.
 
 use crate::facts::{Facts, Setting};
 use crate::human::{cut, duration, human_bytes, human_kb};
@@ -252,9 +254,220 @@ pub(crate) fn perf_coverage(p: &crate::facts::PerfFacts) -> String {
     )
 }
 
+/// The OOM incidents whose victim is a PostgreSQL process (`postgres` command), with their
+/// index in the report.
+pub(crate) fn postgres_oom_kills<'a>(
+    facts: &'a Facts<'_>,
+) -> impl Iterator<Item = (usize, &'a Incident, &'a KernelKill)> {
+    facts
+        .incidents
+        .iter()
+        .enumerate()
+        .filter_map(|(i, incident)| Some((i, incident, incident.kernel_kill.as_ref()?)))
+        .filter(|(_, _, k)| k.comm.starts_with("postgres"))
+}
+
+/// The kernel report of an OOM kill, as evidence saying `what`.
+pub(crate) fn kill_evidence(k: &KernelKill, what: impl Into<String>) -> Evidence {
+    Evidence {
+        path: k.path.clone(),
+        line: k.line,
+        what: what.into(),
+        key: None,
+    }
+}
+
+/// `huge_pages` as `on`, `off` or `try`, whatever spelling postgresql.conf used (`true`,
+/// `no`, `1`, any case: PostgreSQL takes the boolean words for on and off).
+pub(crate) fn huge_pages_mode(setting: &Setting) -> &'static str {
+    match setting.value.to_ascii_lowercase().as_str() {
+        "off" | "false" | "no" | "0" => "off",
+        "try" => "try",
+        _ if setting.is_on() => "on",
+        _ => "try",
+    }
+}
+
+/// Share of `shared_buffers` added when the shared memory size has to be estimated (buffer
+/// descriptors, the lock table, PGPROC, SLRU buffers, …).
+pub(crate) const SHARED_OVERHEAD_SHARE: f64 = 0.10;
+/// The least overhead added to `shared_buffers` in that estimate.
+pub(crate) const SHARED_OVERHEAD_MIN: u64 = 32 << 20;
+
+/// The huge pages PostgreSQL's shared memory needs.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct HugePagesNeed {
+    /// Pages of `page_size`.
+    pub pages: u64,
+    /// The huge page size: `huge_page_size` when set, else the kernel's `Hugepagesize`.
+    pub page_size: u64,
+    /// How `pages` was found, for a person: `shared_memory_size_in_huge_pages 1084 × 2 MiB,
+    /// from postgres/pg_settings.txt:245`, `shared_memory_size 2168 MiB ÷ 2 MiB rounded up,
+    /// from …`, or the estimate from shared_buffers.
+    pub how: String,
+    /// False when computed from the server's own figure, true when estimated from
+    /// shared_buffers (the bundle has neither `shared_memory_size_in_huge_pages` nor
+    /// `shared_memory_size`: PostgreSQL before 15, or postgresql.conf alone).
+    pub estimated: bool,
+    /// The settings it was computed from.
+    pub settings: Vec<Setting>,
+}
+
+impl HugePagesNeed {
+    /// `pages × page_size`.
+    pub fn bytes(&self) -> u64 {
+        self.pages.saturating_mul(self.page_size)
+    }
+}
+
+/// The huge pages PostgreSQL's shared memory needs: `shared_memory_size_in_huge_pages`
+/// (PostgreSQL ≥ 15 computes it for its huge page size), else `shared_memory_size ÷ page
+/// size`, else an estimate: `shared_buffers` plus [`SHARED_OVERHEAD_SHARE`] (at least
+/// [`SHARED_OVERHEAD_MIN`]), rounded up to whole pages.
+pub(crate) fn hugepages_needed(facts: &Facts<'_>) -> Option<HugePagesNeed> {
+    let pg = &facts.host.postgres;
+    let set_size = pg
+        .setting("huge_page_size")
+        .filter(|s| s.bytes.is_some_and(|b| b > 0));
+    let page_size = set_size
+        .and_then(|s| s.bytes)
+        .or_else(|| {
+            facts
+                .host
+                .memory
+                .as_ref()
+                .and_then(|m| m.hugepage_size.as_ref())
+                .map(|s| s.value)
+        })
+        .filter(|&b| b > 0)?;
+    let mut settings: Vec<Setting> = set_size.into_iter().cloned().collect();
+    let size_text = human_bytes(page_size);
+    if let Some(s) = pg.setting("shared_memory_size_in_huge_pages")
+        && let Some(n) = s.number.filter(|&n| n > 0.0)
+    {
+        settings.push(s.clone());
+        return Some(HugePagesNeed {
+            pages: n as u64,
+            page_size,
+            how: format!(
+                "shared_memory_size_in_huge_pages {} × {size_text}, from {}",
+                n as u64,
+                s.from()
+            ),
+            estimated: false,
+            settings,
+        });
+    }
+    if let Some(s) = pg.setting("shared_memory_size")
+        && let Some(b) = s.bytes.filter(|&b| b > 0)
+    {
+        settings.push(s.clone());
+        let pages = b.div_ceil(page_size);
+        return Some(HugePagesNeed {
+            pages,
+            page_size,
+            how: format!(
+                "shared_memory_size {} ÷ {size_text} rounded up, from {}",
+                human_bytes(b),
+                s.from()
+            ),
+            estimated: false,
+            settings,
+        });
+    }
+    let shared = pg.setting("shared_buffers")?;
+    let b = shared.bytes?;
+    let overhead = ((b as f64 * SHARED_OVERHEAD_SHARE) as u64).max(SHARED_OVERHEAD_MIN);
+    settings.push(shared.clone());
+    Some(HugePagesNeed {
+        pages: (b + overhead).div_ceil(page_size),
+        page_size,
+        how: format!(
+            "an estimate: shared_buffers {} from {} plus {} for the rest of shared memory, \
+             ÷ {size_text}; the bundle has no shared_memory_size_in_huge_pages, which `postgres \
+             -C shared_memory_size_in_huge_pages` prints exactly on a stopped PostgreSQL ≥ 15",
+            human_bytes(b),
+            shared.from(),
+            human_bytes(overhead)
+        ),
+        estimated: true,
+        settings,
+    })
+}
+
+/// What one connection really costs, measured on the bundle's client backends.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct ConnectionCost {
+    /// Client backends measured.
+    pub backends: u64,
+    /// Mean `Pss_Anon + VmPTE` (`RssAnon` when smaps_rollup is missing): what a connection adds.
+    pub mean_real: u64,
+    /// Mean `VmRSS`: what `ps` shows (every shared page touched).
+    pub mean_rss: u64,
+    /// Mean `VmPTE`.
+    pub mean_page_tables: u64,
+    /// Sum of `VmPTE` of every PostgreSQL process collected.
+    pub all_page_tables: u64,
+    /// `pss_anon` or `rss_anon`: what private memory was read from.
+    pub basis: &'static str,
+}
+
+/// The real cost of a connection on this host, when the bundle has client backends with their
+/// status (and smaps_rollup) files.
+pub(crate) fn connection_cost(facts: &Facts<'_>) -> Option<ConnectionCost> {
+    let processes = &facts.host.processes;
+    let measured: Vec<_> = processes
+        .backends()
+        .filter(|p| p.real_bytes().is_some())
+        .collect();
+    if measured.is_empty() {
+        return None;
+    }
+    let n = measured.len() as u64;
+    let mean = |f: &dyn Fn(&crate::facts::PgProcess) -> u64| {
+        measured.iter().map(|p| f(p)).sum::<u64>() / n
+    };
+    Some(ConnectionCost {
+        backends: n,
+        mean_real: mean(&|p| p.real_bytes().unwrap_or(0)),
+        mean_rss: mean(&|p| p.rss_bytes.unwrap_or(0)),
+        mean_page_tables: mean(&|p| p.page_table_bytes.unwrap_or(0)),
+        all_page_tables: processes
+            .processes
+            .iter()
+            .filter_map(|p| p.page_table_bytes)
+            .sum(),
+        basis: if measured.iter().all(|p| p.anon_basis == Some("pss_anon")) {
+            "pss_anon"
+        } else {
+            "rss_anon"
+        },
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn huge_pages_spelled_any_way() {
+        let setting = |value: &str| Setting {
+            name: "huge_pages".into(),
+            value: value.into(),
+            unit: None,
+            bytes: None,
+            number: None,
+            seconds: None,
+            origin: crate::facts::SettingOrigin::Default {
+                conf: "postgresql.conf".into(),
+            },
+        };
+        assert_eq!(huge_pages_mode(&setting("on")), "on");
+        assert_eq!(huge_pages_mode(&setting("TRUE")), "on");
+        assert_eq!(huge_pages_mode(&setting("no")), "off");
+        assert_eq!(huge_pages_mode(&setting("Off")), "off");
+        assert_eq!(huge_pages_mode(&setting("try")), "try");
+    }
 
     #[test]
     fn overcommit_ratio_as_the_seed_computes_it() {

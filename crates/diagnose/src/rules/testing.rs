@@ -107,6 +107,21 @@ impl Scratch {
         self
     }
 
+    /// Adds `text` at the end of `path` (a file of the bundle).
+    pub fn append(self, path: &str, text: &str) -> Self {
+        let full = self.dir.path().join(path);
+        let mut bytes = std::fs::read(&full).expect("a file to append to");
+        bytes.extend_from_slice(text.as_bytes());
+        std::fs::write(full, bytes).expect("write");
+        self
+    }
+
+    /// Copies `from`, a file of the bundle, to `to` in the bundle.
+    pub fn duplicate(self, from: &str, to: &str) -> Self {
+        let bytes = std::fs::read(self.dir.path().join(from)).expect("a file to copy");
+        self.write(to, bytes)
+    }
+
     /// Removes `path` from the bundle.
     pub fn remove(self, path: &str) -> Self {
         std::fs::remove_file(self.dir.path().join(path)).expect("a file to remove");
