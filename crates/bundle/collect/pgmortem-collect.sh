@@ -304,7 +304,7 @@ run memory/free.txt free 10 "$CAP" free -k
 # CPU and audit
 
 run cpu/vulnerabilities.txt cpu_vulnerabilities 10 "$CAP" sh -c 'grep -r . /sys/devices/system/cpu/vulnerabilities/ 2>/dev/null'
-run cpu/flags.txt unknown 10 "$CAP" sh -c "grep -m 1 '^flags' /proc/cpuinfo"
+run cpu/flags.txt cpu_flags 10 "$CAP" sh -c "grep -m 1 '^flags' /proc/cpuinfo"
 run cpu/clocksource.txt clocksource 10 "$CAP" cat /sys/devices/system/clocksource/clocksource0/current_clocksource
 run audit/status.txt audit_status 10 "$CAP" auditctl -s
 run audit/rules.txt audit_rules 10 "$CAP" auditctl -l
@@ -347,7 +347,7 @@ for p_pid in $PG_PIDS; do
     copy "processes/$p_pid/smaps_rollup" smaps_rollup "/proc/$p_pid/smaps_rollup"
     copy "processes/$p_pid/oom_score_adj" oom_score_adj "/proc/$p_pid/oom_score_adj"
     copy "processes/$p_pid/cgroup" unknown "/proc/$p_pid/cgroup"
-    copy "processes/$p_pid/limits" unknown "/proc/$p_pid/limits"
+    copy "processes/$p_pid/limits" proc_limits "/proc/$p_pid/limits"
 done
 
 # The postmaster's memory cgroup: v2 (0::/path) and v1 (N:memory:/path).
