@@ -51,6 +51,8 @@ pub enum Input {
     CpuVulnerabilities,
     /// The current clock source.
     Clocksource,
+    /// The CPU's feature flags (`cpu/flags.txt`).
+    CpuFlags,
     /// `pg_stat_activity` wait events or the `pg_subtrans` file count.
     Subtrans,
 }
@@ -72,6 +74,7 @@ impl Input {
             Input::Perf => "perf",
             Input::CpuVulnerabilities => "cpu_vulnerabilities",
             Input::Clocksource => "clocksource",
+            Input::CpuFlags => "cpu_flags",
             Input::Subtrans => "subtrans",
         }
     }
@@ -96,7 +99,7 @@ impl Input {
             }
             Input::Processes => {
                 "the PostgreSQL processes' /proc files (processes/PID/status, smaps_rollup, \
-                 oom_score_adj; processes/postgres-titles.txt)"
+                 oom_score_adj, limits; processes/postgres-titles.txt)"
             }
             Input::PostgresLog => "the PostgreSQL server log (postgres/server.log)",
             Input::KernelLog => "the kernel log (kernel/dmesg.txt)",
@@ -106,6 +109,7 @@ impl Input {
                  /sys/devices/system/cpu/vulnerabilities)"
             }
             Input::Clocksource => "the clock source (cpu/clocksource.txt)",
+            Input::CpuFlags => "the CPU's flags (cpu/flags.txt: grep -m 1 '^flags' /proc/cpuinfo)",
             Input::Subtrans => {
                 "pg_stat_activity wait events (postgres/activity-summary.txt) or the \
                  pg_subtrans file count (storage/pg_subtrans-files.txt)"
@@ -130,6 +134,7 @@ impl Input {
             Input::Perf => !facts.perf.is_empty(),
             Input::CpuVulnerabilities => !host.cpu.vulnerabilities.is_empty(),
             Input::Clocksource => host.cpu.clocksource.is_some(),
+            Input::CpuFlags => host.cpu.tsc_flags.is_some(),
             Input::Subtrans => host.subtrans.is_some(),
         }
     }
