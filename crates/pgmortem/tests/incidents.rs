@@ -10,8 +10,19 @@ fn incidents_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/incidents")
 }
 
+/// An incident's bundle: the collector's .tar.gz when the incident has one, else its
+/// directory of loose files.
+fn bundle_of(name: &str) -> PathBuf {
+    let dir = incidents_dir().join(name);
+    std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().ends_with(".tar.gz"))
+        .unwrap_or(dir)
+}
+
 fn analyze(name: &str) -> Report {
-    pgmortem::analyze(&incidents_dir().join(name), &DiagnoseOptions::default())
+    pgmortem::analyze(&bundle_of(name), &DiagnoseOptions::default())
         .unwrap_or_else(|e| panic!("{name}: {e}"))
 }
 
