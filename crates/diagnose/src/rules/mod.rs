@@ -43,6 +43,9 @@ pub enum Input {
     Processes,
     /// A PostgreSQL server log.
     PostgresLog,
+    /// Temporary files logged: `log_temp_files` 0 or more in the settings, or `temporary file:`
+    /// lines in the log (a derived fact).
+    TempFileLogging,
     /// A kernel log.
     KernelLog,
     /// A `perf script` profile.
@@ -70,6 +73,7 @@ impl Input {
             Input::PgVersion => "pg_version",
             Input::Processes => "processes",
             Input::PostgresLog => "postgres_log",
+            Input::TempFileLogging => "temp_file_logging",
             Input::KernelLog => "kernel_log",
             Input::Perf => "perf",
             Input::CpuVulnerabilities => "cpu_vulnerabilities",
@@ -102,6 +106,11 @@ impl Input {
                  oom_score_adj, limits; processes/postgres-titles.txt)"
             }
             Input::PostgresLog => "the PostgreSQL server log (postgres/server.log)",
+            Input::TempFileLogging => {
+                "temporary files in the PostgreSQL log: log_temp_files = 0 or more (in \
+                 postgres/pg_settings.txt or postgresql.conf; -1, the default, logs none), or \
+                 `temporary file:` lines in postgres/server.log"
+            }
             Input::KernelLog => "the kernel log (kernel/dmesg.txt)",
             Input::Perf => "a perf profile (perf/perf-script.txt: collector --perf SECONDS)",
             Input::CpuVulnerabilities => {
@@ -130,6 +139,14 @@ impl Input {
             Input::PgVersion => host.postgres.version.is_some(),
             Input::Processes => !host.processes.processes.is_empty(),
             Input::PostgresLog => facts.log.present(),
+            Input::TempFileLogging => {
+                !facts.log.temp_files().is_empty()
+                    || facts
+                        .host
+                        .postgres
+                        .number("log_temp_files")
+                        .is_some_and(|n| n >= 0.0)
+            }
             Input::KernelLog => !facts.kernel_logs.is_empty(),
             Input::Perf => !facts.perf.is_empty(),
             Input::CpuVulnerabilities => !host.cpu.vulnerabilities.is_empty(),

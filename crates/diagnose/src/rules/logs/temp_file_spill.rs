@@ -4,9 +4,11 @@
 //! largest and the statement that wrote it. A sort, hash join or hash aggregate writes to
 //! temporary files when its data outgrows `work_mem` (× `hash_mem_multiplier` for hashes).
 //!
-//! When `log_temp_files = -1` (the default) PostgreSQL logs no temporary file: the rule cannot
-//! see spills, and says so in an info finding rather than staying silent, since that setting is
-//! what keeps the question open.
+//! When `log_temp_files = -1` (the default) PostgreSQL logs no temporary file and the rule
+//! cannot see spills: it then needs the derived input `temp_file_logging` (`log_temp_files` 0 or
+//! more in the settings, or `temporary file:` lines in the log), and the report lists it among
+//! the rules not evaluated, with what to set, rather than a silence that would read as "no
+//! spills".
 //!
 //! ## Why it matters
 //! A spill is slower than memory but safe: the query finishes. Large spills mean queries
@@ -26,16 +28,18 @@
 //! `maintenance_work_mem` instead: the finding says so and sizes that. Never raise it globally
 //! without the arithmetic of the work-mem-exceeds-memory rule: `work_mem` is per sort or hash
 //! node, per process, and every connection may use it at once (the finding computes that worst
-//! case for the suggested value). With `log_temp_files = -1`, set it to 0 or to a size that
-//! filters small files (`10MB`).
+//! case for the suggested value). To let the rule see spills, set `log_temp_files` to 0 or to a
+//! size that filters small files (`10MB`).
 //!
 //! ## Thresholds
 //! Info for any logged temporary file; a warning when one file reaches 1 GiB
-//! ([`LARGE_FILE_BYTES`]) or the files total 10 GiB ([`LARGE_TOTAL_BYTES`]) in the logs. Info
-//! when `log_temp_files = -1` and no file was logged.
+//! ([`LARGE_FILE_BYTES`]) or the files total 10 GiB ([`LARGE_TOTAL_BYTES`]) in the logs.
+//! Silent when temporary files are logged and none was. Not evaluated when they are not logged
+//! (`log_temp_files = -1`, or no settings to tell, and no `temporary file:` line).
 //!
 //! ## Evidence it needs
-//! The PostgreSQL log. Reads when present: the settings (`log_temp_files`, `work_mem`,
+//! The PostgreSQL log, with temporary files logged in it (`log_temp_files` of 0 or more shown by
+//! the settings, or lines of them in the log). Reads when present: the settings (`work_mem`,
 //! `hash_mem_multiplier`, and those of the worst case: `max_connections`,
 //! `max_parallel_workers_per_gather`, `shared_buffers`), /proc/meminfo and the memory cgroup.
 //!
@@ -56,7 +60,7 @@ pub(crate) const META: RuleMeta = RuleMeta {
     id: "temp-file-spill",
     title: "Queries spilled to temporary files",
     severity: Severity::Warning,
-    needs: &[Input::PostgresLog],
+    needs: &[Input::PostgresLog, Input::TempFileLogging],
     uses: &[Input::PgSettings, Input::Meminfo, Input::Cgroup],
 };
 
@@ -69,12 +73,8 @@ const IN_MEMORY_FACTOR: u64 = 2;
 
 pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
     let logs = facts.log.temp_files();
-    let log_temp_files = facts.host.postgres.setting("log_temp_files");
     if logs.is_empty() {
-        return match log_temp_files {
-            Some(s) if s.number.is_some_and(|n| n < 0.0) => vec![not_logged(facts, s)],
-            _ => Vec::new(),
-        };
+        return Vec::new();
     }
     let count: u64 = logs.iter().map(|l| l.count).sum();
     let total: u64 = logs.iter().map(|l| l.total_bytes).sum();
@@ -234,27 +234,6 @@ fn is_maintenance(statement: &str) -> bool {
             && (upper.contains("PRIMARY KEY") || upper.contains(" UNIQUE")))
 }
 
-/// The info finding for `log_temp_files = -1`: spills are not logged.
-fn not_logged(facts: &Facts<'_>, setting: &crate::facts::Setting) -> Finding {
-    finding(
-        &META,
-        Severity::Info,
-        "log_temp_files = -1: spills to temporary files are not logged",
-    )
-    .summary(format!(
-        "{}: PostgreSQL does not log the temporary files sorts and hashes write when they \
-         outgrow work_mem, so the logs cannot show which queries spill or how much \
-         (pg_stat_database.temp_bytes only counts the total).",
-        setting.describe()
-    ))
-    .recommend(
-        "Set log_temp_files = 0 to log every temporary file, or a size that leaves out small \
-         ones ('10MB'): ALTER SYSTEM SET log_temp_files = '10MB'; SELECT pg_reload_conf();",
-    )
-    .evidence(settings_evidence(facts, &["log_temp_files"]))
-    .figure("log_temp_files", -1.0)
-}
-
 #[cfg(test)]
 mod tests {
     use crate::Severity;
@@ -365,14 +344,16 @@ mod tests {
     }
 
     #[test]
-    fn log_temp_files_off_says_spills_are_not_seen_and_zero_is_silent() {
+    fn unlogged_spills_are_not_evaluated_and_logged_ones_without_files_are_silent() {
         // The collected bundle: log_temp_files = -1 (its default) and a log without spills.
         let bundle = || Scratch::bundle("formats/bundle/pg15-collected.tar.gz");
-        let f = bundle().run("temp-file-spill").one();
-        assert_eq!(f.severity, Severity::Info);
-        assert_eq!(f.figures["log_temp_files"], -1.0);
-        assert!(f.title.starts_with("log_temp_files = -1"), "{}", f.title);
-        assert_eq!(f.evidence[0].key.as_deref(), Some("log_temp_files"));
+        match bundle().run("temp-file-spill") {
+            Outcome::NotEvaluated(n) => {
+                assert_eq!(n.missing, ["temp_file_logging"]);
+                assert!(n.files[0].contains("log_temp_files = 0 or more"), "{:?}", n.files);
+            }
+            other => panic!("{other:?}"),
+        }
         // Its pg_settings row edited to 0: spills would be logged, none were.
         assert!(
             bundle()
@@ -384,13 +365,18 @@ mod tests {
                 .run("temp-file-spill")
                 .silent()
         );
-        // A log alone, with no settings: nothing to say.
-        assert!(
+        // The recorded captures run with the default -1 too.
+        assert!(matches!(
+            Scratch::incident("pg15-ulimit-v-out-of-memory").run("temp-file-spill"),
+            Outcome::NotEvaluated(_)
+        ));
+        // A log alone, with no settings and no temporary file: nothing tells.
+        assert!(matches!(
             Scratch::new()
                 .copy("postgresql.log", "formats/pglog/pg15-backend-sigkill.log")
-                .run("temp-file-spill")
-                .silent()
-        );
+                .run("temp-file-spill"),
+            Outcome::NotEvaluated(_)
+        ));
     }
 
     #[test]
