@@ -31,8 +31,12 @@
 //!
 //! ## Thresholds
 //! One `out of memory` error is a warning (a client saw a failed statement). A request of at
-//! least 256 MiB ([`HUGE_REQUEST_BYTES`]) is read as one value built whole. A context is
-//! compared with `work_mem × hash_mem_multiplier` when the settings are known.
+//! least 256 MiB ([`HUGE_REQUEST_BYTES`]) is read as one value built whole; one under 1 MiB
+//! ([`SMALL_REQUEST_BYTES`]) as the last straw of a process that had used up what it could
+//! allocate. The executor's contexts in the dump (ExecutorState, ExprContext, Hash*,
+//! TupleSort*, …) are compared with `work_mem × hash_mem_multiplier` when the settings are
+//! known. The finding describes the error with a huge request if there is one, else the one
+//! whose dump is largest.
 //!
 //! ## Evidence it needs
 //! The PostgreSQL log. Reads when present: the settings (work_mem, hash_mem_multiplier,
@@ -52,9 +56,7 @@ use pgmortem_parse::pglog::PgEvent;
 use crate::facts::{Facts, Known, OomError};
 use crate::human::{cut, human_bytes};
 use crate::report::{Evidence, Finding, Severity};
-use crate::rules::support::{
-    commit_limit_for, counted, overcommit_ratio_for, pg_size, settings_evidence,
-};
+use crate::rules::support::{commit_limit_for, counted, overcommit_ratio_for, settings_evidence};
 use crate::rules::{Input, RuleMeta, finding};
 use pgmortem_parse::system::ResourceLimit;
 
@@ -73,6 +75,8 @@ pub(crate) const META: RuleMeta = RuleMeta {
 
 /// A request this large is one value built whole.
 pub(crate) const HUGE_REQUEST_BYTES: u64 = 256 << 20;
+/// A request this small failed because the process had used up what it could allocate.
+pub(crate) const SMALL_REQUEST_BYTES: u64 = 1 << 20;
 /// Error records cited as evidence.
 const EVIDENCE_RECORDS: usize = 5;
 /// Share of RAM the recommended overcommit ratio leaves to the page cache.
@@ -94,16 +98,29 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
         return Vec::new();
     };
     let errors = facts.log.oom_errors();
-    let Some(worst) = errors
+    // A huge request when there is one, else the error whose process held the most.
+    let huge = errors
         .iter()
-        .max_by_key(|e| (e.request_bytes.unwrap_or(0), e.dump_total_bytes.unwrap_or(0)))
-    else {
+        .filter(|e| e.request_bytes.is_some_and(|b| b >= HUGE_REQUEST_BYTES))
+        .max_by_key(|e| e.request_bytes);
+    let Some(worst) = huge.or_else(|| {
+        errors
+            .iter()
+            .max_by_key(|e| (e.dump_total_bytes.unwrap_or(0), e.request_bytes.unwrap_or(0)))
+    }) else {
         return Vec::new();
     };
     let pg = &facts.host.postgres;
-    let per_node = pg.bytes("work_mem").map(|w| {
-        (w as f64 * pg.number("hash_mem_multiplier").unwrap_or(1.0)) as u64
-    });
+    let per_node = pg
+        .bytes("work_mem")
+        .map(|w| (w as f64 * pg.number("hash_mem_multiplier").unwrap_or(1.0)) as u64);
+    let executor: u64 = worst
+        .largest_contexts
+        .iter()
+        .filter(|(name, _)| is_executor(name))
+        .map(|(_, b)| b)
+        .sum();
+    let executor_over = per_node.filter(|p| huge.is_none() && executor > *p);
 
     let mut evidence = facts.log.evidence(
         |e| matches!(e, PgEvent::OutOfMemory { .. }),
@@ -127,52 +144,61 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
     );
 
     let request = worst.request_bytes.map_or_else(String::new, |b| {
-        format!(
-            " The largest request was {}{}.",
-            human_bytes(b),
-            worst
-                .memory_context
-                .as_deref()
-                .map(|c| format!(" in memory context {c}"))
-                .unwrap_or_default()
-        )
+        let context = worst
+            .memory_context
+            .as_deref()
+            .map(|c| format!(" in memory context {c}"))
+            .unwrap_or_default();
+        if b >= HUGE_REQUEST_BYTES {
+            format!(
+                " It failed on a request of {}{context}: one value built whole (a text, bytea, \
+                 array or jsonb).",
+                human_bytes(b)
+            )
+        } else if b < SMALL_REQUEST_BYTES {
+            format!(
+                " It failed on a request of only {}{context}: the process had already used up \
+                 what it could allocate.",
+                human_bytes(b)
+            )
+        } else {
+            format!(" It failed on a request of {}{context}.", human_bytes(b))
+        }
     });
     let statement = worst
         .statement
         .as_deref()
         .map(|s| format!(" Its statement: {}", cut(s, 300)))
         .unwrap_or_default();
-    let held = what_held(worst, per_node);
+    let held = what_held(worst, executor, executor_over);
     let (cause, cause_advice, cause_evidence) = why_refused(facts, worst);
     evidence.extend(cause_evidence);
     evidence.extend(settings_evidence(facts, &["work_mem", "hash_mem_multiplier"]));
 
     let mut advice = Vec::new();
-    if worst.request_bytes.is_some_and(|b| b >= HUGE_REQUEST_BYTES) {
+    if let Some(b) = huge.and_then(|h| h.request_bytes) {
         advice.push(format!(
             "The statement builds one value of {} whole: no setting bounds that; change the \
              query (aggregate or stream the value in parts, cap what it reads).",
-            human_bytes(worst.request_bytes.unwrap_or(0))
+            human_bytes(b)
         ));
-    } else if let (Some(limit), Some((name, bytes))) = (per_node, worst.largest_contexts.first())
-        && is_executor(name)
-        && *bytes > limit
-    {
+    } else if let Some(limit) = executor_over {
         advice.push(format!(
-            "{name} held {}, more than work_mem × hash_mem_multiplier ({}): run ANALYZE on its \
-             tables so the planner's estimates hold, and lower work_mem for the role or \
-             statement (SET work_mem = '{}') rather than for everyone.",
-            human_bytes(*bytes),
-            human_bytes(limit),
-            pg_size(limit / 2)
+            "The executor held {} against a work_mem × hash_mem_multiplier of {} in the \
+             settings: look for work_mem raised for the session, role or database (the \
+             application's SET work_mem; SELECT * FROM pg_db_role_setting) and for a hash \
+             aggregate or hash join whose estimate was wrong (EXPLAIN the statement, ANALYZE its \
+             tables).",
+            human_bytes(executor),
+            human_bytes(limit)
         ));
     }
     advice.extend(cause_advice);
     if advice.is_empty() {
         advice.push(
-            "Find what the statement holds (the memory-context dump names it; log_min_messages \
-             or a stderr log keeps the dump) and fix the statement; keep work_mem × the \
-             connections within memory."
+            "Find what the statement holds (the memory-context dump names it; a stderr log \
+             keeps the dump) and fix the statement; keep work_mem × the connections within \
+             memory."
                 .to_owned(),
         );
     }
@@ -197,13 +223,16 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
         f = f.figure("window_seconds", w);
     }
     if let Some(b) = worst.request_bytes {
-        f = f.figure("largest_request_bytes", b as f64);
+        f = f.figure("request_bytes", b as f64);
     }
     if let Some(t) = worst.dump_total_bytes {
         f = f.figure("dump_grand_total_bytes", t as f64);
     }
     if let Some((_, b)) = worst.largest_contexts.first() {
         f = f.figure("largest_context_bytes", *b as f64);
+    }
+    if executor > 0 {
+        f = f.figure("executor_context_bytes", executor as f64);
     }
     vec![f]
 }
@@ -214,40 +243,29 @@ fn is_executor(name: &str) -> bool {
 }
 
 /// What the memory-context dump says the backend held.
-fn what_held(e: &OomError, per_node: Option<u64>) -> String {
-    let mut out = String::new();
-    let huge = e.request_bytes.is_some_and(|b| b >= HUGE_REQUEST_BYTES);
-    if huge {
-        out.push_str(
-            " A request that large is one value built whole (a text, bytea, array or jsonb).",
-        );
-    }
-    let (Some(total), Some((name, bytes))) = (e.dump_total_bytes, e.largest_contexts.first())
-    else {
-        return out;
+fn what_held(e: &OomError, executor: u64, executor_over: Option<u64>) -> String {
+    let Some(total) = e.dump_total_bytes else {
+        return String::new();
     };
-    let others: Vec<String> = e.largest_contexts[1..]
+    let contexts: Vec<String> = e
+        .largest_contexts
         .iter()
-        .take(2)
+        .take(3)
         .map(|(n, b)| format!("{n} {}", human_bytes(*b)))
         .collect();
-    out.push_str(&format!(
-        " The memory-context dump before the error totals {}; the largest context is {name} \
-         with {}{}",
+    let mut out = format!(
+        " The memory-context dump before the error totals {}; its largest contexts: {}.",
         human_bytes(total),
-        human_bytes(*bytes),
-        if others.is_empty() {
-            String::new()
-        } else {
-            format!(" (then {})", others.join(", "))
-        }
-    ));
-    match per_node {
-        Some(limit) if !huge && is_executor(name) && *bytes > limit => out.push_str(&format!(
-            ", more than work_mem × hash_mem_multiplier ({}).",
+        contexts.join(", ")
+    );
+    if let Some(limit) = executor_over {
+        out.push_str(&format!(
+            " The executor's contexts hold {}, far more than the settings' work_mem × \
+             hash_mem_multiplier ({}): the session ran with a larger work_mem, or a hash node \
+             outgrew its estimate (before PostgreSQL 13 a hash aggregate never spills).",
+            human_bytes(executor),
             human_bytes(limit)
-        )),
-        _ => out.push('.'),
+        ));
     }
     out
 }
@@ -271,9 +289,17 @@ fn why_refused(facts: &Facts<'_>, worst: &OomError) -> (String, Vec<String>, Vec
         let room = match (name, shared) {
             ("RLIMIT_AS", Some(s)) => format!(
                 ", of which the {} of shared memory every backend maps leaves at most {} for \
-                 the rest",
+                 the rest{}",
                 human_bytes(s),
-                human_bytes(bytes.saturating_sub(s))
+                human_bytes(bytes.saturating_sub(s)),
+                worst
+                    .dump_total_bytes
+                    .map(|t| format!(
+                        " (the dump's {} and the shared memory make {})",
+                        human_bytes(t),
+                        human_bytes(t.saturating_add(s))
+                    ))
+                    .unwrap_or_default()
             ),
             _ => String::new(),
         };
@@ -380,11 +406,11 @@ mod tests {
             .one();
         assert_eq!(f.severity, Severity::Warning);
         assert_eq!(f.figures["out_of_memory_errors"], 1.0);
-        assert_eq!(f.figures["largest_request_bytes"], 1_000_000_004.0);
+        assert_eq!(f.figures["request_bytes"], 1_000_000_004.0);
         assert_eq!(f.figures["dump_grand_total_bytes"], 1_001_087_400.0);
         assert_eq!(f.figures["largest_context_bytes"], 1_000_008_256.0);
         assert!(f.summary.contains("in memory context MessageContext"), "{}", f.summary);
-        assert!(f.summary.contains("ExprContext with 954 MiB"), "{}", f.summary);
+        assert!(f.summary.contains("its largest contexts: ExprContext 954 MiB"), "{}", f.summary);
         assert!(f.summary.contains("repeat('x', 1000000000)"), "{}", f.summary);
         assert!(f.summary.contains("one value built whole"), "{}", f.summary);
         assert!(f.recommendation.unwrap().contains("builds one value of 954 MiB"));
@@ -398,14 +424,14 @@ mod tests {
                 .copy("postgresql.log", &format!("formats/pglog/pg15-{lang}-sigkill.log"))
                 .run("out-of-memory-error")
                 .one();
-            assert_eq!(f.figures["largest_request_bytes"], 1_000_000_004.0, "{lang}");
+            assert_eq!(f.figures["request_bytes"], 1_000_000_004.0, "{lang}");
             assert_eq!(f.figures["dump_grand_total_bytes"], 1_119_392.0, "{lang}");
             assert!(f.summary.contains("memory context ExprContext"), "{lang}: {}", f.summary);
         }
     }
 
     #[test]
-    fn a_request_of_256_mib_is_one_value_and_one_byte_less_is_not() {
+    fn requests_at_256_mib_and_1_mib_and_one_byte_below() {
         // The recorded DETAIL line edited to a request at the threshold, then one byte below.
         let at = |size: u64| {
             Scratch::new()
@@ -424,8 +450,12 @@ mod tests {
         let huge = at(256 << 20);
         assert!(huge.summary.contains("one value built whole"), "{}", huge.summary);
         let below = at((256 << 20) - 1);
-        assert_eq!(below.figures["largest_request_bytes"], ((256u64 << 20) - 1) as f64);
+        assert_eq!(below.figures["request_bytes"], ((256u64 << 20) - 1) as f64);
         assert!(!below.summary.contains("one value built whole"), "{}", below.summary);
+        // Under 1 MiB the request is the last straw; at 1 MiB it is an ordinary request.
+        assert!(at((1 << 20) - 1).summary.contains("a request of only"));
+        let ordinary = at(1 << 20);
+        assert!(ordinary.summary.contains("It failed on a request of 1 MiB in"), "{}", ordinary.summary);
     }
 
     #[test]
@@ -469,6 +499,31 @@ mod tests {
         // 23.5 GiB of RAM by itself.
         let heuristic = bundle_with_events().run("out-of-memory-error").one();
         assert!(heuristic.summary.contains("likely reason"), "{}", heuristic.summary);
+    }
+
+    #[test]
+    fn the_recorded_capture_under_ulimit_v_names_the_limit_and_the_hash_aggregate() {
+        // Three `SET work_mem = '2GB'` hash aggregates under `ulimit -v 1200000`.
+        let f = Scratch::incident("pg15-ulimit-v-out-of-memory")
+            .run("out-of-memory-error")
+            .one();
+        assert_eq!(f.figures["out_of_memory_errors"], 3.0);
+        assert!(f.summary.contains("3 times between"), "{}", f.summary);
+        assert!(f.summary.contains("a request of only"), "{}", f.summary);
+        // RLIMIT_AS 1228800000 bytes, from the postmaster's limits file.
+        assert!(f.summary.contains("RLIMIT_AS = 1.1 GiB (ulimit -v)"), "{}", f.summary);
+        assert!(f.summary.contains("HashAgg meta context"), "{}", f.summary);
+        assert!(f.summary.contains("a hash node outgrew its estimate"), "{}", f.summary);
+        assert!(f.figures["executor_context_bytes"] > f.figures["dump_grand_total_bytes"] * 0.9);
+        let advice = f.recommendation.unwrap();
+        assert!(advice.contains("pg_db_role_setting"), "{advice}");
+        assert!(advice.contains("LimitAS=infinity"), "{advice}");
+        assert!(
+            f.evidence
+                .iter()
+                .any(|e| e.path.ends_with("/limits") && e.line == 11)
+        );
+        assert_eq!(f.evidence.iter().filter(|e| e.path == "postgres/server.log").count(), 3);
     }
 
     #[test]
