@@ -25,7 +25,10 @@
 //! max_wal_senders` and the auxiliary processes for this server) plus what else that user runs:
 //! `LimitNPROC=` in the unit (`systemctl edit postgresql@…`), `nproc` in
 //! /etc/security/limits.d for a server started from a login shell, `TasksMax=` or the
-//! container's pids limit; check `kernel.threads-max` and `kernel.pid_max`. For ENOMEM, see what
+//! container's pids limit; check `kernel.threads-max` and `kernel.pid_max`. The postmaster's
+//! limit as collected may be above that budget (the limit was lower when the forks failed, or the
+//! user's other processes, a pids cgroup or the kernel's limits were reached): the finding says
+//! so, and never suggests a value below the limit in force. For ENOMEM, see what
 //! holds memory (Committed_AS against CommitLimit under `vm.overcommit_memory = 2`, the memory
 //! cgroup's usage).
 //!
@@ -157,47 +160,81 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
     let mut advice = Vec::new();
 
     if eagain > 0 {
-        let limit_text = match &nproc {
-            Some(k) => {
-                evidence.push(k.evidence(format!(
-                    "Max processes {} (soft) / {} (hard)",
-                    limit_value(k.value.soft),
-                    limit_value(k.value.hard)
-                )));
-                match (k.value.soft, &budget) {
-                    (Some(soft), Some((b, _))) if soft < *b => format!(
-                        " The postmaster's RLIMIT_NPROC is {soft}: below the {b} processes \
-                         PostgreSQL alone may run here."
-                    ),
-                    (Some(soft), _) => format!(
-                        " The postmaster's RLIMIT_NPROC is {soft}; it counts every process \
-                         and thread of the server's user on the host, not only PostgreSQL's."
-                    ),
-                    (None, _) => " The postmaster's RLIMIT_NPROC is unlimited: the pids \
-                                  cgroup or the kernel's thread limits were reached."
-                        .to_owned(),
-                }
-            }
-            None => String::new(),
+        if let Some(k) = &nproc {
+            evidence.push(k.evidence(format!(
+                "Max processes {} (soft) / {} (hard)",
+                limit_value(k.value.soft),
+                limit_value(k.value.hard)
+            )));
+        }
+        let soft = nproc.as_ref().map(|k| k.value.soft);
+        let example = |b: u64| (b * 2).next_power_of_two().max(1024);
+        let (limit_text, eagain_advice) = match (soft, &budget) {
+            (Some(Some(soft)), Some((b, formula))) if soft < *b => (
+                format!(
+                    " The postmaster's RLIMIT_NPROC is {soft}: below the {b} processes \
+                     PostgreSQL alone may run here."
+                ),
+                format!(
+                    "Raise the process limit the server runs under: PostgreSQL may run {b} \
+                     processes here ({formula}); allow that plus what else the server's user \
+                     runs (for example LimitNPROC={}). In a systemd unit: LimitNPROC= \
+                     (systemctl edit on the PostgreSQL service); from a login shell: nproc in \
+                     /etc/security/limits.d.",
+                    example(*b)
+                ),
+            ),
+            (Some(Some(soft)), _) => (
+                format!(
+                    " The postmaster's RLIMIT_NPROC is {soft} as collected{}: either it was \
+                     lower when the forks failed (a start script's ulimit -u, since changed), or \
+                     the user's other processes filled it (it counts every process and thread \
+                     of the user on the host), or a pids cgroup or the kernel's thread limits \
+                     were reached.",
+                    budget
+                        .as_ref()
+                        .map(|(b, _)| format!(", above the {b} processes PostgreSQL may run"))
+                        .unwrap_or_default()
+                ),
+                "Count what the server's user runs against that limit (ps -L -u postgres | wc \
+                 -l), check the pids limit of the service or container (pids.max, systemd \
+                 TasksMax=, docker --pids-limit), kernel.threads-max and kernel.pid_max; set the \
+                 process limit in the unit (LimitNPROC=), not in a start script."
+                    .to_owned(),
+            ),
+            (Some(None), _) => (
+                " The postmaster's RLIMIT_NPROC is unlimited: a pids cgroup or the kernel's \
+                 thread limits were reached."
+                    .to_owned(),
+                "Check the pids limit of the service or container (pids.max, systemd TasksMax=, \
+                 docker --pids-limit), kernel.threads-max and kernel.pid_max."
+                    .to_owned(),
+            ),
+            (None, _) => (
+                String::new(),
+                format!(
+                    "Raise the process limit the server runs under{}. In a systemd unit: \
+                     LimitNPROC= and TasksMax= (systemctl edit on the PostgreSQL service); from \
+                     a login shell: nproc in /etc/security/limits.d; in a container: its pids \
+                     limit (pids.max, docker --pids-limit). Check kernel.threads-max and \
+                     kernel.pid_max too.",
+                    budget
+                        .as_ref()
+                        .map(|(b, formula)| format!(
+                            ": PostgreSQL may run {b} processes here ({formula}); allow that \
+                             plus what else the server's user runs (for example \
+                             LimitNPROC={})",
+                            example(*b)
+                        ))
+                        .unwrap_or_default()
+                ),
+            ),
         };
         summary.push_str(&format!(
             " {} failed with EAGAIN (`{EAGAIN}`): a limit on the number of processes.{limit_text}",
             counted(eagain, "fork")
         ));
-        let room = match &budget {
-            Some((b, formula)) => format!(
-                " PostgreSQL may run {b} processes here ({formula}); allow that plus what else \
-                 the server's user runs (for example LimitNPROC={})",
-                (b * 2).next_power_of_two().max(1024)
-            ),
-            None => String::new(),
-        };
-        advice.push(format!(
-            "Raise the process limit the server runs under:{room}. In a systemd unit: \
-             LimitNPROC= and TasksMax= (systemctl edit on the PostgreSQL service); from a login \
-             shell: nproc in /etc/security/limits.d; in a container: its pids limit (pids.max, \
-             docker --pids-limit). Check kernel.threads-max and kernel.pid_max too."
-        ));
+        advice.push(eagain_advice);
     }
     if enomem > 0 {
         let mut memory = String::new();
@@ -253,7 +290,7 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
         Severity::Warning,
         format!(
             "The postmaster could not fork {} ({})",
-            counted(kind.count, "process"),
+            counted(kind.count, "time"),
             by_kind
                 .iter()
                 .map(|(k, _)| k.as_str())
@@ -379,7 +416,29 @@ mod tests {
             .copy(LOG, "formats/pglog/pg15-fork-failure.log")
             .run("fork-failure")
             .one();
-        assert!(real.summary.contains("RLIMIT_NPROC is 96365; it counts every process"));
+        assert!(
+            real.summary
+                .contains("RLIMIT_NPROC is 96365 as collected, above the 49 processes"),
+            "{}",
+            real.summary
+        );
+        // Never a suggestion below the limit in force.
+        assert!(!real.recommendation.unwrap().contains("LimitNPROC=1024"));
+    }
+
+    #[test]
+    fn the_recorded_capture_at_rlimit_nproc() {
+        // 24 connections, 15 autovacuum workers and 14 parallel workers refused with EAGAIN;
+        // the limit was put back to 96365 before the collector ran.
+        let f = Scratch::incident("pg15-fork-failure").run("fork-failure").one();
+        assert_eq!(f.figures["fork_failures"], 53.0);
+        assert_eq!(f.figures["eagain"], 53.0);
+        assert_eq!(f.figures["connection_forks_failed"], 24.0);
+        assert_eq!(f.figures["autovacuum_forks_failed"], 15.0);
+        assert_eq!(f.figures["worker_forks_failed"], 14.0);
+        assert_eq!(f.figures["rlimit_nproc"], 96_365.0);
+        assert!(f.summary.contains("lower when the forks failed"), "{}", f.summary);
+        assert!(f.recommendation.unwrap().contains("pids.max"));
     }
 
     #[test]
@@ -426,7 +485,7 @@ mod tests {
         }
         let f = scratch.run("fork-failure").one();
         assert_eq!(f.figures["fork_failures"], 1.0);
-        assert!(f.title.contains("1 process (autovacuum workers)"), "{}", f.title);
+        assert!(f.title.contains("could not fork 1 time (autovacuum workers)"), "{}", f.title);
         assert!(
             Scratch::new()
                 .copy("postgresql.log", "formats/pglog/pg15-backend-sigkill.log")
