@@ -99,11 +99,11 @@ impl Setting {
         }
     }
 
-    /// Where the server took this value from, when that is not its default: ` (set in FILE)`,
-    /// ` (set by ALTER DATABASE … SET)`, … with a leading space; empty when unknown.
+    /// Where the server took this value from, when that is not its default: `, set in FILE`,
+    /// `, set by ALTER DATABASE … SET`, …, with a leading comma; empty when unknown.
     pub fn set_in(&self) -> String {
         if let Some(file) = &self.sourcefile {
-            return format!(" (set in {file})");
+            return format!(", set in {file}");
         }
         let how = match self.source.as_deref() {
             Some("database") => "ALTER DATABASE … SET",
@@ -114,7 +114,7 @@ impl Setting {
             Some("override") => "the server itself",
             _ => return String::new(),
         };
-        format!(" (set by {how})")
+        format!(", set by {how}")
     }
 
     /// `name = value (from)`.

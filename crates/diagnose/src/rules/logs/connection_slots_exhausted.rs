@@ -348,6 +348,23 @@ mod tests {
     }
 
     #[test]
+    fn the_recorded_capture_at_max_connections_10() {
+        // Seven `app` sessions held the ordinary slots, then three superusers the reserved ones.
+        let f = Scratch::incident("pg15-too-many-clients")
+            .run("connection-slots-exhausted")
+            .one();
+        assert_eq!(f.figures["refused_connections"], 75.0);
+        assert_eq!(f.figures["too_many_clients"], 31.0);
+        assert_eq!(f.figures["reserved_slots_refusals"], 44.0);
+        assert_eq!(f.figures["max_connections"], 10.0);
+        assert!(f.summary.contains("7 slots for ordinary roles"), "{}", f.summary);
+        // Collected idle: no client backend to price a connection with.
+        assert!(!f.figures.contains_key("backend_real_bytes"));
+        // Fork failures are not slot exhaustion.
+        assert!(Scratch::incident("pg15-fork-failure").run("connection-slots-exhausted").silent());
+    }
+
+    #[test]
     fn without_a_log_it_is_not_evaluated() {
         assert!(matches!(
             Scratch::bundle("formats/bundle/pg15-collected.tar.gz")

@@ -277,7 +277,7 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
             format!("{} = {value} in a running server", check.name),
         )
         .summary(format!(
-            "{} = {value} ({}){}: {}.",
+            "{} = {value} ({}{}): {}.",
             check.name,
             s.from(),
             s.set_in(),
@@ -330,7 +330,7 @@ mod tests {
             assert_eq!(f.title, format!("force_parallel_mode = {value} in a running server"));
             assert!(
                 f.summary.contains(&format!(
-                    "force_parallel_mode = {value} (postgres/pg_settings.txt:108) (set in {CONF})"
+                    "force_parallel_mode = {value} (postgres/pg_settings.txt:108, set in {CONF})"
                 )),
                 "{}",
                 f.summary
@@ -347,7 +347,7 @@ mod tests {
             .set_line(SETTINGS, "force_parallel_mode|", "debug_parallel_query|on||user||f")
             .run("debug-settings-in-production")
             .one();
-        assert!(f.summary.contains("(set by ALTER ROLE … SET)"), "{}", f.summary);
+        assert!(f.summary.contains(":108, set by ALTER ROLE … SET)"), "{}", f.summary);
         assert!(f.recommendation.unwrap().contains("ALTER ROLE … RESET debug_parallel_query"));
     }
 
@@ -407,6 +407,27 @@ mod tests {
         assert_eq!(f.severity, Severity::Critical);
         assert_eq!((f.evidence[0].path.as_str(), f.evidence[0].line), ("postgresql.conf", 207));
         assert!(f.recommendation.unwrap().contains("remove the `fsync` line (postgresql.conf:207)"));
+    }
+
+    #[test]
+    fn the_recorded_captures_on_15_and_16() {
+        for (name, setting, major) in [
+            ("pg15-force-parallel-mode", "force_parallel_mode", 15),
+            ("pg16-debug-parallel-query", "debug_parallel_query", 16),
+        ] {
+            let f = Scratch::incident(name).run("debug-settings-in-production").one();
+            assert_eq!(f.title, format!("{setting} = on in a running server"));
+            assert!(
+                f.summary.contains(&format!(
+                    ", set in /var/lib/postgresql/{major}/main/postgresql.conf)"
+                )),
+                "{name}: {}",
+                f.summary
+            );
+            assert_eq!(f.evidence[0].key.as_deref(), Some(setting), "{name}");
+        }
+        // The other captures run with every setting at its default.
+        assert!(Scratch::incident("pg15-fork-failure").run("debug-settings-in-production").silent());
     }
 
     #[test]

@@ -240,9 +240,10 @@ mod tests {
     }
 
     #[test]
-    fn the_collected_bundle_is_silent() {
+    fn the_collected_bundles_are_silent() {
         // One pg_subtrans segment, no session waiting on it.
         assert!(collected().run("subtrans-slru-pressure").silent());
+        assert!(Scratch::incident("pg15-fork-failure").run("subtrans-slru-pressure").silent());
     }
 
     #[test]

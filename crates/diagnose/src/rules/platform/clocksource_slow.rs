@@ -178,6 +178,8 @@ mod tests {
         for name in ["kvm-clock", "arch_sys_counter", "hyperv_clocksource_tsc_page"] {
             assert!(on(name).run("clocksource-slow").silent(), "{name}");
         }
+        // A recorded capture: tsc.
+        assert!(Scratch::incident("pg15-fork-failure").run("clocksource-slow").silent());
     }
 
     #[test]

@@ -238,6 +238,22 @@ mod tests {
     }
 
     #[test]
+    fn the_recorded_captures_are_info() {
+        // The recording VM: ratios 20 / 10, no byte limits, about 22 GiB available.
+        for name in ["pg15-fork-failure", "pg15-too-many-clients"] {
+            let f = Scratch::incident(name).run("dirty-writeback-bytes").one();
+            assert_eq!(f.severity, Severity::Info, "{name}");
+            let limit = f.figures["dirty_limit_bytes"];
+            assert!((4.0..5.0).contains(&(limit / (1u64 << 30) as f64)), "{name}: {limit}");
+            assert_eq!(
+                f.figures["recommended_dirty_background_bytes"],
+                (320u64 << 20) as f64,
+                "{name}"
+            );
+        }
+    }
+
+    #[test]
     fn info_from_2_gib_and_silent_below() {
         // 10 GiB available × 20 % = 2 GiB exactly, then one kB less.
         let f = available(10_485_760).run("dirty-writeback-bytes").one();
