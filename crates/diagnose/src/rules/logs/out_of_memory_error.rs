@@ -104,9 +104,12 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
         .filter(|e| e.request_bytes.is_some_and(|b| b >= HUGE_REQUEST_BYTES))
         .max_by_key(|e| e.request_bytes);
     let Some(worst) = huge.or_else(|| {
-        errors
-            .iter()
-            .max_by_key(|e| (e.dump_total_bytes.unwrap_or(0), e.request_bytes.unwrap_or(0)))
+        errors.iter().max_by_key(|e| {
+            (
+                e.dump_total_bytes.unwrap_or(0),
+                e.request_bytes.unwrap_or(0),
+            )
+        })
     }) else {
         return Vec::new();
     };
@@ -171,9 +174,17 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
         .map(|s| format!(" Its statement: {}", cut(s, 300)))
         .unwrap_or_default();
     let held = what_held(worst, executor, executor_over);
-    let (cause, cause_advice, cause_evidence) = why_refused(facts, worst);
+    let Refusal {
+        text: cause,
+        advice: cause_advice,
+        evidence: cause_evidence,
+        figures: cause_figures,
+    } = why_refused(facts, worst);
     evidence.extend(cause_evidence);
-    evidence.extend(settings_evidence(facts, &["work_mem", "hash_mem_multiplier"]));
+    evidence.extend(settings_evidence(
+        facts,
+        &["work_mem", "hash_mem_multiplier"],
+    ));
 
     let mut advice = Vec::new();
     if let Some(b) = huge.and_then(|h| h.request_bytes) {
@@ -234,6 +245,9 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
     if executor > 0 {
         f = f.figure("executor_context_bytes", executor as f64);
     }
+    for (name, value) in cause_figures {
+        f = f.figure(name, value);
+    }
     vec![f]
 }
 
@@ -270,9 +284,20 @@ fn what_held(e: &OomError, executor: u64, executor_over: Option<u64>) -> String 
     out
 }
 
-/// Why the kernel refused: a process limit, strict overcommit, or not shown. The text for the
-/// summary, the advice, and the lines it stands on.
-fn why_refused(facts: &Facts<'_>, worst: &OomError) -> (String, Vec<String>, Vec<Evidence>) {
+/// Why the kernel refused, as the finding tells it.
+struct Refusal {
+    /// For the summary.
+    text: String,
+    /// For the recommendation.
+    advice: Vec<String>,
+    /// The lines it stands on.
+    evidence: Vec<Evidence>,
+    /// Its numbers.
+    figures: Vec<(&'static str, f64)>,
+}
+
+/// Why the kernel refused: a process limit, strict overcommit, or not shown.
+fn why_refused(facts: &Facts<'_>, worst: &OomError) -> Refusal {
     let shared = facts
         .host
         .postgres
@@ -303,29 +328,38 @@ fn why_refused(facts: &Facts<'_>, worst: &OomError) -> (String, Vec<String>, Vec
             ),
             _ => String::new(),
         };
-        return (
-            format!(
+        return Refusal {
+            text: format!(
                 " The postmaster runs under {name} = {} ({ulimit}){room}: its backends inherit \
                  it, and malloc fails past it whatever memory the host has free.",
                 human_bytes(bytes)
             ),
-            vec![format!(
+            advice: vec![format!(
                 "Remove the {} {name} limit from the server's start ({unit}=infinity in its \
                  systemd unit, no {ulimit} in its start script) and bound memory with \
                  vm.overcommit_memory = 2 or a memory cgroup, which count memory really used.",
                 human_bytes(bytes)
             )],
-            vec![k.evidence(format!("{name} {}", human_bytes(bytes)))],
-        );
+            evidence: vec![k.evidence(format!("{name} {}", human_bytes(bytes)))],
+            figures: vec![(
+                if name == "RLIMIT_AS" {
+                    "rlimit_as_bytes"
+                } else {
+                    "rlimit_data_bytes"
+                },
+                bytes as f64,
+            )],
+        };
     }
     let (Some(mode), Some(mem)) = (&facts.host.vm.overcommit_memory, &facts.host.memory) else {
-        return (
-            " The bundle shows neither the overcommit mode nor the server's limits: a \
-             `ulimit -v` or strict overcommit are the usual reasons malloc fails."
+        return Refusal {
+            text: " The bundle shows neither the overcommit mode nor the server's limits: a \
+                   `ulimit -v` or strict overcommit are the usual reasons malloc fails."
                 .to_owned(),
-            Vec::new(),
-            Vec::new(),
-        );
+            advice: Vec::new(),
+            evidence: Vec::new(),
+            figures: Vec::new(),
+        };
     };
     let mut evidence = vec![mode.evidence(format!("vm.overcommit_memory = {}", mode.value))];
     if mode.value == 2 {
@@ -348,8 +382,8 @@ fn why_refused(facts: &Facts<'_>, worst: &OomError) -> (String, Vec<String>, Vec
             ),
             _ => String::new(),
         };
-        return (
-            format!(
+        return Refusal {
+            text: format!(
                 " vm.overcommit_memory = 2: the kernel refused to commit past CommitLimit{}{}; \
                  that is strict overcommit doing its job.",
                 limit
@@ -359,11 +393,14 @@ fn why_refused(facts: &Facts<'_>, worst: &OomError) -> (String, Vec<String>, Vec
                     .map(|c| format!(", Committed_AS {} when collected", human_bytes(c.value)))
                     .unwrap_or_default()
             ),
-            vec![format!(
+            advice: vec![format!(
                 "Keep vm.overcommit_memory = 2: the runaway statement failed alone.{raise}"
             )],
             evidence,
-        );
+            figures: limit
+                .map(|l| vec![("commit_limit_bytes", l.value as f64)])
+                .unwrap_or_default(),
+        };
     }
     let swap = mem.swap_total.as_ref().map_or(0, |s| s.value);
     let request = worst.request_bytes.unwrap_or(0);
@@ -380,7 +417,12 @@ fn why_refused(facts: &Facts<'_>, worst: &OomError) -> (String, Vec<String>, Vec
             mode.value
         )
     };
-    (text, Vec::new(), evidence)
+    Refusal {
+        text,
+        advice: Vec::new(),
+        evidence,
+        figures: Vec::new(),
+    }
 }
 
 #[cfg(test)]
@@ -409,24 +451,51 @@ mod tests {
         assert_eq!(f.figures["request_bytes"], 1_000_000_004.0);
         assert_eq!(f.figures["dump_grand_total_bytes"], 1_001_087_400.0);
         assert_eq!(f.figures["largest_context_bytes"], 1_000_008_256.0);
-        assert!(f.summary.contains("in memory context MessageContext"), "{}", f.summary);
-        assert!(f.summary.contains("its largest contexts: ExprContext 954 MiB"), "{}", f.summary);
-        assert!(f.summary.contains("repeat('x', 1000000000)"), "{}", f.summary);
+        assert!(
+            f.summary.contains("in memory context MessageContext"),
+            "{}",
+            f.summary
+        );
+        assert!(
+            f.summary
+                .contains("its largest contexts: ExprContext 954 MiB"),
+            "{}",
+            f.summary
+        );
+        assert!(
+            f.summary.contains("repeat('x', 1000000000)"),
+            "{}",
+            f.summary
+        );
         assert!(f.summary.contains("one value built whole"), "{}", f.summary);
-        assert!(f.recommendation.unwrap().contains("builds one value of 954 MiB"));
-        assert_eq!((f.evidence[0].path.as_str(), f.evidence[0].line), ("postgresql.log", 155));
+        assert!(
+            f.recommendation
+                .unwrap()
+                .contains("builds one value of 954 MiB")
+        );
+        assert_eq!(
+            (f.evidence[0].path.as_str(), f.evidence[0].line),
+            ("postgresql.log", 155)
+        );
     }
 
     #[test]
     fn every_language_gives_the_same_request_and_context() {
         for lang in ["de", "es", "fr", "ja", "ru", "zh_CN"] {
             let f = Scratch::new()
-                .copy("postgresql.log", &format!("formats/pglog/pg15-{lang}-sigkill.log"))
+                .copy(
+                    "postgresql.log",
+                    &format!("formats/pglog/pg15-{lang}-sigkill.log"),
+                )
                 .run("out-of-memory-error")
                 .one();
             assert_eq!(f.figures["request_bytes"], 1_000_000_004.0, "{lang}");
             assert_eq!(f.figures["dump_grand_total_bytes"], 1_119_392.0, "{lang}");
-            assert!(f.summary.contains("memory context ExprContext"), "{lang}: {}", f.summary);
+            assert!(
+                f.summary.contains("memory context ExprContext"),
+                "{lang}: {}",
+                f.summary
+            );
         }
     }
 
@@ -448,14 +517,28 @@ mod tests {
                 .one()
         };
         let huge = at(256 << 20);
-        assert!(huge.summary.contains("one value built whole"), "{}", huge.summary);
+        assert!(
+            huge.summary.contains("one value built whole"),
+            "{}",
+            huge.summary
+        );
         let below = at((256 << 20) - 1);
         assert_eq!(below.figures["request_bytes"], ((256u64 << 20) - 1) as f64);
-        assert!(!below.summary.contains("one value built whole"), "{}", below.summary);
+        assert!(
+            !below.summary.contains("one value built whole"),
+            "{}",
+            below.summary
+        );
         // Under 1 MiB the request is the last straw; at 1 MiB it is an ordinary request.
         assert!(at((1 << 20) - 1).summary.contains("a request of only"));
         let ordinary = at(1 << 20);
-        assert!(ordinary.summary.contains("It failed on a request of 1 MiB in"), "{}", ordinary.summary);
+        assert!(
+            ordinary
+                .summary
+                .contains("It failed on a request of 1 MiB in"),
+            "{}",
+            ordinary.summary
+        );
     }
 
     #[test]
@@ -470,9 +553,22 @@ mod tests {
             .run("out-of-memory-error")
             .one();
         // 1.2 GB minus the 38 MB of shared_memory_size.
-        assert!(f.summary.contains("RLIMIT_AS = 1.2 GiB (ulimit -v)"), "{}", f.summary);
-        assert!(f.summary.contains("leaves at most 1.1 GiB"), "{}", f.summary);
-        assert!(f.recommendation.as_ref().unwrap().contains("LimitAS=infinity"));
+        assert!(
+            f.summary.contains("RLIMIT_AS = 1.2 GiB (ulimit -v)"),
+            "{}",
+            f.summary
+        );
+        assert!(
+            f.summary.contains("leaves at most 1.1 GiB"),
+            "{}",
+            f.summary
+        );
+        assert!(
+            f.recommendation
+                .as_ref()
+                .unwrap()
+                .contains("LimitAS=infinity")
+        );
         assert!(f.evidence.iter().any(|e| e.path == LIMITS && e.line == 11));
     }
 
@@ -492,13 +588,21 @@ mod tests {
             )
             .run("out-of-memory-error")
             .one();
-        assert!(f.summary.contains("strict overcommit doing its job"), "{}", f.summary);
+        assert!(
+            f.summary.contains("strict overcommit doing its job"),
+            "{}",
+            f.summary
+        );
         let advice = f.recommendation.unwrap();
         assert!(advice.contains("from 50 to 80"), "{advice}");
         // Without the edit the host overcommits (mode 0), which does not refuse 954 MiB on
         // 23.5 GiB of RAM by itself.
         let heuristic = bundle_with_events().run("out-of-memory-error").one();
-        assert!(heuristic.summary.contains("likely reason"), "{}", heuristic.summary);
+        assert!(
+            heuristic.summary.contains("likely reason"),
+            "{}",
+            heuristic.summary
+        );
     }
 
     #[test]
@@ -511,9 +615,18 @@ mod tests {
         assert!(f.summary.contains("3 times between"), "{}", f.summary);
         assert!(f.summary.contains("a request of only"), "{}", f.summary);
         // RLIMIT_AS 1228800000 bytes, from the postmaster's limits file.
-        assert!(f.summary.contains("RLIMIT_AS = 1.1 GiB (ulimit -v)"), "{}", f.summary);
+        assert!(
+            f.summary.contains("RLIMIT_AS = 1.1 GiB (ulimit -v)"),
+            "{}",
+            f.summary
+        );
+        assert_eq!(f.figures["rlimit_as_bytes"], 1_228_800_000.0);
         assert!(f.summary.contains("HashAgg meta context"), "{}", f.summary);
-        assert!(f.summary.contains("a hash node outgrew its estimate"), "{}", f.summary);
+        assert!(
+            f.summary.contains("a hash node outgrew its estimate"),
+            "{}",
+            f.summary
+        );
         assert!(f.figures["executor_context_bytes"] > f.figures["dump_grand_total_bytes"] * 0.9);
         let advice = f.recommendation.unwrap();
         assert!(advice.contains("pg_db_role_setting"), "{advice}");
@@ -523,7 +636,13 @@ mod tests {
                 .iter()
                 .any(|e| e.path.ends_with("/limits") && e.line == 11)
         );
-        assert_eq!(f.evidence.iter().filter(|e| e.path == "postgres/server.log").count(), 3);
+        assert_eq!(
+            f.evidence
+                .iter()
+                .filter(|e| e.path == "postgres/server.log")
+                .count(),
+            3
+        );
     }
 
     #[test]
