@@ -107,12 +107,9 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
 
     let settings_text = match max_connections {
         Some(m) => {
-            let open = m.number.map(|n| {
-                n - reserved
-                    .iter()
-                    .filter_map(|r| r.number)
-                    .sum::<f64>()
-            });
+            let open = m
+                .number
+                .map(|n| n - reserved.iter().filter_map(|r| r.number).sum::<f64>());
             format!(
                 " {}{}{}.",
                 m.describe(),
@@ -135,7 +132,9 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
         .filter_map(|p| p.real_bytes())
         .collect();
     let per_backend = (!costs.is_empty()).then(|| costs.iter().sum::<u64>() / costs.len() as u64);
-    let slots = max_connections.and_then(|m| m.number).map(|n| n.max(0.0) as u64);
+    let slots = max_connections
+        .and_then(|m| m.number)
+        .map(|n| n.max(0.0) as u64);
 
     let mut advice = Vec::new();
     if slots_full {
@@ -190,10 +189,7 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
             "reserved_connections",
         ],
     ));
-    let first = seen
-        .iter()
-        .filter_map(|(_, _, k)| k.first.2)
-        .min();
+    let first = seen.iter().filter_map(|(_, _, k)| k.first.2).min();
     let last = seen.iter().filter_map(|(_, _, k)| k.last.2).max();
 
     let mut f = finding(
@@ -279,7 +275,11 @@ mod tests {
             "{}",
             f.summary
         );
-        assert!(f.summary.contains("17 slots for ordinary roles"), "{}", f.summary);
+        assert!(
+            f.summary.contains("17 slots for ordinary roles"),
+            "{}",
+            f.summary
+        );
         // (1313 + 140 + 1333 + 144) kB / 2 = 1465 kB per backend; × 20 = 29,300 kB.
         assert_eq!(f.figures["backend_real_bytes"], (1465 * 1024) as f64);
         let advice = f.recommendation.unwrap();
@@ -287,12 +287,19 @@ mod tests {
         assert!(advice.contains("20 connections cost 29 MiB"), "{advice}");
         assert!(advice.contains("PgBouncer"), "{advice}");
         assert_eq!((f.evidence[0].path.as_str(), f.evidence[0].line), (LOG, 44));
-        assert!(f.evidence.iter().any(|e| e.key.as_deref() == Some("max_connections")));
+        assert!(
+            f.evidence
+                .iter()
+                .any(|e| e.key.as_deref() == Some("max_connections"))
+        );
     }
 
     #[test]
     fn the_csv_and_json_logs_of_the_same_run_agree() {
-        for (file, log) in [("postgresql.csv", "pg15-events.csv"), ("postgresql.json", "pg15-events.json")] {
+        for (file, log) in [
+            ("postgresql.csv", "pg15-events.csv"),
+            ("postgresql.json", "pg15-events.json"),
+        ] {
             let f = Scratch::new()
                 .copy(file, &format!("formats/pglog/{log}"))
                 .run("connection-slots-exhausted")
@@ -341,7 +348,11 @@ mod tests {
             .run("connection-slots-exhausted")
             .one();
         assert_eq!(f.figures["role_or_database_limit_refusals"], 2.0);
-        assert!(f.title.contains("connection limit was reached"), "{}", f.title);
+        assert!(
+            f.title.contains("connection limit was reached"),
+            "{}",
+            f.title
+        );
         let advice = f.recommendation.unwrap();
         assert!(advice.contains("CONNECTION LIMIT of role app"), "{advice}");
         assert!(!advice.contains("PgBouncer"), "{advice}");
@@ -357,11 +368,19 @@ mod tests {
         assert_eq!(f.figures["too_many_clients"], 31.0);
         assert_eq!(f.figures["reserved_slots_refusals"], 44.0);
         assert_eq!(f.figures["max_connections"], 10.0);
-        assert!(f.summary.contains("7 slots for ordinary roles"), "{}", f.summary);
+        assert!(
+            f.summary.contains("7 slots for ordinary roles"),
+            "{}",
+            f.summary
+        );
         // Collected idle: no client backend to price a connection with.
         assert!(!f.figures.contains_key("backend_real_bytes"));
         // Fork failures are not slot exhaustion.
-        assert!(Scratch::incident("pg15-fork-failure").run("connection-slots-exhausted").silent());
+        assert!(
+            Scratch::incident("pg15-fork-failure")
+                .run("connection-slots-exhausted")
+                .silent()
+        );
     }
 
     #[test]

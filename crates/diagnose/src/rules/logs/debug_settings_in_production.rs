@@ -260,8 +260,12 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
             continue;
         }
         let aftermath = match check.name {
-            "fsync" | "full_page_writes" | "zero_damaged_pages" | "ignore_checksum_failure"
-            | "ignore_invalid_pages" | "data_sync_retry" => {
+            "fsync"
+            | "full_page_writes"
+            | "zero_damaged_pages"
+            | "ignore_checksum_failure"
+            | "ignore_invalid_pages"
+            | "data_sync_retry" => {
                 " Then check the cluster before trusting it: pg_amcheck for tables and indexes, \
                  pg_checksums --check on a stopped server when checksums are on."
             }
@@ -287,7 +291,9 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
         .evidence(s.evidence())
         .figure(
             check.name,
-            s.number.or(s.seconds).unwrap_or(if s.is_on() { 1.0 } else { 0.0 }),
+            s.number
+                .or(s.seconds)
+                .unwrap_or(if s.is_on() { 1.0 } else { 0.0 }),
         );
         out.push(f);
     }
@@ -327,7 +333,10 @@ mod tests {
                 .run("debug-settings-in-production")
                 .one();
             assert_eq!(f.severity, Severity::Warning, "{value}");
-            assert_eq!(f.title, format!("force_parallel_mode = {value} in a running server"));
+            assert_eq!(
+                f.title,
+                format!("force_parallel_mode = {value} in a running server")
+            );
             assert!(
                 f.summary.contains(&format!(
                     "force_parallel_mode = {value} (postgres/pg_settings.txt:108, set in {CONF})"
@@ -335,8 +344,15 @@ mod tests {
                 "{}",
                 f.summary
             );
-            assert!(f.recommendation.unwrap().contains(&format!("remove `force_parallel_mode` from {CONF}")));
-            assert_eq!((f.evidence[0].path.as_str(), f.evidence[0].line), (SETTINGS, 108));
+            assert!(
+                f.recommendation
+                    .unwrap()
+                    .contains(&format!("remove `force_parallel_mode` from {CONF}"))
+            );
+            assert_eq!(
+                (f.evidence[0].path.as_str(), f.evidence[0].line),
+                (SETTINGS, 108)
+            );
         }
     }
 
@@ -344,16 +360,30 @@ mod tests {
     fn debug_parallel_query_is_the_same_on_16() {
         // The force_parallel_mode row edited into 16's name for it, set by ALTER ROLE.
         let f = collected()
-            .set_line(SETTINGS, "force_parallel_mode|", "debug_parallel_query|on||user||f")
+            .set_line(
+                SETTINGS,
+                "force_parallel_mode|",
+                "debug_parallel_query|on||user||f",
+            )
             .run("debug-settings-in-production")
             .one();
-        assert!(f.summary.contains(":108, set by ALTER ROLE … SET)"), "{}", f.summary);
-        assert!(f.recommendation.unwrap().contains("ALTER ROLE … RESET debug_parallel_query"));
+        assert!(
+            f.summary.contains(":108, set by ALTER ROLE … SET)"),
+            "{}",
+            f.summary
+        );
+        assert!(
+            f.recommendation
+                .unwrap()
+                .contains("ALTER ROLE … RESET debug_parallel_query")
+        );
     }
 
     #[test]
     fn fsync_off_is_critical_and_asks_for_a_check() {
-        let f = with("fsync", "off", "").run("debug-settings-in-production").one();
+        let f = with("fsync", "off", "")
+            .run("debug-settings-in-production")
+            .one();
         assert_eq!(f.severity, Severity::Critical);
         let advice = f.recommendation.unwrap();
         assert!(advice.contains("pg_amcheck"), "{advice}");
@@ -363,12 +393,21 @@ mod tests {
 
     #[test]
     fn counts_above_zero_fire_and_zero_is_silent() {
-        let f = with("debug_discard_caches", "1", "").run("debug-settings-in-production").one();
+        let f = with("debug_discard_caches", "1", "")
+            .run("debug-settings-in-production")
+            .one();
         assert_eq!(f.figures["debug_discard_caches"], 1.0);
-        let f = with("post_auth_delay", "1", "s").run("debug-settings-in-production").one();
+        let f = with("post_auth_delay", "1", "s")
+            .run("debug-settings-in-production")
+            .one();
         assert_eq!(f.title, "post_auth_delay = 1 s in a running server");
         for (name, unit) in [("debug_discard_caches", ""), ("post_auth_delay", "s")] {
-            assert!(with(name, "0", unit).run("debug-settings-in-production").silent(), "{name}");
+            assert!(
+                with(name, "0", unit)
+                    .run("debug-settings-in-production")
+                    .silent(),
+                "{name}"
+            );
         }
     }
 
@@ -392,21 +431,42 @@ mod tests {
         let found = scratch.run("debug-settings-in-production").findings();
         assert_eq!(found.len(), 6);
         assert!(found.iter().all(|f| f.severity == Severity::Warning));
-        let restart = found.iter().find(|f| f.id == "debug-settings-in-production" && f.title.starts_with("data_sync_retry")).unwrap();
-        assert!(restart.recommendation.as_ref().unwrap().contains("restart the server"));
+        let restart = found
+            .iter()
+            .find(|f| {
+                f.id == "debug-settings-in-production" && f.title.starts_with("data_sync_retry")
+            })
+            .unwrap();
+        assert!(
+            restart
+                .recommendation
+                .as_ref()
+                .unwrap()
+                .contains("restart the server")
+        );
     }
 
     #[test]
     fn a_postgresql_conf_line_is_cited_when_there_is_no_pg_settings() {
         // initdb's postgresql.conf with its commented `#fsync = on` line edited to `fsync = off`.
         let f = Scratch::new()
-            .copy("postgresql.conf", "formats/system/postgresql_conf/initdb-postgresql.conf")
+            .copy(
+                "postgresql.conf",
+                "formats/system/postgresql_conf/initdb-postgresql.conf",
+            )
             .set_line("postgresql.conf", "#fsync = on", "fsync = off")
             .run("debug-settings-in-production")
             .one();
         assert_eq!(f.severity, Severity::Critical);
-        assert_eq!((f.evidence[0].path.as_str(), f.evidence[0].line), ("postgresql.conf", 207));
-        assert!(f.recommendation.unwrap().contains("remove the `fsync` line (postgresql.conf:207)"));
+        assert_eq!(
+            (f.evidence[0].path.as_str(), f.evidence[0].line),
+            ("postgresql.conf", 207)
+        );
+        assert!(
+            f.recommendation
+                .unwrap()
+                .contains("remove the `fsync` line (postgresql.conf:207)")
+        );
     }
 
     #[test]
@@ -415,7 +475,9 @@ mod tests {
             ("pg15-force-parallel-mode", "force_parallel_mode", 15),
             ("pg16-debug-parallel-query", "debug_parallel_query", 16),
         ] {
-            let f = Scratch::incident(name).run("debug-settings-in-production").one();
+            let f = Scratch::incident(name)
+                .run("debug-settings-in-production")
+                .one();
             assert_eq!(f.title, format!("{setting} = on in a running server"));
             assert!(
                 f.summary.contains(&format!(
@@ -427,7 +489,11 @@ mod tests {
             assert_eq!(f.evidence[0].key.as_deref(), Some(setting), "{name}");
         }
         // The other captures run with every setting at its default.
-        assert!(Scratch::incident("pg15-fork-failure").run("debug-settings-in-production").silent());
+        assert!(
+            Scratch::incident("pg15-fork-failure")
+                .run("debug-settings-in-production")
+                .silent()
+        );
     }
 
     #[test]

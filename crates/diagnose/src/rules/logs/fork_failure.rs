@@ -378,7 +378,10 @@ mod tests {
             assert_eq!(f.figures["connection_forks_failed"], 2.0, "{log}");
             assert_eq!(f.figures["autovacuum_forks_failed"], 3.0, "{log}");
             assert_eq!(f.figures["worker_forks_failed"], 2.0, "{log}");
-            assert!(f.summary.contains("a limit on the number of processes"), "{log}");
+            assert!(
+                f.summary.contains("a limit on the number of processes"),
+                "{log}"
+            );
             let advice = f.recommendation.unwrap();
             assert!(advice.contains("LimitNPROC="), "{log}: {advice}");
             assert!(!advice.contains("Committed_AS"), "{log}: {advice}");
@@ -404,7 +407,12 @@ mod tests {
         // 20 + 3 + 1 + 8 + 10 + 7.
         assert_eq!(f.figures["postgres_process_budget"], 49.0);
         assert_eq!(f.figures["rlimit_nproc"], 9.0);
-        assert!(f.summary.contains("RLIMIT_NPROC is 9: below the 49 processes"), "{}", f.summary);
+        assert!(
+            f.summary
+                .contains("RLIMIT_NPROC is 9: below the 49 processes"),
+            "{}",
+            f.summary
+        );
         assert!(f.recommendation.unwrap().contains("LimitNPROC=1024"));
         assert!(
             f.evidence
@@ -430,14 +438,20 @@ mod tests {
     fn the_recorded_capture_at_rlimit_nproc() {
         // 24 connections, 15 autovacuum workers and 14 parallel workers refused with EAGAIN;
         // the limit was put back to 96365 before the collector ran.
-        let f = Scratch::incident("pg15-fork-failure").run("fork-failure").one();
+        let f = Scratch::incident("pg15-fork-failure")
+            .run("fork-failure")
+            .one();
         assert_eq!(f.figures["fork_failures"], 53.0);
         assert_eq!(f.figures["eagain"], 53.0);
         assert_eq!(f.figures["connection_forks_failed"], 24.0);
         assert_eq!(f.figures["autovacuum_forks_failed"], 15.0);
         assert_eq!(f.figures["worker_forks_failed"], 14.0);
         assert_eq!(f.figures["rlimit_nproc"], 96_365.0);
-        assert!(f.summary.contains("lower when the forks failed"), "{}", f.summary);
+        assert!(
+            f.summary.contains("lower when the forks failed"),
+            "{}",
+            f.summary
+        );
         assert!(f.recommendation.unwrap().contains("pids.max"));
     }
 
@@ -455,7 +469,11 @@ mod tests {
             .run("fork-failure")
             .one();
         assert_eq!((f.figures["eagain"], f.figures["enomem"]), (6.0, 1.0));
-        assert!(f.summary.contains("1 fork failed with ENOMEM"), "{}", f.summary);
+        assert!(
+            f.summary.contains("1 fork failed with ENOMEM"),
+            "{}",
+            f.summary
+        );
         assert!(f.recommendation.unwrap().contains("CommitLimit"));
     }
 
@@ -463,7 +481,8 @@ mod tests {
     fn one_failure_fires_and_none_is_silent() {
         // The English log cut to its first failure: every later failure edited into a
         // routine line.
-        let mut scratch = Scratch::new().copy("postgresql.log", "formats/pglog/pg15-fork-failure.log");
+        let mut scratch =
+            Scratch::new().copy("postgresql.log", "formats/pglog/pg15-fork-failure.log");
         for (stamp, pid) in [
             ("19:08:12.555", 11208),
             ("19:08:12.858", 11208),
@@ -485,7 +504,12 @@ mod tests {
         }
         let f = scratch.run("fork-failure").one();
         assert_eq!(f.figures["fork_failures"], 1.0);
-        assert!(f.title.contains("could not fork 1 time (autovacuum workers)"), "{}", f.title);
+        assert!(
+            f.title
+                .contains("could not fork 1 time (autovacuum workers)"),
+            "{}",
+            f.title
+        );
         assert!(
             Scratch::new()
                 .copy("postgresql.log", "formats/pglog/pg15-backend-sigkill.log")

@@ -84,7 +84,9 @@ pub(crate) fn cached_pages(
     match major {
         Some(v) if v >= 17 => match setting_pages {
             Some(p) if p > 0 => p,
-            _ => (shared_buffer_pages.unwrap_or(16_384) / 512).clamp(AUTO_MIN_PAGES, AUTO_MAX_PAGES),
+            _ => {
+                (shared_buffer_pages.unwrap_or(16_384) / 512).clamp(AUTO_MIN_PAGES, AUTO_MAX_PAGES)
+            }
         },
         _ => CACHED_PAGES_BEFORE_17,
     }
@@ -108,7 +110,11 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
     let pg = &facts.host.postgres;
     let major = pg.major();
     let page = |name: &str| pg.bytes(name).map(|b| b / 8192);
-    let pages = cached_pages(major, page("subtransaction_buffers"), page("shared_buffers"));
+    let pages = cached_pages(
+        major,
+        page("subtransaction_buffers"),
+        page("shared_buffers"),
+    );
     let cached_xids = pages * XIDS_PER_PAGE;
 
     let mut summary = String::new();
@@ -243,21 +249,39 @@ mod tests {
     fn the_collected_bundles_are_silent() {
         // One pg_subtrans segment, no session waiting on it.
         assert!(collected().run("subtrans-slru-pressure").silent());
-        assert!(Scratch::incident("pg15-fork-failure").run("subtrans-slru-pressure").silent());
+        assert!(
+            Scratch::incident("pg15-fork-failure")
+                .run("subtrans-slru-pressure")
+                .silent()
+        );
     }
 
     #[test]
     fn two_waiting_sessions_are_a_warning_and_one_is_info() {
-        let f = waiting("SubtransSLRU", 2).run("subtrans-slru-pressure").one();
+        let f = waiting("SubtransSLRU", 2)
+            .run("subtrans-slru-pressure")
+            .one();
         assert_eq!(f.severity, Severity::Warning);
         assert_eq!(f.figures["subtrans_waiting_sessions"], 2.0);
         // The summary's rows: 1 + 2 + 5 auxiliary + 1 idle.
         assert_eq!(f.figures["sessions"], 9.0);
-        assert!(f.summary.contains("2 of 9 sessions waited"), "{}", f.summary);
+        assert!(
+            f.summary.contains("2 of 9 sessions waited"),
+            "{}",
+            f.summary
+        );
         // Its one segment file: 65,536 ids, as many as the 32 cached pages of PostgreSQL 15.
         assert!(f.summary.contains("65536 transaction ids"), "{}", f.summary);
-        assert!(f.summary.contains("within the 65536 ids its cache holds"), "{}", f.summary);
-        assert!(f.summary.contains("fixed before PostgreSQL 17; this is 15"), "{}", f.summary);
+        assert!(
+            f.summary.contains("within the 65536 ids its cache holds"),
+            "{}",
+            f.summary
+        );
+        assert!(
+            f.summary.contains("fixed before PostgreSQL 17; this is 15"),
+            "{}",
+            f.summary
+        );
         let advice = f.recommendation.unwrap();
         assert!(advice.contains("under 64 subtransactions"), "{advice}");
         assert!(advice.contains("PostgreSQL 15 cannot resize"), "{advice}");
@@ -265,7 +289,9 @@ mod tests {
             (f.evidence[0].path.as_str(), f.evidence[0].line),
             (ACTIVITY, 3)
         );
-        let one = waiting("SubtransSLRU", 1).run("subtrans-slru-pressure").one();
+        let one = waiting("SubtransSLRU", 1)
+            .run("subtrans-slru-pressure")
+            .one();
         assert_eq!(one.severity, Severity::Info);
     }
 
@@ -277,7 +303,11 @@ mod tests {
             assert_eq!(f.figures["subtrans_waiting_sessions"], 3.0, "{event}");
         }
         // Another LWLock is not this rule's.
-        assert!(waiting("BufferMapping", 3).run("subtrans-slru-pressure").silent());
+        assert!(
+            waiting("BufferMapping", 3)
+                .run("subtrans-slru-pressure")
+                .silent()
+        );
     }
 
     #[test]
@@ -289,9 +319,22 @@ mod tests {
             .one();
         assert_eq!(f.severity, Severity::Info);
         assert_eq!(f.figures["xid_range"], 1_048_576.0);
-        assert!(f.title.starts_with("pg_subtrans holds 16 segment files"), "{}", f.title);
-        assert!(f.summary.contains("16 times the 65536 ids"), "{}", f.summary);
-        assert!(collected().write(FILES, "15\n").run("subtrans-slru-pressure").silent());
+        assert!(
+            f.title.starts_with("pg_subtrans holds 16 segment files"),
+            "{}",
+            f.title
+        );
+        assert!(
+            f.summary.contains("16 times the 65536 ids"),
+            "{}",
+            f.summary
+        );
+        assert!(
+            collected()
+                .write(FILES, "15\n")
+                .run("subtrans-slru-pressure")
+                .silent()
+        );
     }
 
     #[test]
@@ -314,10 +357,21 @@ mod tests {
             .one();
         // 20 segments × 32 pages = 640 pages, a multiple of the 16-page bank.
         let advice = f.recommendation.unwrap();
-        assert!(advice.contains("subtransaction_buffers = 640 (5MB of 8 kB pages)"), "{advice}");
+        assert!(
+            advice.contains("subtransaction_buffers = 640 (5MB of 8 kB pages)"),
+            "{advice}"
+        );
         assert_eq!(f.figures["cached_xids"], (256 * 2048) as f64);
-        assert!(f.summary.contains("2.5 times the 524288 ids"), "{}", f.summary);
-        assert!(f.evidence.iter().any(|e| e.key.as_deref() == Some("subtransaction_buffers")));
+        assert!(
+            f.summary.contains("2.5 times the 524288 ids"),
+            "{}",
+            f.summary
+        );
+        assert!(
+            f.evidence
+                .iter()
+                .any(|e| e.key.as_deref() == Some("subtransaction_buffers"))
+        );
     }
 
     #[test]
@@ -341,5 +395,4 @@ mod tests {
             Outcome::NotEvaluated(_)
         ));
     }
-
 }

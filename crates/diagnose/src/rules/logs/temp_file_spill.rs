@@ -276,16 +276,26 @@ mod tests {
         assert_eq!(f.figures["temp_bytes"], 28_966_080.0);
         assert_eq!(f.figures["largest_temp_file_bytes"], 5_873_664.0);
         assert!(
-            f.summary.contains("written by: alter table pgbench_accounts add primary key (aid)"),
+            f.summary
+                .contains("written by: alter table pgbench_accounts add primary key (aid)"),
             "{}",
             f.summary
         );
-        assert!(f.summary.contains("work_mem = 4 MiB (postgres/pg_settings.txt:352)"));
+        assert!(
+            f.summary
+                .contains("work_mem = 4 MiB (postgres/pg_settings.txt:352)")
+        );
         // The largest file is the primary key's index build: maintenance_work_mem, twice
         // 5.6 MiB rounded up to whole megabytes.
         let advice = f.recommendation.unwrap();
-        assert!(advice.contains("SET maintenance_work_mem = '12MB'"), "{advice}");
-        assert!(advice.contains("maintenance_work_mem = 64 MiB (postgres/pg_settings.txt"), "{advice}");
+        assert!(
+            advice.contains("SET maintenance_work_mem = '12MB'"),
+            "{advice}"
+        );
+        assert!(
+            advice.contains("maintenance_work_mem = 64 MiB (postgres/pg_settings.txt"),
+            "{advice}"
+        );
         assert!(!advice.contains("SET LOCAL work_mem"), "{advice}");
         assert_eq!(
             (f.evidence[0].path.as_str(), f.evidence[0].line),
@@ -309,23 +319,36 @@ mod tests {
         )
         .run("temp-file-spill")
         .one();
-        assert!(f.summary.contains("ORDER BY 1 DESC OFFSET 0"), "{}", f.summary);
+        assert!(
+            f.summary.contains("ORDER BY 1 DESC OFFSET 0"),
+            "{}",
+            f.summary
+        );
         let advice = f.recommendation.unwrap();
         // Twice 10 MiB; halved again for a hash node.
         assert!(advice.contains("SET LOCAL work_mem = '20MB'"), "{advice}");
         assert!(advice.contains("and 10MB may do"), "{advice}");
         // 60 nodes (20 connections × 3 with the gather workers) × 40 MiB: past the cgroup.
         assert!(advice.contains("let 60 nodes take 40 MiB each"), "{advice}");
-        assert!(advice.contains("more than the cgroup memory limit (1.0 GiB)"), "{advice}");
+        assert!(
+            advice.contains("more than the cgroup memory limit (1.0 GiB)"),
+            "{advice}"
+        );
     }
 
     #[test]
     fn one_file_of_1_gib_is_a_warning_and_one_byte_less_is_not() {
         let mut sizes = vec![8192u64; 15];
         sizes[3] = 1 << 30;
-        assert_eq!(with_sizes(&sizes).run("temp-file-spill").one().severity, Severity::Warning);
+        assert_eq!(
+            with_sizes(&sizes).run("temp-file-spill").one().severity,
+            Severity::Warning
+        );
         sizes[3] = (1 << 30) - 1;
-        assert_eq!(with_sizes(&sizes).run("temp-file-spill").one().severity, Severity::Info);
+        assert_eq!(
+            with_sizes(&sizes).run("temp-file-spill").one().severity,
+            Severity::Info
+        );
     }
 
     #[test]
@@ -340,7 +363,10 @@ mod tests {
         assert_eq!(f.figures["temp_bytes"], (10u64 << 30) as f64);
         assert_eq!(f.severity, Severity::Warning);
         sizes[14] -= 1;
-        assert_eq!(with_sizes(&sizes).run("temp-file-spill").one().severity, Severity::Info);
+        assert_eq!(
+            with_sizes(&sizes).run("temp-file-spill").one().severity,
+            Severity::Info
+        );
     }
 
     #[test]
@@ -350,7 +376,11 @@ mod tests {
         match bundle().run("temp-file-spill") {
             Outcome::NotEvaluated(n) => {
                 assert_eq!(n.missing, ["temp_file_logging"]);
-                assert!(n.files[0].contains("log_temp_files = 0 or more"), "{:?}", n.files);
+                assert!(
+                    n.files[0].contains("log_temp_files = 0 or more"),
+                    "{:?}",
+                    n.files
+                );
             }
             other => panic!("{other:?}"),
         }

@@ -148,7 +148,10 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
     .recommend(advice)
     .evidence(evidence)
     .figure("slow_clocksource", 1.0)
-    .figure("track_io_timing", if io_timing.is_some() { 1.0 } else { 0.0 });
+    .figure(
+        "track_io_timing",
+        if io_timing.is_some() { 1.0 } else { 0.0 },
+    );
     if let Some(i) = invariant {
         f = f.figure("invariant_tsc", if i { 1.0 } else { 0.0 });
     }
@@ -175,11 +178,19 @@ mod tests {
                 .run("clocksource-slow")
                 .silent()
         );
-        for name in ["kvm-clock", "arch_sys_counter", "hyperv_clocksource_tsc_page"] {
+        for name in [
+            "kvm-clock",
+            "arch_sys_counter",
+            "hyperv_clocksource_tsc_page",
+        ] {
             assert!(on(name).run("clocksource-slow").silent(), "{name}");
         }
         // A recorded capture: tsc.
-        assert!(Scratch::incident("pg15-fork-failure").run("clocksource-slow").silent());
+        assert!(
+            Scratch::incident("pg15-fork-failure")
+                .run("clocksource-slow")
+                .silent()
+        );
     }
 
     #[test]
@@ -190,8 +201,15 @@ mod tests {
             assert_eq!(f.figures["invariant_tsc"], 1.0, "{name}");
             let advice = f.recommendation.unwrap();
             assert!(advice.contains("echo tsc >"), "{name}: {advice}");
-            assert_eq!(advice.contains("tsc=reliable"), name == "xen", "{name}: {advice}");
-            assert_eq!((f.evidence[0].path.as_str(), f.evidence[0].line), (SOURCE, 1));
+            assert_eq!(
+                advice.contains("tsc=reliable"),
+                name == "xen",
+                "{name}: {advice}"
+            );
+            assert_eq!(
+                (f.evidence[0].path.as_str(), f.evidence[0].line),
+                (SOURCE, 1)
+            );
             assert!(f.evidence.iter().any(|e| e.path == "cpu/flags.txt"));
         }
     }
@@ -209,7 +227,10 @@ mod tests {
         assert_eq!(f.figures["invariant_tsc"], 0.0);
         assert!(f.recommendation.unwrap().contains("so keep xen"));
         // No flags file at all: the finding says how to look.
-        let f = on("xen").remove("cpu/flags.txt").run("clocksource-slow").one();
+        let f = on("xen")
+            .remove("cpu/flags.txt")
+            .run("clocksource-slow")
+            .one();
         assert!(!f.figures.contains_key("invariant_tsc"));
         assert!(f.recommendation.unwrap().contains("grep -wo"));
     }
@@ -225,7 +246,11 @@ mod tests {
             .run("clocksource-slow")
             .one();
         assert_eq!(f.figures["track_io_timing"], 1.0);
-        assert!(f.summary.contains("track_io_timing (on here)"), "{}", f.summary);
+        assert!(
+            f.summary.contains("track_io_timing (on here)"),
+            "{}",
+            f.summary
+        );
     }
 
     #[test]

@@ -93,7 +93,10 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
         Severity::Info
     };
     let background = match (&vm.dirty_background_bytes, &vm.dirty_background_ratio) {
-        (Some(b), _) if b.value > 0 => Some((b.value as u64, format!("vm.dirty_background_bytes = {}", b.value))),
+        (Some(b), _) if b.value > 0 => Some((
+            b.value as u64,
+            format!("vm.dirty_background_bytes = {}", b.value),
+        )),
         (_, Some(r)) => Some((
             of(r.value),
             format!("vm.dirty_background_ratio = {} %", r.value),
@@ -151,7 +154,11 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
             if k.key.contains("ratio") { " %" } else { "" }
         )));
     }
-    evidence.push(available.evidence(format!("{} {}", available.key, human_bytes(available.value))));
+    evidence.push(available.evidence(format!(
+        "{} {}",
+        available.key,
+        human_bytes(available.value)
+    )));
     evidence.extend(settings_evidence(
         facts,
         &["bgwriter_flush_after", "checkpoint_flush_after"],
@@ -226,15 +233,35 @@ mod tests {
             .run("dirty-writeback-bytes")
             .one();
         assert_eq!(f.severity, Severity::Info);
-        assert_eq!(f.figures["dirty_limit_bytes"], (23_599_076u64 * 1024 / 5) as f64);
+        assert_eq!(
+            f.figures["dirty_limit_bytes"],
+            (23_599_076u64 * 1024 / 5) as f64
+        );
         // 22.5 GiB ÷ 64 = 360 MiB, down to 320 MiB; four times that.
-        assert_eq!(f.figures["recommended_dirty_background_bytes"], (320u64 << 20) as f64);
+        assert_eq!(
+            f.figures["recommended_dirty_background_bytes"],
+            (320u64 << 20) as f64
+        );
         let advice = f.recommendation.unwrap();
-        assert!(advice.contains("vm.dirty_background_bytes = 335544320 (320 MiB)"), "{advice}");
-        assert!(advice.contains("vm.dirty_bytes = 1342177280 (1.2 GiB)"), "{advice}");
+        assert!(
+            advice.contains("vm.dirty_background_bytes = 335544320 (320 MiB)"),
+            "{advice}"
+        );
+        assert!(
+            advice.contains("vm.dirty_bytes = 1342177280 (1.2 GiB)"),
+            "{advice}"
+        );
         assert!(advice.contains("bgwriter_flush_after = 512 kB"), "{advice}");
-        assert!(f.summary.contains("Background writeback starts at 2.3 GiB"), "{}", f.summary);
-        assert!(f.evidence.iter().any(|e| e.key.as_deref() == Some("vm.dirty_ratio")));
+        assert!(
+            f.summary.contains("Background writeback starts at 2.3 GiB"),
+            "{}",
+            f.summary
+        );
+        assert!(
+            f.evidence
+                .iter()
+                .any(|e| e.key.as_deref() == Some("vm.dirty_ratio"))
+        );
     }
 
     #[test]
@@ -244,7 +271,10 @@ mod tests {
             let f = Scratch::incident(name).run("dirty-writeback-bytes").one();
             assert_eq!(f.severity, Severity::Info, "{name}");
             let limit = f.figures["dirty_limit_bytes"];
-            assert!((4.0..5.0).contains(&(limit / (1u64 << 30) as f64)), "{name}: {limit}");
+            assert!(
+                (4.0..5.0).contains(&(limit / (1u64 << 30) as f64)),
+                "{name}: {limit}"
+            );
             assert_eq!(
                 f.figures["recommended_dirty_background_bytes"],
                 (320u64 << 20) as f64,
@@ -266,9 +296,15 @@ mod tests {
     fn a_warning_from_8_gib_and_info_below() {
         let f = available(41_943_040).run("dirty-writeback-bytes").one();
         assert_eq!(f.severity, Severity::Warning);
-        assert_eq!(f.figures["recommended_dirty_background_bytes"], (512u64 << 20) as f64);
         assert_eq!(
-            available(41_943_039).run("dirty-writeback-bytes").one().severity,
+            f.figures["recommended_dirty_background_bytes"],
+            (512u64 << 20) as f64
+        );
+        assert_eq!(
+            available(41_943_039)
+                .run("dirty-writeback-bytes")
+                .one()
+                .severity,
             Severity::Info
         );
     }
@@ -278,7 +314,11 @@ mod tests {
         // The sysctl's dirty_bytes line edited to 1 GiB.
         assert!(
             Scratch::bundle("formats/bundle/pg15-collected.tar.gz")
-                .set_line(SYSCTL, "/proc/sys/vm/dirty_bytes:", "/proc/sys/vm/dirty_bytes:1073741824")
+                .set_line(
+                    SYSCTL,
+                    "/proc/sys/vm/dirty_bytes:",
+                    "/proc/sys/vm/dirty_bytes:1073741824"
+                )
                 .run("dirty-writeback-bytes")
                 .silent()
         );
@@ -295,7 +335,9 @@ mod tests {
             .run("dirty-writeback-bytes")
             .one();
         assert!(
-            f.recommendation.unwrap().contains("checkpoint_flush_after at 0"),
+            f.recommendation
+                .unwrap()
+                .contains("checkpoint_flush_after at 0"),
         );
     }
 
