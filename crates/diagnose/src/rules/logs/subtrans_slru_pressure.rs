@@ -11,8 +11,9 @@
 //! overflowed: to tell whether a transaction id is still running, other sessions must then
 //! look its parent up in `pg_subtrans`, through a small cache (32 pages of 2,048 ids each, 65,536
 //! ids, before PostgreSQL 17) searched under one lock. The lookups cover the ids from the
-//! oldest running transaction's snapshot to now; `pg_subtrans` keeps exactly that range, one
-//! 256 kB segment file per 65,536 ids, truncated at each checkpoint. Many segments mean a wide
+//! looking snapshot's oldest transaction to now; `pg_subtrans` keeps the ids from the oldest
+//! transaction still running at the last checkpoint, one 256 kB segment file per 65,536 ids,
+//! the older segments removed at each checkpoint. Many segments mean a wide
 //! range (a long transaction holds its start back), so lookups miss the cache and read pages
 //! under the lock: throughput can fall several times over, with sessions piling up on
 //! `SubtransSLRU`.
