@@ -304,7 +304,7 @@ run memory/free.txt free 10 "$CAP" free -k
 # CPU and audit
 
 run cpu/vulnerabilities.txt cpu_vulnerabilities 10 "$CAP" sh -c 'grep -r . /sys/devices/system/cpu/vulnerabilities/ 2>/dev/null'
-run cpu/flags.txt unknown 10 "$CAP" sh -c "grep -m 1 '^flags' /proc/cpuinfo"
+run cpu/flags.txt cpu_flags 10 "$CAP" sh -c "grep -m 1 '^flags' /proc/cpuinfo"
 run cpu/clocksource.txt clocksource 10 "$CAP" cat /sys/devices/system/clocksource/clocksource0/current_clocksource
 run audit/status.txt audit_status 10 "$CAP" auditctl -s
 run audit/rules.txt audit_rules 10 "$CAP" auditctl -l
@@ -347,7 +347,7 @@ for p_pid in $PG_PIDS; do
     copy "processes/$p_pid/smaps_rollup" smaps_rollup "/proc/$p_pid/smaps_rollup"
     copy "processes/$p_pid/oom_score_adj" oom_score_adj "/proc/$p_pid/oom_score_adj"
     copy "processes/$p_pid/cgroup" unknown "/proc/$p_pid/cgroup"
-    copy "processes/$p_pid/limits" unknown "/proc/$p_pid/limits"
+    copy "processes/$p_pid/limits" proc_limits "/proc/$p_pid/limits"
 done
 
 # The postmaster's memory cgroup: v2 (0::/path) and v1 (N:memory:/path).
@@ -520,13 +520,13 @@ write_manifest() {
 }
 
 # drop_biggest: removes the largest collected file to make room for the archive (files of no
-# kind pgmortem reads first), and says so in its manifest entry; false when none is left. The
-# clock readings are never dropped: a few bytes that put every kernel time on the wall clock.
+# kind pgmortem reads first, the clock readings last: a few bytes that put every kernel time on
+# the wall clock), and says so in its manifest entry; false when none is left.
 drop_biggest() {
     d_unknown=$(printf '%s' "$ENTRIES" | sed -n 's/^{"path":"\([^"]*\)","kind":"unknown".*/\1/p')
-    d_line=$(cd "$D" && find . -type f ! -path ./manifest.json ! -path './clock/*' -exec wc -c {} + 2>/dev/null |
+    d_line=$(cd "$D" && find . -type f ! -path ./manifest.json -exec wc -c {} + 2>/dev/null |
         awk -v u="$d_unknown" 'BEGIN { n = split(u, l, "\n"); for (i = 1; i <= n; i++) unk["./" l[i]] = 1 }
-            $2 != "total" { print ($2 in unk) ? 1 : 0, $1, substr($2, 3) }' |
+            $2 != "total" { print ($2 in unk) ? 2 : (($2 ~ /^\.\/clock\//) ? 0 : 1), $1, substr($2, 3) }' |
         sort -n -k1,1 -k2,2 | tail -n 1 | cut -d ' ' -f 2-)
     d_file=$D/${d_line#* }
     [ -n "$d_line" ] && [ -f "$d_file" ] || return 1

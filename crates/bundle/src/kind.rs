@@ -51,8 +51,12 @@ pub enum SourceKind {
     PgConf,
     /// `/proc/PID/oom_score_adj`.
     OomScoreAdj,
+    /// `/proc/PID/limits`.
+    ProcLimits,
     /// `/sys/devices/system/cpu/vulnerabilities/*` (`grep -r .` of the directory).
     CpuVulnerabilities,
+    /// The CPU's feature flags (`grep -m 1 '^flags' /proc/cpuinfo`).
+    CpuFlags,
     /// The current clock source (`/sys/devices/system/clocksource/clocksource0/current_clocksource`).
     Clocksource,
     /// How many segment files `pg_subtrans` holds (`ls pg_subtrans | wc -l`).
@@ -94,7 +98,9 @@ const ALL: &[SourceKind] = &[
     SourceKind::PgSettings,
     SourceKind::PgConf,
     SourceKind::OomScoreAdj,
+    SourceKind::ProcLimits,
     SourceKind::CpuVulnerabilities,
+    SourceKind::CpuFlags,
     SourceKind::Clocksource,
     SourceKind::SubtransFiles,
     SourceKind::PgVersion,
@@ -130,7 +136,9 @@ impl SourceKind {
             SourceKind::PgSettings => "pg_settings",
             SourceKind::PgConf => "pg_conf",
             SourceKind::OomScoreAdj => "oom_score_adj",
+            SourceKind::ProcLimits => "proc_limits",
             SourceKind::CpuVulnerabilities => "cpu_vulnerabilities",
+            SourceKind::CpuFlags => "cpu_flags",
             SourceKind::Clocksource => "clocksource",
             SourceKind::SubtransFiles => "subtrans_files",
             SourceKind::PgVersion => "pg_version",
@@ -181,6 +189,8 @@ pub fn recognize(head: &[u8]) -> SourceKind {
         (SourceKind::PgConf, system::sniff_pg_conf(head)),
         (SourceKind::ProcessTitles, sniff_titles(head)),
         (SourceKind::CpuVulnerabilities, sniff_vulnerabilities(head)),
+        (SourceKind::CpuFlags, system::sniff_cpu_flags(head)),
+        (SourceKind::ProcLimits, system::sniff_limits(head)),
         (SourceKind::PgVersion, sniff_version(head)),
     ];
     candidates
@@ -248,6 +258,8 @@ pub fn kind_from_path(path: &str) -> Option<SourceKind> {
         "postgresql.conf" => SourceKind::PgConf,
         "pg_settings" | "pg_settings.csv" => SourceKind::PgSettings,
         "oom_score_adj" => SourceKind::OomScoreAdj,
+        "limits" if path.contains("proc") || path.contains("pid") => SourceKind::ProcLimits,
+        "flags" if path.contains("cpu") => SourceKind::CpuFlags,
         "vulnerabilities" => SourceKind::CpuVulnerabilities,
         "clocksource" | "current_clocksource" => SourceKind::Clocksource,
         "pg_subtrans-files" => SourceKind::SubtransFiles,
@@ -303,6 +315,12 @@ mod tests {
             kind_from_path("storage/pg_subtrans-files.txt"),
             Some(SourceKind::SubtransFiles)
         );
+        assert_eq!(
+            kind_from_path("processes/1234/limits"),
+            Some(SourceKind::ProcLimits)
+        );
+        assert_eq!(kind_from_path("cpu/flags.txt"), Some(SourceKind::CpuFlags));
+        assert_eq!(kind_from_path("flags.txt"), None);
     }
 
     #[test]
@@ -330,6 +348,17 @@ mod tests {
         assert_eq!(
             recognize(b"PostgreSQL 13.23 on x86_64-pc-linux-gnu, compiled by gcc, 64-bit|x|f|y\n"),
             SourceKind::PgVersion
+        );
+        assert_eq!(
+            recognize(b"flags\t\t: fpu vme de pse tsc msr pae constant_tsc nonstop_tsc\n"),
+            SourceKind::CpuFlags
+        );
+        assert_eq!(
+            recognize(
+                b"Limit                     Soft Limit           Hard Limit           Units     \n\
+                  Max cpu time              unlimited            unlimited            seconds   \n"
+            ),
+            SourceKind::ProcLimits
         );
         assert_eq!(recognize(b"hello world\n"), SourceKind::Unknown);
     }

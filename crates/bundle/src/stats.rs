@@ -46,6 +46,8 @@ pub fn snapshot_stats(kind: SourceKind, bytes: &[u8]) -> Option<ParseStats> {
         SourceKind::PgSettings => system::parse_pg_settings(bytes).stats,
         SourceKind::PgConf => system::parse_pg_conf(bytes).stats,
         SourceKind::OomScoreAdj => whole(1, system::parse_oom_score_adj(bytes).is_ok()),
+        SourceKind::ProcLimits => system::parse_limits(bytes).stats,
+        SourceKind::CpuFlags => system::parse_cpu_flags(bytes).stats,
         SourceKind::Clocksource => whole(1, system::parse_clocksource(bytes).is_ok()),
         SourceKind::SubtransFiles => whole(1, system::parse_count(bytes).is_ok()),
         SourceKind::PgVersion => whole(1, system::parse_version_text(bytes).is_ok()),

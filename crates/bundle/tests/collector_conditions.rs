@@ -357,7 +357,7 @@ fn on_a_full_disk() {
             "{f:?}"
         );
     }
-    // The clock readings come first and are never dropped to make room: they always make it.
+    // The clock readings come first and are the last dropped to make room: they make it.
     assert!(has(&bundle, SourceKind::Uptime), "{stderr}");
     assert!(has(&bundle, SourceKind::Date), "{stderr}");
     every_entry_accounted_for(&bundle);

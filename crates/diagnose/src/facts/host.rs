@@ -139,16 +139,40 @@ pub struct CpuFacts {
     pub vulnerabilities: Vec<Known<String>>,
     /// The clock source in use.
     pub clocksource: Option<Known<String>>,
+    /// The time-stamp counter flags the CPU advertises, of [`TSC_FLAGS`] (from its `flags`
+    /// line in /proc/cpuinfo; empty when it has none of them, as on arm64).
+    pub tsc_flags: Option<Known<Vec<String>>>,
     /// `auditctl -s` `enabled` (1: audit on, 2: locked).
     pub audit_enabled: Option<Known<u64>>,
     /// Audit rules that check system calls on exit (`auditctl -l`).
     pub audit_syscall_rules: Option<Known<u64>>,
 }
 
+/// The CPU flags about the time-stamp counter that pgmortem keeps: `tsc` (there is one),
+/// `constant_tsc` (it ticks at a constant rate whatever the frequency), `nonstop_tsc` (it keeps
+/// ticking in deep C-states), `tsc_reliable` (the hypervisor vouches for it), `tsc_known_freq`,
+/// `rdtscp`.
+pub const TSC_FLAGS: &[&str] = &[
+    "tsc",
+    "constant_tsc",
+    "nonstop_tsc",
+    "tsc_reliable",
+    "tsc_known_freq",
+    "rdtscp",
+];
+
 impl CpuFacts {
     /// The verdict on vulnerability `name` (`mds`).
     pub fn vulnerability(&self, name: &str) -> Option<&Known<String>> {
         self.vulnerabilities.iter().find(|v| v.key == name)
+    }
+
+    /// Whether the CPU's TSC is invariant (`constant_tsc` and `nonstop_tsc`), when its flags
+    /// are known.
+    pub fn invariant_tsc(&self) -> Option<bool> {
+        let flags = &self.tsc_flags.as_ref()?.value;
+        let has = |f: &str| flags.iter().any(|x| x == f);
+        Some(has("constant_tsc") && has("nonstop_tsc"))
     }
 }
 
@@ -159,7 +183,7 @@ pub struct SubtransFacts {
     /// since the oldest transaction still needed).
     pub files: Option<Known<u64>>,
     /// Sessions waiting on a subtransaction SLRU wait event (`SubtransSLRU`, `SubtransBuffer`,
-    /// `SubtransControlLock`), by wait event (key), from the activity summary.
+    /// `SubtransControlLock`, `subtrans`), by wait event (key), from the activity summary.
     pub waits: Vec<Known<u64>>,
     /// Sessions in the activity summary (all states).
     pub sessions: Option<u64>,
@@ -289,6 +313,18 @@ fn cpu(bundle: &Bundle) -> CpuFacts {
         let name = system::parse_clocksource(&s.bytes).ok()?;
         Some(Known::new(name, &s.path, 1, "current_clocksource"))
     });
+    cpu.tsc_flags = first_of(bundle, SourceKind::CpuFlags).and_then(|s| {
+        let flags = system::parse_cpu_flags(&s.bytes);
+        if flags.line == 0 {
+            return None;
+        }
+        let tsc = TSC_FLAGS
+            .iter()
+            .filter(|f| flags.has(f))
+            .map(|f| (*f).to_owned())
+            .collect();
+        Some(Known::new(tsc, &s.path, flags.line, "flags"))
+    });
     cpu.audit_enabled = first_of(bundle, SourceKind::AuditStatus).and_then(|s| {
         let status = system::parse_flat_keyed(&s.bytes);
         let f = status.fields.get("enabled")?;
@@ -302,9 +338,15 @@ fn cpu(bundle: &Bundle) -> CpuFacts {
     cpu
 }
 
-/// Wait events that mean a session waits on the subtransaction SLRU (PostgreSQL 13+ names,
-/// and 9.6–12's `SubtransControlLock`).
-pub const SUBTRANS_WAITS: &[&str] = &["SubtransSLRU", "SubtransBuffer", "SubtransControlLock"];
+/// Wait events that mean a session waits on the subtransaction SLRU: PostgreSQL 13+'s
+/// `SubtransSLRU` and `SubtransBuffer`, and their 9.6–12 names `SubtransControlLock` and
+/// `subtrans`.
+pub const SUBTRANS_WAITS: &[&str] = &[
+    "SubtransSLRU",
+    "SubtransBuffer",
+    "SubtransControlLock",
+    "subtrans",
+];
 
 fn subtrans(bundle: &Bundle) -> Option<SubtransFacts> {
     let files = first_of(bundle, SourceKind::SubtransFiles).and_then(|s| {

@@ -16,12 +16,13 @@ use crate::report::{Evidence, Incident};
 use crate::sources::{KernelSource, PgSource};
 
 pub use host::{
-    CgroupFacts, CpuFacts, DevShm, MemoryFacts, SUBTRANS_WAITS, SubtransFacts, ThpFacts, VmFacts,
+    CgroupFacts, CpuFacts, DevShm, MemoryFacts, SUBTRANS_WAITS, SubtransFacts, TSC_FLAGS, ThpFacts,
+    VmFacts,
 };
 pub use log::{LogFacts, LogKind, OomError, TempFileFacts};
 pub use perf::PerfFacts;
 pub use postgres::{PgFacts, Setting, SettingOrigin};
-pub use processes::{PgProcess, ProcessFacts};
+pub use processes::{LimitFacts, PgProcess, ProcessFacts};
 
 /// A value read from the bundle, with where it was read.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -216,6 +217,43 @@ mod tests {
             ("processes/16859/smaps_rollup", 5)
         );
         assert!(postmaster.evidence("NoSuchField", "x").is_none());
+    }
+
+    #[test]
+    fn cpu_flags_limits_and_where_settings_were_set() {
+        let host = collected().report().host;
+        let tsc = host.cpu.tsc_flags.as_ref().unwrap();
+        assert_eq!((tsc.path.as_str(), tsc.line), ("cpu/flags.txt", 1));
+        assert_eq!(
+            tsc.value,
+            [
+                "tsc",
+                "constant_tsc",
+                "nonstop_tsc",
+                "tsc_known_freq",
+                "rdtscp"
+            ]
+        );
+        assert_eq!(host.cpu.invariant_tsc(), Some(true));
+        // The postmaster's limits, not another process's.
+        let limits = host.processes.limits.unwrap();
+        let nproc = limits.max_processes.unwrap();
+        assert_eq!(
+            (nproc.path.as_str(), nproc.line),
+            ("processes/16859/limits", 8)
+        );
+        assert_eq!(
+            (nproc.value.soft, nproc.value.hard),
+            (Some(96365), Some(96365))
+        );
+        assert_eq!(limits.max_address_space.unwrap().value.soft, None);
+        let pg = host.postgres;
+        assert_eq!(
+            pg.setting("max_connections").unwrap().set_in(),
+            ", set in /var/lib/postgresql/15/main/postgresql.conf"
+        );
+        assert_eq!(pg.setting("work_mem").unwrap().set_in(), "");
+        assert_eq!(pg.bytes("bgwriter_flush_after"), Some(512 << 10));
     }
 
     #[test]

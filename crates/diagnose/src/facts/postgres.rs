@@ -61,6 +61,14 @@ pub struct Setting {
     pub seconds: Option<f64>,
     /// Where it came from.
     pub origin: SettingOrigin,
+    /// pg_settings' `source`, when dumped: `configuration file`, `default`, `database`,
+    /// `user`, `command line`, `environment variable`, `override`, ….
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    /// pg_settings' `sourcefile`, when dumped and set: the file that sets it
+    /// (`postgresql.conf`, `postgresql.auto.conf` for `ALTER SYSTEM`, an included file).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sourcefile: Option<String>,
 }
 
 impl Setting {
@@ -89,6 +97,24 @@ impl Setting {
             }
             SettingOrigin::Default { conf } => format!("PostgreSQL's default: not set in {conf}"),
         }
+    }
+
+    /// Where the server took this value from, when that is not its default: `, set in FILE`,
+    /// `, set by ALTER DATABASE … SET`, …, with a leading comma; empty when unknown.
+    pub fn set_in(&self) -> String {
+        if let Some(file) = &self.sourcefile {
+            return format!(", set in {file}");
+        }
+        let how = match self.source.as_deref() {
+            Some("database") => "ALTER DATABASE … SET",
+            Some("user") => "ALTER ROLE … SET",
+            Some("database user") => "ALTER ROLE … IN DATABASE … SET",
+            Some("command line") => "the postgres command line",
+            Some("environment variable") => "an environment variable",
+            Some("override") => "the server itself",
+            _ => return String::new(),
+        };
+        format!(", set by {how}")
     }
 
     /// `name = value (from)`.
@@ -219,6 +245,25 @@ const SETTINGS: &[(&str, Kind, DefaultFor)] = &[
     }),
     ("fsync", Kind::Text, |_| Some("on")),
     ("full_page_writes", Kind::Text, |_| Some("on")),
+    ("data_sync_retry", Kind::Text, |_| Some("off")),
+    ("allow_system_table_mods", Kind::Text, |_| Some("off")),
+    ("pre_auth_delay", Kind::Time(1.0), |_| Some("0")),
+    ("post_auth_delay", Kind::Time(1.0), |_| Some("0")),
+    ("debug_io_direct", Kind::Text, |v| (v >= 16).then_some("")),
+    ("track_io_timing", Kind::Text, |_| Some("off")),
+    ("max_wal_senders", Kind::Number, |v| {
+        Some(if v >= 10 { "10" } else { "0" })
+    }),
+    ("subtransaction_buffers", Kind::Memory(8192), |v| {
+        (v >= 17).then_some("0")
+    }),
+    ("bgwriter_flush_after", Kind::Memory(8192), |_| {
+        Some("512kB")
+    }),
+    ("checkpoint_flush_after", Kind::Memory(8192), |_| {
+        Some("256kB")
+    }),
+    ("backend_flush_after", Kind::Memory(8192), |_| Some("0")),
     ("log_min_messages", Kind::Text, |_| Some("warning")),
     ("log_temp_files", Kind::Memory(1024), |_| Some("-1")),
     ("max_wal_size", Kind::Memory(1024 * 1024), |_| Some("1GB")),
@@ -239,6 +284,8 @@ pub(super) fn build(bundle: &Bundle, logs: &[PgSource]) -> PgFacts {
                     line: s.line,
                 };
                 let mut setting = read(name, kind, &s.setting, s.unit.as_deref(), origin);
+                setting.source = s.source.clone().filter(|v| !v.is_empty());
+                setting.sourcefile = s.sourcefile.clone().filter(|v| !v.is_empty());
                 if let Some(b) = s.bytes {
                     setting.bytes = u64::try_from(b).ok();
                 }
@@ -333,6 +380,8 @@ fn read(name: &str, kind: Kind, value: &str, unit: Option<&str>, origin: Setting
         number: None,
         seconds: None,
         origin,
+        source: None,
+        sourcefile: None,
     };
     let (number, suffix) = split_number(value);
     match kind {

@@ -1,10 +1,11 @@
 //! PostgreSQL's processes as the collector saw them: role (from the process titles),
-//! `oom_score_adj`, and memory (status and smaps_rollup): what each really costs.
+//! `oom_score_adj`, and memory (status and smaps_rollup): what each really costs; and the
+//! postmaster's resource limits, which every process it forks inherits.
 
 use std::collections::BTreeMap;
 
 use pgmortem_bundle::{Bundle, SourceKind};
-use pgmortem_parse::system::{self, PgRole, ProcStatus, SmapsRollup};
+use pgmortem_parse::system::{self, PgRole, ProcStatus, ResourceLimit, SmapsRollup};
 use serde::Serialize;
 
 use super::{Known, all_of, pid_in_path};
@@ -71,6 +72,21 @@ const STATUS_FIELDS: &[&str] = &["VmRSS", "RssAnon", "VmPTE", "VmSwap", "Hugetlb
 /// The smaps_rollup fields whose lines are kept for evidence.
 const SMAPS_FIELDS: &[&str] = &["Pss_Anon", "AnonHugePages", "ShmemPmdMapped"];
 
+/// The postmaster's resource limits that explain failed forks and allocations (soft and hard;
+/// `null`: unlimited).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct LimitFacts {
+    /// `Max processes` (RLIMIT_NPROC, `ulimit -u`, systemd `LimitNPROC=`): processes and
+    /// threads of the postmaster's user, every program of that user counted.
+    pub max_processes: Option<Known<ResourceLimit>>,
+    /// `Max address space` (RLIMIT_AS, `ulimit -v`, `LimitAS=`): virtual memory per process,
+    /// shared memory mappings included.
+    pub max_address_space: Option<Known<ResourceLimit>>,
+    /// `Max data size` (RLIMIT_DATA, `ulimit -d`, `LimitDATA=`): private writable memory per
+    /// process.
+    pub max_data_size: Option<Known<ResourceLimit>>,
+}
+
 /// Every PostgreSQL process collected.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct ProcessFacts {
@@ -79,6 +95,8 @@ pub struct ProcessFacts {
     /// The postmaster's pid: the process whose title is its command line, else the one whose
     /// parent is not a PostgreSQL process.
     pub postmaster: Option<u32>,
+    /// The postmaster's `/proc/PID/limits`, when collected.
+    pub limits: Option<LimitFacts>,
 }
 
 impl ProcessFacts {
@@ -110,6 +128,7 @@ pub(super) fn build(bundle: &Bundle) -> ProcessFacts {
     let mut by_pid: BTreeMap<u32, PgProcess> = BTreeMap::new();
     let mut statuses: BTreeMap<u32, ProcStatus> = BTreeMap::new();
     let mut smaps: BTreeMap<u32, (String, SmapsRollup)> = BTreeMap::new();
+    let mut limits: BTreeMap<u32, LimitFacts> = BTreeMap::new();
     for source in &bundle.sources {
         let Some(pid) = pid_in_path(&source.path) else {
             continue;
@@ -133,6 +152,22 @@ pub(super) fn build(bundle: &Bundle) -> ProcessFacts {
                         source.path.clone(),
                         system::parse_smaps_rollup(&source.bytes),
                     ),
+                );
+            }
+            SourceKind::ProcLimits => {
+                let parsed = system::parse_limits(&source.bytes);
+                let known = |name: &str| {
+                    parsed
+                        .get(name)
+                        .map(|l| Known::new(l.clone(), &source.path, l.line, name))
+                };
+                limits.insert(
+                    pid,
+                    LimitFacts {
+                        max_processes: known("Max processes"),
+                        max_address_space: known("Max address space"),
+                        max_data_size: known("Max data size"),
+                    },
                 );
             }
             SourceKind::OomScoreAdj => {
@@ -205,6 +240,7 @@ pub(super) fn build(bundle: &Bundle) -> ProcessFacts {
     let mut facts = ProcessFacts {
         processes,
         postmaster,
+        limits: postmaster.and_then(|pm| limits.remove(&pm)),
     };
     if let Some(pm) = facts.postmaster
         && let Some(p) = facts.processes.iter_mut().find(|p| p.pid == pm)

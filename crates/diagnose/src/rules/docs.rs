@@ -87,6 +87,34 @@ pub const REFERENCES: &[(&str, &str)] = &[
          khugepaged) and \"HugeTLB Pages\"",
     ),
     (
+        "pg-subtrans",
+        "PostgreSQL source, src/backend/access/transam/subtrans.c, src/include/access/slru.h \
+         and src/include/storage/proc.h: pg_subtrans keeps four bytes (the parent) per \
+         transaction id, 2,048 per 8 kB page, 32 pages per segment file (65,536 transaction ids, \
+         256 kB); 32 pages are cached before PostgreSQL 17 (subtransaction_buffers from 17: \
+         shared_buffers / 512, from 16 to 1,024 pages, by default); segments before the oldest \
+         running transaction are removed at each checkpoint; a backend caches 64 \
+         subtransaction ids (PGPROC_MAX_CACHED_SUBXIDS) before its snapshot overflows",
+    ),
+    (
+        "pg-test-timing",
+        "PostgreSQL documentation, pg_test_timing: 35.96 ns per clock reading with the TSC \
+         clock source, 722.92 ns after switching the same machine to acpi_pm, where EXPLAIN \
+         ANALYZE of a 100,000-row count went from 16.6 ms to 115.9 ms",
+    ),
+    (
+        "man-rlimits",
+        "Linux manual pages fork(2) and getrlimit(2): fork fails with EAGAIN at RLIMIT_NPROC, \
+         kernel.threads-max, kernel.pid_max or the pids cgroup's limit, with ENOMEM when the \
+         kernel cannot allocate or commit memory; RLIMIT_AS (virtual memory, shared mappings \
+         included) and RLIMIT_DATA make allocations fail with ENOMEM",
+    ),
+    (
+        "kernel-pids",
+        "Linux kernel documentation, \"Process Number Controller\" (pids.max, pids.current, \
+         pids.events; systemd's TasksMax=)",
+    ),
+    (
         "kernel-vm-sysctl",
         "Linux kernel documentation, \"Documentation for /proc/sys/vm/\" (swappiness, \
          dirty_ratio, dirty_bytes, dirty_background_*)",

@@ -43,6 +43,9 @@ pub enum Input {
     Processes,
     /// A PostgreSQL server log.
     PostgresLog,
+    /// Temporary files logged: `log_temp_files` 0 or more in the settings, or `temporary file:`
+    /// lines in the log (a derived fact).
+    TempFileLogging,
     /// A kernel log.
     KernelLog,
     /// A `perf script` profile.
@@ -51,6 +54,8 @@ pub enum Input {
     CpuVulnerabilities,
     /// The current clock source.
     Clocksource,
+    /// The CPU's feature flags (`cpu/flags.txt`).
+    CpuFlags,
     /// `pg_stat_activity` wait events or the `pg_subtrans` file count.
     Subtrans,
 }
@@ -68,10 +73,12 @@ impl Input {
             Input::PgVersion => "pg_version",
             Input::Processes => "processes",
             Input::PostgresLog => "postgres_log",
+            Input::TempFileLogging => "temp_file_logging",
             Input::KernelLog => "kernel_log",
             Input::Perf => "perf",
             Input::CpuVulnerabilities => "cpu_vulnerabilities",
             Input::Clocksource => "clocksource",
+            Input::CpuFlags => "cpu_flags",
             Input::Subtrans => "subtrans",
         }
     }
@@ -96,9 +103,14 @@ impl Input {
             }
             Input::Processes => {
                 "the PostgreSQL processes' /proc files (processes/PID/status, smaps_rollup, \
-                 oom_score_adj; processes/postgres-titles.txt)"
+                 oom_score_adj, limits; processes/postgres-titles.txt)"
             }
             Input::PostgresLog => "the PostgreSQL server log (postgres/server.log)",
+            Input::TempFileLogging => {
+                "temporary files in the PostgreSQL log: log_temp_files = 0 or more (in \
+                 postgres/pg_settings.txt or postgresql.conf; -1, the default, logs none), or \
+                 `temporary file:` lines in postgres/server.log"
+            }
             Input::KernelLog => "the kernel log (kernel/dmesg.txt)",
             Input::Perf => "a perf profile (perf/perf-script.txt: collector --perf SECONDS)",
             Input::CpuVulnerabilities => {
@@ -106,6 +118,7 @@ impl Input {
                  /sys/devices/system/cpu/vulnerabilities)"
             }
             Input::Clocksource => "the clock source (cpu/clocksource.txt)",
+            Input::CpuFlags => "the CPU's flags (cpu/flags.txt: grep -m 1 '^flags' /proc/cpuinfo)",
             Input::Subtrans => {
                 "pg_stat_activity wait events (postgres/activity-summary.txt) or the \
                  pg_subtrans file count (storage/pg_subtrans-files.txt)"
@@ -126,10 +139,19 @@ impl Input {
             Input::PgVersion => host.postgres.version.is_some(),
             Input::Processes => !host.processes.processes.is_empty(),
             Input::PostgresLog => facts.log.present(),
+            Input::TempFileLogging => {
+                !facts.log.temp_files().is_empty()
+                    || facts
+                        .host
+                        .postgres
+                        .number("log_temp_files")
+                        .is_some_and(|n| n >= 0.0)
+            }
             Input::KernelLog => !facts.kernel_logs.is_empty(),
             Input::Perf => !facts.perf.is_empty(),
             Input::CpuVulnerabilities => !host.cpu.vulnerabilities.is_empty(),
             Input::Clocksource => host.cpu.clocksource.is_some(),
+            Input::CpuFlags => host.cpu.tsc_flags.is_some(),
             Input::Subtrans => host.subtrans.is_some(),
         }
     }

@@ -1,7 +1,8 @@
 //! Pieces several rules write the same way: an incident's evidence and figures in words, the
 //! PostgreSQL settings sum that bounds memory use, the overcommit ratio the seeds compute, the
-//! OOM kills of PostgreSQL processes, the huge pages PostgreSQL's shared memory needs, and
-//! what one connection really costs.
+//! OOM kills of PostgreSQL processes, the huge pages PostgreSQL's shared memory needs, what one
+//! connection really costs, the settings a finding stands on, sizes written as postgresql.conf
+//! values, counted nouns.
 
 use crate::facts::{Facts, Setting};
 use crate::human::{cut, duration, human_bytes, human_kb};
@@ -445,6 +446,38 @@ pub(crate) fn connection_cost(facts: &Facts<'_>) -> Option<ConnectionCost> {
     })
 }
 
+/// The lines of the settings `names` that the bundle has (defaults have no line and are
+/// left out).
+pub(crate) fn settings_evidence(facts: &Facts<'_>, names: &[&str]) -> Vec<Evidence> {
+    names
+        .iter()
+        .filter_map(|n| facts.host.postgres.setting(n)?.evidence())
+        .collect()
+}
+
+/// `bytes` rounded up to a value for postgresql.conf: `640kB`, `96MB`, `2GB`.
+pub(crate) fn pg_size(bytes: u64) -> String {
+    const KB: u64 = 1 << 10;
+    const MB: u64 = 1 << 20;
+    const GB: u64 = 1 << 30;
+    if bytes < MB {
+        format!("{}kB", bytes.div_ceil(KB).max(64))
+    } else if bytes >= GB && bytes % GB == 0 {
+        format!("{}GB", bytes / GB)
+    } else {
+        format!("{}MB", bytes.div_ceil(MB))
+    }
+}
+
+/// `1 error`, `3 errors`: `n` and `word`, with an `s` when `n` is not 1.
+pub(crate) fn counted(n: u64, word: &str) -> String {
+    if n == 1 {
+        format!("1 {word}")
+    } else {
+        format!("{n} {word}s")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -458,6 +491,8 @@ mod tests {
             bytes: None,
             number: None,
             seconds: None,
+            source: None,
+            sourcefile: None,
             origin: crate::facts::SettingOrigin::Default {
                 conf: "postgresql.conf".into(),
             },
@@ -467,6 +502,19 @@ mod tests {
         assert_eq!(huge_pages_mode(&setting("no")), "off");
         assert_eq!(huge_pages_mode(&setting("Off")), "off");
         assert_eq!(huge_pages_mode(&setting("try")), "try");
+    }
+
+    #[test]
+    fn sizes_as_postgresql_conf_values() {
+        assert_eq!(pg_size(1000), "64kB");
+        assert_eq!(pg_size(300 << 10), "300kB");
+        assert_eq!(pg_size((96 << 20) - 1), "96MB");
+        assert_eq!(pg_size(96 << 20), "96MB");
+        assert_eq!(pg_size((96 << 20) + 1), "97MB");
+        assert_eq!(pg_size(2 << 30), "2GB");
+        assert_eq!(pg_size((2 << 30) + 1), "2049MB");
+        assert_eq!(counted(1, "error"), "1 error");
+        assert_eq!(counted(0, "error"), "0 errors");
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! Small host and server readings a bundle carries next to the memory snapshots: a process's
-//! `oom_score_adj`, the CPU vulnerability files, the clock source, a single count (`ls
-//! pg_subtrans | wc -l`), `SELECT version()`, psql's unaligned tables (`pg_stat_activity`
-//! summaries) and `auditctl -s` / `auditctl -l`.
+//! `oom_score_adj`, the CPU vulnerability files, the CPU's feature flags, the clock source, a
+//! single count (`ls pg_subtrans | wc -l`), `SELECT version()`, psql's unaligned tables
+//! (`pg_stat_activity` summaries) and `auditctl -s` / `auditctl -l`.
 
 use serde::Serialize;
 
@@ -49,6 +49,68 @@ pub fn parse_clocksource(input: &[u8]) -> Result<String, SnapshotError> {
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
     if ok { Ok(text.to_owned()) } else { Err(err()) }
+}
+
+/// The CPU's feature flags, as `/proc/cpuinfo` prints them for one CPU.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct CpuFlags {
+    /// The flags in the order printed (x86: `fpu`, `tsc`, `constant_tsc`, `nonstop_tsc`, …;
+    /// arm64: `fp`, `asimd`, …).
+    pub flags: Vec<String>,
+    /// 1-based line of the `flags` (x86) or `Features` (arm64) line read; 0 when there is none.
+    pub line: u64,
+    /// Line accounting.
+    pub stats: ParseStats,
+}
+
+impl CpuFlags {
+    /// The CPU advertises `flag`.
+    pub fn has(&self, flag: &str) -> bool {
+        self.flags.iter().any(|f| f == flag)
+    }
+}
+
+/// `flags` or `Features` and the rest of the line, when `text` is such a cpuinfo line.
+fn flags_line(text: &str) -> Option<&str> {
+    let (key, value) = text.split_once(':')?;
+    matches!(key.trim_end(), "flags" | "Features").then_some(value)
+}
+
+// flags		: fpu vme de pse tsc msr pae mce cx8 apic sep … constant_tsc … nonstop_tsc …
+/// Parses the CPU flags line as the collector keeps it (`grep -m 1 '^flags' /proc/cpuinfo`),
+/// or a whole `/proc/cpuinfo`, whose first `flags` (arm64: `Features`) line is read; its other
+/// `key : value` lines are skipped, lines of another shape are counted unrecognised.
+pub fn parse_cpu_flags(input: &[u8]) -> CpuFlags {
+    let mut out = CpuFlags::default();
+    for line in Lines::new(input) {
+        out.stats.lines += 1;
+        if line.lossy {
+            out.stats.invalid_utf8_lines += 1;
+        }
+        let text = line.text.as_ref();
+        if text.trim().is_empty() {
+            continue;
+        }
+        match flags_line(text) {
+            Some(value) if out.line == 0 => {
+                out.flags = value.split_whitespace().map(str::to_owned).collect();
+                out.line = line.number;
+                out.stats.records += 1;
+            }
+            Some(_) => {}
+            None if text.contains(':') => {}
+            None => out.stats.unrecognized(line.number, text),
+        }
+    }
+    out
+}
+
+/// Sniffs the collector's CPU flags file: its first line is a cpuinfo `flags` or `Features`
+/// line with at least a few flags.
+pub fn sniff_cpu_flags(head: &[u8]) -> Option<f32> {
+    let first = Lines::new(head).next()?;
+    let value = flags_line(first.text.as_ref())?;
+    (value.split_whitespace().count() >= 3).then_some(0.9)
 }
 
 /// One CPU vulnerability and the kernel's verdict on it.
@@ -301,6 +363,30 @@ mod tests {
         assert_eq!(parse_clocksource(b"tsc\n").unwrap(), "tsc");
         assert_eq!(parse_clocksource(b"acpi_pm\n").unwrap(), "acpi_pm");
         assert!(parse_clocksource(b"two words\n").is_err());
+    }
+
+    #[test]
+    fn cpu_flags_of_x86_and_arm64() {
+        let x86 = parse_cpu_flags(b"flags\t\t: fpu tsc constant_tsc nonstop_tsc rdtscp\n");
+        assert!(x86.has("constant_tsc") && x86.has("nonstop_tsc"));
+        assert!(!x86.has("tsc_reliable"));
+        assert_eq!((x86.line, x86.stats.records), (1, 1));
+        assert_eq!(
+            sniff_cpu_flags(b"flags\t\t: fpu tsc constant_tsc\n"),
+            Some(0.9)
+        );
+        // A whole /proc/cpuinfo of an arm64 host: the first Features line, other keys skipped.
+        let arm = parse_cpu_flags(
+            b"processor\t: 0\nBogoMIPS\t: 50.00\nFeatures\t: fp asimd evtstrm aes\n\n\
+              processor\t: 1\nFeatures\t: fp asimd evtstrm aes\n",
+        );
+        assert_eq!(arm.flags, ["fp", "asimd", "evtstrm", "aes"]);
+        assert_eq!(
+            (arm.line, arm.stats.records, arm.stats.unrecognized_lines),
+            (3, 1, 0)
+        );
+        assert!(sniff_cpu_flags(b"processor\t: 0\n").is_none());
+        assert_eq!(parse_cpu_flags(b"garbage\n").stats.unrecognized_lines, 1);
     }
 
     #[test]

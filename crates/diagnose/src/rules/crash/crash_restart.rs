@@ -91,7 +91,12 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
         let mut f = finding(
             &META,
             Severity::Critical,
-            format!("PostgreSQL {} {} {how}{}", c.process, c.pid, outage_text(incident)),
+            format!(
+                "PostgreSQL {} {} {how}{}",
+                c.process,
+                c.pid,
+                outage_text(incident)
+            ),
         )
         .summary(summary.trim_end())
         .recommend(recommendation(incident))
@@ -112,15 +117,21 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
 }
 
 fn is_panic(incident: &Incident) -> bool {
-    incident.cause == "abort_or_panic" && incident.preceded_by.iter().any(|l| l.severity == Some("PANIC"))
+    incident.cause == "abort_or_panic"
+        && incident
+            .preceded_by
+            .iter()
+            .any(|l| l.severity == Some("PANIC"))
 }
 
 fn recommendation(incident: &Incident) -> String {
     match incident.cause {
-        "signal_from_outside" => "Find who sent the signal: supervisor and container runtime logs, \
+        "signal_from_outside" => {
+            "Find who sent the signal: supervisor and container runtime logs, \
             systemd-oomd or another userspace OOM killer, an operator; never end a single \
             backend with kill -9: use pg_terminate_backend()."
-            .into(),
+                .into()
+        }
         "segfault" => "A backend crashed on a bad memory access: enable core dumps \
             (systemd-coredump, ulimit -c unlimited), get a backtrace, note the query and the \
             extensions loaded, look for hardware errors (MCE, EDAC) in the kernel log, and \
@@ -162,7 +173,9 @@ mod tests {
 
     #[test]
     fn sigkill_from_outside_says_who_to_look_for() {
-        let f = Scratch::incident("pg15-sigkill-backend").run("crash-restart").one();
+        let f = Scratch::incident("pg15-sigkill-backend")
+            .run("crash-restart")
+            .one();
         assert!(f.title.contains("signal 9 (SIGKILL)"), "{}", f.title);
         assert!(f.recommendation.unwrap().contains("pg_terminate_backend"));
     }
@@ -184,15 +197,26 @@ mod tests {
             .copy("postgresql.log", "formats/pglog/pg15-events.log")
             .run("crash-restart")
             .findings();
-        let startup = f.iter().find(|f| f.title.contains("startup process")).unwrap();
-        assert!(startup.summary.contains("could not resize shared memory segment"), "{}", startup.summary);
+        let startup = f
+            .iter()
+            .find(|f| f.title.contains("startup process"))
+            .unwrap();
+        assert!(
+            startup
+                .summary
+                .contains("could not resize shared memory segment"),
+            "{}",
+            startup.summary
+        );
         assert!(startup.evidence.iter().any(|e| e.line == 4));
     }
 
     #[test]
     fn no_log_no_evaluation() {
         assert!(matches!(
-            Scratch::new().copy("dmesg.txt", "incidents/pg15-memcg-oom-sort/dmesg.txt").run("crash-restart"),
+            Scratch::new()
+                .copy("dmesg.txt", "incidents/pg15-memcg-oom-sort/dmesg.txt")
+                .run("crash-restart"),
             crate::rules::testing::Outcome::NotEvaluated(_)
         ));
     }

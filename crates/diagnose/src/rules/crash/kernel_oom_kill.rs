@@ -95,8 +95,8 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
 
 #[cfg(test)]
 mod tests {
-    use crate::rules::testing::Scratch;
     use crate::Severity;
+    use crate::rules::testing::Scratch;
 
     #[test]
     fn a_kill_of_another_program_is_a_warning() {

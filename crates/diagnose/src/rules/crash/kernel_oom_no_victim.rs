@@ -66,7 +66,10 @@ mod tests {
         // Three reports: the first names a task already exiting and kills nothing, the second
         // is cut by the next report, the third kills pid 30141.
         let found = Scratch::new()
-            .copy("dmesg.txt", "formats/kernel/edge-header-without-kill-line.txt")
+            .copy(
+                "dmesg.txt",
+                "formats/kernel/edge-header-without-kill-line.txt",
+            )
             .run("kernel-oom-no-victim")
             .findings();
         assert_eq!(found.len(), NO_VICTIM_REPORTS, "{found:#?}");

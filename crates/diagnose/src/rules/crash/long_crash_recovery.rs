@@ -71,7 +71,11 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
         let mut recommendation = "Bound the WAL between checkpoints (max_wal_size, \
             checkpoint_timeout) by the recovery time you can afford."
             .to_owned();
-        let mut f = finding(&META, severity, format!("Crash recovery took {}", duration(outage.max(redo))));
+        let mut f = finding(
+            &META,
+            severity,
+            format!("Crash recovery took {}", duration(outage.max(redo))),
+        );
         if let (Some(bytes), true) = (incident.wal_replayed_bytes, redo > 0.0) {
             let rate = bytes as f64 / redo;
             let target = (rate * TARGET_REDO_SECONDS) as u64;
@@ -100,7 +104,12 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
                 .figure("recommended_max_wal_size_bytes", target as f64);
         }
         let mut evidence = incident_evidence(incident);
-        if let Some(s) = facts.host.postgres.setting("max_wal_size").and_then(|s| s.evidence()) {
+        if let Some(s) = facts
+            .host
+            .postgres
+            .setting("max_wal_size")
+            .and_then(|s| s.evidence())
+        {
             evidence.push(s);
         }
         out.push(

@@ -68,7 +68,11 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
         let mut f = finding(
             &META,
             Severity::Critical,
-            format!("The kernel OOM killer killed the postmaster (pid {}){}", k.pid, limit_text(k)),
+            format!(
+                "The kernel OOM killer killed the postmaster (pid {}){}",
+                k.pid,
+                limit_text(k)
+            ),
         )
         .summary(format!(
             "The postmaster, pid {} ({}{}), was killed by the kernel OOM killer; every session \

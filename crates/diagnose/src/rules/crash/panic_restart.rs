@@ -121,7 +121,10 @@ mod tests {
     #[test]
     fn a_startup_panic_is_an_outage_that_does_not_end() {
         let f = Scratch::new()
-            .copy("postgresql.log", "formats/pglog/pg15-panic-no-checkpoint.log")
+            .copy(
+                "postgresql.log",
+                "formats/pglog/pg15-panic-no-checkpoint.log",
+            )
             .run("panic-restart")
             .one();
         assert!(f.title.contains("checkpoint record"), "{}", f.title);

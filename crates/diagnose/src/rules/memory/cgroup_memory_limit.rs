@@ -42,9 +42,7 @@
 use crate::facts::Facts;
 use crate::human::human_bytes;
 use crate::report::{Finding, Severity};
-use crate::rules::support::{
-    connection_cost, kill_evidence, postgres_oom_kills, worst_case,
-};
+use crate::rules::support::{connection_cost, kill_evidence, postgres_oom_kills, worst_case};
 use crate::rules::{Input, RuleMeta, finding};
 
 pub(crate) const META: RuleMeta = RuleMeta {
@@ -92,10 +90,11 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
     let shared = shared_setting.and_then(|s| s.bytes);
     let connections = pg.number("max_connections").map(|n| n.max(0.0) as u64);
     let cost = connection_cost(facts);
-    let per_connection = cost.as_ref().map_or(DEFAULT_CONNECTION_COST, |c| c.mean_real);
-    let floor = shared.map(|s| {
-        s.saturating_add(connections.unwrap_or(0).saturating_mul(per_connection))
-    });
+    let per_connection = cost
+        .as_ref()
+        .map_or(DEFAULT_CONNECTION_COST, |c| c.mean_real);
+    let floor =
+        shared.map(|s| s.saturating_add(connections.unwrap_or(0).saturating_mul(per_connection)));
 
     let mut severity = None::<Severity>;
     let mut raise = |s: Severity| severity = Some(severity.map_or(s, |o| o.max(s)));
@@ -238,9 +237,7 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
                 human_bytes(l.value)
             ));
         }
-        if too_small
-            && let Some(s) = shared
-        {
+        if too_small && let Some(s) = shared {
             let room = (FLOOR_SHARE * l.value as f64) as u64;
             let connections_cost = floor.unwrap_or(s).saturating_sub(s);
             if room > connections_cost {
@@ -290,17 +287,19 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
                 .filter_map(|s| s.evidence()),
         );
     }
-    evidence.extend(
-        memcg_kills
-            .iter()
-            .map(|(_, _, k)| kill_evidence(k, format!("memory cgroup OOM kill of {} {}", k.comm, k.pid))),
-    );
+    evidence.extend(memcg_kills.iter().map(|(_, _, k)| {
+        kill_evidence(k, format!("memory cgroup OOM kill of {} {}", k.comm, k.pid))
+    }));
 
     let title = match (limit, oom_kills) {
         (Some(l), 0) => format!(
             "The postmaster's memory cgroup limit of {} is {}",
             human_bytes(l.value),
-            if too_small { "too small for the configuration" } else { "reached" }
+            if too_small {
+                "too small for the configuration"
+            } else {
+                "reached"
+            }
         ),
         (Some(l), n) => format!(
             "The postmaster's memory cgroup (limit {}) has had {n} OOM kill{}",
@@ -380,7 +379,10 @@ mod tests {
         // The larger of twice the floor (1,075,027,968 B) and the worst case, 480 MiB of
         // work_mem + 484 MB + 192 MiB = 1,212,153,856 B, with a fifth to spare.
         assert_eq!(f.figures["recommended_limit_bytes"], 1_515_192_320.0);
-        assert!(text.contains("cgroup/16859/memory.limit_in_bytes"), "{text}");
+        assert!(
+            text.contains("cgroup/16859/memory.limit_in_bytes"),
+            "{text}"
+        );
         assert!(
             f.evidence
                 .iter()
@@ -404,7 +406,11 @@ mod tests {
     #[test]
     fn an_oom_kill_in_the_cgroup_is_a_warning() {
         let f = collected()
-            .set_line(&format!("{CGROUP}/memory.oom_control"), "oom_kill ", "oom_kill 1")
+            .set_line(
+                &format!("{CGROUP}/memory.oom_control"),
+                "oom_kill ",
+                "oom_kill 1",
+            )
             .run("cgroup-memory-limit")
             .one();
         assert_eq!(f.severity, Severity::Warning);
@@ -429,16 +435,16 @@ mod tests {
                 &format!("{CGROUP}/memory.limit_in_bytes"),
                 "9223372036854771712\n",
             )
-            .set_line(&format!("{CGROUP}/memory.oom_control"), "oom_kill ", "oom_kill 1")
+            .set_line(
+                &format!("{CGROUP}/memory.oom_control"),
+                "oom_kill ",
+                "oom_kill 1",
+            )
             .run("cgroup-memory-limit")
             .one();
         assert_eq!(f.severity, Severity::Warning);
         assert!(!f.figures.contains_key("limit_bytes"));
-        assert!(
-            f.recommendation
-                .unwrap()
-                .contains("not limited below RAM"),
-        );
+        assert!(f.recommendation.unwrap().contains("not limited below RAM"),);
     }
 
     #[test]
@@ -452,7 +458,10 @@ mod tests {
         // The peak edited to 95 % of 1 GiB (1,020,054,732.8 B) and one byte under.
         let peak = |b: u64| {
             collected()
-                .write(&format!("{CGROUP}/memory.max_usage_in_bytes"), format!("{b}\n"))
+                .write(
+                    &format!("{CGROUP}/memory.max_usage_in_bytes"),
+                    format!("{b}\n"),
+                )
                 .run("cgroup-memory-limit")
         };
         assert_eq!(peak(1_020_054_733).one().severity, Severity::Info);
@@ -472,7 +481,11 @@ mod tests {
         assert_eq!(f.figures["limit_bytes"], (512u64 << 20) as f64);
         assert_eq!(f.figures["floor_bytes"], ((143u64 + 200) << 20) as f64);
         assert!(f.summary.contains("postgres 32691"), "{}", f.summary);
-        assert!(f.summary.contains("Usage has reached the limit"), "{}", f.summary);
+        assert!(
+            f.summary.contains("Usage has reached the limit"),
+            "{}",
+            f.summary
+        );
         let text = f.recommendation.unwrap();
         assert!(text.contains("worst case"), "{text}");
     }
@@ -498,6 +511,9 @@ mod tests {
         for p in s.paths("cgroup/") {
             s = s.remove(&p);
         }
-        assert!(matches!(s.run("cgroup-memory-limit"), Outcome::NotEvaluated(_)));
+        assert!(matches!(
+            s.run("cgroup-memory-limit"),
+            Outcome::NotEvaluated(_)
+        ));
     }
 }

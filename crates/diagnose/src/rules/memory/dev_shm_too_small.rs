@@ -62,12 +62,9 @@ const ROUND_TO: u64 = 64 << 20;
 const CITED: usize = 3;
 
 pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
-    let refused = facts.log.records(|e| {
-        matches!(
-            e,
-            PgEvent::SharedMemoryResizeFailed { no_space: true, .. }
-        )
-    });
+    let refused = facts
+        .log
+        .records(|e| matches!(e, PgEvent::SharedMemoryResizeFailed { no_space: true, .. }));
     let largest = refused
         .iter()
         .filter_map(|(_, r)| match &r.event {
@@ -98,7 +95,8 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
     let need = per_hash.unwrap_or(0).max(MIN_DEV_SHM);
     let preallocated = pg.bytes("min_dynamic_shared_memory").unwrap_or(0);
     let dev_shm = facts.host.dev_shm.as_ref();
-    let small = dev_shm.filter(|d| posix && workers > 0 && preallocated < need && d.size.value < need);
+    let small =
+        dev_shm.filter(|d| posix && workers > 0 && preallocated < need && d.size.value < need);
 
     if refused.is_empty() && small.is_none() {
         return Vec::new();
@@ -141,10 +139,10 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
                 "unclean_restart" => "restart",
                 other => other,
             },
-            incident
-                .postgres_crash
-                .as_ref()
-                .map_or_else(|| "a process died".to_owned(), |c| format!("{} {} died", c.process, c.pid)),
+            incident.postgres_crash.as_ref().map_or_else(
+                || "a process died".to_owned(),
+                |c| format!("{} {} died", c.process, c.pid)
+            ),
             incident
                 .outage_seconds
                 .map(|s| format!("; the instance was down {}", crate::human::duration(s)))
@@ -167,7 +165,10 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
                 human_bytes(MIN_DEV_SHM)
             ));
         } else {
-            said.push(format!("/dev/shm is {}{how_full}.", human_bytes(d.size.value)));
+            said.push(format!(
+                "/dev/shm is {}{how_full}.",
+                human_bytes(d.size.value)
+            ));
         }
     }
 
@@ -204,7 +205,10 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
         })
         .collect();
     if let Some(d) = dev_shm {
-        evidence.push(d.size.evidence(format!("/dev/shm {}", human_bytes(d.size.value))));
+        evidence.push(
+            d.size
+                .evidence(format!("/dev/shm {}", human_bytes(d.size.value))),
+        );
     }
     if small.is_some() {
         evidence.extend(
@@ -303,7 +307,11 @@ mod tests {
         assert_eq!(f.figures["enospc_errors"], 3.0);
         assert_eq!(f.figures["largest_request_bytes"], 4_194_304.0);
         assert_eq!(f.evidence[0].line, 4);
-        assert!(f.summary.contains("startup process 21799 died"), "{}", f.summary);
+        assert!(
+            f.summary.contains("startup process 21799 died"),
+            "{}",
+            f.summary
+        );
         // No settings: the floor of 256 MiB.
         assert!(
             f.recommendation
@@ -341,7 +349,12 @@ mod tests {
         assert_eq!(f.figures["enospc_errors"], 3.0);
         assert_eq!(f.figures["largest_request_bytes"], 2_105_344.0);
         assert_eq!(f.figures["dev_shm_bytes"], (1u64 << 20) as f64);
-        assert!(f.title.contains("/dev/shm (1 MiB) ran out of space 3 times"), "{}", f.title);
+        assert!(
+            f.title
+                .contains("/dev/shm (1 MiB) ran out of space 3 times"),
+            "{}",
+            f.title
+        );
         // Both halves: the errors, and the size against max(256 MiB, 4MB × 2 × 3).
         assert!(f.summary.contains("less than the 256 MiB"), "{}", f.summary);
         assert!(f.evidence.iter().any(|e| e.path == "storage/df.txt"));
@@ -369,7 +382,11 @@ mod tests {
         assert_eq!(f.figures["dev_shm_bytes"], (64u64 << 20) as f64);
         assert_eq!(f.figures["dev_shm_need_bytes"], (256u64 << 20) as f64);
         assert!(f.title.contains("/dev/shm is 64 MiB"), "{}", f.title);
-        assert!(f.evidence.iter().any(|e| e.path == DF && e.key.as_deref() == Some("/dev/shm")));
+        assert!(
+            f.evidence
+                .iter()
+                .any(|e| e.path == DF && e.key.as_deref() == Some("/dev/shm"))
+        );
         assert_eq!(
             dev_shm_kb(262_143).run("dev-shm-too-small").one().severity,
             Severity::Warning
@@ -386,7 +403,10 @@ mod tests {
         assert_eq!(f.figures["dev_shm_need_bytes"], (384u64 << 20) as f64);
         let text = f.recommendation.unwrap();
         assert!(text.contains("--shm-size=384m"), "{text}");
-        assert!(text.contains("min_dynamic_shared_memory = '384MB'"), "{text}");
+        assert!(
+            text.contains("min_dynamic_shared_memory = '384MB'"),
+            "{text}"
+        );
     }
 
     #[test]

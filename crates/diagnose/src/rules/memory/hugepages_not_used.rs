@@ -276,8 +276,15 @@ mod tests {
         );
         // Mode 0 on this host: the ratio is given for mode 2.
         assert!(text.contains("the ratio would be"), "{text}");
-        assert!(f.summary.contains("huge_pages = try (postgres/pg_settings.txt:126)"));
-        assert!(with_shared_buffers(131_071).run("hugepages-not-used").silent());
+        assert!(
+            f.summary
+                .contains("huge_pages = try (postgres/pg_settings.txt:126)")
+        );
+        assert!(
+            with_shared_buffers(131_071)
+                .run("hugepages-not-used")
+                .silent()
+        );
     }
 
     #[test]
@@ -296,7 +303,10 @@ mod tests {
         };
         let f = connections(1206);
         assert_eq!(f.severity, Severity::Warning);
-        assert_eq!(f.figures["page_tables_worst_bytes"], ((1206u64 * 2) << 20) as f64);
+        assert_eq!(
+            f.figures["page_tables_worst_bytes"],
+            ((1206u64 * 2) << 20) as f64
+        );
         assert_eq!(connections(1205).severity, Severity::Info);
     }
 
@@ -304,7 +314,11 @@ mod tests {
     fn huge_pages_on_or_mapped_is_silent() {
         assert!(
             with_shared_buffers(131_072)
-                .set_line(SETTINGS, "huge_pages|", &settings_row("huge_pages", "on", ""))
+                .set_line(
+                    SETTINGS,
+                    "huge_pages|",
+                    &settings_row("huge_pages", "on", "")
+                )
                 .run("hugepages-not-used")
                 .silent()
         );
@@ -337,7 +351,11 @@ mod tests {
             )
             .run("hugepages-not-used")
             .one();
-        assert!(f.summary.contains("44 huge pages are reserved, 530 needed"), "{}", f.summary);
+        assert!(
+            f.summary.contains("44 huge pages are reserved, 530 needed"),
+            "{}",
+            f.summary
+        );
         assert!(
             f.evidence
                 .iter()
@@ -349,7 +367,11 @@ mod tests {
     #[test]
     fn off_says_so() {
         let f = with_shared_buffers(131_072)
-            .set_line(SETTINGS, "huge_pages|", &settings_row("huge_pages", "off", ""))
+            .set_line(
+                SETTINGS,
+                "huge_pages|",
+                &settings_row("huge_pages", "off", ""),
+            )
             .run("hugepages-not-used")
             .one();
         assert!(f.summary.starts_with("huge_pages = off"), "{}", f.summary);

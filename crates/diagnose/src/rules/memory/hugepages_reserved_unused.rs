@@ -175,7 +175,8 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
         ),
     };
 
-    let mut evidence: Vec<Evidence> = vec![total.evidence(format!("HugePages_Total {}", total.value))];
+    let mut evidence: Vec<Evidence> =
+        vec![total.evidence(format!("HugePages_Total {}", total.value))];
     if let Some(free) = &mem.hugepages_free {
         evidence.push(free.evidence(format!("HugePages_Free {}", free.value)));
     }
@@ -246,8 +247,16 @@ mod tests {
     }
 
     fn pool(s: Scratch, total: u64, free: u64) -> Scratch {
-        s.set_line(MEMINFO, "HugePages_Total:", &format!("HugePages_Total:   {total:>5}"))
-            .set_line(MEMINFO, "HugePages_Free:", &format!("HugePages_Free:    {free:>5}"))
+        s.set_line(
+            MEMINFO,
+            "HugePages_Total:",
+            &format!("HugePages_Total:   {total:>5}"),
+        )
+        .set_line(
+            MEMINFO,
+            "HugePages_Free:",
+            &format!("HugePages_Free:    {free:>5}"),
+        )
     }
 
     #[test]
@@ -275,7 +284,10 @@ mod tests {
         assert!(f.summary.contains("fell back"), "{}", f.summary);
         // 19 pages asked for, 44 reserved: reserved after the start, or another size.
         let text = f.recommendation.unwrap();
-        assert!(text.contains("holds the 19 pages PostgreSQL asks for"), "{text}");
+        assert!(
+            text.contains("holds the 19 pages PostgreSQL asks for"),
+            "{text}"
+        );
         assert!(
             f.evidence
                 .iter()

@@ -72,7 +72,11 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
     } else {
         Severity::Warning
     };
-    let mode_name = if mode.value == 0 { "heuristic" } else { "always" };
+    let mode_name = if mode.value == 0 {
+        "heuristic"
+    } else {
+        "always"
+    };
     let oom = if global_kills.is_empty() {
         String::new()
     } else {
@@ -154,20 +158,36 @@ mod tests {
         let f = collected().run("overcommit-heuristic").one();
         assert_eq!(f.severity, Severity::Info);
         assert_eq!(f.figures["recommended_overcommit_ratio"], 80.0);
-        assert!(f.recommendation.unwrap().contains("vm.overcommit_ratio = 80"));
-        assert!(f.evidence.iter().any(|e| e.key.as_deref() == Some("vm.overcommit_memory")));
+        assert!(
+            f.recommendation
+                .unwrap()
+                .contains("vm.overcommit_ratio = 80")
+        );
+        assert!(
+            f.evidence
+                .iter()
+                .any(|e| e.key.as_deref() == Some("vm.overcommit_memory"))
+        );
     }
 
     #[test]
     fn mode_one_fires_and_mode_two_is_silent() {
         let one = collected()
-            .set_line(SYSCTL, "/proc/sys/vm/overcommit_memory:", "/proc/sys/vm/overcommit_memory:1")
+            .set_line(
+                SYSCTL,
+                "/proc/sys/vm/overcommit_memory:",
+                "/proc/sys/vm/overcommit_memory:1",
+            )
             .run("overcommit-heuristic")
             .one();
         assert_eq!(one.figures["overcommit_memory"], 1.0);
         assert!(
             collected()
-                .set_line(SYSCTL, "/proc/sys/vm/overcommit_memory:", "/proc/sys/vm/overcommit_memory:2")
+                .set_line(
+                    SYSCTL,
+                    "/proc/sys/vm/overcommit_memory:",
+                    "/proc/sys/vm/overcommit_memory:2"
+                )
                 .run("overcommit-heuristic")
                 .silent()
         );
@@ -178,8 +198,16 @@ mod tests {
         // The same host with 4 GiB of swap and 2 GiB of huge pages:
         // (0.8 × 24,684,092 − 4,194,304 − 2,097,152) ÷ (24,684,092 − 2,097,152) = 59 %.
         let f = collected()
-            .set_line("memory/meminfo.txt", "SwapTotal:", "SwapTotal:       4194304 kB")
-            .set_line("memory/meminfo.txt", "HugePages_Total:", "HugePages_Total:    1024")
+            .set_line(
+                "memory/meminfo.txt",
+                "SwapTotal:",
+                "SwapTotal:       4194304 kB",
+            )
+            .set_line(
+                "memory/meminfo.txt",
+                "HugePages_Total:",
+                "HugePages_Total:    1024",
+            )
             .run("overcommit-heuristic")
             .one();
         assert_eq!(f.figures["recommended_overcommit_ratio"], 59.0);
@@ -189,7 +217,10 @@ mod tests {
     fn a_global_oom_kill_makes_it_a_warning_and_a_memcg_one_does_not() {
         let memcg = Scratch::incident("pg15-memcg-oom-sort")
             .copy("memory/meminfo.txt", "formats/system/meminfo/meminfo.txt")
-            .copy("memory/sysctl-vm.txt", "formats/system/sysctl/sysctl-vm.txt")
+            .copy(
+                "memory/sysctl-vm.txt",
+                "formats/system/sysctl/sysctl-vm.txt",
+            )
             .run("overcommit-heuristic")
             .one();
         assert_eq!(memcg.severity, Severity::Info);
@@ -207,7 +238,13 @@ mod tests {
             .run("overcommit-heuristic")
             .one();
         assert_eq!(global.severity, Severity::Warning);
-        assert!(global.summary.contains("1 OOM kill for want of host memory"), "{}", global.summary);
+        assert!(
+            global
+                .summary
+                .contains("1 OOM kill for want of host memory"),
+            "{}",
+            global.summary
+        );
     }
 
     #[test]

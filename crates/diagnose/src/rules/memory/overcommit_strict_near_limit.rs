@@ -110,19 +110,24 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
     if let Some(s) = &mem.swap_total {
         evidence.push(s.evidence(format!("SwapTotal {}", human_bytes(s.value))));
     }
-    evidence.extend(facts.log.oom_errors().into_iter().take(ERRORS_CITED).map(|e| {
-        Evidence {
-            path: e.path,
-            line: e.line,
-            what: format!(
-                "ERROR: out of memory{}",
-                e.request_bytes
-                    .map(|b| format!(" (failed on a request of {})", human_bytes(b)))
-                    .unwrap_or_default()
-            ),
-            key: None,
-        }
-    }));
+    evidence.extend(
+        facts
+            .log
+            .oom_errors()
+            .into_iter()
+            .take(ERRORS_CITED)
+            .map(|e| Evidence {
+                path: e.path,
+                line: e.line,
+                what: format!(
+                    "ERROR: out of memory{}",
+                    e.request_bytes
+                        .map(|b| format!(" (failed on a request of {})", human_bytes(b)))
+                        .unwrap_or_default()
+                ),
+                key: None,
+            }),
+    );
 
     let errors = match oom_errors {
         0 => String::new(),
@@ -398,8 +403,11 @@ mod tests {
 
     #[test]
     fn the_default_mode_is_silent_and_no_sysctls_is_not_evaluated() {
-        let heuristic = Scratch::bundle("formats/bundle/pg15-collected.tar.gz")
-            .set_line(MEMINFO, "Committed_AS:", "Committed_AS:   12000000 kB");
+        let heuristic = Scratch::bundle("formats/bundle/pg15-collected.tar.gz").set_line(
+            MEMINFO,
+            "Committed_AS:",
+            "Committed_AS:   12000000 kB",
+        );
         assert!(heuristic.run("overcommit-strict-near-limit").silent());
         assert!(matches!(
             heuristic.remove(SYSCTL).run("overcommit-strict-near-limit"),

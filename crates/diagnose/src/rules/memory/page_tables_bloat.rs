@@ -262,11 +262,7 @@ mod tests {
     /// oom_score_adj copied under new pids with their process titles, its VmPTE edited to the
     /// 2336 kB [fr-memoire] measured after a backend read 1 GB of shared_buffers.
     fn with_connections(mut s: Scratch, n: u32) -> Scratch {
-        s = s.set_line(
-            "processes/16893/status",
-            "VmPTE:",
-            "VmPTE:\t    2336 kB",
-        );
+        s = s.set_line("processes/16893/status", "VmPTE:", "VmPTE:\t    2336 kB");
         let mut titles = String::new();
         for pid in 30_000..30_000 + n {
             for file in ["status", "smaps_rollup", "oom_score_adj"] {
@@ -296,8 +292,17 @@ mod tests {
         // 5 % of 24,684,092 kB is 1,234,204.6 kB; 2 % is 493,681.84 kB.
         let f = page_tables(1_234_205).run("page-tables-bloat").one();
         assert_eq!(f.severity, Severity::Warning);
-        assert_eq!(page_tables(1_234_204).run("page-tables-bloat").one().severity, Severity::Info);
-        assert_eq!(page_tables(493_682).run("page-tables-bloat").one().severity, Severity::Info);
+        assert_eq!(
+            page_tables(1_234_204)
+                .run("page-tables-bloat")
+                .one()
+                .severity,
+            Severity::Info
+        );
+        assert_eq!(
+            page_tables(493_682).run("page-tables-bloat").one().severity,
+            Severity::Info
+        );
         assert!(page_tables(493_681).run("page-tables-bloat").silent());
     }
 
@@ -311,7 +316,10 @@ mod tests {
         assert_eq!(f.figures["mean_rss_bytes"], (12682u64 * 1024) as f64);
         assert!(f.summary.contains("really costs 1 MiB"), "{}", f.summary);
         // PostgreSQL's eight processes hold 1060 kB of the 1.2 GiB: someone else's.
-        assert_eq!(f.figures["postgres_page_tables_bytes"], (1060u64 * 1024) as f64);
+        assert_eq!(
+            f.figures["postgres_page_tables_bytes"],
+            (1060u64 * 1024) as f64
+        );
         assert!(f.summary.contains("other programs"), "{}", f.summary);
         assert!(f.recommendation.unwrap().contains("grep VmPTE"));
     }
@@ -328,8 +336,16 @@ mod tests {
             )
         };
         let f = with_connections(page_tables(1_234_205), 500)
-            .set_line(settings, "max_connections|", &row("max_connections", "600", ""))
-            .set_line(settings, "shared_buffers|", &row("shared_buffers", "131072", "8kB"))
+            .set_line(
+                settings,
+                "max_connections|",
+                &row("max_connections", "600", ""),
+            )
+            .set_line(
+                settings,
+                "shared_buffers|",
+                &row("shared_buffers", "131072", "8kB"),
+            )
             .set_line(
                 settings,
                 "shared_memory_size_in_huge_pages|",
@@ -341,9 +357,16 @@ mod tests {
         assert_eq!(f.figures["backends"], 502.0);
         assert!(f.figures["postgres_page_tables_share"] > 0.9);
         let text = f.recommendation.unwrap();
-        assert!(f.summary.contains("builds 2 MiB of page tables"), "{}", f.summary);
+        assert!(
+            f.summary.contains("builds 2 MiB of page tables"),
+            "{}",
+            f.summary
+        );
         assert!(text.contains("vm.nr_hugepages = 530"), "{text}");
-        assert!(text.contains("max_connections = 600 can reach 600 ×"), "{text}");
+        assert!(
+            text.contains("max_connections = 600 can reach 600 ×"),
+            "{text}"
+        );
         assert!(
             f.evidence
                 .iter()

@@ -138,7 +138,10 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
     ))];
     evidence.extend(inherited.iter().take(CHILDREN_CITED).filter_map(|c| {
         let a = c.oom_score_adj.as_ref()?;
-        Some(a.evidence(format!("{} (pid {}) oom_score_adj = {}", c.role, c.pid, a.value)))
+        Some(a.evidence(format!(
+            "{} (pid {}) oom_score_adj = {}",
+            c.role, c.pid, a.value
+        )))
     }));
     let mut kills = String::new();
     let mut postmaster_incident = None;
@@ -169,7 +172,10 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
         ));
         evidence.push(kill_evidence(
             k,
-            format!("OOM kill of {} {} at oom_score_adj {victim_adj}", k.comm, k.pid),
+            format!(
+                "OOM kill of {} {} at oom_score_adj {victim_adj}",
+                k.comm, k.pid
+            ),
         ));
     }
 
@@ -215,9 +221,9 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
         ),
     };
     let mut f = finding(&META, severity, title)
-            .summary(format!("{}{kills}", problems.join(" ")))
-            .recommend(format!(
-                "Start the postmaster at oom_score_adj {PROTECTED} and reset every child to 0: \
+        .summary(format!("{}{kills}", problems.join(" ")))
+        .recommend(format!(
+            "Start the postmaster at oom_score_adj {PROTECTED} and reset every child to 0: \
                  with systemd, a drop-in for the server's unit (systemctl edit \
                  postgresql@VERSION-CLUSTER) with OOMScoreAdjust={PROTECTED}, \
                  Environment=PG_OOM_ADJUST_FILE=/proc/self/oom_score_adj and \
@@ -225,12 +231,12 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
                  write {PROTECTED} to /proc/self/oom_score_adj and export the two variables in \
                  the script that runs pg_ctl start. Afterwards {} should read {PROTECTED} and \
                  the children's files 0.",
-                adj.path
-            ))
-            .evidence(evidence)
-            .figure("postmaster_oom_score_adj", f64::from(adj.value))
-            .figure("children", children.len() as f64)
-            .figure("children_not_reset", inherited.len() as f64);
+            adj.path
+        ))
+        .evidence(evidence)
+        .figure("postmaster_oom_score_adj", f64::from(adj.value))
+        .figure("children", children.len() as f64)
+        .figure("children_not_reset", inherited.len() as f64);
     if let Some(index) = postmaster_incident {
         f = f.incident(index);
     }
@@ -245,7 +251,9 @@ mod tests {
     /// The collected bundle's postmaster is pid 16859; its seven children are 16862–16893.
     /// Every process ran at oom_score_adj 0.
     const POSTMASTER: &str = "processes/16859/oom_score_adj";
-    const CHILDREN: &[&str] = &["16862", "16863", "16865", "16866", "16867", "16892", "16893"];
+    const CHILDREN: &[&str] = &[
+        "16862", "16863", "16865", "16866", "16867", "16892", "16893",
+    ];
 
     fn collected() -> Scratch {
         Scratch::bundle("formats/bundle/pg15-collected.tar.gz")

@@ -84,7 +84,11 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
         finding(
             &META,
             Severity::Warning,
-            format!("{} of swap in use ({} configured)", human_bytes(used), human_bytes(total)),
+            format!(
+                "{} of swap in use ({} configured)",
+                human_bytes(used),
+                human_bytes(total)
+            ),
         )
         .summary(format!(
             "The host has pushed {} of memory out to swap: the page cache was exhausted before \
@@ -112,8 +116,16 @@ mod tests {
 
     fn with_swap(total_kb: u64, free_kb: u64) -> Scratch {
         Scratch::bundle("formats/bundle/pg15-collected.tar.gz")
-            .set_line(MEMINFO, "SwapTotal:", &format!("SwapTotal:       {total_kb} kB"))
-            .set_line(MEMINFO, "SwapFree:", &format!("SwapFree:        {free_kb} kB"))
+            .set_line(
+                MEMINFO,
+                "SwapTotal:",
+                &format!("SwapTotal:       {total_kb} kB"),
+            )
+            .set_line(
+                MEMINFO,
+                "SwapFree:",
+                &format!("SwapFree:        {free_kb} kB"),
+            )
     }
 
     #[test]
@@ -127,9 +139,15 @@ mod tests {
 
     #[test]
     fn fires_at_64_mib_used_and_not_below() {
-        let f = with_swap(1_048_576, 1_048_576 - 65_536).run("swap-in-use").one();
+        let f = with_swap(1_048_576, 1_048_576 - 65_536)
+            .run("swap-in-use")
+            .one();
         assert_eq!(f.figures["swap_used_bytes"], (64u64 << 20) as f64);
         assert!(f.title.starts_with("64 MiB of swap in use"), "{}", f.title);
-        assert!(with_swap(1_048_576, 1_048_576 - 65_535).run("swap-in-use").silent());
+        assert!(
+            with_swap(1_048_576, 1_048_576 - 65_535)
+                .run("swap-in-use")
+                .silent()
+        );
     }
 }

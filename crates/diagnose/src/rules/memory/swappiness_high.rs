@@ -121,8 +121,16 @@ mod tests {
     /// The collected bundle (swappiness 60, no swap) with swap edited in.
     fn with_swap(total_kb: u64, free_kb: u64) -> Scratch {
         Scratch::bundle("formats/bundle/pg15-collected.tar.gz")
-            .set_line(MEMINFO, "SwapTotal:", &format!("SwapTotal:      {total_kb:>8} kB"))
-            .set_line(MEMINFO, "SwapFree:", &format!("SwapFree:       {free_kb:>8} kB"))
+            .set_line(
+                MEMINFO,
+                "SwapTotal:",
+                &format!("SwapTotal:      {total_kb:>8} kB"),
+            )
+            .set_line(
+                MEMINFO,
+                "SwapFree:",
+                &format!("SwapFree:       {free_kb:>8} kB"),
+            )
     }
 
     fn swappiness(s: Scratch, value: u32) -> Scratch {
@@ -184,7 +192,9 @@ mod tests {
     #[test]
     fn without_sysctls_it_is_not_evaluated() {
         assert!(matches!(
-            with_swap(1_048_576, 0).remove(SYSCTL).run("swappiness-high"),
+            with_swap(1_048_576, 0)
+                .remove(SYSCTL)
+                .run("swappiness-high"),
             Outcome::NotEvaluated(_)
         ));
     }

@@ -163,7 +163,11 @@ mod tests {
         assert_eq!(f.evidence[0].path, ENABLED);
         assert_eq!(f.figures["anon_huge_pages_bytes"], 0.0);
         assert_eq!(f.figures["postgres_thp_bytes"], 0.0);
-        assert!(f.recommendation.unwrap().contains("transparent_hugepage=madvise"));
+        assert!(
+            f.recommendation
+                .unwrap()
+                .contains("transparent_hugepage=madvise")
+        );
     }
 
     #[test]

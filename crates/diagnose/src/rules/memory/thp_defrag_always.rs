@@ -151,7 +151,11 @@ mod tests {
         );
         assert!(
             Scratch::bundle("formats/bundle/pg15-collected.tar.gz")
-                .set_line(DEFRAG, "always", "always [defer] defer+madvise madvise never")
+                .set_line(
+                    DEFRAG,
+                    "always",
+                    "always [defer] defer+madvise madvise never"
+                )
                 .run("thp-defrag-always")
                 .silent()
         );

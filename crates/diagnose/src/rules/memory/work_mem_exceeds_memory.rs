@@ -252,7 +252,11 @@ mod tests {
         assert_eq!(f.severity, Severity::Warning);
         assert_eq!(f.figures["worst_case_bytes"], 1_073_807_360.0);
         assert_eq!(f.figures["limit_bytes"], (1u64 << 30) as f64);
-        assert!(with_work_mem_kb(6775).run("work-mem-exceeds-memory").silent());
+        assert!(
+            with_work_mem_kb(6775)
+                .run("work-mem-exceeds-memory")
+                .silent()
+        );
     }
 
     #[test]
@@ -272,8 +276,15 @@ mod tests {
             "{}",
             f.summary
         );
-        assert!(f.summary.contains("max_connections = 20 (postgres/pg_settings.txt:"));
-        assert!(f.evidence.iter().any(|e| e.key.as_deref() == Some("work_mem")));
+        assert!(
+            f.summary
+                .contains("max_connections = 20 (postgres/pg_settings.txt:")
+        );
+        assert!(
+            f.evidence
+                .iter()
+                .any(|e| e.key.as_deref() == Some("work_mem"))
+        );
         assert!(
             f.evidence
                 .iter()

@@ -53,11 +53,24 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
         let rules = cpu
             .audit_syscall_rules
             .as_ref()
-            .map(|r| format!(" auditctl -l lists {} system-call rule(s) ({}).", r.value, r.path))
+            .map(|r| {
+                format!(
+                    " auditctl -l lists {} system-call rule(s) ({}).",
+                    r.value, r.path
+                )
+            })
             .unwrap_or_default();
         let mut evidence = vec![p.evidence(format!("{} of busy samples in audit", percent(share)))];
-        evidence.extend(cpu.audit_syscall_rules.as_ref().map(|r| r.evidence("audit rules")));
-        evidence.extend(cpu.audit_enabled.as_ref().map(|e| e.evidence(format!("enabled {}", e.value))));
+        evidence.extend(
+            cpu.audit_syscall_rules
+                .as_ref()
+                .map(|r| r.evidence("audit rules")),
+        );
+        evidence.extend(
+            cpu.audit_enabled
+                .as_ref()
+                .map(|e| e.evidence(format!("enabled {}", e.value))),
+        );
         out.push(
             finding(
                 &META,
@@ -92,7 +105,10 @@ mod tests {
     fn a_plain_pgbench_profile_is_silent() {
         assert!(
             Scratch::new()
-                .copy("perf/perf-script.txt", "formats/perf/local-pg15-pgbench-a-g.txt")
+                .copy(
+                    "perf/perf-script.txt",
+                    "formats/perf/local-pg15-pgbench-a-g.txt"
+                )
                 .run("perf-audit-overhead")
                 .silent()
         );
@@ -102,7 +118,10 @@ mod tests {
     fn audit_frames_fire() {
         // A hand-made edge case: three samples, one under audit_filter_syscall (33 %).
         let f = Scratch::new()
-            .copy("perf/perf-script.txt", "formats/perf/edge-kvm-exit-multi.txt")
+            .copy(
+                "perf/perf-script.txt",
+                "formats/perf/edge-kvm-exit-multi.txt",
+            )
             .run("perf-audit-overhead")
             .one();
         assert!((f.figures["audit_share"] - 1.0 / 3.0).abs() < 1e-9);

@@ -92,7 +92,10 @@ mod tests {
     fn a_profile_without_the_event_is_silent() {
         assert!(
             Scratch::new()
-                .copy("perf/perf-script.txt", "formats/perf/local-pg15-pgbench-a-g.txt")
+                .copy(
+                    "perf/perf-script.txt",
+                    "formats/perf/local-pg15-pgbench-a-g.txt"
+                )
                 .run("perf-cpu-migrations")
                 .silent()
         );
@@ -102,7 +105,10 @@ mod tests {
     fn a_quiet_pgbench_run_counts_few_migrations() {
         // 453 migrations in 3.0 s: 151/s on one CPU (the file has no header giving the CPUs).
         let f = Scratch::new()
-            .copy("perf/perf-script.txt", "formats/perf/local-pg15-pgbench-multi-g.txt")
+            .copy(
+                "perf/perf-script.txt",
+                "formats/perf/local-pg15-pgbench-multi-g.txt",
+            )
             .run("perf-cpu-migrations")
             .one();
         assert_eq!(f.figures["migrations"], 453.0);

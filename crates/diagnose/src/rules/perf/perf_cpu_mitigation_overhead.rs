@@ -60,7 +60,10 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
             .filter(|v| v.value.contains("Clear CPU buffers") || v.value.contains("VERW"))
             .collect();
         let (confidence, status) = match (cpu.vulnerabilities.is_empty(), mitigations.first()) {
-            (true, _) => (0.6, " The bundle has no CPU vulnerability files to confirm the mitigation.".to_owned()),
+            (true, _) => (
+                0.6,
+                " The bundle has no CPU vulnerability files to confirm the mitigation.".to_owned(),
+            ),
             (false, Some(v)) => (0.9, format!(" The kernel reports {}: {}.", v.key, v.value)),
             (false, None) => (
                 0.5,
@@ -69,13 +72,23 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
                     .to_owned(),
             ),
         };
-        let mut evidence = vec![p.evidence(format!("{} of busy samples clearing CPU buffers", percent(share)))];
-        evidence.extend(mitigations.iter().map(|v| v.evidence(format!("{}: {}", v.key, v.value))));
+        let mut evidence = vec![p.evidence(format!(
+            "{} of busy samples clearing CPU buffers",
+            percent(share)
+        ))];
+        evidence.extend(
+            mitigations
+                .iter()
+                .map(|v| v.evidence(format!("{}: {}", v.key, v.value))),
+        );
         out.push(
             finding(
                 &META,
                 Severity::Warning,
-                format!("{} of the busy CPU time clears CPU buffers (MDS mitigation)", percent(share)),
+                format!(
+                    "{} of the busy CPU time clears CPU buffers (MDS mitigation)",
+                    percent(share)
+                ),
             )
             .summary(format!(
                 "{} of the busy samples ({}) are in the buffer clearing the kernel does on each \
@@ -106,7 +119,10 @@ mod tests {
         // The recording host reports `mds: Not affected`; its pgbench profile has no verw.
         assert!(
             Scratch::bundle("formats/bundle/pg15-collected.tar.gz")
-                .copy("perf/perf-script.txt", "formats/perf/local-pg15-pgbench-a-g.txt")
+                .copy(
+                    "perf/perf-script.txt",
+                    "formats/perf/local-pg15-pgbench-a-g.txt"
+                )
                 .run("perf-cpu-mitigation-overhead")
                 .silent()
         );

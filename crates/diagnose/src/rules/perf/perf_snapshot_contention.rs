@@ -94,7 +94,10 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
                  hot loops)."
             ))
             .evidence([
-                p.evidence(format!("{} of busy samples in GetSnapshotData", percent(share))),
+                p.evidence(format!(
+                    "{} of busy samples in GetSnapshotData",
+                    percent(share)
+                )),
                 version.evidence(format!("PostgreSQL {}", version.value.text)),
             ])
             .figure("get_snapshot_data_share", share)
@@ -130,7 +133,10 @@ mod tests {
     /// GetSnapshotData (a hand-made edge case), its version edited to `version`.
     fn bundle(version: &str) -> Scratch {
         Scratch::bundle("formats/bundle/pg15-collected.tar.gz")
-            .copy("perf/perf-script.txt", "formats/perf/edge-kvm-exit-multi.txt")
+            .copy(
+                "perf/perf-script.txt",
+                "formats/perf/edge-kvm-exit-multi.txt",
+            )
             .set_line(
                 "postgres/pg_settings.txt",
                 "server_version_num|",
@@ -140,29 +146,46 @@ mod tests {
 
     /// The one active session without a wait event becomes `n` of them.
     fn sessions(scratch: Scratch, n: u32) -> Scratch {
-        scratch.set_line(ACTIVITY, "active|||client backend|", &format!("active|||client backend|{n}"))
+        scratch.set_line(
+            ACTIVITY,
+            "active|||client backend|",
+            &format!("active|||client backend|{n}"),
+        )
     }
 
     #[test]
     fn thirteen_fires_from_a_hundred_sessions() {
         // 7 other sessions + 93 = 100.
-        let f = sessions(bundle("130023"), 93).run("perf-snapshot-contention").one();
+        let f = sessions(bundle("130023"), 93)
+            .run("perf-snapshot-contention")
+            .one();
         assert_eq!(f.figures["connections"], 100.0);
         assert!((f.figures["get_snapshot_data_share"] - 1.0 / 3.0).abs() < 1e-9);
         assert!(f.recommendation.unwrap().contains("PostgreSQL 14"));
-        assert!(sessions(bundle("130023"), 92).run("perf-snapshot-contention").silent());
+        assert!(
+            sessions(bundle("130023"), 92)
+                .run("perf-snapshot-contention")
+                .silent()
+        );
     }
 
     #[test]
     fn fourteen_and_later_are_silent() {
-        assert!(sessions(bundle("140010"), 500).run("perf-snapshot-contention").silent());
+        assert!(
+            sessions(bundle("140010"), 500)
+                .run("perf-snapshot-contention")
+                .silent()
+        );
     }
 
     #[test]
     fn a_profile_without_snapshots_is_silent() {
         assert!(
             sessions(bundle("130023"), 500)
-                .copy("perf/perf-script.txt", "formats/perf/local-pg15-pgbench-a-g.txt")
+                .copy(
+                    "perf/perf-script.txt",
+                    "formats/perf/local-pg15-pgbench-a-g.txt"
+                )
                 .run("perf-snapshot-contention")
                 .silent()
         );

@@ -107,7 +107,10 @@ mod tests {
     fn a_plain_pgbench_profile_is_silent() {
         assert!(
             Scratch::new()
-                .copy("perf/perf-script.txt", "formats/perf/local-pg15-pgbench-a-g.txt")
+                .copy(
+                    "perf/perf-script.txt",
+                    "formats/perf/local-pg15-pgbench-a-g.txt"
+                )
                 .run("perf-spinlock-contention")
                 .silent()
         );

@@ -75,13 +75,21 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
             .into_iter()
             .map(|(s, f)| format!("{s} {}", percent(f)))
             .collect();
-        let mut evidence = vec![p.evidence(format!("{} of busy samples compacting", percent(share)))];
-        evidence.extend(thp.defrag.as_ref().map(|d| d.evidence(format!("defrag = {}", d.value))));
+        let mut evidence =
+            vec![p.evidence(format!("{} of busy samples compacting", percent(share)))];
+        evidence.extend(
+            thp.defrag
+                .as_ref()
+                .map(|d| d.evidence(format!("defrag = {}", d.value))),
+        );
         out.push(
             finding(
                 &META,
                 Severity::Warning,
-                format!("{} of the busy CPU time is memory compaction for THP", percent(share)),
+                format!(
+                    "{} of the busy CPU time is memory compaction for THP",
+                    percent(share)
+                ),
             )
             .summary(format!(
                 "{} of the busy samples ({}) have compaction frames in their stack{}: \
@@ -116,7 +124,10 @@ mod tests {
     fn a_plain_pgbench_profile_is_silent() {
         assert!(
             Scratch::new()
-                .copy("perf/perf-script.txt", "formats/perf/local-pg15-pgbench-a-g.txt")
+                .copy(
+                    "perf/perf-script.txt",
+                    "formats/perf/local-pg15-pgbench-a-g.txt"
+                )
                 .run("perf-thp-compaction")
                 .silent()
         );
@@ -126,7 +137,10 @@ mod tests {
     fn compaction_frames_fire() {
         // A hand-made edge case: three samples, one under compaction_alloc (33 %).
         let f = Scratch::new()
-            .copy("perf/perf-script.txt", "formats/perf/edge-kvm-exit-multi.txt")
+            .copy(
+                "perf/perf-script.txt",
+                "formats/perf/edge-kvm-exit-multi.txt",
+            )
             .run("perf-thp-compaction")
             .one();
         assert!((f.figures["compaction_share"] - 1.0 / 3.0).abs() < 1e-9);
