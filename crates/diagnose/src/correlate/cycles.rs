@@ -75,6 +75,9 @@ pub(crate) struct UncleanStart<'a> {
     /// The last record before the new start, when the log has one: the old instance's last
     /// sign of life.
     pub last_before: Option<&'a PgRecord>,
+    /// The first `terminating connection due to unexpected postmaster exit` a backend logged
+    /// before the new start: the postmaster died while the host stayed up.
+    pub children_noticed: Option<&'a PgRecord>,
 }
 
 /// Every crash of every PostgreSQL source with its cycle.
@@ -237,8 +240,13 @@ pub(crate) fn unclean_starts<'a>(
         // An immediate shutdown, or a shutdown after a crash (restart_after_crash off), is
         // followed by crash recovery at the next start: that recovery is explained.
         let mut explained_stop = false;
+        let mut noticed: Option<&PgRecord> = None;
         for (i, record) in records.iter().enumerate() {
             match &record.event {
+                Some(PgEvent::UnexpectedPostmasterExit) => {
+                    noticed.get_or_insert(record);
+                }
+                Some(PgEvent::Ready) => noticed = None,
                 Some(PgEvent::ShutdownRequested { mode }) if mode == "immediate" => {
                     explained_stop = true;
                 }
@@ -284,6 +292,7 @@ pub(crate) fn unclean_starts<'a>(
                         cycle,
                         connections_refused,
                         last_before: s.checked_sub(1).map(|p| &records[p]),
+                        children_noticed: noticed.take(),
                     });
                 }
                 _ => {}

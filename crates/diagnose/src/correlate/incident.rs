@@ -77,10 +77,10 @@ pub(crate) fn build(kill: Option<&OomKill<'_>>, side: PgSide<'_, '_>, tie: Tie) 
                 } else {
                     "unclean_restart"
                 },
-                if kill.is_some() {
-                    "oom_killer"
-                } else {
-                    "unknown"
+                match (kill.is_some(), u.children_noticed.is_some()) {
+                    (true, _) => "oom_killer",
+                    (false, true) => "postmaster_killed",
+                    (false, false) => "unknown",
                 },
                 u.cycle.as_slice(),
                 None,
@@ -88,9 +88,17 @@ pub(crate) fn build(kill: Option<&OomKill<'_>>, side: PgSide<'_, '_>, tie: Tie) 
                     .and_then(|s| s.time.as_ref())
                     .and_then(clock::postgres)
                     .or(u.at),
-                u.last_before
-                    .map(|r| vec![log_line(u.path, r)])
-                    .unwrap_or_default(),
+                {
+                    let mut lines: Vec<_> = u
+                        .children_noticed
+                        .iter()
+                        .chain(u.last_before.iter())
+                        .map(|r| log_line(u.path, r))
+                        .collect();
+                    lines.sort_by_key(|l| l.line);
+                    lines.dedup_by_key(|l| l.line);
+                    lines
+                },
                 None,
                 u.connections_refused,
             ),
@@ -176,6 +184,15 @@ fn unclean_note(u: &UncleanStart<'_>, killed: bool) -> String {
         "the postmaster was killed: its children exited, and nothing served connections until \
          the server was started again; it started with crash recovery"
             .to_owned()
+    } else if let Some(r) = u.children_noticed {
+        format!(
+            "the postmaster died while the host stayed up: a backend logged `terminating \
+             connection due to unexpected postmaster exit` ({}:{}); nothing served connections \
+             until the server was started again, with crash recovery. A postmaster dies of \
+             kill -9 (an operator, a supervisor, a userspace OOM killer) or of an OOM kill the \
+             kernel log does not cover",
+            u.path, r.line
+        )
     } else {
         "the server started with crash recovery (`database system was not properly shut down`) \
          and the log shows no death before it: the postmaster was killed (kill -9, an OOM kill \

@@ -389,6 +389,36 @@ fn recovery_after_a_new_start_with_no_death_is_an_unclean_restart() {
         "the last line before the new start"
     );
     assert!(i.notes[0].contains("last known up at 2026-11-21 17:05:00 UTC"));
+    // A backend that noticed its postmaster gone says the postmaster died, not the host.
+    let records = vec![
+        start(1, 0.0, 100),
+        pg(2, 1.0, "ready", Some(PgEvent::Ready)),
+        pg(
+            3,
+            300.0,
+            "terminating connection due to unexpected postmaster exit",
+            Some(PgEvent::UnexpectedPostmasterExit),
+        ),
+        start(4, 500.0, 200),
+        pg(
+            5,
+            500.2,
+            "not properly shut down",
+            Some(PgEvent::AutomaticRecovery),
+        ),
+        pg(6, 503.0, "ready", Some(PgEvent::Ready)),
+    ];
+    let postgres = vec![pg_source(records)];
+    let found = incidents(&[], &outages(&postgres), &DiagnoseOptions::default());
+    assert_eq!(
+        (found[0].kind, found[0].cause),
+        ("unclean_restart", "postmaster_killed")
+    );
+    assert!(
+        found[0].notes[0].contains("host stayed up"),
+        "{:?}",
+        found[0].notes
+    );
     // After an immediate shutdown the recovery is expected: no incident.
     let records = vec![
         start(1, 0.0, 100),
