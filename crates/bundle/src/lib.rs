@@ -12,14 +12,16 @@
 //! The collector script itself ships here too ([`COLLECTOR_SCRIPT`]).
 
 mod archive;
+mod body;
 mod checks;
 mod compressed;
+mod human;
 mod kind;
 mod manifest;
 mod open;
 mod stats;
-mod tail;
 
+pub use body::SourceReader;
 pub use compressed::decompressing;
 pub use kind::{SourceKind, kind_from_path, recognize};
 pub use manifest::{MANIFEST_FORMAT, Manifest, ManifestFile};
