@@ -118,7 +118,8 @@ pub(crate) struct PgDigest {
     /// Temporary files.
     pub temp_files: TempFiles,
     /// Error-level records the dead process logged shortly before each death, by the line of
-    /// the `terminated by signal` / `exited with exit code` record.
+    /// the `terminated by signal` / `exited with exit code` record (deaths kept in `records`
+    /// only).
     pub before_death: BTreeMap<u64, Vec<PgRecord>>,
     /// Records read.
     pub records_read: u64,
@@ -179,29 +180,36 @@ impl PgDigest {
                 return;
             }
             PgEvent::CheckpointComplete { .. } => return,
-            PgEvent::TerminatedBySignal { pid, .. } | PgEvent::ExitedWithCode { pid, .. } => {
-                let pid = *pid;
-                let before: Vec<PgRecord> = self
-                    .recent_errors
-                    .iter()
-                    .filter(|r| r.pid == Some(pid))
-                    .rev()
-                    .take(CONTEXT_PER_DEATH)
-                    .cloned()
-                    .collect::<Vec<_>>()
-                    .into_iter()
-                    .rev()
-                    .collect();
-                if !before.is_empty() {
-                    self.before_death.insert(record.line, before);
-                }
-            }
             _ => {}
+        }
+        let died = match event {
+            PgEvent::TerminatedBySignal { pid, .. } | PgEvent::ExitedWithCode { pid, .. } => {
+                Some(*pid)
+            }
+            _ => None,
+        };
+        let keep = count <= MAX_PER_KIND && self.records.len() < MAX_KEPT;
+        // The errors before a death are kept with the death: only for deaths that are kept.
+        if let (Some(pid), true) = (died, keep) {
+            let before: Vec<PgRecord> = self
+                .recent_errors
+                .iter()
+                .filter(|r| r.pid == Some(pid))
+                .rev()
+                .take(CONTEXT_PER_DEATH)
+                .cloned()
+                .collect::<Vec<_>>()
+                .into_iter()
+                .rev()
+                .collect();
+            if !before.is_empty() {
+                self.before_death.insert(record.line, before);
+            }
         }
         if is_error_level(&record) {
             self.remember_error(record.clone());
         }
-        if count > MAX_PER_KIND || self.records.len() >= MAX_KEPT {
+        if !keep {
             self.not_kept += 1;
             return;
         }
@@ -320,6 +328,51 @@ mod tests {
             before[0].event,
             Some(PgEvent::SharedMemoryResizeFailed { no_space: true, .. })
         ));
+    }
+
+    /// What a digest holds stays bounded whatever the log: records per kind and in all, the
+    /// errors remembered, the context kept per death.
+    #[test]
+    fn memory_is_bounded_by_construction() {
+        let mut d = PgDigest::new(None);
+        let mut line = 0;
+        for round in 0..(3 * MAX_PER_KIND) {
+            let pid = 1000 + (round % 7) as u32;
+            for _ in 0..3 {
+                line += 1;
+                d.push(PgRecord {
+                    line,
+                    pid: Some(pid),
+                    severity: Some(Severity::Error),
+                    message: "out of memory".into(),
+                    ..PgRecord::default()
+                });
+            }
+            line += 1;
+            d.push(PgRecord {
+                line,
+                event: Some(PgEvent::TerminatedBySignal {
+                    process: "server process".into(),
+                    pid,
+                    signal: 9,
+                    signal_name: "Killed".into(),
+                    query: None,
+                }),
+                severity: Some(Severity::Log),
+                ..PgRecord::default()
+            });
+        }
+        assert_eq!(d.count("terminated_by_signal"), 3 * MAX_PER_KIND);
+        assert_eq!(d.records.len() as u64, MAX_PER_KIND);
+        assert!(d.records.len() <= MAX_KEPT);
+        assert_eq!(d.before_death.len() as u64, MAX_PER_KIND);
+        assert!(
+            d.before_death
+                .values()
+                .all(|b| b.len() <= CONTEXT_PER_DEATH)
+        );
+        assert!(d.recent_errors.len() <= RECENT_ERRORS);
+        assert_eq!(d.not_kept, 2 * MAX_PER_KIND);
     }
 
     #[test]
