@@ -186,11 +186,16 @@ fn max_log_bytes_reads_the_end_of_each_log_and_says_so_first() {
         .stdout
         .clone();
     let text = String::from_utf8(out).unwrap();
-    let first = text.find("Read first\n  ! postgresql.log: only its last").unwrap_or_else(|| {
-        panic!("{text}");
-    });
+    let first = text
+        .find("Read first\n  ! postgresql.log: only its last")
+        .unwrap_or_else(|| {
+            panic!("{text}");
+        });
     assert!(first < text.find("Sources").unwrap());
-    assert!(text.contains("of 1.8 KiB were read: the 1024-byte cap on logs"), "{text}");
+    assert!(
+        text.contains("of 1.8 KiB were read: the 1024-byte cap on logs"),
+        "{text}"
+    );
     pgmortem()
         .args(["analyze", "--max-log-bytes", "lots", "."])
         .assert()

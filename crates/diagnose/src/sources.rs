@@ -191,7 +191,9 @@ pub(crate) fn parse_all(
                     } else {
                         1
                     },
-                    block_bytes: PARALLEL_BLOCK_BYTES,
+                    block_bytes: threads
+                        .saturating_mul(1 << 20)
+                        .clamp(MIN_BLOCK_BYTES, MAX_BLOCK_BYTES),
                 };
                 let (log, prefix_from, read) =
                     read_pg_log(source, &pg_options, &log_settings, &mut digest, &read).map_err(
@@ -397,9 +399,12 @@ fn uses_local_wall_time(kernel: &[KernelSource]) -> bool {
     })
 }
 
-/// Bytes parsed at a time when a PostgreSQL log is read on several threads. Memory: the block
-/// being read, the one being parsed and its records until they are in the digest.
-const PARALLEL_BLOCK_BYTES: usize = 8 << 20;
+/// Bytes parsed at a time when a PostgreSQL log is read on several threads: 1 MiB per thread,
+/// within these bounds. Memory: the block being read, the one being parsed, and what the
+/// sieve keeps of its records until they are in the digest. Measured on 2 cores, 1 to 4 MiB
+/// blocks read a 1 GiB log in the same time; bigger ones only cost memory.
+const MIN_BLOCK_BYTES: usize = 2 << 20;
+const MAX_BLOCK_BYTES: usize = 16 << 20;
 
 /// What the detection of format and prefix reads of a log: more than its first MiB (see
 /// `pglog::records`: the first 1000 lines, or the lines of the first MiB).
@@ -559,7 +564,7 @@ fn read_pg_log(
         // One pass over the bytes in memory.
         let mut records = pglog::records(&source.bytes, &chosen)?;
         for record in records.by_ref() {
-            digest.push(*record);
+            digest.push_boxed(record);
         }
         stream.read = source.bytes.len() as u64;
         records.summary()
@@ -569,7 +574,11 @@ fn read_pg_log(
         } else {
             Box::new(io::Cursor::new(head_read).chain(&mut stream))
         };
-        let parsed = pglog::parse_reader(rest, &chosen, read, &|r| r, &mut |r| digest.push(*r));
+        // Each record is sieved on the thread that parsed it, then taken in log order.
+        let sieve = digest.sieve();
+        let parsed = pglog::parse_reader(rest, &chosen, read, &|r| sieve.prepare(r), &mut |t| {
+            digest.take(t)
+        });
         match parsed {
             Ok(log) => log,
             Err(ReadError::Log(e)) => return Err(e),

@@ -48,8 +48,9 @@ impl Default for ReadOptions {
 
 /// Reads the log `input` to its end. Each record goes through `map` (on the thread that parsed
 /// it), then to `sink` on the calling thread, in log order: the same records, in the same
-/// order, as [`super::records`] over the whole log, whatever the threads. Returns the summary
-/// (`records` empty).
+/// order, as [`super::records`] over the whole log, whatever the threads. A record is mapped
+/// before any later record reaches `sink` (so `map` may decide from what `sink` saw so far).
+/// Returns the summary (`records` empty).
 ///
 /// Memory: with one thread, 1 MiB chunks and the record window; with several, the block being
 /// read, the block being parsed and its records (mapped) until it is joined.
