@@ -255,11 +255,13 @@ impl Body {
     }
 }
 
-/// What a bundle may still hold in memory and in temporary files while it is read.
+/// What a bundle may still hold in memory and in temporary files while it is read, and the
+/// buffer files are copied through.
 #[derive(Debug)]
 pub(crate) struct Budget {
     pub memory_left: u64,
     pub spool_left: u64,
+    buf: Vec<u8>,
 }
 
 impl Budget {
@@ -267,6 +269,7 @@ impl Budget {
         Budget {
             memory_left: options.max_total_bytes,
             spool_left: options.max_spool_bytes,
+            buf: Vec::new(),
         }
     }
 }
@@ -312,10 +315,18 @@ impl<'a> Spool<'a> {
     /// Copies `reader` to its end (or its first error, returned after what came before was
     /// taken). Returns the bytes copied.
     pub(crate) fn copy_from(&mut self, reader: &mut dyn Read) -> Result<u64, CopyError> {
-        let mut buf = vec![0u8; 1 << 20];
+        // One buffer for the whole bundle: an archive of many small files allocates it once.
+        let mut buf = std::mem::take(&mut self.budget.buf);
+        buf.resize(1 << 20, 0);
+        let copied = self.copy_with(reader, &mut buf);
+        self.budget.buf = buf;
+        copied
+    }
+
+    fn copy_with(&mut self, reader: &mut dyn Read, buf: &mut [u8]) -> Result<u64, CopyError> {
         let mut copied = 0u64;
         loop {
-            let n = match reader.read(&mut buf) {
+            let n = match reader.read(buf) {
                 Ok(0) => return Ok(copied),
                 Ok(n) => n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
