@@ -26,12 +26,17 @@ fn crash_then_quiet(bytes: usize) -> Vec<u8> {
     log
 }
 
-/// A bundle directory: the log as `postgres/server.log`, and the clock readings of the
-/// incident the log's crash comes from.
+/// A bundle directory: the log as `postgres/server.log`, a real boot `dmesg` put end to end
+/// past 1 MiB as `kernel/dmesg.txt`, and the clock readings of the incident the log's crash
+/// comes from.
 fn bundle_dir(log: &[u8]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir(dir.path().join("postgres")).unwrap();
     std::fs::write(dir.path().join("postgres/server.log"), log).unwrap();
+    std::fs::create_dir(dir.path().join("kernel")).unwrap();
+    let dmesg = fixture("formats/kernel/local-boot-dmesg.txt");
+    let dmesg = dmesg.repeat((1 << 20) / dmesg.len() + 1);
+    std::fs::write(dir.path().join("kernel/dmesg.txt"), dmesg).unwrap();
     for name in ["uptime.txt", "date.txt", "btime.txt"] {
         let bytes = fixture(&format!("incidents/pg15-sigkill-backend/{name}"));
         std::fs::write(dir.path().join(name), bytes).unwrap();
@@ -95,23 +100,31 @@ fn a_cap_asked_for_is_said_at_the_top_of_the_report() {
     let report = pgmortem::analyze(dir.path(), &options).unwrap();
     // The crash was in the part not read.
     assert_eq!(crashes(&report), 0);
-    let caveat = report
+    // Both logs are over the cap: each is named, with how much of it was read.
+    let caveats: Vec<&str> = report
         .caveats
         .iter()
-        .find(|c| c.kind == "log_not_read_whole")
-        .unwrap_or_else(|| panic!("{:?}", report.caveats));
+        .filter(|c| c.kind == "log_not_read_whole")
+        .map(|c| c.text.as_str())
+        .collect();
+    assert_eq!(caveats.len(), 2, "{:?}", report.caveats);
+    assert!(caveats[0].starts_with("kernel/dmesg.txt: only its last"));
     for part in [
         "postgres/server.log: only its last 1024.0 KiB of 3.0 MiB were read",
         "1048576-byte cap on logs",
         "events before that part are not in this report",
     ] {
-        assert!(caveat.text.contains(part), "{part:?} in {}", caveat.text);
+        assert!(caveats[1].contains(part), "{part:?} in {}", caveats[1]);
     }
     // In the text, under "Read first", before anything else.
     let text = render::text(&report);
-    let read_first = text.find("\nRead first\n  ! postgres/server.log: only its last");
+    let read_first = text.find("\nRead first\n  ! kernel/dmesg.txt: only its last");
     assert!(read_first.is_some(), "{text}");
-    assert!(read_first < text.find("\nSources"));
+    let server = text.find("\n  ! postgres/server.log: only its last");
+    assert!(
+        server.is_some() && server < text.find("\nSources"),
+        "{text}"
+    );
     let source = report
         .sources
         .iter()
@@ -132,12 +145,15 @@ fn analyze_streamed(path: &Path, threads: usize) -> Report {
         ..OpenOptions::default()
     };
     let bundle = bundle::open(path, &open).unwrap();
-    assert!(
-        bundle
-            .sources
-            .iter()
-            .any(|s| s.path == "postgres/server.log" && !s.in_memory())
-    );
+    for log in ["postgres/server.log", "kernel/dmesg.txt"] {
+        assert!(
+            bundle
+                .sources
+                .iter()
+                .any(|s| s.path == log && !s.in_memory()),
+            "{log} is read from disk"
+        );
+    }
     let options = DiagnoseOptions {
         threads: Some(threads),
         parallel_min_bytes: 0,
@@ -179,7 +195,14 @@ fn directory_and_archive_one_thread_or_several_give_the_same_report() {
             path.display()
         );
     }
-    // And the same as a log held in memory, read in one pass.
+    // And the same as logs held in memory, read in one pass.
     let in_memory = pgmortem::analyze(dir.path(), &DiagnoseOptions::default()).unwrap();
     assert_eq!(json(&in_memory), json(&want));
+    let kernel = want
+        .sources
+        .iter()
+        .find(|s| s.path == "kernel/dmesg.txt")
+        .unwrap();
+    assert!(kernel.kind == "kernel_log" && kernel.lines > 10_000);
+    assert_eq!(kernel.unrecognized_lines, 0);
 }
