@@ -1,7 +1,8 @@
 //! Files compressed one by one inside a bundle: the rotated `postgresql-2026-11-20.log.gz` or
 //! `kern.log.1.zst` a collector (or logrotate) leaves next to the live log. They are
-//! decompressed as a stream, capped like an archive, and named without their suffix so that
-//! their kind comes from the name the log had before it was rotated.
+//! decompressed once, as a stream, into memory or a temporary file ([`Spool`]), capped like an
+//! archive, and named without their suffix so that their kind comes from the name the log had
+//! before it was rotated.
 //!
 //! [`decompressing`] does the same for a single input stream (`pgmortem parse pglog
 //! postgresql.log.1.gz`, the Python bindings' paths).
