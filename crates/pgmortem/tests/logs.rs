@@ -206,3 +206,40 @@ fn directory_and_archive_one_thread_or_several_give_the_same_report() {
     assert!(kernel.kind == "kernel_log" && kernel.lines > 10_000);
     assert_eq!(kernel.unrecognized_lines, 0);
 }
+
+#[test]
+fn a_log_that_cannot_be_read_any_more_is_said_first_not_fatal() {
+    let log = crash_then_quiet(2 << 20);
+    let dir = bundle_dir(&log);
+    let open = OpenOptions {
+        memory_file_bytes: 1 << 20,
+        ..OpenOptions::default()
+    };
+    let bundle = bundle::open(dir.path(), &open).unwrap();
+    // Removed after the bundle was opened: it was to be read from its file.
+    std::fs::remove_file(dir.path().join("postgres/server.log")).unwrap();
+    let report = pgmortem::diagnose::diagnose(&bundle, &DiagnoseOptions::default()).unwrap();
+    let caveat = report
+        .caveats
+        .iter()
+        .find(|c| c.kind == "log_not_read_whole")
+        .unwrap_or_else(|| panic!("{:?}", report.caveats));
+    assert!(
+        caveat
+            .text
+            .starts_with("postgres/server.log: reading stopped after 0 of"),
+        "{}",
+        caveat.text
+    );
+    assert!(
+        caveat
+            .text
+            .ends_with("events after that point are not in this report")
+    );
+    let source = report
+        .sources
+        .iter()
+        .find(|s| s.path == "postgres/server.log")
+        .unwrap();
+    assert_eq!(source.bytes, 0);
+}
