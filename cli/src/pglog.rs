@@ -5,8 +5,9 @@
 //! file order: the output is the same as with one thread.
 
 use std::collections::BTreeMap;
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::Result;
 use clap::{Args, ValueEnum};
@@ -134,6 +135,8 @@ pub(crate) fn parse(args: ParsePglogArgs, out: &mut dyn Write) -> Result<()> {
             Ok(line)
         };
         let mut failed: Option<anyhow::Error> = None;
+        // Once the output fails (a closed pipe), the input ends: nothing more is read.
+        let stop = AtomicBool::new(false);
         let mut sink = |line: Result<Vec<u8>, serde_json::Error>| {
             if failed.is_none() {
                 let written = line.map_err(anyhow::Error::from).and_then(|l| {
@@ -141,7 +144,12 @@ pub(crate) fn parse(args: ParsePglogArgs, out: &mut dyn Write) -> Result<()> {
                     Ok(())
                 });
                 failed = written.err();
+                stop.store(failed.is_some(), Ordering::Relaxed);
             }
+        };
+        let input = StopWhen {
+            inner: input,
+            stop: &stop,
         };
         let parsed = parse_reader(input, &options, &read, &map, &mut sink);
         if let Some(e) = failed {
@@ -181,4 +189,19 @@ pub(crate) fn parse(args: ParsePglogArgs, out: &mut dyn Write) -> Result<()> {
     }
     out.flush()?;
     Ok(())
+}
+
+/// A stream that ends early once `stop` is set.
+struct StopWhen<'a, R> {
+    inner: R,
+    stop: &'a AtomicBool,
+}
+
+impl<R: Read> Read for StopWhen<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.stop.load(Ordering::Relaxed) {
+            return Ok(0);
+        }
+        self.inner.read(buf)
+    }
 }
