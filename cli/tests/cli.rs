@@ -176,6 +176,34 @@ fn a_missing_bundle_is_a_clear_error_naming_it() {
 }
 
 #[test]
+fn max_log_bytes_reads_the_end_of_each_log_and_says_so_first() {
+    let out = pgmortem()
+        .args(["analyze", "--max-log-bytes", "1KiB", "--threads", "1"])
+        .arg(fixture("incidents/pg15-sigkill-backend"))
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    let first = text
+        .find("Read first\n  ! postgresql.log: only its last")
+        .unwrap_or_else(|| {
+            panic!("{text}");
+        });
+    assert!(first < text.find("Sources").unwrap());
+    assert!(
+        text.contains("of 1.8 KiB were read: the 1024-byte cap on logs"),
+        "{text}"
+    );
+    pgmortem()
+        .args(["analyze", "--max-log-bytes", "lots", "."])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--max-log-bytes"));
+}
+
+#[test]
 fn a_bad_boot_time_is_a_usage_error() {
     pgmortem()
         .args(["analyze", "--boot-time", "yesterday", "."])

@@ -55,6 +55,17 @@ def test_options_are_passed_through(incidents: Path) -> None:
         pgmortem.analyze(incidents / "pg15-memcg-oom-sort", boot_time="yesterday")
 
 
+def test_logs_are_read_whole_unless_a_cap_is_asked_for(incidents: Path) -> None:
+    whole = pgmortem.analyze(incidents / "pg15-sigkill-backend", threads=1)
+    assert all(c["kind"] != "log_not_read_whole" for c in whole["caveats"])
+    capped = pgmortem.analyze(incidents / "pg15-sigkill-backend", max_log_bytes=1024)
+    caveat = capped["caveats"][0]
+    assert caveat["kind"] == "log_not_read_whole"
+    assert caveat["text"].startswith("postgresql.log: only its last")
+    with pytest.raises(ValueError, match="threads"):
+        pgmortem.analyze(incidents / "pg15-sigkill-backend", threads=0)
+
+
 def test_missing_path_raises_file_not_found(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError, match="nope"):
         pgmortem.analyze(tmp_path / "nope")

@@ -108,7 +108,7 @@ fn every_entry_accounted_for(bundle: &Bundle) {
         );
         if present {
             let source = bundle.sources.iter().find(|s| s.path == f.path).unwrap();
-            assert_eq!(Some(source.bytes.len() as u64), f.bytes, "{}", f.path);
+            assert_eq!(Some(source.size()), f.bytes, "{}", f.path);
         }
     }
 }

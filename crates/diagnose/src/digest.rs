@@ -4,8 +4,16 @@
 //! process death the error lines that process logged just before it. Memory stays bounded
 //! whatever the log's size: routine records are counted, not kept, and each kind keeps at most
 //! [`MAX_PER_KIND`] records (the rest are counted, and the report says so).
+//!
+//! A record is taken in two steps, so that a log read on several threads costs the digest
+//! little: [`Sieve::prepare`], on the thread that parsed the record, puts its time on UTC and,
+//! when the digest will only count it (a record with no event, a routine kind, a kind whose
+//! records are no longer kept), drops the record there and hands on a few fields; then
+//! [`PgDigest::take`], in log order, counts or keeps it. [`PgDigest::push`] does both.
 
 use std::collections::{BTreeMap, VecDeque};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use jiff::Timestamp;
 use jiff::tz::TimeZone;
@@ -118,32 +126,243 @@ pub(crate) struct PgDigest {
     /// Temporary files.
     pub temp_files: TempFiles,
     /// Error-level records the dead process logged shortly before each death, by the line of
-    /// the `terminated by signal` / `exited with exit code` record.
+    /// the `terminated by signal` / `exited with exit code` record (deaths kept in `records`
+    /// only).
     pub before_death: BTreeMap<u64, Vec<PgRecord>>,
     /// Records read.
     pub records_read: u64,
     /// How zone abbreviations were read.
     pub zone_use: ZoneUse,
-    zone: Option<TimeZone>,
+    sieve: Arc<Sieve>,
     recent_errors: VecDeque<PgRecord>,
     dumps_kept: u64,
+}
+
+/// Kinds [`Sieve`] can mark as no longer kept: more than the event kinds there are.
+const MAX_SATURATED: usize = 256;
+
+/// What the digest needs of a record, decided on the thread that parsed it ([`Sieve::prepare`])
+/// from the bundle's `log_timezone` and what the digest has told it so far: which kinds it no
+/// longer keeps, whether it keeps anything more, the largest temporary file it has seen.
+/// Those only ever grow, and a record is prepared before any later record is taken, so a
+/// record the sieve counts is one the digest would not have kept.
+#[derive(Debug)]
+pub(crate) struct Sieve {
+    zone: Option<TimeZone>,
+    /// Addresses of the kinds (`PgEvent::kind`) no longer kept; the first `saturated_len`.
+    saturated: [AtomicUsize; MAX_SATURATED],
+    saturated_len: AtomicUsize,
+    /// No record is kept any more ([`MAX_KEPT`]).
+    full: AtomicBool,
+    /// The largest temporary file seen, plus one (0: none yet).
+    largest_temp: AtomicU64,
+}
+
+/// A record as [`PgDigest::take`] takes it.
+#[derive(Debug)]
+pub(crate) enum Taken {
+    /// The record, its time on UTC, and how its zone was read.
+    Whole(Box<PgRecord>, ZoneUse),
+    /// Only counted.
+    Counted(Counted),
+}
+
+/// What is left of a record that is only counted.
+#[derive(Debug)]
+pub(crate) struct Counted {
+    line: u64,
+    severity: Option<Severity>,
+    at: Option<Timestamp>,
+    zone_use: ZoneUse,
+    event: Option<(&'static str, CountedEvent)>,
+}
+
+#[derive(Debug)]
+enum CountedEvent {
+    /// A checkpoint completed: counted only.
+    Routine,
+    /// A temporary file no larger than one seen before.
+    TempFile(u64),
+    /// A kind no longer kept.
+    NotKept,
+}
+
+impl Sieve {
+    fn new(zone: Option<TimeZone>) -> Self {
+        Sieve {
+            zone,
+            saturated: std::array::from_fn(|_| AtomicUsize::new(0)),
+            saturated_len: AtomicUsize::new(0),
+            full: AtomicBool::new(false),
+            largest_temp: AtomicU64::new(0),
+        }
+    }
+
+    /// Puts the record's time on UTC and keeps of it what the digest needs. Any thread, any
+    /// order, as long as no record after it was taken yet.
+    pub fn prepare(&self, mut record: Box<PgRecord>) -> Taken {
+        let mut zone_use = ZoneUse::default();
+        if let Some(time) = record.time.as_mut() {
+            self.resolve(time, &mut zone_use);
+        }
+        let event = match &record.event {
+            None if is_error_level(&record) => return Taken::Whole(record, zone_use),
+            None => None,
+            Some(event) => {
+                let kind = event.kind();
+                let counted = match event {
+                    PgEvent::CheckpointComplete { .. } => CountedEvent::Routine,
+                    PgEvent::TempFile { bytes, .. }
+                        if *bytes < self.largest_temp.load(Ordering::Relaxed) =>
+                    {
+                        CountedEvent::TempFile(*bytes)
+                    }
+                    PgEvent::TempFile { .. } => return Taken::Whole(record, zone_use),
+                    _ if !is_error_level(&record) && self.not_kept(kind) => CountedEvent::NotKept,
+                    _ => return Taken::Whole(record, zone_use),
+                };
+                Some((kind, counted))
+            }
+        };
+        Taken::Counted(Counted {
+            line: record.line,
+            severity: record.severity,
+            at: record.time.as_ref().and_then(clock::postgres),
+            zone_use,
+            event,
+        })
+    }
+
+    /// True when records of `kind` are no longer kept.
+    fn not_kept(&self, kind: &'static str) -> bool {
+        if self.full.load(Ordering::Relaxed) {
+            return true;
+        }
+        let n = self
+            .saturated_len
+            .load(Ordering::Acquire)
+            .min(MAX_SATURATED);
+        let address = kind.as_ptr() as usize;
+        self.saturated[..n]
+            .iter()
+            .any(|a| a.load(Ordering::Relaxed) == address)
+    }
+
+    /// Records of `kind` are no longer kept (called by the digest only, in log order).
+    fn saturate(&self, kind: &'static str) {
+        let n = self.saturated_len.load(Ordering::Relaxed);
+        if n < MAX_SATURATED {
+            self.saturated[n].store(kind.as_ptr() as usize, Ordering::Relaxed);
+            self.saturated_len.store(n + 1, Ordering::Release);
+        }
+    }
+
+    /// Puts a time printed with a zone abbreviation on UTC through `log_timezone`.
+    fn resolve(&self, time: &mut PgTime, zone_use: &mut ZoneUse) {
+        if time.utc.is_some() || time.zone.is_none() {
+            return;
+        }
+        match self
+            .zone
+            .as_ref()
+            .and_then(|tz| settings::resolve_in_zone(time, tz))
+        {
+            Some(at) => {
+                time.utc = Some(at);
+                zone_use.in_zone += 1;
+            }
+            None => zone_use.by_table += 1,
+        }
+    }
+}
+
+impl Default for Sieve {
+    fn default() -> Self {
+        Sieve::new(None)
+    }
 }
 
 impl PgDigest {
     /// A digest reading abbreviated zones in `zone` (the bundle's `log_timezone`).
     pub fn new(zone: Option<TimeZone>) -> Self {
         Self {
-            zone,
+            sieve: Arc::new(Sieve::new(zone)),
             ..Self::default()
         }
     }
 
+    /// The sieve records go through before [`PgDigest::take`], to share with the threads
+    /// that parse.
+    pub fn sieve(&self) -> Arc<Sieve> {
+        Arc::clone(&self.sieve)
+    }
+
     /// Takes one record, in log order.
-    pub fn push(&mut self, mut record: PgRecord) {
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub fn push(&mut self, record: PgRecord) {
+        self.push_boxed(Box::new(record));
+    }
+
+    /// Takes one record, in log order.
+    pub fn push_boxed(&mut self, record: Box<PgRecord>) {
+        let taken = self.sieve.prepare(record);
+        self.take(taken);
+    }
+
+    /// Takes one record prepared by [`PgDigest::sieve`], in log order: what
+    /// [`PgDigest::push`] does with the record.
+    pub fn take(&mut self, taken: Taken) {
+        let counted = match taken {
+            Taken::Whole(record, zone_use) => {
+                self.zone_use.add(zone_use);
+                return self.take_whole(*record);
+            }
+            Taken::Counted(c) => c,
+        };
         self.records_read += 1;
-        if let Some(time) = record.time.as_mut() {
-            self.resolve(time);
+        self.zone_use.add(counted.zone_use);
+        if let Some(severity) = counted.severity {
+            *self.severities.entry(severity_name(severity)).or_default() += 1;
         }
+        let Some((kind, event)) = counted.event else {
+            return;
+        };
+        let sighting = Sighting {
+            line: counted.line,
+            at: counted.at,
+        };
+        self.seen(kind, sighting);
+        match event {
+            CountedEvent::Routine => {}
+            CountedEvent::TempFile(bytes) => {
+                let t = &mut self.temp_files;
+                t.count += 1;
+                t.total_bytes = t.total_bytes.saturating_add(bytes);
+                t.first.get_or_insert(sighting);
+                t.last = Some(sighting);
+            }
+            CountedEvent::NotKept => self.not_kept += 1,
+        }
+    }
+
+    /// Counts a record of `kind`; returns how many there were.
+    fn seen(&mut self, kind: &'static str, sighting: Sighting) -> u64 {
+        let seen = self.kinds.entry(kind).or_insert(KindSeen {
+            count: 0,
+            first: sighting,
+            last: sighting,
+        });
+        seen.count += 1;
+        seen.last = sighting;
+        if seen.count == MAX_PER_KIND + 1 {
+            self.sieve.saturate(kind);
+        }
+        seen.count
+    }
+
+    /// Takes one record, its time already put on UTC.
+    fn take_whole(&mut self, mut record: PgRecord) {
+        self.records_read += 1;
         if let Some(severity) = record.severity {
             *self.severities.entry(severity_name(severity)).or_default() += 1;
         }
@@ -156,15 +375,7 @@ impl PgDigest {
             self.remember_error(record);
             return;
         };
-        let kind = event.kind();
-        let seen = self.kinds.entry(kind).or_insert(KindSeen {
-            count: 0,
-            first: sighting,
-            last: sighting,
-        });
-        seen.count += 1;
-        seen.last = sighting;
-        let count = seen.count;
+        let count = self.seen(event.kind(), sighting);
         match event {
             PgEvent::TempFile { bytes, .. } => {
                 let t = &mut self.temp_files;
@@ -173,35 +384,45 @@ impl PgDigest {
                 if t.largest.as_ref().is_none_or(|(b, _, _)| bytes > b) {
                     let statement = record.statement.clone().or_else(|| record.query.clone());
                     t.largest = Some((*bytes, record.line, statement));
+                    self.sieve
+                        .largest_temp
+                        .fetch_max(bytes.saturating_add(1), Ordering::Relaxed);
                 }
                 t.first.get_or_insert(sighting);
                 t.last = Some(sighting);
                 return;
             }
             PgEvent::CheckpointComplete { .. } => return,
-            PgEvent::TerminatedBySignal { pid, .. } | PgEvent::ExitedWithCode { pid, .. } => {
-                let pid = *pid;
-                let before: Vec<PgRecord> = self
-                    .recent_errors
-                    .iter()
-                    .filter(|r| r.pid == Some(pid))
-                    .rev()
-                    .take(CONTEXT_PER_DEATH)
-                    .cloned()
-                    .collect::<Vec<_>>()
-                    .into_iter()
-                    .rev()
-                    .collect();
-                if !before.is_empty() {
-                    self.before_death.insert(record.line, before);
-                }
-            }
             _ => {}
+        }
+        let died = match event {
+            PgEvent::TerminatedBySignal { pid, .. } | PgEvent::ExitedWithCode { pid, .. } => {
+                Some(*pid)
+            }
+            _ => None,
+        };
+        let keep = count <= MAX_PER_KIND && self.records.len() < MAX_KEPT;
+        // The errors before a death are kept with the death: only for deaths that are kept.
+        if let (Some(pid), true) = (died, keep) {
+            let before: Vec<PgRecord> = self
+                .recent_errors
+                .iter()
+                .filter(|r| r.pid == Some(pid))
+                .rev()
+                .take(CONTEXT_PER_DEATH)
+                .cloned()
+                .collect::<Vec<_>>()
+                .into_iter()
+                .rev()
+                .collect();
+            if !before.is_empty() {
+                self.before_death.insert(record.line, before);
+            }
         }
         if is_error_level(&record) {
             self.remember_error(record.clone());
         }
-        if count > MAX_PER_KIND || self.records.len() >= MAX_KEPT {
+        if !keep {
             self.not_kept += 1;
             return;
         }
@@ -214,6 +435,9 @@ impl PgDigest {
             }
         }
         self.records.push(record);
+        if self.records.len() >= MAX_KEPT {
+            self.sieve.full.store(true, Ordering::Relaxed);
+        }
     }
 
     fn remember_error(&mut self, mut record: PgRecord) {
@@ -225,24 +449,6 @@ impl PgDigest {
             self.recent_errors.pop_front();
         }
         self.recent_errors.push_back(record);
-    }
-
-    /// Puts a time printed with a zone abbreviation on UTC through `log_timezone`.
-    fn resolve(&mut self, time: &mut PgTime) {
-        if time.utc.is_some() || time.zone.is_none() {
-            return;
-        }
-        match self
-            .zone
-            .as_ref()
-            .and_then(|tz| settings::resolve_in_zone(time, tz))
-        {
-            Some(at) => {
-                time.utc = Some(at);
-                self.zone_use.in_zone += 1;
-            }
-            None => self.zone_use.by_table += 1,
-        }
     }
 
     /// How many records of `kind` were seen.
@@ -320,6 +526,97 @@ mod tests {
             before[0].event,
             Some(PgEvent::SharedMemoryResizeFailed { no_space: true, .. })
         ));
+    }
+
+    /// What a digest holds stays bounded whatever the log: records per kind and in all, the
+    /// errors remembered, the context kept per death.
+    #[test]
+    fn memory_is_bounded_by_construction() {
+        let mut d = PgDigest::new(None);
+        let mut line = 0;
+        for round in 0..(3 * MAX_PER_KIND) {
+            let pid = 1000 + (round % 7) as u32;
+            for _ in 0..3 {
+                line += 1;
+                d.push(PgRecord {
+                    line,
+                    pid: Some(pid),
+                    severity: Some(Severity::Error),
+                    message: "out of memory".into(),
+                    ..PgRecord::default()
+                });
+            }
+            line += 1;
+            d.push(PgRecord {
+                line,
+                event: Some(PgEvent::TerminatedBySignal {
+                    process: "server process".into(),
+                    pid,
+                    signal: 9,
+                    signal_name: "Killed".into(),
+                    query: None,
+                }),
+                severity: Some(Severity::Log),
+                ..PgRecord::default()
+            });
+        }
+        assert_eq!(d.count("terminated_by_signal"), 3 * MAX_PER_KIND);
+        assert_eq!(d.records.len() as u64, MAX_PER_KIND);
+        assert!(d.records.len() <= MAX_KEPT);
+        assert_eq!(d.before_death.len() as u64, MAX_PER_KIND);
+        assert!(
+            d.before_death
+                .values()
+                .all(|b| b.len() <= CONTEXT_PER_DEATH)
+        );
+        assert!(d.recent_errors.len() <= RECENT_ERRORS);
+        assert_eq!(d.not_kept, 2 * MAX_PER_KIND);
+    }
+
+    /// The digest of records sieved a block ahead (as the parallel reader does: a block is
+    /// sieved on its threads, then taken) is the digest of records pushed one by one.
+    #[test]
+    fn records_sieved_ahead_give_the_same_digest() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures");
+        let mut log = Vec::new();
+        for name in [
+            "pg15-events.log",
+            "pg15-backend-sigkill.log",
+            "pg13-backend-sigkill.log",
+        ] {
+            log.extend(std::fs::read(dir.join("formats/pglog").join(name)).unwrap());
+        }
+        // Enough copies that kinds pass the cap, and temporary files repeat.
+        let log = log.repeat(400);
+        let records = || pglog::records(&log, &PgLogOptions::default()).unwrap();
+        let mut one_by_one = PgDigest::new(None);
+        for record in records() {
+            one_by_one.push(*record);
+        }
+        assert!(one_by_one.not_kept > 0 && one_by_one.temp_files.count > 1000);
+        for block in [1, 7, 5000] {
+            let mut ahead = PgDigest::new(None);
+            let sieve = ahead.sieve();
+            let mut records = records().peekable();
+            while records.peek().is_some() {
+                let batch: Vec<Taken> = records
+                    .by_ref()
+                    .take(block)
+                    .map(|r| sieve.prepare(r))
+                    .collect();
+                batch.into_iter().for_each(|t| ahead.take(t));
+            }
+            assert_eq!(ahead.records, one_by_one.records, "block {block}");
+            assert_eq!(ahead.kinds, one_by_one.kinds);
+            assert_eq!(ahead.severities, one_by_one.severities);
+            assert_eq!(ahead.not_kept, one_by_one.not_kept);
+            assert_eq!(ahead.dumps_dropped, one_by_one.dumps_dropped);
+            assert_eq!(ahead.temp_files, one_by_one.temp_files);
+            assert_eq!(ahead.before_death, one_by_one.before_death);
+            assert_eq!(ahead.records_read, one_by_one.records_read);
+            assert_eq!(ahead.zone_use, one_by_one.zone_use);
+            assert_eq!(ahead.recent_errors, one_by_one.recent_errors);
+        }
     }
 
     #[test]

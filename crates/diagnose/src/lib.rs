@@ -40,6 +40,17 @@ pub struct DiagnoseOptions {
     /// How far apart (seconds) an OOM kill of `postgres` and a signal-9 crash with another PID
     /// may be to be tied as a PID-namespace match. Default 10.
     pub pid_namespace_tolerance_seconds: f64,
+    /// Threads a large PostgreSQL log is parsed on; `None`: one per available core. The report
+    /// is the same whatever the number.
+    pub threads: Option<usize>,
+    /// PostgreSQL logs of at least this many bytes are parsed on [`DiagnoseOptions::threads`]
+    /// threads, smaller ones in one pass. Default 16 MiB.
+    pub parallel_min_bytes: u64,
+    /// The cap on logs the bundle is opened with by `pgmortem::analyze`
+    /// ([`pgmortem_bundle::OpenOptions::max_log_bytes`]): `None` (the default) reads every log
+    /// whole; `Some(n)` reads only the last `n` bytes of a larger log, and the report says so
+    /// at the top (caveat `log_not_read_whole`). [`diagnose`] reads what the bundle holds.
+    pub max_log_bytes: Option<u64>,
 }
 
 impl Default for DiagnoseOptions {
@@ -50,6 +61,9 @@ impl Default for DiagnoseOptions {
             pg_prefix: None,
             match_tolerance_seconds: 120.0,
             pid_namespace_tolerance_seconds: 10.0,
+            threads: None,
+            parallel_min_bytes: 16 << 20,
+            max_log_bytes: None,
         }
     }
 }

@@ -1,9 +1,16 @@
-//! Parsing every source of a bundle and anchoring the kernel clock.
+//! Parsing every source of a bundle and anchoring the kernel clock. Logs are read whole, as
+//! streams: a PostgreSQL log record by record into its [`PgDigest`] (on several threads when it
+//! is large), a kernel log line by line into the kernel parser; neither is ever held whole.
+
+use std::io::{self, Read};
 
 use jiff::{SignedDuration, tz::Offset};
-use pgmortem_bundle::{Bundle, SourceKind};
-use pgmortem_parse::kernel::{self, KernelEvent, KernelLog, KernelOptions};
-use pgmortem_parse::pglog::{self, PgLog, PgLogError, PgLogOptions};
+use pgmortem_bundle::{Bundle, Source, SourceKind};
+use pgmortem_parse::kernel::{
+    self, BlockLines, KernelEvent, KernelLog, KernelOptions, KernelParser,
+};
+use pgmortem_parse::lines::LineBlocks;
+use pgmortem_parse::pglog::{self, PgLog, PgLogError, PgLogOptions, ReadError, ReadOptions};
 use pgmortem_parse::system;
 
 use crate::DiagnoseOptions;
@@ -45,21 +52,27 @@ fn anchor_name(a: &BootAnchor) -> &'static str {
     }
 }
 
-/// Caveats about how much of the logs was read: logs kept only in part, records of a kind
-/// counted but not kept.
+/// Caveats about how much of the logs was read: logs kept only in part (a cap asked for, a
+/// perf script over the memory limit, a read that failed half way), records of a kind counted
+/// but not kept.
 fn read_caveats(postgres: &[PgSource], summaries: &[SourceSummary]) -> Vec<Caveat> {
     let mut caveats = Vec::new();
     for s in summaries {
         let log = matches!(s.kind, "postgres_log" | "kernel_log" | "perf_script");
-        if let (true, Some(note)) = (log, &s.note)
-            && note.starts_with("only its last")
-        {
+        let Some(note) = s.note.as_deref().filter(|_| log) else {
+            continue;
+        };
+        for part in note.split("; ") {
+            let after = if part.starts_with("only its last") {
+                "events before that part are not in this report"
+            } else if part.starts_with(STOPPED) {
+                "events after that point are not in this report"
+            } else {
+                continue;
+            };
             caveats.push(Caveat {
                 kind: "log_not_read_whole",
-                text: format!(
-                    "{}: {note}; events before that part are not in this report",
-                    s.path
-                ),
+                text: format!("{}: {part}; {after}", s.path),
             });
         }
     }
@@ -143,11 +156,15 @@ pub(crate) fn parse_all(
 
     let mut kernel = Vec::new();
     let mut postgres = Vec::new();
+    let threads = options
+        .threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from))
+        .max(1);
     for source in &bundle.sources {
         let mut summary = SourceSummary {
             path: source.path.clone(),
             kind: source.kind.as_str(),
-            bytes: source.bytes.len() as u64,
+            bytes: source.size(),
             lines: 0,
             records: 0,
             unrecognized_lines: 0,
@@ -158,8 +175,9 @@ pub(crate) fn parse_all(
         };
         match source.kind {
             SourceKind::KernelLog => {
-                let log = kernel::parse(&source.bytes, &kernel_options);
+                let (log, read) = read_kernel_log(source, &kernel_options);
                 fill(&mut summary, &log.stats);
+                read.note(source, &mut summary);
                 kernel.push(KernelSource {
                     path: source.path.clone(),
                     log,
@@ -167,8 +185,18 @@ pub(crate) fn parse_all(
             }
             SourceKind::PostgresLog => {
                 let mut digest = PgDigest::new(log_zone.as_ref().map(|(tz, _)| tz.clone()));
-                let (log, prefix_from) =
-                    read_pg_log(&source.bytes, &pg_options, &log_settings, &mut digest).map_err(
+                let read = ReadOptions {
+                    threads: if source.size() >= options.parallel_min_bytes {
+                        threads
+                    } else {
+                        1
+                    },
+                    block_bytes: threads
+                        .saturating_mul(1 << 20)
+                        .clamp(MIN_BLOCK_BYTES, MAX_BLOCK_BYTES),
+                };
+                let (log, prefix_from, read) =
+                    read_pg_log(source, &pg_options, &log_settings, &mut digest, &read).map_err(
                         |e| DiagnoseError::PostgresLog {
                             path: source.path.clone(),
                             source: e,
@@ -176,6 +204,7 @@ pub(crate) fn parse_all(
                     )?;
                 zone_use.add(digest.zone_use);
                 fill(&mut summary, &log.stats);
+                read.note(source, &mut summary);
                 summary.log_line_prefix = Some(log.prefix.clone());
                 summary.log_line_prefix_from = Some(prefix_from);
                 postgres.push(PgSource {
@@ -370,31 +399,210 @@ fn uses_local_wall_time(kernel: &[KernelSource]) -> bool {
     })
 }
 
-/// Reads a PostgreSQL log record by record into `digest`.
-fn read_into(
-    bytes: &[u8],
-    options: &PgLogOptions,
-    digest: &mut PgDigest,
-) -> Result<PgLog, PgLogError> {
-    let mut records = pglog::records(bytes, options)?;
-    for record in records.by_ref() {
-        digest.push(*record);
+/// Bytes parsed at a time when a PostgreSQL log is read on several threads: 1 MiB per thread,
+/// within these bounds. Memory: the block being read, the one being parsed, and what the
+/// sieve keeps of its records until they are in the digest. Measured on 2 cores with a 1 GiB
+/// log: 2 and 4 MiB blocks read it in 1.6 s in 140-175 MiB, 8 and 16 MiB ones in 1.8 and
+/// 1.9 s in 215 and 330 MiB (smaller blocks stay in cache).
+const MIN_BLOCK_BYTES: usize = 2 << 20;
+/// See [`MIN_BLOCK_BYTES`].
+const MAX_BLOCK_BYTES: usize = 16 << 20;
+
+/// What the detection of format and prefix reads of a log: more than its first MiB (see
+/// `pglog::records`: the first 1000 lines, or the lines of the first MiB).
+const DETECTION_HEAD_BYTES: usize = (1 << 20) + 4096;
+
+/// Bytes of a kernel log read at a time when it is not in memory.
+const KERNEL_BLOCK_BYTES: usize = 4 << 20;
+
+/// The start of the note of a log whose reading failed half way.
+const STOPPED: &str = "reading stopped after";
+
+/// A source's stream that ends at its first read error instead of failing, keeping the error,
+/// and counts the bytes it gave.
+struct Stop<R> {
+    inner: R,
+    read: u64,
+    error: Option<io::Error>,
+}
+
+impl<R: Read> Stop<R> {
+    fn new(inner: R) -> Self {
+        Stop {
+            inner,
+            read: 0,
+            error: None,
+        }
     }
-    Ok(records.summary())
+
+    /// Reads until `buf` holds `n` bytes or the stream ends.
+    fn fill(&mut self, buf: &mut Vec<u8>, n: usize) {
+        let _ = self.by_ref().take(n as u64).read_to_end(buf);
+    }
+}
+
+impl<R: Read> Read for Stop<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.error.is_some() {
+            return Ok(0);
+        }
+        loop {
+            match self.inner.read(buf) {
+                Ok(n) => {
+                    self.read += n as u64;
+                    return Ok(n);
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    self.error = Some(e);
+                    return Ok(0);
+                }
+            }
+        }
+    }
+}
+
+/// How much of a log was read.
+struct Reading {
+    /// Bytes read.
+    bytes: u64,
+    /// The error that stopped the reading, if one did.
+    error: Option<io::Error>,
+}
+
+impl Reading {
+    fn of<R>(stream: Stop<R>) -> Self {
+        Reading {
+            bytes: stream.read,
+            error: stream.error,
+        }
+    }
+
+    /// Puts the bytes read in the summary, and in its note why they are not all of them.
+    fn note(self, source: &Source, summary: &mut SourceSummary) {
+        summary.bytes = self.bytes;
+        if let Some(e) = self.error {
+            let stopped = format!(
+                "{STOPPED} {} of {} bytes: {e}; the lines before are analysed",
+                self.bytes,
+                source.size()
+            );
+            summary.note = Some(match summary.note.take() {
+                Some(n) => format!("{n}; {stopped}"),
+                None => stopped,
+            });
+        }
+    }
+}
+
+/// Reads a kernel log: parsed from memory when it is held, else line by line from its file.
+fn read_kernel_log(source: &Source, options: &KernelOptions) -> (KernelLog, Reading) {
+    if source.in_memory() {
+        let read = Reading {
+            bytes: source.bytes.len() as u64,
+            error: None,
+        };
+        return (kernel::parse(&source.bytes, options), read);
+    }
+    let mut stream = match source.reader() {
+        Ok(r) => Stop::new(r),
+        Err(e) => {
+            let read = Reading {
+                bytes: 0,
+                error: Some(e),
+            };
+            return (KernelParser::new(options.clone()).finish(), read);
+        }
+    };
+    let mut parser = KernelParser::new(options.clone());
+    let mut before = 0u64;
+    let mut blocks = LineBlocks::new(&mut stream, KERNEL_BLOCK_BYTES, options.max_line_bytes);
+    // Read errors end the stream (Stop): they are in `stream.error`.
+    while let Ok(Some(block)) = blocks.next_block() {
+        let mut last = 0;
+        for mut line in BlockLines::new(block) {
+            last = line.number;
+            line.number += before;
+            parser.push_line(&line);
+        }
+        before += last;
+    }
+    drop(blocks);
+    (parser.finish(), Reading::of(stream))
 }
 
 /// Reads a PostgreSQL log with the prefix the user gave, else the bundle's `log_line_prefix`
 /// (tried with its trailing space restored when psql's aligned table dropped it), else the
-/// one detected from the log, into `digest`. Returns the log's counts and where its prefix
-/// came from.
+/// one detected from the log, into `digest`, on `read.threads`. Each prefix is tried on the
+/// log's first lines only (what the parser chooses from): the log is read through once.
+/// Returns the log's counts, where its prefix came from, and how much was read.
 fn read_pg_log(
-    bytes: &[u8],
+    source: &Source,
     options: &PgLogOptions,
     settings: &LogSettings,
     digest: &mut PgDigest,
-) -> Result<(PgLog, String), PgLogError> {
+    read: &ReadOptions,
+) -> Result<(PgLog, String, Reading), PgLogError> {
+    let mut stream = match source.reader() {
+        Ok(r) => Stop::new(r),
+        Err(e) => {
+            let read = Reading {
+                bytes: 0,
+                error: Some(e),
+            };
+            return Ok((PgLog::default(), "not read".to_owned(), read));
+        }
+    };
+    // The first lines, from memory or read ahead of the rest.
+    let mut head_read = Vec::new();
+    let head: &[u8] = if source.in_memory() {
+        &source.bytes
+    } else {
+        stream.fill(&mut head_read, DETECTION_HEAD_BYTES);
+        &head_read
+    };
+    let (chosen, from) = choose_prefix(head, options, settings)?;
+    let log = if source.in_memory() && read.threads <= 1 {
+        // One pass over the bytes in memory.
+        let mut records = pglog::records(&source.bytes, &chosen)?;
+        for record in records.by_ref() {
+            digest.push_boxed(record);
+        }
+        stream.read = source.bytes.len() as u64;
+        records.summary()
+    } else {
+        let rest: Box<dyn Read + Send + '_> = if source.in_memory() {
+            Box::new(&mut stream)
+        } else {
+            Box::new(io::Cursor::new(head_read).chain(&mut stream))
+        };
+        // Each record is sieved on the thread that parsed it, then taken in log order.
+        let sieve = digest.sieve();
+        let parsed = pglog::parse_reader(rest, &chosen, read, &|r| sieve.prepare(r), &mut |t| {
+            digest.take(t)
+        });
+        match parsed {
+            Ok(log) => log,
+            Err(ReadError::Log(e)) => return Err(e),
+            // Stop turns read errors into the end of the stream.
+            Err(e) => {
+                stream.error = Some(io::Error::other(e.to_string()));
+                PgLog::default()
+            }
+        }
+    };
+    Ok((log, from, Reading::of(stream)))
+}
+
+/// The options to read a log with, and where its prefix comes from: the user's, else the first
+/// of the bundle's `log_line_prefix` forms that fits the first lines of `head`, else detected.
+fn choose_prefix(
+    head: &[u8],
+    options: &PgLogOptions,
+    settings: &LogSettings,
+) -> Result<(PgLogOptions, String), PgLogError> {
     if options.prefix.is_some() {
-        return Ok((read_into(bytes, options, digest)?, "given".to_owned()));
+        return Ok((options.clone(), "given".to_owned()));
     }
     let mut tried = Vec::new();
     if let Some(Setting {
@@ -413,14 +621,14 @@ fn read_pg_log(
                 prefix: Some(prefix.clone()),
                 ..options.clone()
             };
-            match read_into(bytes, &with, digest) {
-                Ok(log) => return Ok((log, from.clone())),
+            // Format and prefix are chosen from the first lines only: trying costs no pass.
+            match pglog::records(head, &with) {
+                Ok(_) => return Ok((with, from.clone())),
                 Err(PgLogError::PrefixMatchesNothing { .. }) => tried.push(prefix),
                 Err(e) => return Err(e),
             }
         }
     }
-    let log = read_into(bytes, options, digest)?;
     let from = match tried.first() {
         None => "detected".to_owned(),
         Some(p) => format!(
@@ -429,7 +637,7 @@ fn read_pg_log(
             settings.prefix.as_ref().map_or("", |s| s.from.as_str())
         ),
     };
-    Ok((log, from))
+    Ok((options.clone(), from))
 }
 
 #[cfg(test)]
@@ -443,12 +651,24 @@ mod prefix_tests {
         std::fs::read(path).unwrap()
     }
 
+    /// `bytes` read as a bundle's only PostgreSQL log.
     fn read(
         bytes: &[u8],
         options: &PgLogOptions,
         settings: &LogSettings,
     ) -> Result<(PgLog, String), PgLogError> {
-        read_pg_log(bytes, options, settings, &mut PgDigest::new(None))
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("postgresql.log"), bytes).unwrap();
+        let bundle =
+            pgmortem_bundle::open(dir.path(), &pgmortem_bundle::OpenOptions::default()).unwrap();
+        let source = &bundle.sources[0];
+        assert_eq!(source.kind, SourceKind::PostgresLog);
+        let read = ReadOptions {
+            threads: 1,
+            block_bytes: 1 << 20,
+        };
+        let mut digest = PgDigest::new(None);
+        read_pg_log(source, options, settings, &mut digest, &read).map(|(log, from, _)| (log, from))
     }
 
     fn with_prefix(value: &str, spaces_lost: bool) -> LogSettings {

@@ -68,10 +68,13 @@ impl Scratch {
             &pgmortem_bundle::OpenOptions::default(),
         )
         .expect("a readable fixture bundle");
-        for source in bundle.sources {
+        for source in &bundle.sources {
             let to = scratch.dir.path().join(&source.path);
             std::fs::create_dir_all(to.parent().expect("a parent")).expect("mkdir");
-            std::fs::write(to, source.bytes).expect("write");
+            // Logs over the in-memory size are streams, not bytes.
+            let mut reader = source.reader().expect("a readable source");
+            let mut file = std::fs::File::create(to).expect("create");
+            std::io::copy(&mut reader, &mut file).expect("copy");
         }
         scratch
     }
