@@ -206,8 +206,9 @@ pub struct NotEvaluated {
     pub files: Vec<&'static str>,
 }
 
-/// Runs every rule on `facts`: the findings (most severe and most confident first), and the
-/// rules that could not be evaluated.
+/// Runs every rule on `facts`: the findings (most severe first; then those about an incident,
+/// in incident order, the incident's own finding before the ones that explain it; then by
+/// impact and confidence), and the rules that could not be evaluated.
 pub(crate) fn evaluate(facts: &Facts<'_>) -> (Vec<Finding>, Vec<NotEvaluated>) {
     let mut findings = Vec::new();
     let mut not_evaluated = Vec::new();
@@ -229,11 +230,14 @@ pub(crate) fn evaluate(facts: &Facts<'_>) -> (Vec<Finding>, Vec<NotEvaluated>) {
         }
         findings.extend((rule.check)(facts));
     }
+    // An incident's own finding (what happened) before the findings tied to it (why).
+    let explains = |f: &Finding| rule(f.id).is_none_or(|r| r.group != "crash");
     findings.sort_by(|a, b| {
         b.severity
             .cmp(&a.severity)
             .then(a.incident.is_none().cmp(&b.incident.is_none()))
             .then(a.incident.cmp(&b.incident))
+            .then(explains(a).cmp(&explains(b)))
             .then(b.impact.total_cmp(&a.impact))
             .then(b.confidence.total_cmp(&a.confidence))
             .then(a.id.cmp(b.id))
