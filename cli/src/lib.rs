@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 mod input;
 mod perf;
 mod pglog;
+mod rules;
 
 use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -28,7 +29,8 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Diagnose a bundle: a directory of loose files (kinds recognised by content) or one file.
+    /// Diagnose a bundle: a directory of loose files, an archive (.tar, .tar.gz, .tar.zst) or
+    /// one file. Every log is read whole unless --max-log-bytes asks for less.
     Analyze(AnalyzeArgs),
     /// Parse one file and print its records as JSON lines (or `--stats`).
     #[command(subcommand)]
@@ -37,6 +39,8 @@ enum Command {
     CollapsePerf(perf::CollapsePerfArgs),
     /// Draw a flame graph (SVG) of `perf script` output.
     Flamegraph(perf::FlamegraphArgs),
+    /// List the rule catalog, or explain one rule: `pgmortem rules overcommit-heuristic`.
+    Rules(rules::RulesArgs),
     /// Print the bundle collector, a POSIX shell script to run on the database host:
     /// `pgmortem collector > pgmortem-collect.sh; sh pgmortem-collect.sh --help`.
     Collector,
@@ -44,7 +48,7 @@ enum Command {
 
 #[derive(Debug, Args)]
 struct AnalyzeArgs {
-    /// The bundle: a directory or a single file.
+    /// The bundle: a directory, an archive or a single file.
     path: PathBuf,
     /// Output format.
     #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
@@ -65,6 +69,39 @@ struct AnalyzeArgs {
     /// Seconds an OOM kill and a crash line with the same PID may be apart.
     #[arg(long, default_value_t = 120.0)]
     match_tolerance: f64,
+    /// Read only the last N bytes of each log larger than that (e.g. 200MiB); the report says
+    /// so at the top. Default: every log is read whole.
+    #[arg(long, value_name = "N", value_parser = parse_size)]
+    max_log_bytes: Option<u64>,
+    /// Threads to parse large PostgreSQL logs on (default: one per available core).
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
+    threads: Option<u16>,
+}
+
+/// `1048576`, `512KiB`, `200MiB`, `2GiB` (also `K`, `M`, `G`, `T`, `KB`, …: powers of 1024).
+fn parse_size(text: &str) -> Result<u64, String> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (digits, unit) = text.split_at(split);
+    let n: u64 = digits
+        .parse()
+        .map_err(|_| format!("{text:?}: expected a size such as 1048576, 512KiB or 200MiB"))?;
+    let shift = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 0,
+        "k" | "kb" | "kib" => 10,
+        "m" | "mb" | "mib" => 20,
+        "g" | "gb" | "gib" => 30,
+        "t" | "tb" | "tib" => 40,
+        other => {
+            return Err(format!(
+                "{text:?}: unknown unit {other:?} (KiB, MiB, GiB, TiB)"
+            ));
+        }
+    };
+    n.checked_mul(1 << shift)
+        .ok_or_else(|| format!("{text:?}: too large"))
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -125,6 +162,7 @@ fn dispatch(command: Command, out: &mut dyn Write) -> Result<()> {
     match command {
         Command::Analyze(args) => analyze(args, out),
         Command::CollapsePerf(args) => perf::collapse(args, out),
+        Command::Rules(args) => rules::run(args, out),
         Command::Flamegraph(args) => perf::flamegraph(args),
         Command::Parse(ParseCommand::Perf(args)) => perf::parse(args, out),
         Command::Collector => out
@@ -164,6 +202,8 @@ fn analyze(args: AnalyzeArgs, out: &mut dyn Write) -> Result<()> {
         host_utc_offset_seconds,
         pg_prefix: args.prefix,
         match_tolerance_seconds: args.match_tolerance,
+        max_log_bytes: args.max_log_bytes,
+        threads: args.threads.map(usize::from),
         ..DiagnoseOptions::default()
     };
     let report = pgmortem::analyze(&args.path, &options)?;

@@ -7,11 +7,12 @@
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::{Args, ValueEnum};
 use pgmortem::parse::pglog::{
-    ParallelParser, PgLog, PgLogFormat, PgLogOptions, PgLogReader, PgRecord, PrefixChoice,
+    PgLogFormat, PgLogOptions, PgRecord, PrefixChoice, ReadError, ReadOptions, parse_reader,
 };
 use serde::Serialize;
 
@@ -82,18 +83,12 @@ struct Stats {
     unrecognized_examples: Vec<(u64, String)>,
 }
 
-/// Bytes read per chunk (one thread).
-const CHUNK: usize = 1 << 20;
-
 /// Bytes parsed per parallel block with `--stats` (the records are only counted).
 const STATS_BLOCK: usize = 16 << 20;
 
 /// Bytes parsed per parallel block when printing records (their JSON waits until the block is
 /// joined: about four times the block).
 const RECORDS_BLOCK: usize = 8 << 20;
-
-/// Chunks per thread in a block: enough that a slow chunk does not leave a core idle.
-const CHUNKS_PER_THREAD: usize = 8;
 
 pub(crate) fn parse(args: ParsePglogArgs, out: &mut dyn Write) -> Result<()> {
     let options = PgLogOptions {
@@ -119,21 +114,55 @@ pub(crate) fn parse(args: ParsePglogArgs, out: &mut dyn Write) -> Result<()> {
         Some(n) => usize::from(n),
         None => std::thread::available_parallelism().map_or(1, usize::from),
     };
-    let mut out = std::io::BufWriter::new(out);
-    let log = if threads <= 1 {
-        sequential(input, &name, options, args.stats, &mut out)?
-    } else {
-        let block = args.block_bytes.unwrap_or(if args.stats {
+    let read = ReadOptions {
+        threads,
+        block_bytes: args.block_bytes.unwrap_or(if args.stats {
             STATS_BLOCK
         } else {
             RECORDS_BLOCK
-        });
-        let run = Parallel {
-            stats: args.stats,
-            threads,
-            block,
+        }),
+    };
+    let mut out = std::io::BufWriter::new(out);
+    let parsed = if args.stats {
+        // The parser counts records by kind and language itself: each record is dropped on
+        // the thread that parsed it.
+        parse_reader(input, &options, &read, &|_| (), &mut |()| {})
+    } else {
+        // Records are serialised on the parsing threads and written in log order.
+        let map = |r: Box<PgRecord>| {
+            let mut line = serde_json::to_vec(&r)?;
+            line.push(b'\n');
+            Ok(line)
         };
-        parallel(input, &name, options, &run, &mut out)?
+        let mut failed: Option<anyhow::Error> = None;
+        // Once the output fails (a closed pipe), the input ends: nothing more is read.
+        let stop = AtomicBool::new(false);
+        let mut sink = |line: Result<Vec<u8>, serde_json::Error>| {
+            if failed.is_none() {
+                let written = line.map_err(anyhow::Error::from).and_then(|l| {
+                    out.write_all(&l)?;
+                    Ok(())
+                });
+                failed = written.err();
+                stop.store(failed.is_some(), Ordering::Relaxed);
+            }
+        };
+        let input = StopWhen {
+            inner: input,
+            stop: &stop,
+        };
+        let parsed = parse_reader(input, &options, &read, &map, &mut sink);
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        parsed
+    };
+    let log = match parsed {
+        Ok(log) => log,
+        Err(ReadError::Io(e)) => {
+            return Err(anyhow::Error::new(e).context(format!("cannot read {name}")));
+        }
+        Err(e) => return Err(anyhow::Error::new(e).context(name)),
     };
     if args.stats {
         let stats = Stats {
@@ -162,234 +191,17 @@ pub(crate) fn parse(args: ParsePglogArgs, out: &mut dyn Write) -> Result<()> {
     Ok(())
 }
 
-/// One thread: [`PgLogReader`] fed 1 MiB chunks.
-fn sequential(
-    mut input: Box<dyn Read + Send>,
-    name: &str,
-    options: PgLogOptions,
-    stats: bool,
-    out: &mut dyn Write,
-) -> Result<PgLog> {
-    let mut reader = PgLogReader::new(options);
-    let mut buf = vec![0u8; CHUNK];
-    let emit = |reader: &mut PgLogReader, out: &mut dyn Write| -> Result<()> {
-        while let Some(record) = reader.next_record() {
-            // The parser counts records by kind and language itself.
-            if !stats {
-                serde_json::to_writer(&mut *out, &record)?;
-                out.write_all(b"\n")?;
-            }
+/// A stream that ends early once `stop` is set.
+struct StopWhen<'a, R> {
+    inner: R,
+    stop: &'a AtomicBool,
+}
+
+impl<R: Read> Read for StopWhen<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.stop.load(Ordering::Relaxed) {
+            return Ok(0);
         }
-        Ok(())
-    };
-    loop {
-        let n = input
-            .read(&mut buf)
-            .with_context(|| format!("cannot read {name}"))?;
-        if n == 0 {
-            break;
-        }
-        reader.push(&buf[..n]).with_context(|| name.to_owned())?;
-        emit(&mut reader, out)?;
+        self.inner.read(buf)
     }
-    reader.finish().with_context(|| name.to_owned())?;
-    emit(&mut reader, out)?;
-    Ok(reader.summary())
-}
-
-/// How the parallel path runs.
-struct Parallel {
-    stats: bool,
-    threads: usize,
-    /// Bytes per block.
-    block: usize,
-}
-
-/// Several threads: blocks cut after their last newline, each parsed by [`ParallelParser`]
-/// (records counted or serialised on the parsing threads), written in file order.
-fn parallel(
-    input: Box<dyn Read + Send>,
-    name: &str,
-    options: PgLogOptions,
-    run: &Parallel,
-    out: &mut dyn Write,
-) -> Result<PgLog> {
-    let Parallel {
-        stats,
-        threads,
-        block,
-    } = *run;
-    let max_line = options.max_line_bytes;
-    let chunk = block / (threads * CHUNKS_PER_THREAD);
-    let mut parser = ParallelParser::new(options, threads, chunk);
-    // The next block is read while this one is parsed: one block being read, one waiting,
-    // one being parsed. Parsed blocks' buffers go back to the reader (no fresh 16 MiB
-    // allocation, and its page faults, per block).
-    std::thread::scope(|scope| {
-        let (tx, rx) = std::sync::mpsc::sync_channel::<std::io::Result<Vec<u8>>>(1);
-        let (give_back, taken_back) = std::sync::mpsc::channel::<Vec<u8>>();
-        scope.spawn(move || {
-            let mut blocks = Blocks::new(input, block, max_line);
-            loop {
-                let next = match blocks.next() {
-                    Ok(Some(bytes)) => {
-                        let mut buf = taken_back.try_recv().unwrap_or_default();
-                        buf.clear();
-                        buf.extend_from_slice(bytes);
-                        Ok(buf)
-                    }
-                    Ok(None) => return,
-                    Err(e) => Err(e),
-                };
-                let stop = next.is_err();
-                // A closed channel: the parsing side stopped on an error.
-                if tx.send(next).is_err() || stop {
-                    return;
-                }
-            }
-        });
-        let mut blocks = rx
-            .into_iter()
-            .map(|b| b.with_context(|| format!("cannot read {name}")));
-        if stats {
-            // The parser counts records by kind and language itself.
-            let map = |_: Box<PgRecord>| ();
-            let mut sink = |()| {};
-            for bytes in blocks.by_ref() {
-                let bytes = bytes?;
-                parser
-                    .feed(&bytes, &map, &mut sink)
-                    .with_context(|| name.to_owned())?;
-                // The reader may have finished: then the buffer is simply dropped.
-                let _ = give_back.send(bytes);
-            }
-            return parser
-                .finish(&map, &mut sink)
-                .with_context(|| name.to_owned());
-        }
-        let map = |r: Box<PgRecord>| {
-            let mut line = serde_json::to_vec(&r)?;
-            line.push(b'\n');
-            Ok(line)
-        };
-        let mut failed: Option<anyhow::Error> = None;
-        let mut sink = |line: Result<Vec<u8>, serde_json::Error>| {
-            if failed.is_none() {
-                let written = line.map_err(anyhow::Error::from).and_then(|l| {
-                    out.write_all(&l)?;
-                    Ok(())
-                });
-                failed = written.err();
-            }
-        };
-        for bytes in blocks {
-            let bytes = bytes?;
-            parser
-                .feed(&bytes, &map, &mut sink)
-                .with_context(|| name.to_owned())?;
-            let _ = give_back.send(bytes);
-        }
-        let log = parser
-            .finish(&map, &mut sink)
-            .with_context(|| name.to_owned())?;
-        match failed {
-            Some(e) => Err(e),
-            None => Ok(log),
-        }
-    })
-}
-
-/// Reads a log in blocks of about `size` bytes ending after a newline (only the last may not).
-/// A line longer than `max_line` + 4 bytes with no newline in sight is handed out cut there
-/// and the rest of it skipped, as [`PgLogReader`] does: memory stays bounded.
-struct Blocks {
-    input: Box<dyn Read + Send>,
-    buf: Vec<u8>,
-    /// Bytes of `buf` read and not handed out yet start at `start` and end at `filled`.
-    start: usize,
-    filled: usize,
-    size: usize,
-    max_line: usize,
-    /// Dropping the rest of an over-long line.
-    skipping: bool,
-    eof: bool,
-}
-
-impl Blocks {
-    fn new(input: Box<dyn Read + Send>, size: usize, max_line: usize) -> Self {
-        Blocks {
-            input,
-            buf: Vec::new(),
-            start: 0,
-            filled: 0,
-            size: size.max(max_line.saturating_add(5)),
-            max_line,
-            skipping: false,
-            eof: false,
-        }
-    }
-
-    /// The next block, `None` at the end.
-    fn next(&mut self) -> std::io::Result<Option<&[u8]>> {
-        // Move what is left of the previous block to the front, then fill up to `size`.
-        self.buf.copy_within(self.start..self.filled, 0);
-        self.filled -= self.start;
-        self.start = 0;
-        if self.buf.len() < self.size {
-            self.buf.resize(self.size, 0);
-        }
-        loop {
-            while !self.eof && self.filled < self.size {
-                let n = self.input.read(&mut self.buf[self.filled..])?;
-                if n == 0 {
-                    self.eof = true;
-                } else {
-                    self.filled += n;
-                }
-            }
-            if self.skipping {
-                match memchr_newline(&self.buf[..self.filled]) {
-                    Some(nl) => {
-                        self.start = nl + 1;
-                        self.skipping = false;
-                        self.buf.copy_within(self.start..self.filled, 0);
-                        self.filled -= self.start;
-                        self.start = 0;
-                        continue;
-                    }
-                    None if self.eof => return Ok(None),
-                    None => {
-                        self.filled = 0;
-                        continue;
-                    }
-                }
-            }
-            break;
-        }
-        if self.filled == 0 {
-            return Ok(None);
-        }
-        let end = if self.eof {
-            self.filled
-        } else {
-            match last_newline(&self.buf[..self.filled]) {
-                Some(nl) => nl + 1,
-                None => {
-                    // One line fills the whole block: keep its first max_line + 4 bytes.
-                    self.skipping = true;
-                    self.max_line + 4
-                }
-            }
-        };
-        self.start = end;
-        Ok(Some(&self.buf[..end]))
-    }
-}
-
-fn memchr_newline(bytes: &[u8]) -> Option<usize> {
-    bytes.iter().position(|&b| b == b'\n')
-}
-
-fn last_newline(bytes: &[u8]) -> Option<usize> {
-    bytes.iter().rposition(|&b| b == b'\n')
 }

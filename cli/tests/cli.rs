@@ -127,19 +127,43 @@ fn analyze_writes_to_a_file_with_output() {
 }
 
 #[test]
-fn boot_time_option_overrides_the_bundle_anchor() {
+fn a_boot_time_that_agrees_with_the_bundle_is_used() {
+    // The bundle's date − uptime is 17:07:48.694; one second off is within the error bars.
     let report = json_run(
         &[
             "analyze",
             "--format",
             "json",
             "--boot-time",
-            "2026-11-21T17:00:00Z",
+            "2026-11-21T17:07:49Z",
         ],
         &fixture("incidents/pg15-memcg-oom-sort"),
     );
     assert_eq!(report["clock"]["boot_time_source"], "option");
-    assert_eq!(report["clock"]["boot_time"], "2026-11-21T17:00:00Z");
+    assert_eq!(report["clock"]["boot_time"], "2026-11-21T17:07:49Z");
+    assert_eq!(report["caveats"], serde_json::json!([]));
+}
+
+#[test]
+fn a_boot_time_that_contradicts_the_bundle_is_reported_and_the_kill_counted_once() {
+    // 14 h off: the same OOM kill in dmesg.txt and dmesg-T.txt would land 14 h apart.
+    let report = json_run(
+        &[
+            "analyze",
+            "--format",
+            "json",
+            "--boot-time",
+            "2026-11-21T03:07:48Z",
+        ],
+        &fixture("incidents/pg15-memcg-oom-sort"),
+    );
+    assert_eq!(report["clock"]["boot_time_source"], "date_and_uptime");
+    let caveats = report["caveats"].as_array().unwrap();
+    assert_eq!(caveats[0]["kind"], "clock_anchors_disagree");
+    assert!(caveats[0]["text"].as_str().unwrap().contains("--boot-time"));
+    let incidents = report["incidents"].as_array().unwrap();
+    assert_eq!(incidents.len(), 1, "{incidents:#?}");
+    assert_eq!(incidents[0]["kind"], "oom_kill");
 }
 
 #[test]
@@ -149,6 +173,34 @@ fn a_missing_bundle_is_a_clear_error_naming_it() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("/nonexistent/pgmortem-bundle"));
+}
+
+#[test]
+fn max_log_bytes_reads_the_end_of_each_log_and_says_so_first() {
+    let out = pgmortem()
+        .args(["analyze", "--max-log-bytes", "1KiB", "--threads", "1"])
+        .arg(fixture("incidents/pg15-sigkill-backend"))
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    let first = text
+        .find("Read first\n  ! postgresql.log: only its last")
+        .unwrap_or_else(|| {
+            panic!("{text}");
+        });
+    assert!(first < text.find("Sources").unwrap());
+    assert!(
+        text.contains("of 1.8 KiB were read: the 1024-byte cap on logs"),
+        "{text}"
+    );
+    pgmortem()
+        .args(["analyze", "--max-log-bytes", "lots", "."])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--max-log-bytes"));
 }
 
 #[test]

@@ -71,15 +71,20 @@ struct BundleInfo<'a> {
 /// Opens the bundle at `path` (directory, tar, .tar.gz, .tar.zst or one file) and lists its
 /// files: `sources` (path, kind, bytes, recognized_by, note, stats for snapshot kinds),
 /// `skipped` (path, reason: unreadable files and manifest entries the bundle lacks) and the
-/// collector's `manifest` (or None). `max_file_bytes` skips larger files with a reason.
+/// collector's `manifest` (or None). `max_file_bytes` keeps only the end of larger files of
+/// every kind but the logs; `max_log_bytes` the end of larger logs (read whole by default).
 #[pyfunction]
-#[pyo3(signature = (path, *, max_file_bytes=None))]
+#[pyo3(signature = (path, *, max_file_bytes=None, max_log_bytes=None))]
 fn open_bundle(
     py: Python<'_>,
     path: PathBuf,
     max_file_bytes: Option<u64>,
+    max_log_bytes: Option<u64>,
 ) -> PyResult<Bound<'_, PyAny>> {
-    let mut options = OpenOptions::default();
+    let mut options = OpenOptions {
+        max_log_bytes,
+        ..OpenOptions::default()
+    };
     if let Some(max) = max_file_bytes {
         options.max_file_bytes = max;
     }
@@ -93,7 +98,7 @@ fn open_bundle(
             .map(|s| SourceInfo {
                 path: &s.path,
                 kind: s.kind.as_str(),
-                bytes: s.bytes.len() as u64,
+                bytes: s.size(),
                 recognized_by: s.recognized_by,
                 note: s.note.as_deref(),
                 stats: bundle::snapshot_stats(s.kind, &s.bytes),

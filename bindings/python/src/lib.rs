@@ -71,16 +71,23 @@ fn to_python<'py, T: serde::Serialize>(py: Python<'py>, value: &T) -> PyResult<B
 }
 
 /// Analyzes the bundle at `path` and returns the report as a dict (schema
-/// `pgmortem.report/v1`, the same as `pgmortem analyze --format json`).
+/// `pgmortem.report/v1`, the same as `pgmortem analyze --format json`). Every log is read
+/// whole unless `max_log_bytes` caps it (the report then says so in its `caveats`); `threads`
+/// parse large PostgreSQL logs (default: one per core).
 #[pyfunction]
-#[pyo3(signature = (path, *, boot_time=None, host_utc_offset=None, prefix=None))]
+#[pyo3(signature = (path, *, boot_time=None, host_utc_offset=None, prefix=None, max_log_bytes=None, threads=None))]
 fn analyze<'py>(
     py: Python<'py>,
     path: PathBuf,
     boot_time: Option<&str>,
     host_utc_offset: Option<&str>,
     prefix: Option<String>,
+    max_log_bytes: Option<u64>,
+    threads: Option<usize>,
 ) -> PyResult<Bound<'py, PyAny>> {
+    if threads == Some(0) {
+        return Err(PyValueError::new_err("threads: at least 1"));
+    }
     let boot_time = boot_time
         .map(|s| s.parse::<jiff::Timestamp>())
         .transpose()
@@ -98,6 +105,8 @@ fn analyze<'py>(
         boot_time,
         host_utc_offset_seconds,
         pg_prefix: prefix,
+        max_log_bytes,
+        threads,
         ..Default::default()
     };
     let report = py

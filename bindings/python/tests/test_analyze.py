@@ -44,10 +44,26 @@ def test_sigkill_from_outside_says_no_kernel_report(incidents: Path) -> None:
 
 
 def test_options_are_passed_through(incidents: Path) -> None:
-    report = pgmortem.analyze(incidents / "pg15-memcg-oom-sort", boot_time="2026-11-21T17:00:00Z")
+    # Within a second of the bundle's own date - uptime: the given boot time is used.
+    report = pgmortem.analyze(incidents / "pg15-memcg-oom-sort", boot_time="2026-11-21T17:07:49Z")
     assert report["clock"]["boot_time_source"] == "option"
+    # Seven minutes off: the bundle's anchor is used and the report says why, first.
+    report = pgmortem.analyze(incidents / "pg15-memcg-oom-sort", boot_time="2026-11-21T17:00:00Z")
+    assert report["clock"]["boot_time_source"] == "date_and_uptime"
+    assert report["caveats"][0]["kind"] == "clock_anchors_disagree"
     with pytest.raises(ValueError, match="boot_time"):
         pgmortem.analyze(incidents / "pg15-memcg-oom-sort", boot_time="yesterday")
+
+
+def test_logs_are_read_whole_unless_a_cap_is_asked_for(incidents: Path) -> None:
+    whole = pgmortem.analyze(incidents / "pg15-sigkill-backend", threads=1)
+    assert all(c["kind"] != "log_not_read_whole" for c in whole["caveats"])
+    capped = pgmortem.analyze(incidents / "pg15-sigkill-backend", max_log_bytes=1024)
+    caveat = capped["caveats"][0]
+    assert caveat["kind"] == "log_not_read_whole"
+    assert caveat["text"].startswith("postgresql.log: only its last")
+    with pytest.raises(ValueError, match="threads"):
+        pgmortem.analyze(incidents / "pg15-sigkill-backend", threads=0)
 
 
 def test_missing_path_raises_file_not_found(tmp_path: Path) -> None:

@@ -303,11 +303,11 @@ run memory/free.txt free 10 "$CAP" free -k
 # ---------------------------------------------------------------------------------------------
 # CPU and audit
 
-run cpu/vulnerabilities.txt unknown 10 "$CAP" sh -c 'grep -r . /sys/devices/system/cpu/vulnerabilities/ 2>/dev/null'
-run cpu/flags.txt unknown 10 "$CAP" sh -c "grep -m 1 '^flags' /proc/cpuinfo"
-run cpu/clocksource.txt unknown 10 "$CAP" cat /sys/devices/system/clocksource/clocksource0/current_clocksource
-run audit/status.txt unknown 10 "$CAP" auditctl -s
-run audit/rules.txt unknown 10 "$CAP" auditctl -l
+run cpu/vulnerabilities.txt cpu_vulnerabilities 10 "$CAP" sh -c 'grep -r . /sys/devices/system/cpu/vulnerabilities/ 2>/dev/null'
+run cpu/flags.txt cpu_flags 10 "$CAP" sh -c "grep -m 1 '^flags' /proc/cpuinfo"
+run cpu/clocksource.txt clocksource 10 "$CAP" cat /sys/devices/system/clocksource/clocksource0/current_clocksource
+run audit/status.txt audit_status 10 "$CAP" auditctl -s
+run audit/rules.txt audit_rules 10 "$CAP" auditctl -l
 
 # ---------------------------------------------------------------------------------------------
 # Processes: every postgres process by comm (never another process's arguments)
@@ -345,9 +345,9 @@ run processes/postgres-titles.txt process_titles 10 "$CAP" cat "$WORK/titles"
 for p_pid in $PG_PIDS; do
     copy "processes/$p_pid/status" proc_status "/proc/$p_pid/status"
     copy "processes/$p_pid/smaps_rollup" smaps_rollup "/proc/$p_pid/smaps_rollup"
-    copy "processes/$p_pid/oom_score_adj" unknown "/proc/$p_pid/oom_score_adj"
+    copy "processes/$p_pid/oom_score_adj" oom_score_adj "/proc/$p_pid/oom_score_adj"
     copy "processes/$p_pid/cgroup" unknown "/proc/$p_pid/cgroup"
-    copy "processes/$p_pid/limits" unknown "/proc/$p_pid/limits"
+    copy "processes/$p_pid/limits" proc_limits "/proc/$p_pid/limits"
 done
 
 # The postmaster's memory cgroup: v2 (0::/path) and v1 (N:memory:/path).
@@ -397,9 +397,9 @@ sql() {
 
 REDACT="name IN ('primary_conninfo', 'archive_command', 'restore_command', 'archive_cleanup_command',
     'recovery_end_command', 'ssl_passphrase_command') OR setting ~* '(password|secret|key)[[:space:]]*='"
-sql postgres/version.txt unknown "SELECT version(), pg_postmaster_start_time(), pg_is_in_recovery(), now()" "$@" -At
+sql postgres/version.txt pg_version "SELECT version(), pg_postmaster_start_time(), pg_is_in_recovery(), now()" "$@" -At
 sql postgres/pg_settings.txt pg_settings "SELECT name, CASE WHEN $REDACT THEN '<redacted>' ELSE setting END AS setting, unit, source, sourcefile, pending_restart FROM pg_settings ORDER BY name" "$@" -A -F '|'
-sql postgres/activity-summary.txt unknown "SELECT state, wait_event_type, wait_event, backend_type, count(*) FROM pg_stat_activity GROUP BY 1, 2, 3, 4 ORDER BY 5 DESC" "$@" -A -F '|'
+sql postgres/activity-summary.txt pg_activity "SELECT state, wait_event_type, wait_event, backend_type, count(*) FROM pg_stat_activity GROUP BY 1, 2, 3, 4 ORDER BY 5 DESC" "$@" -A -F '|'
 sql postgres/activity.txt unknown "SELECT pid, backend_type, state, wait_event_type, wait_event, now() - xact_start AS xact_age, md5(coalesce(query, '')) AS query_md5, left(regexp_replace(query, '''[^'']*''', '''?''', 'g'), 200) AS query FROM pg_stat_activity ORDER BY pid" "$@" -A -F '|'
 sql postgres/database-ages.txt unknown "SELECT datname, age(datfrozenxid), pg_database_size(oid) FROM pg_database ORDER BY 1" "$@" -A -F '|'
 sql postgres/subtrans-sql.txt unknown "SELECT count(*) FROM pg_ls_dir('pg_subtrans')" "$@" -At
@@ -409,7 +409,7 @@ if [ -z "$PGDATA_DIR" ]; then
     PGDATA_DIR=$(wrap 10 "$@" -At -c "SHOW data_directory" 2>/dev/null | head -n 1)
 fi
 if [ -n "$PGDATA_DIR" ] && [ -d "$PGDATA_DIR" ]; then
-    run storage/pg_subtrans-files.txt unknown 20 "$CAP" sh -c 'ls "$1" | wc -l' sh "$PGDATA_DIR/pg_subtrans"
+    run storage/pg_subtrans-files.txt subtrans_files 20 "$CAP" sh -c 'ls "$1" | wc -l' sh "$PGDATA_DIR/pg_subtrans"
 fi
 CONF=$(wrap 10 "$@" -At -c "SHOW config_file" 2>/dev/null | head -n 1)
 HBA=$(wrap 10 "$@" -At -c "SHOW hba_file" 2>/dev/null | head -n 1)
@@ -531,12 +531,13 @@ write_manifest() {
 }
 
 # drop_biggest: removes the largest collected file to make room for the archive (files of no
-# kind pgmortem reads first), and says so in its manifest entry; false when none is left.
+# kind pgmortem reads first, the clock readings last: a few bytes that put every kernel time on
+# the wall clock), and says so in its manifest entry; false when none is left.
 drop_biggest() {
     d_unknown=$(printf '%s' "$ENTRIES" | sed -n 's/^{"path":"\([^"]*\)","kind":"unknown".*/\1/p')
     d_line=$(cd "$D" && find . -type f ! -path ./manifest.json -exec wc -c {} + 2>/dev/null |
         awk -v u="$d_unknown" 'BEGIN { n = split(u, l, "\n"); for (i = 1; i <= n; i++) unk["./" l[i]] = 1 }
-            $2 != "total" { print ($2 in unk) ? 1 : 0, $1, substr($2, 3) }' |
+            $2 != "total" { print ($2 in unk) ? 2 : (($2 ~ /^\.\/clock\//) ? 0 : 1), $1, substr($2, 3) }' |
         sort -n -k1,1 -k2,2 | tail -n 1 | cut -d ' ' -f 2-)
     d_file=$D/${d_line#* }
     [ -n "$d_line" ] && [ -f "$d_file" ] || return 1

@@ -1,12 +1,13 @@
-//! Reading a tar archive (plain, gzip or zstd) as a stream: nothing is written to disk, no
-//! link is followed, and sizes are capped before they are allocated.
+//! Reading a tar archive (plain, gzip or zstd) as a stream, once, in order: nothing is
+//! extracted, no link is followed, and every size is capped. Each regular file is kept in
+//! memory when small, else spooled to a temporary file of its own (see [`crate::body`]).
 
 use std::collections::HashSet;
 use std::io::{self, Read};
 
+use crate::body::{Budget, Content, CopyError, Spool};
 use crate::compressed;
 use crate::open::{OpenOptions, Skipped};
-use crate::tail::read_tail;
 
 /// What a compressed or archived file is, from its first bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -98,10 +99,8 @@ impl<R: Read> Read for Capped<R> {
 /// One regular file read from a bundle.
 pub(crate) struct Member {
     pub path: String,
-    /// The file, or its end when it is over the per-file limit.
-    pub bytes: Vec<u8>,
-    /// The file's full size (decompressed, for a compressed file).
-    pub total: u64,
+    /// Its bytes (decompressed, for a compressed file).
+    pub content: Content,
     /// What was done to read it (decompressed from gzip, …), for the file's note.
     pub note: Option<String>,
 }
@@ -114,10 +113,14 @@ pub(crate) struct ArchiveContents {
     pub stopped: Option<String>,
 }
 
-/// Reads every entry of the tar stream `reader`. Regular files are read into memory, the last
-/// `max_file_bytes` of each and `max_total_bytes` in all (the caller wraps `reader` in
-/// [`Capped`] for the decompressed total); everything else is listed.
-pub(crate) fn read_tar<R: Read>(reader: R, options: &OpenOptions) -> ArchiveContents {
+/// Reads every entry of the tar stream `reader`. Regular files are kept in memory or spooled
+/// (`budget` says how much of each is left; the caller wraps `reader` in [`Capped`] for the
+/// decompressed total); everything else is listed.
+pub(crate) fn read_tar<R: Read>(
+    reader: R,
+    options: &OpenOptions,
+    budget: &mut Budget,
+) -> ArchiveContents {
     let mut archive = tar::Archive::new(reader);
     let mut out = ArchiveContents {
         members: Vec::new(),
@@ -125,7 +128,6 @@ pub(crate) fn read_tar<R: Read>(reader: R, options: &OpenOptions) -> ArchiveCont
         stopped: None,
     };
     let mut seen = HashSet::new();
-    let mut kept_bytes = 0u64;
     let entries = match archive.entries() {
         Ok(e) => e,
         Err(e) => {
@@ -191,17 +193,6 @@ pub(crate) fn read_tar<R: Read>(reader: R, options: &OpenOptions) -> ArchiveCont
         }
         // The entry's size, from a PAX `size` record when there is one (files over 8 GiB).
         let size = entry.size();
-        let keep = size.min(options.max_file_bytes);
-        if kept_bytes.saturating_add(keep) > options.max_total_bytes {
-            out.skipped.push(Skipped {
-                path,
-                reason: format!(
-                    "would take the bundle over its {}-byte total limit",
-                    options.max_total_bytes
-                ),
-            });
-            continue;
-        }
         // A file compressed on its own (a rotated log) is decompressed as it is read.
         let mut head = Vec::with_capacity(4);
         if let Err(e) = (&mut entry).take(4.min(size)).read_to_end(&mut head) {
@@ -212,22 +203,21 @@ pub(crate) fn read_tar<R: Read>(reader: R, options: &OpenOptions) -> ArchiveCont
             out.stopped = Some(format!("archive unreadable from here on: {e}"));
             break;
         }
+        let rest = (&mut entry).take(size - head.len() as u64);
+        let stream = io::Cursor::new(head.clone()).chain(rest);
+        let mut spool = Spool::new(options, budget);
         if let Some(compression) = compressed::compression(&head) {
-            let rest = (&mut entry).take(size - head.len() as u64);
-            let stream = io::Cursor::new(head).chain(rest);
             match compressed::decompress(
                 stream,
                 &path,
                 compression,
-                options.max_file_bytes,
+                &mut spool,
                 options.max_decompressed_bytes,
             ) {
                 Ok(d) if d.path == path || seen.insert(d.path.clone()) => {
-                    kept_bytes += d.kept.bytes.len() as u64;
                     out.members.push(Member {
                         path: d.path,
-                        bytes: d.kept.bytes,
-                        total: d.kept.total,
+                        content: spool.finish(),
                         note: Some(d.note),
                     });
                 }
@@ -242,28 +232,28 @@ pub(crate) fn read_tar<R: Read>(reader: R, options: &OpenOptions) -> ArchiveCont
             }
             continue;
         }
-        // Files over the per-file limit keep their end (the newest lines of a log).
-        let rest = (&mut entry).take(size - head.len() as u64);
-        let stream = io::Cursor::new(head).chain(rest);
-        match read_tail(stream, options.max_file_bytes) {
-            Ok(kept) if kept.total == size => {
-                kept_bytes += kept.bytes.len() as u64;
-                out.members.push(Member {
-                    path,
-                    bytes: kept.bytes,
-                    total: kept.total,
-                    note: None,
-                });
-            }
-            Ok(kept) => {
+        let mut stream = stream;
+        match spool.copy_from(&mut stream) {
+            Ok(read) if read == size => out.members.push(Member {
+                path,
+                content: spool.finish(),
+                note: None,
+            }),
+            Ok(read) => {
                 out.skipped.push(Skipped {
                     path,
-                    reason: format!("truncated: {} of {size} bytes in the archive", kept.total),
+                    reason: format!("truncated: {read} of {size} bytes in the archive"),
                 });
                 out.stopped = Some("archive truncated".into());
                 break;
             }
-            Err(e) => {
+            // The temporary files are full (or cannot be written): this file is not read,
+            // smaller ones may still be.
+            Err(CopyError::Spool(e)) => out.skipped.push(Skipped {
+                path,
+                reason: e.to_string(),
+            }),
+            Err(CopyError::Read(e)) => {
                 out.skipped.push(Skipped {
                     path,
                     reason: format!("cannot read: {e}"),

@@ -1,7 +1,8 @@
 //! Files compressed one by one inside a bundle: the rotated `postgresql-2026-11-20.log.gz` or
 //! `kern.log.1.zst` a collector (or logrotate) leaves next to the live log. They are
-//! decompressed as a stream, capped like an archive, and named without their suffix so that
-//! their kind comes from the name the log had before it was rotated.
+//! decompressed once, as a stream, into memory or a temporary file ([`Spool`]), capped like an
+//! archive, and named without their suffix so that their kind comes from the name the log had
+//! before it was rotated.
 //!
 //! [`decompressing`] does the same for a single input stream (`pgmortem parse pglog
 //! postgresql.log.1.gz`, the Python bindings' paths).
@@ -9,14 +10,12 @@
 use std::io::{self, BufReader, Read};
 
 use crate::archive::{Capped, Container, container};
-use crate::tail::{Kept, read_tail};
+use crate::body::{CopyError, Spool};
 
-/// A compressed file's content, decompressed.
+/// A compressed file, decompressed into a [`Spool`].
 pub(crate) struct Decompressed {
     /// The name without its compression suffix (`.gz`, `.zst`, …).
     pub path: String,
-    /// What was kept (the end, when over the per-file limit).
-    pub kept: Kept,
     /// What it was compressed with, and how far decompression went, for the file's note.
     pub note: String,
 }
@@ -42,49 +41,53 @@ pub(crate) fn strip_suffix(name: &str, compression: &str) -> String {
         .unwrap_or_else(|| name.to_owned())
 }
 
-/// Decompresses `reader` (whose first bytes said `compression`), keeping the last `keep`
-/// bytes and stopping at `limit` decompressed bytes. A stream cut short (a log copied while
-/// being compressed) keeps what came out before the cut, and the note says where it stopped.
+/// Decompresses `reader` (whose first bytes said `compression`) into `spool`, stopping at
+/// `limit` decompressed bytes. A stream cut short (a log copied while being compressed) keeps
+/// what came out before the cut, and the note says where it stopped.
 ///
 /// # Errors
-/// Only when the decompressor cannot start (a zstd frame header it rejects).
+/// When the decompressor cannot start (a zstd frame header it rejects), or `spool` cannot take
+/// the bytes (its temporary file cannot be written, or is full).
 pub(crate) fn decompress<R: Read>(
     reader: R,
     name: &str,
     compression: &'static str,
-    keep: u64,
+    spool: &mut Spool<'_>,
     limit: u64,
 ) -> io::Result<Decompressed> {
-    let (kept, stopped) = match compression {
-        "gzip" => keep_until_error(flate2::read::MultiGzDecoder::new(reader), keep, limit)?,
-        _ => keep_until_error(zstd::stream::read::Decoder::new(reader)?, keep, limit)?,
+    let stopped = match compression {
+        "gzip" => copy_until_error(flate2::read::MultiGzDecoder::new(reader), spool, limit)?,
+        _ => copy_until_error(zstd::stream::read::Decoder::new(reader)?, spool, limit)?,
     };
     let mut note = format!("decompressed from {compression}");
     if let Some(why) = stopped {
         note.push_str(&format!(
             " (stopped after {} bytes: {why}; the lines before are read)",
-            kept.total
+            spool.len()
         ));
     }
     Ok(Decompressed {
         path: strip_suffix(name, compression),
-        kept,
         note,
     })
 }
 
-/// Reads the decompressed stream to its end or its first error, whichever comes first.
-fn keep_until_error<R: Read>(
+/// Copies the decompressed stream to its end or its first read error, whichever comes first;
+/// returns that error.
+fn copy_until_error<R: Read>(
     decoder: R,
-    keep: u64,
+    spool: &mut Spool<'_>,
     limit: u64,
-) -> io::Result<(Kept, Option<String>)> {
+) -> io::Result<Option<String>> {
     let mut stream = StopAtError {
         inner: Capped::new(decoder, limit),
         error: None,
     };
-    let kept = read_tail(&mut stream, keep)?;
-    Ok((kept, stream.error.map(|e| e.to_string())))
+    match spool.copy_from(&mut stream) {
+        // Read errors end the stream (StopAtError): only the spool's can come out.
+        Ok(_) => Ok(stream.error.map(|e| e.to_string())),
+        Err(CopyError::Read(e) | CopyError::Spool(e)) => Err(e),
+    }
 }
 
 /// Ends the stream at the first error instead of failing it, and keeps the error.
@@ -132,6 +135,8 @@ pub fn decompressing(mut reader: Box<dyn Read + Send>) -> io::Result<Box<dyn Rea
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::body::Budget;
+    use crate::open::OpenOptions;
     use std::io::Write;
 
     fn gzip(data: &[u8]) -> Vec<u8> {
@@ -159,16 +164,32 @@ mod tests {
         assert_eq!(compression(b"2026-11-21 LOG:  x"), None);
     }
 
+    /// Decompresses into memory (or a temporary file past `memory_file_bytes`).
+    fn decompress_all(
+        data: &[u8],
+        name: &str,
+        compression: &'static str,
+        limit: u64,
+    ) -> (Decompressed, Vec<u8>) {
+        let options = OpenOptions::default();
+        let mut budget = Budget::new(&options);
+        let mut spool = Spool::new(&options, &mut budget);
+        let d = decompress(data, name, compression, &mut spool, limit).unwrap();
+        let content = spool.finish();
+        let (bytes, _) = content.into_bytes(u64::MAX).unwrap();
+        (d, bytes)
+    }
+
     #[test]
     fn a_whole_stream_is_decompressed_and_noted() {
         let text = b"line one\nline two\n".repeat(100);
-        let d = decompress(&gzip(&text)[..], "a.log.gz", "gzip", 1 << 20, 1 << 30).unwrap();
+        let (d, bytes) = decompress_all(&gzip(&text), "a.log.gz", "gzip", 1 << 30);
         assert_eq!(d.path, "a.log");
-        assert_eq!(d.kept.bytes, text);
+        assert_eq!(bytes, text);
         assert_eq!(d.note, "decompressed from gzip");
         let z = zstd::encode_all(&text[..], 3).unwrap();
-        let d = decompress(&z[..], "a.log.zst", "zstd", 1 << 20, 1 << 30).unwrap();
-        assert_eq!(d.kept.bytes, text);
+        let (_, bytes) = decompress_all(&z, "a.log.zst", "zstd", 1 << 30);
+        assert_eq!(bytes, text);
     }
 
     #[test]
@@ -178,9 +199,9 @@ mod tests {
             .collect();
         let whole = gzip(&text);
         let cut = &whole[..whole.len() / 2];
-        let d = decompress(cut, "a.log.gz", "gzip", 1 << 30, 1 << 30).unwrap();
-        assert!(!d.kept.bytes.is_empty());
-        assert!(text.starts_with(&d.kept.bytes));
+        let (d, bytes) = decompress_all(cut, "a.log.gz", "gzip", 1 << 30);
+        assert!(!bytes.is_empty());
+        assert!(text.starts_with(&bytes));
         assert!(d.note.contains("stopped after"), "{}", d.note);
     }
 
@@ -210,9 +231,8 @@ mod tests {
     #[test]
     fn a_bomb_stops_at_the_limit() {
         let zeros = vec![0u8; 4 << 20];
-        let d = decompress(&gzip(&zeros)[..], "z.gz", "gzip", 1 << 10, 1 << 20).unwrap();
-        assert!(d.kept.total <= (1 << 20) + (1 << 20));
+        let (d, bytes) = decompress_all(&gzip(&zeros), "z.gz", "gzip", 1 << 20);
+        assert!(bytes.len() <= 2 << 20);
         assert!(d.note.contains("decompression limit"), "{}", d.note);
-        assert!(d.kept.bytes.len() <= 1 << 10);
     }
 }

@@ -49,6 +49,26 @@ pub enum SourceKind {
     PgSettings,
     /// A `postgresql.conf`.
     PgConf,
+    /// `/proc/PID/oom_score_adj`.
+    OomScoreAdj,
+    /// `/proc/PID/limits`.
+    ProcLimits,
+    /// `/sys/devices/system/cpu/vulnerabilities/*` (`grep -r .` of the directory).
+    CpuVulnerabilities,
+    /// The CPU's feature flags (`grep -m 1 '^flags' /proc/cpuinfo`).
+    CpuFlags,
+    /// The current clock source (`/sys/devices/system/clocksource/clocksource0/current_clocksource`).
+    Clocksource,
+    /// How many segment files `pg_subtrans` holds (`ls pg_subtrans | wc -l`).
+    SubtransFiles,
+    /// `SELECT version(), …` as psql `-At` prints it.
+    PgVersion,
+    /// A `pg_stat_activity` summary by state and wait event (psql `-A`, with header).
+    PgActivity,
+    /// `auditctl -s`.
+    AuditStatus,
+    /// `auditctl -l`.
+    AuditRules,
     /// The collector's `manifest.json`.
     Manifest,
     /// Nothing pgmortem reads (yet); listed in the report, not dropped.
@@ -77,6 +97,16 @@ const ALL: &[SourceKind] = &[
     SourceKind::Df,
     SourceKind::PgSettings,
     SourceKind::PgConf,
+    SourceKind::OomScoreAdj,
+    SourceKind::ProcLimits,
+    SourceKind::CpuVulnerabilities,
+    SourceKind::CpuFlags,
+    SourceKind::Clocksource,
+    SourceKind::SubtransFiles,
+    SourceKind::PgVersion,
+    SourceKind::PgActivity,
+    SourceKind::AuditStatus,
+    SourceKind::AuditRules,
     SourceKind::Manifest,
     SourceKind::Unknown,
 ];
@@ -105,6 +135,16 @@ impl SourceKind {
             SourceKind::Df => "df",
             SourceKind::PgSettings => "pg_settings",
             SourceKind::PgConf => "pg_conf",
+            SourceKind::OomScoreAdj => "oom_score_adj",
+            SourceKind::ProcLimits => "proc_limits",
+            SourceKind::CpuVulnerabilities => "cpu_vulnerabilities",
+            SourceKind::CpuFlags => "cpu_flags",
+            SourceKind::Clocksource => "clocksource",
+            SourceKind::SubtransFiles => "subtrans_files",
+            SourceKind::PgVersion => "pg_version",
+            SourceKind::PgActivity => "pg_activity",
+            SourceKind::AuditStatus => "audit_status",
+            SourceKind::AuditRules => "audit_rules",
             SourceKind::Manifest => "manifest",
             SourceKind::Unknown => "unknown",
         }
@@ -148,6 +188,10 @@ pub fn recognize(head: &[u8]) -> SourceKind {
         (SourceKind::PgSettings, system::sniff_pg_settings(head)),
         (SourceKind::PgConf, system::sniff_pg_conf(head)),
         (SourceKind::ProcessTitles, sniff_titles(head)),
+        (SourceKind::CpuVulnerabilities, sniff_vulnerabilities(head)),
+        (SourceKind::CpuFlags, system::sniff_cpu_flags(head)),
+        (SourceKind::ProcLimits, system::sniff_limits(head)),
+        (SourceKind::PgVersion, sniff_version(head)),
     ];
     candidates
         .into_iter()
@@ -166,6 +210,21 @@ pub(crate) fn sniff_titles(head: &[u8]) -> Option<f32> {
     (any_child && stats.unrecognized_lines == 0).then_some(0.7)
 }
 
+/// CPU vulnerability listings: every line a `…/cpu/vulnerabilities/NAME:status` line.
+fn sniff_vulnerabilities(head: &[u8]) -> Option<f32> {
+    let v = system::parse_vulnerabilities(head);
+    let all_paths = pgmortem_parse::lines::Lines::new(head)
+        .filter(|l| !l.text.trim().is_empty())
+        .all(|l| l.text.contains("/cpu/vulnerabilities/"));
+    (v.stats.records > 0 && v.stats.unrecognized_lines == 0 && all_paths).then_some(0.95)
+}
+
+/// `SELECT version()` output: `PostgreSQL 15.18 … on …`.
+fn sniff_version(head: &[u8]) -> Option<f32> {
+    let first = head.split(|&b| b == b'\n').next()?;
+    (first.starts_with(b"PostgreSQL ") && system::parse_version_text(head).is_ok()).then_some(0.9)
+}
+
 /// The kind a file's path implies, for the names the collector and common tools use
 /// (`proc/meminfo`, `proc/1234/status`, `memory.max`, `pg_settings.csv`, …). `None` when the
 /// path says nothing; content sniffing decides then.
@@ -179,6 +238,7 @@ pub fn kind_from_path(path: &str) -> Option<SourceKind> {
         "manifest.json" => SourceKind::Manifest,
         "meminfo" => SourceKind::Meminfo,
         "vmstat" if path.contains("proc") => SourceKind::Vmstat,
+        "status" if path.contains("audit") => SourceKind::AuditStatus,
         "status" if path.contains("proc") || path.contains("pid") => SourceKind::ProcStatus,
         "smaps_rollup" => SourceKind::SmapsRollup,
         "uptime" => SourceKind::Uptime,
@@ -197,6 +257,15 @@ pub fn kind_from_path(path: &str) -> Option<SourceKind> {
         | "memory.memsw.usage_in_bytes" => SourceKind::CgroupValue,
         "postgresql.conf" => SourceKind::PgConf,
         "pg_settings" | "pg_settings.csv" => SourceKind::PgSettings,
+        "oom_score_adj" => SourceKind::OomScoreAdj,
+        "limits" if path.contains("proc") || path.contains("pid") => SourceKind::ProcLimits,
+        "flags" if path.contains("cpu") => SourceKind::CpuFlags,
+        "vulnerabilities" => SourceKind::CpuVulnerabilities,
+        "clocksource" | "current_clocksource" => SourceKind::Clocksource,
+        "pg_subtrans-files" => SourceKind::SubtransFiles,
+        "version" if path.contains("postgres") => SourceKind::PgVersion,
+        "activity-summary" => SourceKind::PgActivity,
+        "rules" if path.contains("audit") => SourceKind::AuditRules,
         _ => return None,
     };
     Some(kind)
@@ -230,6 +299,28 @@ mod tests {
             Some(SourceKind::CgroupValue)
         );
         assert_eq!(kind_from_path("notes.txt"), None);
+        assert_eq!(
+            kind_from_path("processes/1234/oom_score_adj"),
+            Some(SourceKind::OomScoreAdj)
+        );
+        assert_eq!(
+            kind_from_path("audit/status.txt"),
+            Some(SourceKind::AuditStatus)
+        );
+        assert_eq!(
+            kind_from_path("postgres/version.txt"),
+            Some(SourceKind::PgVersion)
+        );
+        assert_eq!(
+            kind_from_path("storage/pg_subtrans-files.txt"),
+            Some(SourceKind::SubtransFiles)
+        );
+        assert_eq!(
+            kind_from_path("processes/1234/limits"),
+            Some(SourceKind::ProcLimits)
+        );
+        assert_eq!(kind_from_path("cpu/flags.txt"), Some(SourceKind::CpuFlags));
+        assert_eq!(kind_from_path("flags.txt"), None);
     }
 
     #[test]
@@ -249,6 +340,25 @@ mod tests {
         assert_eq!(
             recognize(b"postgres: 15/main: checkpointer\npostgres: 15/main: walwriter\n"),
             SourceKind::ProcessTitles
+        );
+        assert_eq!(
+            recognize(b"/sys/devices/system/cpu/vulnerabilities/mds:Not affected\n"),
+            SourceKind::CpuVulnerabilities
+        );
+        assert_eq!(
+            recognize(b"PostgreSQL 13.23 on x86_64-pc-linux-gnu, compiled by gcc, 64-bit|x|f|y\n"),
+            SourceKind::PgVersion
+        );
+        assert_eq!(
+            recognize(b"flags\t\t: fpu vme de pse tsc msr pae constant_tsc nonstop_tsc\n"),
+            SourceKind::CpuFlags
+        );
+        assert_eq!(
+            recognize(
+                b"Limit                     Soft Limit           Hard Limit           Units     \n\
+                  Max cpu time              unlimited            unlimited            seconds   \n"
+            ),
+            SourceKind::ProcLimits
         );
         assert_eq!(recognize(b"hello world\n"), SourceKind::Unknown);
     }

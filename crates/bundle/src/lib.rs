@@ -1,7 +1,7 @@
 //! Opens a support bundle and says what each file in it is.
 //!
 //! A bundle is a directory of loose files, a tar archive (`.tar`, `.tar.gz`, `.tar.zst`, read
-//! as a stream and never extracted), or a single file. Each file's kind comes from the
+//! once as a stream and never extracted), or a single file. Each file's kind comes from the
 //! collector's `manifest.json` when it names one, else from the file's path, else from its
 //! content (each parser's `sniff` hook plus the small snapshot forms), so a bundle assembled by
 //! hand from whatever a customer sent works as well as one made by the collector. Files that
@@ -9,17 +9,23 @@
 //! listed with the reason, not dropped; files of no known kind are listed as
 //! [`SourceKind::Unknown`].
 //!
+//! Logs are never cut unless asked ([`OpenOptions::max_log_bytes`]) and never held whole
+//! unless small: [`Source::reader`] streams a big one from its own file or from a temporary
+//! copy decompressed once; every other kind is in [`Source::bytes`].
+//!
 //! The collector script itself ships here too ([`COLLECTOR_SCRIPT`]).
 
 mod archive;
+mod body;
 mod checks;
 mod compressed;
+mod human;
 mod kind;
 mod manifest;
 mod open;
 mod stats;
-mod tail;
 
+pub use body::SourceReader;
 pub use compressed::decompressing;
 pub use kind::{SourceKind, kind_from_path, recognize};
 pub use manifest::{MANIFEST_FORMAT, Manifest, ManifestFile};

@@ -2,31 +2,52 @@
 //! read as a stream, or one file (compressed or not).
 
 use std::fs;
-use std::io::{Cursor, Read};
+use std::io::{self, Cursor, Read};
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
 use crate::archive::{Capped, Container, Member, container, read_tar};
+use crate::body::{Body, Budget, Content, SourceReader, Spool};
 use crate::checks;
 use crate::compressed;
+use crate::human::human_bytes;
 use crate::kind::{SourceKind, kind_from_path, recognize};
 use crate::manifest::Manifest;
-use crate::tail::{human_bytes, read_file_tail, read_tail};
 
-/// Limits applied while reading a bundle. Memory use is bounded by `max_total_bytes` (and a
-/// single file by `max_file_bytes`), whatever the size of the bundle.
+/// Limits applied while reading a bundle.
+///
+/// Memory: files of every kind but the logs are held in memory ([`Source::bytes`]), at most
+/// `max_file_bytes` each and `max_total_bytes` in all. Logs (`postgres_log`, `kernel_log`) are
+/// read whole, as streams ([`Source::reader`]): a log up to `memory_file_bytes` is held in
+/// memory, a bigger one stays in its file (a directory's loose file, read when it is analysed)
+/// or in a temporary file (an archive member or a compressed file, decompressed once), so a
+/// log of any size costs no memory until it is read, and then only what its reader holds.
 #[derive(Debug, Clone)]
 pub struct OpenOptions {
-    /// Files larger than this keep only their last `max_file_bytes` bytes, from a line start
-    /// (the newest lines of a log), with a note saying so. Default 20 MiB, what the collector
-    /// keeps of the server log: parsed, a log takes about 7 times its size in memory.
+    /// `None` (the default): logs are read whole. `Some(n)`: a log larger than `n` bytes keeps
+    /// only its last `n` bytes, from a line start, with a note saying how much was read of
+    /// how much (a report puts it at the top: `log_not_read_whole`).
+    pub max_log_bytes: Option<u64>,
+    /// Files up to this size are held in memory as they are read; a bigger log stays on disk
+    /// (its own file, or a temporary copy when it came out of an archive or a compressed
+    /// file). Default 8 MiB.
+    pub memory_file_bytes: u64,
+    /// Files of every kind but the logs (snapshots, perf scripts, files of no known kind) are
+    /// held in memory; one larger than this keeps only its last `max_file_bytes` bytes, from a
+    /// line start, with a note saying so. Default 256 MiB, more than the collector keeps of a
+    /// perf script (200 MiB).
     pub max_file_bytes: u64,
-    /// Bytes kept in memory for the whole bundle: files past it are listed as skipped.
-    /// Default 512 MiB.
+    /// Bytes held in memory for the whole bundle: files past it are spooled while reading, and
+    /// files that must be held (every kind but the logs) are listed as skipped. Default 512 MiB.
     pub max_total_bytes: u64,
-    /// Bytes decompressed from one archive: a decompression bomb stops here with a clear
-    /// reason (what it costs is time, not memory). Default 64 GiB.
+    /// Bytes written to temporary files for the whole bundle (archive members and compressed
+    /// files too big for memory): files past it are listed as skipped. Default 64 GiB.
+    pub max_spool_bytes: u64,
+    /// Where temporary files go; `None`: the system's temporary directory (`TMPDIR`).
+    pub spool_dir: Option<PathBuf>,
+    /// Bytes decompressed from one archive or compressed file: a decompression bomb stops here
+    /// with a clear reason. Default 64 GiB.
     pub max_decompressed_bytes: u64,
     /// Entries read from one archive. Default 100 000.
     pub max_entries: usize,
@@ -39,8 +60,12 @@ pub struct OpenOptions {
 impl Default for OpenOptions {
     fn default() -> Self {
         Self {
-            max_file_bytes: 20 << 20,
+            max_log_bytes: None,
+            memory_file_bytes: 8 << 20,
+            max_file_bytes: 256 << 20,
             max_total_bytes: 512 << 20,
+            max_spool_bytes: 64 << 30,
+            spool_dir: None,
             max_decompressed_bytes: 64 << 30,
             max_entries: 100_000,
             sniff_bytes: 16 * 1024,
@@ -83,12 +108,37 @@ pub struct Source {
     pub kind: SourceKind,
     /// How `kind` was decided.
     pub recognized_by: RecognizedBy,
-    /// The file's bytes.
+    /// The file's bytes, for every file held in memory: every kind but the logs, and logs up
+    /// to [`OpenOptions::memory_file_bytes`]. Empty for a bigger log: read it with
+    /// [`Source::reader`], which works for every file.
     pub bytes: Vec<u8>,
     /// What a reader should know before trusting the file: empty, binary data, a kind the
     /// content contradicted (`manifest.json says meminfo, but the content reads as
     /// kernel_log`), a size that disagrees with the manifest, a manifest that is not one.
     pub note: Option<String>,
+    body: Body,
+}
+
+impl Source {
+    /// The file's bytes as a stream, from memory, from its file or from its temporary copy:
+    /// what [`Source::size`] counts.
+    ///
+    /// # Errors
+    /// When its file cannot be opened (removed since the bundle was opened, …).
+    pub fn reader(&self) -> io::Result<SourceReader<'_>> {
+        self.body.reader(&self.bytes)
+    }
+
+    /// Bytes [`Source::reader`] gives (for a log under [`OpenOptions::max_log_bytes`], the end
+    /// that is read; the note says of how much).
+    pub fn size(&self) -> u64 {
+        self.body.size(&self.bytes)
+    }
+
+    /// True when the bytes are in [`Source::bytes`].
+    pub fn in_memory(&self) -> bool {
+        matches!(self.body, Body::Memory)
+    }
 }
 
 /// A file of the bundle that was not read, and why.
@@ -143,7 +193,7 @@ pub enum BundleError {
 }
 
 /// Opens `path`: a directory (every regular file below it, symlinks not followed), a tar
-/// archive (plain, gzip or zstd, recognised by its magic bytes, read as a stream: never
+/// archive (plain, gzip or zstd, recognised by its magic bytes, read once as a stream: never
 /// extracted), or a single file (gzip- or zstd-compressed or not). Per-file problems do not
 /// fail the bundle; they are listed in [`Bundle::skipped`]. Each file's kind comes from the
 /// collector's `manifest.json` when it names one, else from the path, else from the content.
@@ -155,8 +205,18 @@ pub fn open(path: &Path, options: &OpenOptions) -> Result<Bundle, BundleError> {
     let meta = fs::symlink_metadata(path).map_err(io_err)?;
     let mut members = Vec::new();
     let mut skipped = Vec::new();
+    let mut budget = Budget::new(options);
     if meta.is_dir() {
-        walk(path, path, 0, options, &mut members, &mut skipped).map_err(io_err)?;
+        walk(
+            path,
+            path,
+            0,
+            options,
+            &mut budget,
+            &mut members,
+            &mut skipped,
+        )
+        .map_err(io_err)?;
     } else if meta.is_file() || meta.file_type().is_symlink() {
         let name = path.file_name().map_or_else(
             || path.display().to_string(),
@@ -175,12 +235,13 @@ pub fn open(path: &Path, options: &OpenOptions) -> Result<Bundle, BundleError> {
                 &name,
                 Some("gzip"),
                 options,
+                &mut budget,
             )),
             Container::Zstd => match zstd::stream::read::Decoder::new(stream) {
-                Ok(d) => Some(read_stream(d, &name, Some("zstd"), options)),
+                Ok(d) => Some(read_stream(d, &name, Some("zstd"), options, &mut budget)),
                 Err(e) => return Err(io_err(e)),
             },
-            Container::Tar => Some(read_stream(stream, &name, None, options)),
+            Container::Tar => Some(read_stream(stream, &name, None, options, &mut budget)),
             Container::Plain => None,
         };
         match archived {
@@ -194,15 +255,9 @@ pub fn open(path: &Path, options: &OpenOptions) -> Result<Bundle, BundleError> {
                     reason,
                 });
             }
-            None => match read_file_tail(path, options.max_file_bytes) {
-                Ok(kept) => members.push(Member {
-                    path: name,
-                    bytes: kept.bytes,
-                    total: kept.total,
-                    note: None,
-                }),
-                Err(e) => return Err(io_err(e)),
-            },
+            None => {
+                members.push(read_plain_file(path, name, options, &mut budget).map_err(io_err)?)
+            }
         }
     } else {
         return Err(BundleError::NotAFileOrDirectory {
@@ -221,6 +276,7 @@ fn read_stream<R: Read>(
     name: &str,
     compression: Option<&str>,
     options: &OpenOptions,
+    budget: &mut Budget,
 ) -> Result<(Members, Vec<Skipped>), String> {
     let mut reader = Capped::new(reader, options.max_decompressed_bytes);
     let mut head = Vec::with_capacity(512);
@@ -228,23 +284,25 @@ fn read_stream<R: Read>(
         .take(512)
         .read_to_end(&mut head)
         .map_err(|e| format!("cannot decompress: {e}"))?;
-    let stream = Cursor::new(head.clone()).chain(reader);
+    let mut stream = Cursor::new(head.clone()).chain(reader);
     if container(&head) != Container::Tar {
         let inner =
             compression.map_or_else(|| name.to_owned(), |c| compressed::strip_suffix(name, c));
-        let kept = read_tail(stream, options.max_file_bytes)
-            .map_err(|e| format!("cannot decompress: {e}"))?;
+        let mut spool = Spool::new(options, budget);
+        spool.copy_from(&mut stream).map_err(|e| match e {
+            crate::body::CopyError::Read(e) => format!("cannot decompress: {e}"),
+            crate::body::CopyError::Spool(e) => e.to_string(),
+        })?;
         return Ok((
             vec![Member {
                 path: inner,
-                bytes: kept.bytes,
-                total: kept.total,
+                content: spool.finish(),
                 note: None,
             }],
             Vec::new(),
         ));
     }
-    let contents = read_tar(stream, options);
+    let contents = read_tar(stream, options, budget);
     let mut members: Members = contents.members;
     let mut skipped = contents.skipped;
     strip_common_top(&mut members, &mut skipped);
@@ -290,14 +348,26 @@ fn strip_common_top(members: &mut Members, skipped: &mut [Skipped]) {
     }
 }
 
+/// The kinds read as streams, never held whole unless small: the logs.
+fn streamed(kind: SourceKind) -> bool {
+    matches!(kind, SourceKind::PostgresLog | SourceKind::KernelLog)
+}
+
 /// Decides each file's kind (manifest, then path, then content; content overrules a name it
-/// clearly contradicts), notes what is odd about each file, lists the manifest's entries the
-/// bundle lacks, and sorts everything.
+/// clearly contradicts), notes what is odd about each file, cuts what is over a limit, lists
+/// the manifest's entries the bundle lacks, and sorts everything.
 fn classify(members: Members, mut skipped: Vec<Skipped>, options: &OpenOptions) -> Bundle {
-    let manifest_read = members
-        .iter()
-        .find(|m| m.path == "manifest.json")
-        .map(|m| Manifest::read(&m.bytes));
+    let manifest_read =
+        members
+            .iter()
+            .find(|m| m.path == "manifest.json")
+            .map(|m| match &m.content {
+                Content::Memory(bytes) => Manifest::read(bytes),
+                _ => Err(format!(
+                    "{} bytes, more than a manifest holds",
+                    m.content.len()
+                )),
+            });
     let manifest = manifest_read
         .as_ref()
         .and_then(|r| r.as_ref().ok())
@@ -306,23 +376,21 @@ fn classify(members: Members, mut skipped: Vec<Skipped>, options: &OpenOptions) 
     let mut sources = Vec::with_capacity(members.len());
     for Member {
         path,
-        bytes,
-        total: file_size,
+        content,
         note: read_note,
     } in members
     {
-        total += bytes.len() as u64;
-        if total > options.max_total_bytes {
-            skipped.push(Skipped {
-                path,
-                reason: format!(
-                    "would take the bundle over its {}-byte total limit",
-                    options.max_total_bytes
-                ),
-            });
-            continue;
-        }
-        let head = &bytes[..bytes.len().min(options.sniff_bytes)];
+        let file_size = content.len();
+        let head = match content.head(options.sniff_bytes) {
+            Ok(h) => h,
+            Err(e) => {
+                skipped.push(Skipped {
+                    path,
+                    reason: format!("cannot read: {e}"),
+                });
+                continue;
+            }
+        };
         let entry = manifest.as_ref().and_then(|m| m.file(&path));
         let declared = entry
             .and_then(|f| SourceKind::from_name(&f.kind))
@@ -331,28 +399,47 @@ fn classify(members: Members, mut skipped: Vec<Skipped>, options: &OpenOptions) 
             .or_else(|| kind_from_path(&path).map(|k| (k, RecognizedBy::Path)));
         let mut notes: Vec<String> = read_note.into_iter().collect();
         // Binary data is no kind pgmortem reads, whatever its name says.
-        let (kind, recognized_by) = if let Some(binary) = checks::binary_note(head) {
+        let (kind, recognized_by) = if let Some(binary) = checks::binary_note(&head) {
             notes.push(binary);
             if let Some((kind, by)) = declared {
                 notes.push(format!("{} says {}", by.describe(), kind.as_str()));
             }
             (SourceKind::Unknown, RecognizedBy::Content)
         } else if let Some((kind, by)) = declared {
-            let (kind, by, note) = checks::settle_kind(kind, by, head);
+            let (kind, by, note) = checks::settle_kind(kind, by, &head);
             notes.extend(note);
             (kind, by)
         } else {
-            (recognize(head), RecognizedBy::Content)
+            (recognize(&head), RecognizedBy::Content)
         };
-        if (bytes.len() as u64) < file_size {
-            notes.push(format!(
-                "only its last {} of {} were read: files over the {}-byte limit keep their \
-                 end, older lines are not analysed",
-                human_bytes(bytes.len() as u64),
-                human_bytes(file_size),
-                options.max_file_bytes
-            ));
-        } else if bytes.is_empty() {
+        let held = match hold(content, kind, options) {
+            Ok(held) => held,
+            Err(e) => {
+                skipped.push(Skipped {
+                    path,
+                    reason: format!("cannot read: {e}"),
+                });
+                continue;
+            }
+        };
+        if !streamed(kind) {
+            total += held.bytes.len() as u64;
+            if total > options.max_total_bytes {
+                total -= held.bytes.len() as u64;
+                skipped.push(Skipped {
+                    path,
+                    reason: format!(
+                        "would take the bundle over its {}-byte total limit",
+                        options.max_total_bytes
+                    ),
+                });
+                continue;
+            }
+        }
+        let kept = held.body.size(&held.bytes);
+        if let Some(limit) = held.cut_by {
+            notes.push(cut_note(kept, file_size, limit, streamed(kind)));
+        } else if file_size == 0 {
             notes.push("empty file".to_owned());
         }
         notes.extend(checks::size_note(entry, file_size));
@@ -367,8 +454,9 @@ fn classify(members: Members, mut skipped: Vec<Skipped>, options: &OpenOptions) 
             path,
             kind,
             recognized_by,
-            bytes,
+            bytes: held.bytes,
             note: (!notes.is_empty()).then(|| notes.join("; ")),
+            body: held.body,
         });
     }
     if let Some(m) = &manifest {
@@ -386,11 +474,70 @@ fn classify(members: Members, mut skipped: Vec<Skipped>, options: &OpenOptions) 
     }
 }
 
+/// A file's bytes as its source keeps them.
+struct Held {
+    bytes: Vec<u8>,
+    body: Body,
+    /// The limit that cut it, when one did.
+    cut_by: Option<u64>,
+}
+
+/// Keeps a log where it is (in memory when small, else in its file), from a line start within
+/// its last [`OpenOptions::max_log_bytes`] when that cap is asked for and the log is larger;
+/// takes every other kind into memory, its end only when over [`OpenOptions::max_file_bytes`]
+/// (or [`OpenOptions::memory_file_bytes`] for a file of no known kind).
+fn hold(content: Content, kind: SourceKind, options: &OpenOptions) -> io::Result<Held> {
+    let len = content.len();
+    if !streamed(kind) {
+        // A file of no known kind is only counted: it is not worth much memory.
+        let limit = match kind {
+            SourceKind::Unknown => options.max_file_bytes.min(options.memory_file_bytes),
+            _ => options.max_file_bytes,
+        };
+        let (bytes, cut) = content.into_bytes(limit)?;
+        return Ok(Held {
+            bytes,
+            body: Body::Memory,
+            cut_by: cut.then_some(limit),
+        });
+    }
+    let cap = options.max_log_bytes.filter(|cap| len > *cap);
+    let from = match cap {
+        Some(cap) => content.line_start_from(len - cap)?,
+        None => 0,
+    };
+    let (mut bytes, mut body) = content.into_body();
+    body.skip_to(&mut bytes, from);
+    Ok(Held {
+        bytes,
+        body,
+        cut_by: cap,
+    })
+}
+
+/// The note of a file cut to its end.
+fn cut_note(kept: u64, size: u64, limit: u64, log: bool) -> String {
+    let why = if log {
+        format!(
+            "the {limit}-byte cap on logs asked for (max_log_bytes, --max-log-bytes) keeps the \
+             end of a larger log"
+        )
+    } else {
+        format!("files held in memory over the {limit}-byte limit keep their end")
+    };
+    format!(
+        "only its last {} of {} were read: {why}, older lines are not analysed",
+        human_bytes(kept),
+        human_bytes(size)
+    )
+}
+
 fn walk(
     root: &Path,
     dir: &Path,
     depth: usize,
     options: &OpenOptions,
+    budget: &mut Budget,
     members: &mut Members,
     skipped: &mut Vec<Skipped>,
 ) -> std::io::Result<()> {
@@ -411,14 +558,14 @@ fn walk(
                     path: rel,
                     reason: "directory too deep".into(),
                 });
-            } else if let Err(e) = walk(root, &path, depth + 1, options, members, skipped) {
+            } else if let Err(e) = walk(root, &path, depth + 1, options, budget, members, skipped) {
                 skipped.push(Skipped {
                     path: rel,
                     reason: e.to_string(),
                 });
             }
         } else if file_type.is_file() {
-            match read_loose_file(&path, rel.clone(), options) {
+            match read_loose_file(&path, rel.clone(), options, budget) {
                 Ok(member) => members.push(member),
                 Err(e) => skipped.push(Skipped {
                     path: rel,
@@ -440,33 +587,60 @@ fn walk(
     Ok(())
 }
 
-/// A loose file: its end when it is plain, its decompressed end when it is gzip or zstd.
-fn read_loose_file(path: &Path, name: String, options: &OpenOptions) -> std::io::Result<Member> {
+/// A loose file: decompressed once (into memory, or a temporary file when big) when it is gzip
+/// or zstd, else as [`read_plain_file`].
+fn read_loose_file(
+    path: &Path,
+    name: String,
+    options: &OpenOptions,
+    budget: &mut Budget,
+) -> std::io::Result<Member> {
     let mut file = fs::File::open(path)?;
     let mut head = Vec::with_capacity(4);
     (&mut file).take(4).read_to_end(&mut head)?;
     let Some(compression) = compressed::compression(&head) else {
-        let kept = read_file_tail(path, options.max_file_bytes)?;
-        return Ok(Member {
-            path: name,
-            bytes: kept.bytes,
-            total: kept.total,
-            note: None,
-        });
+        return read_plain_file(path, name, options, budget);
     };
     let stream = Cursor::new(head).chain(file);
+    let mut spool = Spool::new(options, budget);
     let d = compressed::decompress(
         stream,
         &name,
         compression,
-        options.max_file_bytes,
+        &mut spool,
         options.max_decompressed_bytes,
     )?;
     Ok(Member {
         path: d.path,
-        bytes: d.kept.bytes,
-        total: d.kept.total,
+        content: spool.finish(),
         note: Some(d.note),
+    })
+}
+
+/// A plain file: read into memory when small, else left in place to be read when needed.
+fn read_plain_file(
+    path: &Path,
+    name: String,
+    options: &OpenOptions,
+    budget: &mut Budget,
+) -> std::io::Result<Member> {
+    let len = fs::metadata(path)?.len();
+    let content = if len <= options.memory_file_bytes && len <= budget.memory_left {
+        // Read to the end: a file still growing may be longer than its metadata said.
+        let mut bytes = Vec::with_capacity(len as usize);
+        fs::File::open(path)?.read_to_end(&mut bytes)?;
+        budget.memory_left = budget.memory_left.saturating_sub(bytes.len() as u64);
+        Content::Memory(bytes)
+    } else {
+        Content::File {
+            path: path.to_owned(),
+            len,
+        }
+    };
+    Ok(Member {
+        path: name,
+        content,
+        note: None,
     })
 }
 

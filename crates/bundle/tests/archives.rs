@@ -162,7 +162,11 @@ fn decompression_bomb_stops_at_the_decompression_limit() {
         .file("bomb", &zeros)
         .file("after", b"never reached\n")
         .gz();
-    assert!(bytes.len() < 64 << 10, "compressed {} bytes", bytes.len());
+    assert!(
+        bytes.len() < zeros.len() / 64,
+        "compressed {} bytes",
+        bytes.len()
+    );
     let options = OpenOptions {
         max_decompressed_bytes: 1 << 20,
         ..OpenOptions::default()

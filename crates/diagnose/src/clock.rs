@@ -16,6 +16,64 @@ pub struct BootAnchor {
     pub source: &'static str,
 }
 
+/// The boot anchors a bundle (and the user) give, and the one used.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct AnchorChoice {
+    /// The anchor used to put kernel monotonic times on UTC.
+    pub chosen: Option<BootAnchor>,
+    /// Pairs of anchors that disagree beyond their error bars, with the gap in seconds.
+    pub disagreements: Vec<(BootAnchor, BootAnchor, f64)>,
+}
+
+/// Slack (seconds) allowed between two anchors on top of their error bars: readings taken a
+/// moment apart, whole-second stamps.
+const ANCHOR_SLACK: f64 = 2.0;
+
+/// Two anchors agree when they are within their error bars (plus [`ANCHOR_SLACK`]).
+fn agree(a: &BootAnchor, b: &BootAnchor) -> bool {
+    seconds_between(a.at, b.at).abs()
+        <= a.uncertainty_seconds + b.uncertainty_seconds + ANCHOR_SLACK
+}
+
+/// Chooses the boot anchor among `given` (the user's `--boot-time`) and the bundle's own
+/// readings (`found`, in order of preference). The bundle's readings are compared with each
+/// other; the one most of them agree with (the most precise among equals) is the bundle's
+/// anchor. A given boot time is used when it agrees with the bundle or the bundle has no
+/// reading; when it contradicts the bundle, the bundle's anchor is used: the kernel log's
+/// `dmesg -T` copy and the PostgreSQL log are stamped by the same host clock as the bundle's
+/// readings, so correlating with any other anchor would split one event in two.
+pub(crate) fn choose_anchor(given: Option<BootAnchor>, found: &[BootAnchor]) -> AnchorChoice {
+    let mut disagreements = Vec::new();
+    for (i, a) in found.iter().enumerate() {
+        for b in &found[i + 1..] {
+            if !agree(a, b) {
+                disagreements.push((*a, *b, seconds_between(a.at, b.at)));
+            }
+        }
+    }
+    let bundle = found
+        .iter()
+        .max_by(|a, b| {
+            let votes = |x: &BootAnchor| found.iter().filter(|y| agree(x, y)).count();
+            votes(a)
+                .cmp(&votes(b))
+                .then(b.uncertainty_seconds.total_cmp(&a.uncertainty_seconds))
+        })
+        .copied();
+    let chosen = match (given, bundle) {
+        (Some(g), Some(b)) if !agree(&g, &b) => {
+            disagreements.insert(0, (g, b, seconds_between(g.at, b.at)));
+            Some(b)
+        }
+        (Some(g), _) => Some(g),
+        (None, b) => b,
+    };
+    AnchorChoice {
+        chosen,
+        disagreements,
+    }
+}
+
 /// Converts the times printed in a bundle to UTC.
 #[derive(Debug, Clone)]
 pub struct Clock {
@@ -165,6 +223,43 @@ mod tests {
             clock.kernel(&t).unwrap().0.to_string(),
             "2026-11-21T18:08:44Z"
         );
+    }
+
+    fn anchor(at: &str, uncertainty_seconds: f64, source: &'static str) -> BootAnchor {
+        BootAnchor {
+            at: at.parse().unwrap(),
+            uncertainty_seconds,
+            source,
+        }
+    }
+
+    #[test]
+    fn a_given_boot_time_that_contradicts_the_bundle_loses_and_is_reported() {
+        let given = anchor("2026-11-21T03:00:00Z", 0.0, "option");
+        let date = anchor("2026-11-21T17:00:00.25Z", 0.01, "date_and_uptime");
+        let btime = anchor("2026-11-21T17:00:00Z", 1.0, "btime");
+        let choice = choose_anchor(Some(given), &[date, btime]);
+        assert_eq!(choice.chosen, Some(date));
+        assert_eq!(choice.disagreements.len(), 1);
+        assert_eq!(choice.disagreements[0].0.source, "option");
+        assert!((choice.disagreements[0].2 - 50_400.25).abs() < 1e-6);
+        // Within the error bars the user's value is used.
+        let near = anchor("2026-11-21T17:00:01Z", 0.0, "option");
+        let choice = choose_anchor(Some(near), &[date, btime]);
+        assert_eq!(choice.chosen, Some(near));
+        assert!(choice.disagreements.is_empty());
+        // With nothing in the bundle, the user's value is used.
+        assert_eq!(choose_anchor(Some(given), &[]).chosen, Some(given));
+    }
+
+    #[test]
+    fn bundle_anchors_vote_and_disagreements_are_kept() {
+        let date = anchor("2026-11-21T17:00:00Z", 0.01, "date_and_uptime");
+        let btime = anchor("2026-11-21T17:00:01Z", 1.0, "btime");
+        let pair = anchor("2026-11-21T16:50:00Z", 1.0, "dmesg_ctime_pair");
+        let choice = choose_anchor(None, &[pair, date, btime]);
+        assert_eq!(choice.chosen, Some(date));
+        assert_eq!(choice.disagreements.len(), 2);
     }
 
     #[test]

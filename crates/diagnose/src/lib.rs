@@ -1,5 +1,6 @@
 //! Diagnosis: puts every event of a bundle on one clock, ties kernel OOM kills to PostgreSQL
-//! crash-restart cycles, and builds the [`Report`].
+//! crash-restart cycles, builds one model of the host from every source ([`facts`]), runs the
+//! rule catalog ([`rules`]) over it, and builds the [`Report`].
 //!
 //! Input is an opened [`pgmortem_bundle::Bundle`]; output is a [`Report`] (schema
 //! `pgmortem.report/v1`). Nothing here reads the machine's clock or environment: the same bundle
@@ -7,14 +8,17 @@
 
 mod clock;
 mod correlate;
-mod findings;
+mod digest;
+pub mod facts;
+mod human;
 mod report;
+pub mod rules;
 mod settings;
 mod sources;
 mod timeline;
 
 pub use clock::zone_offset;
-pub use findings::human_kb;
+pub use human::{human_bytes, human_kb};
 pub use report::*;
 pub use sources::DiagnoseError;
 
@@ -36,6 +40,17 @@ pub struct DiagnoseOptions {
     /// How far apart (seconds) an OOM kill of `postgres` and a signal-9 crash with another PID
     /// may be to be tied as a PID-namespace match. Default 10.
     pub pid_namespace_tolerance_seconds: f64,
+    /// Threads a large PostgreSQL log is parsed on; `None`: one per available core. The report
+    /// is the same whatever the number.
+    pub threads: Option<usize>,
+    /// PostgreSQL logs of at least this many bytes are parsed on [`DiagnoseOptions::threads`]
+    /// threads, smaller ones in one pass. Default 16 MiB.
+    pub parallel_min_bytes: u64,
+    /// The cap on logs the bundle is opened with by `pgmortem::analyze`
+    /// ([`pgmortem_bundle::OpenOptions::max_log_bytes`]): `None` (the default) reads every log
+    /// whole; `Some(n)` reads only the last `n` bytes of a larger log, and the report says so
+    /// at the top (caveat `log_not_read_whole`). [`diagnose`] reads what the bundle holds.
+    pub max_log_bytes: Option<u64>,
 }
 
 impl Default for DiagnoseOptions {
@@ -46,29 +61,75 @@ impl Default for DiagnoseOptions {
             pg_prefix: None,
             match_tolerance_seconds: 120.0,
             pid_namespace_tolerance_seconds: 10.0,
+            threads: None,
+            parallel_min_bytes: 16 << 20,
+            max_log_bytes: None,
         }
+    }
+}
+
+/// A bundle read through: its logs, its clock, and the incidents correlation found. The
+/// [`facts::Facts`] the rules read borrow from it.
+pub(crate) struct Analysis<'b> {
+    bundle: &'b Bundle,
+    parsed: sources::Parsed,
+    incidents: Vec<Incident>,
+}
+
+impl<'b> Analysis<'b> {
+    /// Reads every source of `bundle` and correlates.
+    pub(crate) fn new(
+        bundle: &'b Bundle,
+        options: &DiagnoseOptions,
+    ) -> Result<Self, DiagnoseError> {
+        let parsed = sources::parse_all(bundle, options)?;
+        let kills = correlate::oom_kills(&parsed.kernel, &parsed.clock);
+        let crashes = correlate::crashes(&parsed.postgres);
+        let unclean = correlate::unclean_starts(&parsed.postgres, &crashes);
+        let outages = correlate::PgOutages {
+            crashes,
+            unclean,
+            postmasters: correlate::postmaster_pids(&parsed.postgres),
+        };
+        let incidents = correlate::incidents(&kills, &outages, options);
+        drop(outages);
+        drop(kills);
+        Ok(Self {
+            bundle,
+            parsed,
+            incidents,
+        })
+    }
+
+    /// The facts the rules read.
+    pub(crate) fn facts(&self) -> facts::Facts<'_> {
+        facts::build(
+            self.bundle,
+            &self.parsed.kernel,
+            &self.parsed.postgres,
+            &self.incidents,
+        )
     }
 }
 
 /// Diagnoses an opened bundle.
 pub fn diagnose(bundle: &Bundle, options: &DiagnoseOptions) -> Result<Report, DiagnoseError> {
-    let parsed = sources::parse_all(bundle, options)?;
-    let kills = correlate::oom_kills(&parsed.kernel, &parsed.clock);
-    let crashes = correlate::crashes(&parsed.postgres);
-    let incidents = correlate::incidents(&kills, &crashes, options);
-    let mut findings = findings::from_incidents(&incidents);
-    findings.sort_by_key(|f| std::cmp::Reverse(f.severity));
+    let analysis = Analysis::new(bundle, options)?;
+    let facts = analysis.facts();
+    let (findings, not_evaluated) = rules::evaluate(&facts);
+    let host = facts.host;
+    let parsed = &analysis.parsed;
     let timeline = timeline::build(&parsed.kernel, &parsed.postgres, &parsed.clock);
     Ok(Report {
         schema: SCHEMA,
         generator: format!("pgmortem {}", env!("CARGO_PKG_VERSION")),
-        clock: parsed.clock_info,
-        sources: parsed.summaries,
-        incidents,
+        caveats: parsed.caveats.clone(),
+        clock: parsed.clock_info.clone(),
+        sources: parsed.summaries.clone(),
+        incidents: analysis.incidents.clone(),
         findings,
+        not_evaluated,
+        host,
         timeline,
     })
 }
-
-#[cfg(test)]
-mod correlate_tests;

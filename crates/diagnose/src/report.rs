@@ -1,8 +1,13 @@
 //! The Report: what pgmortem concluded from a bundle. Serialised as the JSON contract
 //! `pgmortem.report/v1` (docs/report-schema.md): field names here are kept exactly.
 
+use std::collections::BTreeMap;
+
 use jiff::Timestamp;
 use serde::Serialize;
+
+use crate::facts::HostFacts;
+use crate::rules::NotEvaluated;
 
 /// The schema name and version written in every report.
 pub const SCHEMA: &str = "pgmortem.report/v1";
@@ -14,17 +19,34 @@ pub struct Report {
     pub schema: &'static str,
     /// `pgmortem <version>`.
     pub generator: String,
+    /// What a reader must know before trusting the rest: a log not read whole, clock anchors
+    /// that disagree, records counted but not kept. Empty when there is nothing to say.
+    pub caveats: Vec<Caveat>,
     /// How kernel and PostgreSQL times were put on UTC.
     pub clock: ClockInfo,
     /// Every file of the bundle, with its kind and how much of it was understood.
     pub sources: Vec<SourceSummary>,
     /// Crash/kill incidents, oldest first.
     pub incidents: Vec<Incident>,
-    /// Findings, most severe first.
+    /// Findings, most severe first (then those about an incident, by incident; then by
+    /// impact and confidence).
     pub findings: Vec<Finding>,
+    /// Rules that could not be evaluated, with the inputs they lacked.
+    pub not_evaluated: Vec<NotEvaluated>,
+    /// The host as the bundle shows it: every fact the rules read, with where it was read.
+    pub host: HostFacts,
     /// The notable events of every source on one clock, oldest first (events whose time could
     /// not be put on UTC come last, in source order).
     pub timeline: Vec<TimelineEvent>,
+}
+
+/// Something a reader must know before trusting the report.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Caveat {
+    /// `log_not_read_whole`, `clock_anchors_disagree`, `records_not_kept`, ….
+    pub kind: &'static str,
+    /// What happened and what it means for the report.
+    pub text: String,
 }
 
 /// How kernel monotonic time was turned into UTC.
@@ -79,6 +101,9 @@ pub struct Evidence {
     pub line: u64,
     /// What this line shows.
     pub what: String,
+    /// For a snapshot or a setting: the key read on that line (`MemTotal`, `work_mem`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
 }
 
 /// The kernel's side of an incident: the OOM kill.
@@ -177,9 +202,16 @@ pub struct Recovery {
 #[derive(Debug, Clone, Serialize)]
 pub struct Incident {
     /// `oom_kill` (the kernel killed a PostgreSQL process and PostgreSQL crash-restarted),
-    /// `crash_restart` (a PostgreSQL process died with no kernel OOM kill to explain it), or
-    /// `kernel_oom` (an OOM kill with no PostgreSQL crash tied to it).
+    /// `crash_restart` (a PostgreSQL process died with no kernel OOM kill to explain it),
+    /// `postmaster_killed` (the kernel OOM killer killed the postmaster itself),
+    /// `unclean_restart` (the server started with crash recovery, no crash of a child logged
+    /// before: the postmaster or the host died), or `kernel_oom` (an OOM kill with no
+    /// PostgreSQL crash tied to it).
     pub kind: &'static str,
+    /// Why: `oom_killer`, `signal_from_outside`, `segfault` (SIGSEGV, SIGBUS, SIGILL, SIGFPE),
+    /// `abort_or_panic` (SIGABRT or a PANIC), `abnormal_exit` (an exit code),
+    /// `postmaster_killed`, or `unknown`.
+    pub cause: &'static str,
     /// When it began (UTC): the kernel kill, else the PostgreSQL crash line.
     pub started_at: Option<Timestamp>,
     /// The kernel's OOM kill, when there was one.
@@ -197,6 +229,16 @@ pub struct Incident {
     /// PostgreSQL crash time − kernel kill time, seconds (how far apart the two clocks put one
     /// event; includes the postmaster's reaction time).
     pub clock_skew_seconds: Option<f64>,
+    /// What the log recorded just before: error lines of the process that died, and events
+    /// that explain deaths (out of memory, /dev/shm full, fork failures, PANIC) in the minute
+    /// before, oldest first.
+    pub preceded_by: Vec<LogLine>,
+    /// Sessions the log shows were cut by the restart (`terminating connection because of
+    /// crash of another server process`, logged by PostgreSQL 10–13), when it shows them.
+    pub sessions_lost: Option<u64>,
+    /// Connections refused while the server recovered (`the database system is in recovery
+    /// mode`, `… is starting up`, `… not yet accepting connections`).
+    pub connections_refused: u64,
     /// How sure the tie between kernel kill and PostgreSQL crash is, 0–1 (1 for a lone event).
     pub confidence: f64,
     /// How the two sides were tied: `pid_and_time`, `pid_only`,
@@ -204,6 +246,25 @@ pub struct Incident {
     pub matched_by: Option<&'static str>,
     /// Caveats and explanations.
     pub notes: Vec<String>,
+}
+
+/// A server log line cited by an incident.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LogLine {
+    /// When (UTC).
+    pub at: Option<Timestamp>,
+    /// The log.
+    pub path: String,
+    /// The record's first line.
+    pub line: u64,
+    /// The process that logged it.
+    pub pid: Option<u32>,
+    /// `ERROR`, `FATAL`, `PANIC`, `LOG`, ….
+    pub severity: Option<&'static str>,
+    /// The event kind, when classified (`out_of_memory`, `shared_memory_resize_failed`, …).
+    pub kind: Option<&'static str>,
+    /// The message.
+    pub message: String,
 }
 
 /// Severity of a finding.
@@ -235,6 +296,15 @@ pub struct Finding {
     pub evidence: Vec<Evidence>,
     /// Index into `incidents` of the incident it is about.
     pub incident: Option<usize>,
+    /// How sure the finding is, 0–1: its evidence's strength (an incident's tie confidence, a
+    /// figure estimated rather than read, …).
+    pub confidence: f64,
+    /// The numbers it rests on and the ones it recommends, by name (`commit_limit_bytes`,
+    /// `recommended_overcommit_ratio`, …).
+    pub figures: BTreeMap<&'static str, f64>,
+    /// Sort weight among findings of one severity (not serialised).
+    #[serde(skip)]
+    pub impact: f64,
 }
 
 /// One event on the unified timeline.

@@ -4,7 +4,7 @@ use pgmortem_parse::kernel::KernelEvent;
 use pgmortem_parse::pglog::PgEvent;
 
 use crate::clock::{self, Clock};
-use crate::findings::human_kb;
+use crate::human::human_kb;
 use crate::report::TimelineEvent;
 use crate::sources::{KernelSource, PgSource};
 
@@ -30,7 +30,7 @@ pub(crate) fn build(
         }
     }
     for source in postgres {
-        for record in &source.log.records {
+        for record in &source.digest.records {
             let Some(event) = &record.event else { continue };
             // Routine, high-volume kinds (one per checkpoint, one per temporary file) stay off
             // the timeline; findings read them from the records.

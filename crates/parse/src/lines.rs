@@ -65,6 +65,101 @@ impl<'a> Iterator for Lines<'a> {
     }
 }
 
+/// Reads a stream in blocks of whole lines, for parsers that take a buffer at a time (the
+/// parallel PostgreSQL-log reader, the kernel-log reader of a file too big to hold): each block
+/// is about `block_bytes` long and ends after a newline; only the last block of the stream may
+/// end inside a line. A line longer than `max_line_bytes` + 4 with no newline in sight is handed
+/// out cut there (a block of its own that ends without a newline) and the rest of it skipped,
+/// as the parsers cut such lines anyway: memory stays at one block whatever the input.
+///
+/// The bytes handed out, put end to end, are the stream's bytes but for the skipped parts of
+/// over-long lines.
+pub struct LineBlocks<R> {
+    input: R,
+    buf: Vec<u8>,
+    /// Bytes of `buf` read and not handed out yet start at `start` and end at `filled`.
+    start: usize,
+    filled: usize,
+    size: usize,
+    max_line: usize,
+    /// Dropping the rest of an over-long line.
+    skipping: bool,
+    eof: bool,
+}
+
+impl<R: std::io::Read> LineBlocks<R> {
+    /// Blocks of about `block_bytes` (at least `max_line_bytes` + 5) of `input`.
+    pub fn new(input: R, block_bytes: usize, max_line_bytes: usize) -> Self {
+        LineBlocks {
+            input,
+            buf: Vec::new(),
+            start: 0,
+            filled: 0,
+            size: block_bytes.max(max_line_bytes.saturating_add(5)),
+            max_line: max_line_bytes,
+            skipping: false,
+            eof: false,
+        }
+    }
+
+    /// The next block, `None` at the end of the stream.
+    ///
+    /// # Errors
+    /// The stream's read errors (`Interrupted` is retried).
+    pub fn next_block(&mut self) -> std::io::Result<Option<&[u8]>> {
+        // Move what is left of the previous block to the front, then fill up to `size`.
+        self.buf.copy_within(self.start..self.filled, 0);
+        self.filled -= self.start;
+        self.start = 0;
+        if self.buf.len() < self.size {
+            self.buf.resize(self.size, 0);
+        }
+        loop {
+            while !self.eof && self.filled < self.size {
+                match self.input.read(&mut self.buf[self.filled..]) {
+                    Ok(0) => self.eof = true,
+                    Ok(n) => self.filled += n,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(e),
+                }
+            }
+            if self.skipping {
+                match memchr::memchr(b'\n', &self.buf[..self.filled]) {
+                    Some(nl) => {
+                        self.skipping = false;
+                        self.buf.copy_within(nl + 1..self.filled, 0);
+                        self.filled -= nl + 1;
+                        continue;
+                    }
+                    None if self.eof => return Ok(None),
+                    None => {
+                        self.filled = 0;
+                        continue;
+                    }
+                }
+            }
+            break;
+        }
+        if self.filled == 0 {
+            return Ok(None);
+        }
+        let end = if self.eof {
+            self.filled
+        } else {
+            match memchr::memrchr(b'\n', &self.buf[..self.filled]) {
+                Some(nl) => nl + 1,
+                None => {
+                    // One line fills the whole block: keep its first max_line + 4 bytes.
+                    self.skipping = true;
+                    self.max_line + 4
+                }
+            }
+        };
+        self.start = end;
+        Ok(Some(&self.buf[..end]))
+    }
+}
+
 /// A line's bytes as text: borrowed when valid UTF-8, else decoded lossily (`true`).
 pub(crate) fn decode(bytes: &[u8]) -> (Cow<'_, str>, bool) {
     match utf8(bytes) {
@@ -104,5 +199,55 @@ mod tests {
     #[test]
     fn empty_input_has_no_lines() {
         assert_eq!(Lines::new(b"").count(), 0);
+    }
+
+    /// Hands out a few bytes per read.
+    struct Trickle<'a>(&'a [u8], usize);
+    impl std::io::Read for Trickle<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let n = self.1.min(buf.len()).min(self.0.len());
+            buf[..n].copy_from_slice(&self.0[..n]);
+            self.0 = &self.0[n..];
+            Ok(n)
+        }
+    }
+
+    fn blocks(input: &[u8], step: usize, size: usize, max_line: usize) -> Vec<Vec<u8>> {
+        let mut blocks = LineBlocks::new(Trickle(input, step), size, max_line);
+        let mut out = Vec::new();
+        while let Some(b) = blocks.next_block().unwrap() {
+            out.push(b.to_vec());
+        }
+        out
+    }
+
+    #[test]
+    fn blocks_end_after_a_newline_and_add_up_to_the_stream() {
+        let input: Vec<u8> = (0..2000)
+            .flat_map(|i| format!("line {i} {}\n", "x".repeat(i % 37)).into_bytes())
+            .chain(b"last line without newline".iter().copied())
+            .collect();
+        for step in [1, 7, 100, 1 << 20] {
+            let got = blocks(&input, step, 1000, 100);
+            assert_eq!(got.concat(), input, "step {step}");
+            let (last, rest) = got.split_last().unwrap();
+            assert!(rest.iter().all(|b| b.ends_with(b"\n") && b.len() <= 1000));
+            assert!(last.ends_with(b"newline"));
+        }
+        assert!(blocks(b"", 1, 100, 10).is_empty());
+    }
+
+    #[test]
+    fn an_over_long_line_is_cut_and_the_rest_of_it_skipped() {
+        let mut input = b"short\n".to_vec();
+        input.extend(std::iter::repeat_n(b'y', 5000));
+        input.extend(b"\nafter\n");
+        let got = blocks(&input, 64, 200, 100);
+        let all = got.concat();
+        assert!(all.starts_with(b"short\n"));
+        assert!(all.ends_with(b"after\n"));
+        // The long line keeps its first 104 bytes.
+        let ys = all.iter().filter(|&&b| b == b'y').count();
+        assert_eq!(ys, 104);
     }
 }

@@ -236,3 +236,41 @@ fn postgresql_conf() {
         insta::assert_json_snapshot!(conf);
     });
 }
+
+#[test]
+fn cpu_flags() {
+    insta::glob!(DIR, "cpu/flags*.txt", |path| {
+        let (bytes, name, _) = read(path);
+        let flags = system::parse_cpu_flags(&bytes);
+        assert!(system::sniff_cpu_flags(&bytes).is_some(), "{name}");
+        assert_eq!(flags.stats.unrecognized_lines, 0, "{name}");
+        assert_eq!((flags.line, flags.stats.records), (1, 1), "{name}");
+        // The recording VM's CPU has an invariant TSC.
+        assert!(
+            flags.has("constant_tsc") && flags.has("nonstop_tsc"),
+            "{name}"
+        );
+        insta::assert_json_snapshot!(flags);
+    });
+}
+
+#[test]
+fn limits() {
+    insta::glob!(DIR, "limits/*.txt", |path| {
+        let (bytes, name, _) = read(path);
+        let limits = system::parse_limits(&bytes);
+        assert!(system::sniff_limits(&bytes).is_some(), "{name}");
+        assert_eq!(limits.stats.unrecognized_lines, 0, "{name}");
+        // Every row of the kernel's table (fs/proc/base.c lnames[]: 16 limits).
+        assert_eq!(limits.limits.len(), 16, "{name}");
+        let nproc = limits.get("Max processes").unwrap();
+        assert_eq!(
+            (nproc.soft, nproc.hard),
+            (Some(96365), Some(96365)),
+            "{name}"
+        );
+        let address = limits.get("Max address space").unwrap();
+        assert_eq!((address.soft, address.hard), (None, None), "{name}");
+        insta::assert_json_snapshot!(limits);
+    });
+}

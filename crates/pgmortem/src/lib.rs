@@ -8,8 +8,9 @@
 //! # Ok::<(), pgmortem::Error>(())
 //! ```
 //!
-//! [`analyze`] opens a bundle (a directory of loose files or one file; kinds recognised by
-//! content), parses every source, puts events on one clock and returns the [`Report`]. The
+//! [`analyze`] opens a bundle (a directory of loose files, an archive or one file; kinds
+//! recognised by manifest, path or content), reads every source (every log whole, as a
+//! stream, in bounded memory), puts events on one clock and returns the [`Report`]. The
 //! parsers are re-exported for callers that want records rather than a diagnosis.
 
 use std::path::Path;
@@ -31,8 +32,13 @@ pub enum Error {
     Diagnose(#[from] pgmortem_diagnose::DiagnoseError),
 }
 
-/// Analyzes the bundle at `path` (a directory or a single file).
+/// Analyzes the bundle at `path` (a directory, an archive or a single file). Logs are read
+/// whole unless [`DiagnoseOptions::max_log_bytes`] asks for a cap.
 pub fn analyze(path: &Path, options: &DiagnoseOptions) -> Result<Report, Error> {
-    let bundle = pgmortem_bundle::open(path, &pgmortem_bundle::OpenOptions::default())?;
+    let open = pgmortem_bundle::OpenOptions {
+        max_log_bytes: options.max_log_bytes,
+        ..pgmortem_bundle::OpenOptions::default()
+    };
+    let bundle = pgmortem_bundle::open(path, &open)?;
     Ok(pgmortem_diagnose::diagnose(&bundle, options)?)
 }

@@ -66,8 +66,26 @@ class Recovery(TypedDict):
     ready_at: str | None
     ready_line: int | None
 
+class LogLine(TypedDict):
+    at: str | None
+    path: str
+    line: int
+    pid: int | None
+    severity: str | None
+    kind: str | None
+    message: str
+
 class Incident(TypedDict):
-    kind: Literal["oom_kill", "crash_restart", "kernel_oom"]
+    kind: Literal["oom_kill", "crash_restart", "postmaster_killed", "unclean_restart", "kernel_oom"]
+    cause: Literal[
+        "oom_killer",
+        "signal_from_outside",
+        "segfault",
+        "abort_or_panic",
+        "abnormal_exit",
+        "postmaster_killed",
+        "unknown",
+    ]
     started_at: str | None
     kernel_kill: KernelKill | None
     postgres_crash: PostgresCrash | None
@@ -76,6 +94,9 @@ class Incident(TypedDict):
     redo_seconds: float | None
     wal_replayed_bytes: int | None
     clock_skew_seconds: float | None
+    preceded_by: list[LogLine]
+    sessions_lost: int | None
+    connections_refused: int
     confidence: float
     matched_by: str | None
     notes: list[str]
@@ -84,6 +105,7 @@ class Evidence(TypedDict):
     path: str
     line: int
     what: str
+    key: NotRequired[str]
 
 class Finding(TypedDict):
     id: str
@@ -93,6 +115,17 @@ class Finding(TypedDict):
     recommendation: str | None
     evidence: list[Evidence]
     incident: int | None
+    confidence: float
+    figures: dict[str, float]
+
+class Caveat(TypedDict):
+    kind: str
+    text: str
+
+class NotEvaluated(TypedDict):
+    rule: str
+    missing: list[str]
+    files: list[str]
 
 class ClockInfo(TypedDict):
     boot_time: str | None
@@ -112,10 +145,13 @@ class TimelineEvent(TypedDict):
 class Report(TypedDict):
     schema: Literal["pgmortem.report/v1"]
     generator: str
+    caveats: list[Caveat]
     clock: ClockInfo
     sources: list[SourceSummary]
     incidents: list[Incident]
     findings: list[Finding]
+    not_evaluated: list[NotEvaluated]
+    host: dict[str, object]
     timeline: list[TimelineEvent]
 
 class KernelStats(TypedDict):
@@ -366,6 +402,8 @@ def analyze(
     boot_time: str | None = None,
     host_utc_offset: str | None = None,
     prefix: str | None = None,
+    max_log_bytes: int | None = None,
+    threads: int | None = None,
 ) -> Report: ...
 def parse_kernel_log(data: str | bytes, *, year: int | None = None) -> list[dict[str, object]]: ...
 def kernel_log_stats(data: str | bytes, *, year: int | None = None) -> KernelStats: ...
@@ -391,7 +429,12 @@ def collapse_perf(
     event_filter: str | None = None,
     skip_after: list[str] | None = None,
 ) -> str: ...
-def open_bundle(path: str | PathLike[str], *, max_file_bytes: int | None = None) -> BundleListing: ...
+def open_bundle(
+    path: str | PathLike[str],
+    *,
+    max_file_bytes: int | None = None,
+    max_log_bytes: int | None = None,
+) -> BundleListing: ...
 def parse_meminfo(data: str | bytes) -> Meminfo: ...
 def parse_vmstat(data: str | bytes) -> FlatKeyed: ...
 def parse_proc_status(data: str | bytes) -> ProcStatus: ...

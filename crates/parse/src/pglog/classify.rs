@@ -197,6 +197,9 @@ fn fixed_phrase(message: &str) -> Option<PgEvent> {
         "terminating connection because of crash of another server process" => {
             PgEvent::TerminatingConnectionCrash
         }
+        "terminating connection due to unexpected postmaster exit" => {
+            PgEvent::UnexpectedPostmasterExit
+        }
         "out of memory" => PgEvent::OutOfMemory {
             request_bytes: None,
             memory_context: None,

@@ -6,7 +6,8 @@
 //!
 //! Three ways in, one engine: [`parse`] (everything in a [`PgLog`]), [`records`] (an iterator
 //! over a buffer, memory bounded by a 16-record window) and [`PgLogReader`] (push chunks, pull
-//! records: for files of any size).
+//! records: for files of any size). [`ParallelParser`] reads blocks on several threads with the
+//! same result, and [`parse_reader`] drives either over a stream.
 //!
 //! # Formats
 //!
@@ -72,6 +73,7 @@ mod memdump;
 mod parallel;
 mod prefix;
 mod prefix_infer;
+mod read;
 mod severity;
 mod stream;
 mod syslog;
@@ -81,6 +83,7 @@ mod types;
 
 pub use parallel::{ParallelParser, parse_parallel};
 pub use prefix::LogLinePrefix;
+pub use read::{ReadError, ReadOptions, parse_reader};
 pub use stream::{PgLogReader, PgRecords, records};
 pub use time::fixed_offset;
 pub use types::*;

@@ -21,8 +21,9 @@ use super::{Counters, NameCounts, PgLog, PgLogError, PgLogFormat, PgLogOptions, 
 use crate::ParseStats;
 use crate::lines::Lines;
 
-/// What each record goes through on the thread that read it (a JSON line, an event kind…).
-type MapRecord<T> = dyn Fn(Box<PgRecord>) -> T + Sync;
+/// What each record goes through on the thread that read it (a JSON line, an event kind…); it
+/// may borrow what the caller holds.
+type MapRecord<'a, T> = dyn Fn(Box<PgRecord>) -> T + Sync + 'a;
 
 /// How far (in bytes) past a chunk's target size a cut looks for a line that starts a record
 /// before it settles for any line boundary.
@@ -108,7 +109,7 @@ impl ParallelParser {
     pub fn feed<T: Send>(
         &mut self,
         block: &[u8],
-        map: &MapRecord<T>,
+        map: &MapRecord<'_, T>,
         sink: &mut dyn FnMut(T),
     ) -> Result<(), PgLogError> {
         if block.is_empty() {
@@ -128,7 +129,7 @@ impl ParallelParser {
     /// Chooses format and prefix from the held blocks and reads them.
     fn start_pending<T: Send>(
         &mut self,
-        map: &MapRecord<T>,
+        map: &MapRecord<'_, T>,
         sink: &mut dyn FnMut(T),
     ) -> Result<(), PgLogError> {
         let pending = std::mem::take(&mut self.pending);
@@ -140,7 +141,7 @@ impl ParallelParser {
     fn feed_started<T: Send>(
         &mut self,
         block: &[u8],
-        map: &MapRecord<T>,
+        map: &MapRecord<'_, T>,
         sink: &mut dyn FnMut(T),
     ) -> Result<(), PgLogError> {
         if block.is_empty() {
@@ -199,7 +200,7 @@ impl ParallelParser {
     /// As [`super::parse`], when nothing was fed (format and prefix chosen on an empty log).
     pub fn finish<T: Send>(
         &mut self,
-        map: &MapRecord<T>,
+        map: &MapRecord<'_, T>,
         sink: &mut dyn FnMut(T),
     ) -> Result<PgLog, PgLogError> {
         if self.running.is_none() {
@@ -268,7 +269,7 @@ fn read_chunk<T>(
     chunk: &[u8],
     start: u64,
     max_line: usize,
-    map: &MapRecord<T>,
+    map: &MapRecord<'_, T>,
 ) -> ChunkResult<T> {
     let mut engine = template.fresh();
     let mut mapped = Vec::new();
@@ -296,7 +297,7 @@ fn join<T>(
     start: u64,
     max_line: usize,
     result: ChunkResult<T>,
-    map: &MapRecord<T>,
+    map: &MapRecord<'_, T>,
     sink: &mut dyn FnMut(T),
 ) -> Engine {
     let mut fresh = template.fresh();

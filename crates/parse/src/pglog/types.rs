@@ -295,6 +295,9 @@ pub enum PgEvent {
     /// `terminating connection because of crash of another server process` (server log on PG
     /// 10–13 only).
     TerminatingConnectionCrash,
+    /// `terminating connection due to unexpected postmaster exit`: a backend found its
+    /// postmaster gone (killed, or crashed) and exits.
+    UnexpectedPostmasterExit,
     /// `shutting down because restart_after_crash is off` / `… due to startup process failure`.
     ShuttingDownAfterCrash {
         /// The reason as printed.
@@ -492,6 +495,7 @@ impl PgEvent {
             PgEvent::StartingUp => "starting_up",
             PgEvent::NotYetAcceptingConnections => "not_yet_accepting_connections",
             PgEvent::TerminatingConnectionCrash => "terminating_connection_crash",
+            PgEvent::UnexpectedPostmasterExit => "unexpected_postmaster_exit",
             PgEvent::ShuttingDownAfterCrash { .. } => "shutting_down_after_crash",
             PgEvent::Starting { .. } => "starting",
             PgEvent::OutOfMemory { .. } => "out_of_memory",

@@ -2,7 +2,9 @@
 //! clock (`/proc/uptime`, a UTC `date`, `/proc/stat`'s `btime`), and the memory picture of the
 //! host and its PostgreSQL processes (`/proc/meminfo`, `/proc/vmstat`, sysctls, THP settings,
 //! `/proc/PID/status`, `smaps_rollup`, process titles, memory cgroup files, `free`, `df`,
-//! `pg_settings` dumps, `postgresql.conf`).
+//! `pg_settings` dumps, `postgresql.conf`), and the small host readings beside them
+//! (`oom_score_adj`, resource limits, CPU vulnerabilities and flags, the clock source, `SELECT
+//! version()`, psql tables, audit rules).
 //!
 //! Every parser takes bytes and keeps every key it finds, known or not, in file order; sizes
 //! are normalised to bytes next to the value as printed; a cut file parses as far as it goes
@@ -13,6 +15,7 @@ mod cgroup;
 mod clock;
 pub mod facts;
 mod fields;
+mod host;
 mod meminfo;
 mod pgconf;
 mod process;
@@ -27,13 +30,18 @@ pub use cgroup::{
 };
 pub use clock::{Btime, DateReading, SnapshotError, Uptime, parse_btime, parse_date, parse_uptime};
 pub use fields::{Field, Fields};
+pub use host::{
+    AuditRules, CpuFlags, PgVersion, PipeTable, Vulnerabilities, Vulnerability, parse_audit_rules,
+    parse_clocksource, parse_count, parse_cpu_flags, parse_oom_score_adj, parse_pipe_table,
+    parse_version_text, parse_vulnerabilities, sniff_cpu_flags,
+};
 pub use meminfo::{
     FlatKeyed, MEMINFO_KEYS, Meminfo, parse_flat_keyed, parse_meminfo, sniff_meminfo, sniff_vmstat,
 };
 pub use pgconf::{ConfEntry, ConfInclude, PgConf, parse_pg_conf, sniff_pg_conf};
 pub use process::{
-    ProcStatus, SMAPS_ROLLUP_KEYS, STATUS_MEMORY_KEYS, SmapsRollup, parse_smaps_rollup,
-    parse_status, sniff_smaps_rollup, sniff_status,
+    ProcLimits, ProcStatus, ResourceLimit, SMAPS_ROLLUP_KEYS, STATUS_MEMORY_KEYS, SmapsRollup,
+    parse_limits, parse_smaps_rollup, parse_status, sniff_limits, sniff_smaps_rollup, sniff_status,
 };
 pub use settings::{
     DEFAULT_COLUMNS, PgSetting, PgSettings, SettingsForm, parse_pg_settings, sniff_pg_settings,

@@ -1,4 +1,4 @@
-//! `/proc/PID/status` and `/proc/PID/smaps_rollup`.
+//! `/proc/PID/status`, `/proc/PID/smaps_rollup` and `/proc/PID/limits`.
 
 use serde::Serialize;
 
@@ -234,6 +234,94 @@ pub fn sniff_smaps_rollup(head: &[u8]) -> Option<f32> {
     )
 }
 
+/// One resource limit of `/proc/PID/limits`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct ResourceLimit {
+    /// The limit's name as the kernel prints it (`Max processes`, `Max address space`).
+    pub name: String,
+    /// The soft limit (what the process is held to); `None`: unlimited.
+    pub soft: Option<u64>,
+    /// The hard limit (how far the process may raise the soft one); `None`: unlimited.
+    pub hard: Option<u64>,
+    /// The unit printed (`bytes`, `processes`, `seconds`), when any.
+    pub units: Option<String>,
+    /// 1-based line number.
+    pub line: u64,
+}
+
+/// `/proc/PID/limits`: a process's resource limits (`getrlimit`), in the order printed.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct ProcLimits {
+    /// Every limit row.
+    pub limits: Vec<ResourceLimit>,
+    /// Line accounting.
+    pub stats: ParseStats,
+}
+
+impl ProcLimits {
+    /// The limit named `name` (`Max processes`: RLIMIT_NPROC; `Max address space`: RLIMIT_AS).
+    pub fn get(&self, name: &str) -> Option<&ResourceLimit> {
+        self.limits.iter().find(|l| l.name == name)
+    }
+}
+
+/// `unlimited` → `Some(None)`, a number → `Some(Some(n))`, anything else → `None`.
+fn limit_value(token: &str) -> Option<Option<u64>> {
+    if token == "unlimited" {
+        Some(None)
+    } else {
+        token.parse().ok().map(Some)
+    }
+}
+
+// Limit                     Soft Limit           Hard Limit           Units
+// Max processes             96365                96365                processes
+// Max address space         unlimited            unlimited            bytes
+// Max nice priority         0                    0
+/// Parses `/proc/PID/limits`: the header, then one row per limit (a name of several words,
+/// the soft and hard limits as numbers or `unlimited`, and the unit when there is one).
+pub fn parse_limits(input: &[u8]) -> ProcLimits {
+    let mut out = ProcLimits::default();
+    for line in Lines::new(input) {
+        out.stats.lines += 1;
+        if line.lossy {
+            out.stats.invalid_utf8_lines += 1;
+        }
+        let text = line.text.as_ref();
+        if text.trim().is_empty() || (text.starts_with("Limit ") && text.contains("Soft Limit")) {
+            continue;
+        }
+        let tokens: Vec<&str> = text.split_whitespace().collect();
+        let Some(at) = tokens.iter().position(|t| limit_value(t).is_some()) else {
+            out.stats.unrecognized(line.number, text);
+            continue;
+        };
+        let hard = tokens.get(at + 1).and_then(|t| limit_value(t));
+        match (at, hard) {
+            (1.., Some(hard)) if tokens.len() <= at + 3 => {
+                out.limits.push(ResourceLimit {
+                    name: tokens[..at].join(" "),
+                    soft: limit_value(tokens[at]).flatten(),
+                    hard,
+                    units: tokens.get(at + 2).map(|u| (*u).to_owned()),
+                    line: line.number,
+                });
+                out.stats.records += 1;
+            }
+            _ => out.stats.unrecognized(line.number, text),
+        }
+    }
+    out
+}
+
+/// Sniffs `/proc/PID/limits` by its header line.
+pub fn sniff_limits(head: &[u8]) -> Option<f32> {
+    let first = Lines::new(head).next()?;
+    let text = first.text.as_ref();
+    (text.starts_with("Limit ") && text.contains("Soft Limit") && text.contains("Hard Limit"))
+        .then_some(0.95)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -281,5 +369,30 @@ mod tests {
         let r = parse_smaps_rollup(b"");
         assert!(r.empty);
         assert!(r.missing.is_empty());
+    }
+
+    #[test]
+    fn limits_with_and_without_units() {
+        let l = parse_limits(
+            b"Limit                     Soft Limit           Hard Limit           Units     \n\
+              Max processes             31                   96365                processes \n\
+              Max address space         1258291200           unlimited            bytes     \n\
+              Max nice priority         0                    0                    \n\
+              Max broken                lots                 lots                 \n",
+        );
+        let nproc = l.get("Max processes").unwrap();
+        assert_eq!((nproc.soft, nproc.hard), (Some(31), Some(96365)));
+        assert_eq!((nproc.units.as_deref(), nproc.line), (Some("processes"), 2));
+        let address = l.get("Max address space").unwrap();
+        assert_eq!((address.soft, address.hard), (Some(1_258_291_200), None));
+        assert_eq!(l.get("Max nice priority").unwrap().units, None);
+        assert_eq!((l.stats.records, l.stats.unrecognized_lines), (3, 1));
+        assert_eq!(
+            sniff_limits(
+                b"Limit                     Soft Limit           Hard Limit           Units     \n"
+            ),
+            Some(0.95)
+        );
+        assert!(sniff_limits(b"Max processes 1 1 processes\n").is_none());
     }
 }

@@ -1,0 +1,638 @@
+//! What the diagnosis keeps of a PostgreSQL log read as a stream of records: the records that
+//! mean something (crash cycles, errors with a known cause, refused connections, …), counts and
+//! first/last sightings of every event kind, a summary of the temporary files, and for each
+//! process death the error lines that process logged just before it. Memory stays bounded
+//! whatever the log's size: routine records are counted, not kept, and each kind keeps at most
+//! [`MAX_PER_KIND`] records (the rest are counted, and the report says so).
+//!
+//! A record is taken in two steps, so that a log read on several threads costs the digest
+//! little: [`Sieve::prepare`], on the thread that parsed the record, puts its time on UTC and,
+//! when the digest will only count it (a record with no event, a routine kind, a kind whose
+//! records are no longer kept), drops the record there and hands on a few fields; then
+//! [`PgDigest::take`], in log order, counts or keeps it. [`PgDigest::push`] does both.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+
+use jiff::Timestamp;
+use jiff::tz::TimeZone;
+use pgmortem_parse::pglog::{PgEvent, PgRecord, PgTime, Severity};
+
+use crate::clock;
+use crate::settings::{self, Setting};
+
+/// Records kept per event kind.
+pub(crate) const MAX_PER_KIND: u64 = 2_000;
+/// Records kept in all.
+pub(crate) const MAX_KEPT: usize = 50_000;
+/// Memory-context dumps kept (each can hold a thousand contexts).
+const MAX_DUMPS: u64 = 50;
+/// Error-level records remembered to find what a process logged before it died.
+const RECENT_ERRORS: usize = 512;
+/// Error lines of the dead process kept per death.
+const CONTEXT_PER_DEATH: usize = 8;
+
+/// The first or the last sighting of an event kind.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Sighting {
+    /// Record line.
+    pub line: u64,
+    /// UTC time, when the record's time could be put on UTC.
+    pub at: Option<Timestamp>,
+}
+
+/// How often an event kind was seen, and when first and last.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct KindSeen {
+    /// Records of this kind.
+    pub count: u64,
+    /// The first one.
+    pub first: Sighting,
+    /// The last one.
+    pub last: Sighting,
+}
+
+/// Temporary files written (`log_temp_files`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct TempFiles {
+    /// Files logged.
+    pub count: u64,
+    /// Their total size.
+    pub total_bytes: u64,
+    /// The largest, with its record line and the statement that wrote it.
+    pub largest: Option<(u64, u64, Option<String>)>,
+    /// First and last.
+    pub first: Option<Sighting>,
+    /// Last.
+    pub last: Option<Sighting>,
+}
+
+/// How PostgreSQL times printed with a zone abbreviation were put on UTC.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ZoneUse {
+    /// Read in the server's `log_timezone`.
+    pub in_zone: u64,
+    /// Not one of that zone's abbreviations, or no `log_timezone`: left to the table.
+    pub by_table: u64,
+}
+
+impl ZoneUse {
+    /// Adds another log's counts.
+    pub fn add(&mut self, other: ZoneUse) {
+        self.in_zone += other.in_zone;
+        self.by_table += other.by_table;
+    }
+
+    /// The clock note saying how abbreviations were read, when any were printed.
+    pub fn note(&self, zone: Option<&Setting>) -> Option<String> {
+        match (zone, self.in_zone, self.by_table) {
+            (_, 0, 0) => None,
+            (Some(s), n, 0) => Some(format!(
+                "{n} PostgreSQL log times printed with a zone abbreviation were read in \
+                 log_timezone {:?} (from {}), daylight saving time included",
+                s.value, s.from
+            )),
+            (Some(s), n, m) => Some(format!(
+                "{n} PostgreSQL log times printed with a zone abbreviation were read in \
+                 log_timezone {:?} (from {}); {m} whose abbreviation that zone does not use \
+                 were read through the abbreviation table (docs/clock.md)",
+                s.value, s.from
+            )),
+            (None, _, m) => Some(format!(
+                "{m} PostgreSQL log times printed with a zone abbreviation were read through \
+                 the abbreviation table (docs/clock.md): the bundle has no log_timezone \
+                 (pg_settings or postgresql.conf) to read them in"
+            )),
+        }
+    }
+}
+
+/// The part of one PostgreSQL log the diagnosis works from.
+#[derive(Debug, Default)]
+pub(crate) struct PgDigest {
+    /// Records with an event worth keeping, in log order, their times put on UTC where the
+    /// bundle allows.
+    pub records: Vec<PgRecord>,
+    /// Every event kind seen (routine ones too), with counts.
+    pub kinds: BTreeMap<&'static str, KindSeen>,
+    /// Records by severity.
+    pub severities: BTreeMap<&'static str, u64>,
+    /// Records of a kept kind that were counted but not kept (over [`MAX_PER_KIND`] or
+    /// [`MAX_KEPT`]).
+    pub not_kept: u64,
+    /// Memory-context dumps dropped from kept records past the first [`MAX_DUMPS`].
+    pub dumps_dropped: u64,
+    /// Temporary files.
+    pub temp_files: TempFiles,
+    /// Error-level records the dead process logged shortly before each death, by the line of
+    /// the `terminated by signal` / `exited with exit code` record (deaths kept in `records`
+    /// only).
+    pub before_death: BTreeMap<u64, Vec<PgRecord>>,
+    /// Records read.
+    pub records_read: u64,
+    /// How zone abbreviations were read.
+    pub zone_use: ZoneUse,
+    sieve: Arc<Sieve>,
+    recent_errors: VecDeque<PgRecord>,
+    dumps_kept: u64,
+}
+
+/// Kinds [`Sieve`] can mark as no longer kept: more than the event kinds there are.
+const MAX_SATURATED: usize = 256;
+
+/// What the digest needs of a record, decided on the thread that parsed it ([`Sieve::prepare`])
+/// from the bundle's `log_timezone` and what the digest has told it so far: which kinds it no
+/// longer keeps, whether it keeps anything more, the largest temporary file it has seen.
+/// Those only ever grow, and a record is prepared before any later record is taken, so a
+/// record the sieve counts is one the digest would not have kept.
+#[derive(Debug)]
+pub(crate) struct Sieve {
+    zone: Option<TimeZone>,
+    /// Addresses of the kinds (`PgEvent::kind`) no longer kept; the first `saturated_len`.
+    saturated: [AtomicUsize; MAX_SATURATED],
+    saturated_len: AtomicUsize,
+    /// No record is kept any more ([`MAX_KEPT`]).
+    full: AtomicBool,
+    /// The largest temporary file seen, plus one (0: none yet).
+    largest_temp: AtomicU64,
+}
+
+/// A record as [`PgDigest::take`] takes it.
+#[derive(Debug)]
+pub(crate) enum Taken {
+    /// The record, its time on UTC, and how its zone was read.
+    Whole(Box<PgRecord>, ZoneUse),
+    /// Only counted.
+    Counted(Counted),
+}
+
+/// What is left of a record that is only counted.
+#[derive(Debug)]
+pub(crate) struct Counted {
+    line: u64,
+    severity: Option<Severity>,
+    at: Option<Timestamp>,
+    zone_use: ZoneUse,
+    event: Option<(&'static str, CountedEvent)>,
+}
+
+#[derive(Debug)]
+enum CountedEvent {
+    /// A checkpoint completed: counted only.
+    Routine,
+    /// A temporary file no larger than one seen before.
+    TempFile(u64),
+    /// A kind no longer kept.
+    NotKept,
+}
+
+impl Sieve {
+    fn new(zone: Option<TimeZone>) -> Self {
+        Sieve {
+            zone,
+            saturated: std::array::from_fn(|_| AtomicUsize::new(0)),
+            saturated_len: AtomicUsize::new(0),
+            full: AtomicBool::new(false),
+            largest_temp: AtomicU64::new(0),
+        }
+    }
+
+    /// Puts the record's time on UTC and keeps of it what the digest needs. Any thread, any
+    /// order, as long as no record after it was taken yet.
+    pub fn prepare(&self, mut record: Box<PgRecord>) -> Taken {
+        let mut zone_use = ZoneUse::default();
+        if let Some(time) = record.time.as_mut() {
+            self.resolve(time, &mut zone_use);
+        }
+        let event = match &record.event {
+            None if is_error_level(&record) => return Taken::Whole(record, zone_use),
+            None => None,
+            Some(event) => {
+                let kind = event.kind();
+                let counted = match event {
+                    PgEvent::CheckpointComplete { .. } => CountedEvent::Routine,
+                    PgEvent::TempFile { bytes, .. }
+                        if *bytes < self.largest_temp.load(Ordering::Relaxed) =>
+                    {
+                        CountedEvent::TempFile(*bytes)
+                    }
+                    PgEvent::TempFile { .. } => return Taken::Whole(record, zone_use),
+                    _ if !is_error_level(&record) && self.not_kept(kind) => CountedEvent::NotKept,
+                    _ => return Taken::Whole(record, zone_use),
+                };
+                Some((kind, counted))
+            }
+        };
+        Taken::Counted(Counted {
+            line: record.line,
+            severity: record.severity,
+            at: record.time.as_ref().and_then(clock::postgres),
+            zone_use,
+            event,
+        })
+    }
+
+    /// True when records of `kind` are no longer kept.
+    fn not_kept(&self, kind: &'static str) -> bool {
+        if self.full.load(Ordering::Relaxed) {
+            return true;
+        }
+        let n = self
+            .saturated_len
+            .load(Ordering::Acquire)
+            .min(MAX_SATURATED);
+        let address = kind.as_ptr() as usize;
+        self.saturated[..n]
+            .iter()
+            .any(|a| a.load(Ordering::Relaxed) == address)
+    }
+
+    /// Records of `kind` are no longer kept (called by the digest only, in log order).
+    fn saturate(&self, kind: &'static str) {
+        let n = self.saturated_len.load(Ordering::Relaxed);
+        if n < MAX_SATURATED {
+            self.saturated[n].store(kind.as_ptr() as usize, Ordering::Relaxed);
+            self.saturated_len.store(n + 1, Ordering::Release);
+        }
+    }
+
+    /// Puts a time printed with a zone abbreviation on UTC through `log_timezone`.
+    fn resolve(&self, time: &mut PgTime, zone_use: &mut ZoneUse) {
+        if time.utc.is_some() || time.zone.is_none() {
+            return;
+        }
+        match self
+            .zone
+            .as_ref()
+            .and_then(|tz| settings::resolve_in_zone(time, tz))
+        {
+            Some(at) => {
+                time.utc = Some(at);
+                zone_use.in_zone += 1;
+            }
+            None => zone_use.by_table += 1,
+        }
+    }
+}
+
+impl Default for Sieve {
+    fn default() -> Self {
+        Sieve::new(None)
+    }
+}
+
+impl PgDigest {
+    /// A digest reading abbreviated zones in `zone` (the bundle's `log_timezone`).
+    pub fn new(zone: Option<TimeZone>) -> Self {
+        Self {
+            sieve: Arc::new(Sieve::new(zone)),
+            ..Self::default()
+        }
+    }
+
+    /// The sieve records go through before [`PgDigest::take`], to share with the threads
+    /// that parse.
+    pub fn sieve(&self) -> Arc<Sieve> {
+        Arc::clone(&self.sieve)
+    }
+
+    /// Takes one record, in log order.
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub fn push(&mut self, record: PgRecord) {
+        self.push_boxed(Box::new(record));
+    }
+
+    /// Takes one record, in log order.
+    pub fn push_boxed(&mut self, record: Box<PgRecord>) {
+        let taken = self.sieve.prepare(record);
+        self.take(taken);
+    }
+
+    /// Takes one record prepared by [`PgDigest::sieve`], in log order: what
+    /// [`PgDigest::push`] does with the record.
+    pub fn take(&mut self, taken: Taken) {
+        let counted = match taken {
+            Taken::Whole(record, zone_use) => {
+                self.zone_use.add(zone_use);
+                return self.take_whole(*record);
+            }
+            Taken::Counted(c) => c,
+        };
+        self.records_read += 1;
+        self.zone_use.add(counted.zone_use);
+        if let Some(severity) = counted.severity {
+            *self.severities.entry(severity_name(severity)).or_default() += 1;
+        }
+        let Some((kind, event)) = counted.event else {
+            return;
+        };
+        let sighting = Sighting {
+            line: counted.line,
+            at: counted.at,
+        };
+        self.seen(kind, sighting);
+        match event {
+            CountedEvent::Routine => {}
+            CountedEvent::TempFile(bytes) => {
+                let t = &mut self.temp_files;
+                t.count += 1;
+                t.total_bytes = t.total_bytes.saturating_add(bytes);
+                t.first.get_or_insert(sighting);
+                t.last = Some(sighting);
+            }
+            CountedEvent::NotKept => self.not_kept += 1,
+        }
+    }
+
+    /// Counts a record of `kind`; returns how many there were.
+    fn seen(&mut self, kind: &'static str, sighting: Sighting) -> u64 {
+        let seen = self.kinds.entry(kind).or_insert(KindSeen {
+            count: 0,
+            first: sighting,
+            last: sighting,
+        });
+        seen.count += 1;
+        seen.last = sighting;
+        if seen.count == MAX_PER_KIND + 1 {
+            self.sieve.saturate(kind);
+        }
+        seen.count
+    }
+
+    /// Takes one record, its time already put on UTC.
+    fn take_whole(&mut self, mut record: PgRecord) {
+        self.records_read += 1;
+        if let Some(severity) = record.severity {
+            *self.severities.entry(severity_name(severity)).or_default() += 1;
+        }
+        let at = record.time.as_ref().and_then(clock::postgres);
+        let sighting = Sighting {
+            line: record.line,
+            at,
+        };
+        let Some(event) = &record.event else {
+            self.remember_error(record);
+            return;
+        };
+        let count = self.seen(event.kind(), sighting);
+        match event {
+            PgEvent::TempFile { bytes, .. } => {
+                let t = &mut self.temp_files;
+                t.count += 1;
+                t.total_bytes = t.total_bytes.saturating_add(*bytes);
+                if t.largest.as_ref().is_none_or(|(b, _, _)| bytes > b) {
+                    let statement = record.statement.clone().or_else(|| record.query.clone());
+                    t.largest = Some((*bytes, record.line, statement));
+                    self.sieve
+                        .largest_temp
+                        .fetch_max(bytes.saturating_add(1), Ordering::Relaxed);
+                }
+                t.first.get_or_insert(sighting);
+                t.last = Some(sighting);
+                return;
+            }
+            PgEvent::CheckpointComplete { .. } => return,
+            _ => {}
+        }
+        let died = match event {
+            PgEvent::TerminatedBySignal { pid, .. } | PgEvent::ExitedWithCode { pid, .. } => {
+                Some(*pid)
+            }
+            _ => None,
+        };
+        let keep = count <= MAX_PER_KIND && self.records.len() < MAX_KEPT;
+        // The errors before a death are kept with the death: only for deaths that are kept.
+        if let (Some(pid), true) = (died, keep) {
+            let before: Vec<PgRecord> = self
+                .recent_errors
+                .iter()
+                .filter(|r| r.pid == Some(pid))
+                .rev()
+                .take(CONTEXT_PER_DEATH)
+                .cloned()
+                .collect::<Vec<_>>()
+                .into_iter()
+                .rev()
+                .collect();
+            if !before.is_empty() {
+                self.before_death.insert(record.line, before);
+            }
+        }
+        if is_error_level(&record) {
+            self.remember_error(record.clone());
+        }
+        if !keep {
+            self.not_kept += 1;
+            return;
+        }
+        if record.memory_context_dump.is_some() {
+            if self.dumps_kept >= MAX_DUMPS {
+                record.memory_context_dump = None;
+                self.dumps_dropped += 1;
+            } else {
+                self.dumps_kept += 1;
+            }
+        }
+        self.records.push(record);
+        if self.records.len() >= MAX_KEPT {
+            self.sieve.full.store(true, Ordering::Relaxed);
+        }
+    }
+
+    fn remember_error(&mut self, mut record: PgRecord) {
+        if !is_error_level(&record) {
+            return;
+        }
+        record.memory_context_dump = None;
+        if self.recent_errors.len() == RECENT_ERRORS {
+            self.recent_errors.pop_front();
+        }
+        self.recent_errors.push_back(record);
+    }
+
+    /// How many records of `kind` were seen.
+    pub fn count(&self, kind: &str) -> u64 {
+        self.kinds.get(kind).map_or(0, |k| k.count)
+    }
+}
+
+fn is_error_level(record: &PgRecord) -> bool {
+    matches!(
+        record.severity,
+        Some(Severity::Error | Severity::Fatal | Severity::Panic)
+    )
+}
+
+/// The severity as PostgreSQL prints it in English.
+pub(crate) fn severity_name(severity: Severity) -> &'static str {
+    match severity {
+        Severity::Debug => "DEBUG",
+        Severity::Info => "INFO",
+        Severity::Notice => "NOTICE",
+        Severity::Warning => "WARNING",
+        Severity::Error => "ERROR",
+        Severity::Log => "LOG",
+        Severity::Fatal => "FATAL",
+        Severity::Panic => "PANIC",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pgmortem_parse::pglog::{self, PgLogOptions};
+
+    fn digest_of(name: &str) -> PgDigest {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../fixtures/formats/pglog")
+            .join(name);
+        let bytes = std::fs::read(path).unwrap();
+        let mut digest = PgDigest::new(None);
+        for record in pglog::records(&bytes, &PgLogOptions::default()).unwrap() {
+            digest.push(*record);
+        }
+        digest
+    }
+
+    #[test]
+    fn routine_records_are_counted_not_kept() {
+        let d = digest_of("pg15-events.log");
+        assert!(d.count("checkpoint_complete") > 0);
+        assert!(d.count("temp_file") > 0);
+        assert!(
+            d.records
+                .iter()
+                .all(|r| !matches!(r.event, Some(PgEvent::CheckpointComplete { .. })))
+        );
+        assert_eq!(d.temp_files.count, d.count("temp_file"));
+        assert!(d.temp_files.largest.is_some());
+        assert_eq!(d.count("too_many_clients"), 1);
+        assert!(d.severities.get("FATAL").copied().unwrap_or(0) > 0);
+    }
+
+    #[test]
+    fn a_death_keeps_the_errors_its_process_logged_before_it() {
+        // The startup process fails to size its shared memory in a 1 MB /dev/shm, then exits.
+        let d = digest_of("pg15-events.log");
+        let exit = d
+            .records
+            .iter()
+            .find(|r| matches!(r.event, Some(PgEvent::ExitedWithCode { pid: 21799, .. })))
+            .unwrap();
+        let before = &d.before_death[&exit.line];
+        assert_eq!(before.len(), 1);
+        assert!(matches!(
+            before[0].event,
+            Some(PgEvent::SharedMemoryResizeFailed { no_space: true, .. })
+        ));
+    }
+
+    /// What a digest holds stays bounded whatever the log: records per kind and in all, the
+    /// errors remembered, the context kept per death.
+    #[test]
+    fn memory_is_bounded_by_construction() {
+        let mut d = PgDigest::new(None);
+        let mut line = 0;
+        for round in 0..(3 * MAX_PER_KIND) {
+            let pid = 1000 + (round % 7) as u32;
+            for _ in 0..3 {
+                line += 1;
+                d.push(PgRecord {
+                    line,
+                    pid: Some(pid),
+                    severity: Some(Severity::Error),
+                    message: "out of memory".into(),
+                    ..PgRecord::default()
+                });
+            }
+            line += 1;
+            d.push(PgRecord {
+                line,
+                event: Some(PgEvent::TerminatedBySignal {
+                    process: "server process".into(),
+                    pid,
+                    signal: 9,
+                    signal_name: "Killed".into(),
+                    query: None,
+                }),
+                severity: Some(Severity::Log),
+                ..PgRecord::default()
+            });
+        }
+        assert_eq!(d.count("terminated_by_signal"), 3 * MAX_PER_KIND);
+        assert_eq!(d.records.len() as u64, MAX_PER_KIND);
+        assert!(d.records.len() <= MAX_KEPT);
+        assert_eq!(d.before_death.len() as u64, MAX_PER_KIND);
+        assert!(
+            d.before_death
+                .values()
+                .all(|b| b.len() <= CONTEXT_PER_DEATH)
+        );
+        assert!(d.recent_errors.len() <= RECENT_ERRORS);
+        assert_eq!(d.not_kept, 2 * MAX_PER_KIND);
+    }
+
+    /// The digest of records sieved a block ahead (as the parallel reader does: a block is
+    /// sieved on its threads, then taken) is the digest of records pushed one by one.
+    #[test]
+    fn records_sieved_ahead_give_the_same_digest() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures");
+        let mut log = Vec::new();
+        for name in [
+            "pg15-events.log",
+            "pg15-backend-sigkill.log",
+            "pg13-backend-sigkill.log",
+        ] {
+            log.extend(std::fs::read(dir.join("formats/pglog").join(name)).unwrap());
+        }
+        // Enough copies that kinds pass the cap, and temporary files repeat.
+        let log = log.repeat(400);
+        let records = || pglog::records(&log, &PgLogOptions::default()).unwrap();
+        let mut one_by_one = PgDigest::new(None);
+        for record in records() {
+            one_by_one.push(*record);
+        }
+        assert!(one_by_one.not_kept > 0 && one_by_one.temp_files.count > 1000);
+        for block in [1, 7, 5000] {
+            let mut ahead = PgDigest::new(None);
+            let sieve = ahead.sieve();
+            let mut records = records().peekable();
+            while records.peek().is_some() {
+                let batch: Vec<Taken> = records
+                    .by_ref()
+                    .take(block)
+                    .map(|r| sieve.prepare(r))
+                    .collect();
+                batch.into_iter().for_each(|t| ahead.take(t));
+            }
+            assert_eq!(ahead.records, one_by_one.records, "block {block}");
+            assert_eq!(ahead.kinds, one_by_one.kinds);
+            assert_eq!(ahead.severities, one_by_one.severities);
+            assert_eq!(ahead.not_kept, one_by_one.not_kept);
+            assert_eq!(ahead.dumps_dropped, one_by_one.dumps_dropped);
+            assert_eq!(ahead.temp_files, one_by_one.temp_files);
+            assert_eq!(ahead.before_death, one_by_one.before_death);
+            assert_eq!(ahead.records_read, one_by_one.records_read);
+            assert_eq!(ahead.zone_use, one_by_one.zone_use);
+            assert_eq!(ahead.recent_errors, one_by_one.recent_errors);
+        }
+    }
+
+    #[test]
+    fn kinds_over_the_cap_are_counted_not_kept() {
+        let mut d = PgDigest::new(None);
+        for line in 1..=(MAX_PER_KIND + 5) {
+            d.push(PgRecord {
+                line,
+                event: Some(PgEvent::TooManyClients),
+                severity: Some(Severity::Fatal),
+                ..PgRecord::default()
+            });
+        }
+        assert_eq!(d.count("too_many_clients"), MAX_PER_KIND + 5);
+        assert_eq!(d.records.len() as u64, MAX_PER_KIND);
+        assert_eq!(d.not_kept, 5);
+        assert_eq!(d.kinds["too_many_clients"].last.line, MAX_PER_KIND + 5);
+    }
+}

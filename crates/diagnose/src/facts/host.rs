@@ -1,0 +1,451 @@
+//! Host facts from the /proc and /sys snapshots: memory, vm sysctls, THP, the memory cgroup,
+//! /dev/shm, the CPU's vulnerabilities and clock source, kernel audit.
+
+use pgmortem_bundle::{Bundle, SourceKind};
+use pgmortem_parse::system::{self, CgroupMemory, CgroupVersion, Meminfo};
+use serde::Serialize;
+
+use super::{Known, all_of, first_of, pid_in_path};
+
+/// `/proc/meminfo`: sizes in bytes, huge page counts in pages.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MemoryFacts {
+    /// `MemTotal`.
+    pub ram: Known<u64>,
+    /// `MemAvailable`.
+    pub available: Option<Known<u64>>,
+    /// `SwapTotal`.
+    pub swap_total: Option<Known<u64>>,
+    /// `SwapFree`.
+    pub swap_free: Option<Known<u64>>,
+    /// `CommitLimit`.
+    pub commit_limit: Option<Known<u64>>,
+    /// `Committed_AS`.
+    pub committed_as: Option<Known<u64>>,
+    /// `PageTables`.
+    pub page_tables: Option<Known<u64>>,
+    /// `AnonHugePages`: anonymous memory in transparent huge pages.
+    pub anon_huge_pages: Option<Known<u64>>,
+    /// `Shmem`.
+    pub shmem: Option<Known<u64>>,
+    /// `HugePages_Total` (pages of the default huge page size).
+    pub hugepages_total: Option<Known<u64>>,
+    /// `HugePages_Free`.
+    pub hugepages_free: Option<Known<u64>>,
+    /// `HugePages_Rsvd`: promised to a mapping, not yet touched.
+    pub hugepages_rsvd: Option<Known<u64>>,
+    /// `Hugepagesize`, bytes.
+    pub hugepage_size: Option<Known<u64>>,
+}
+
+impl MemoryFacts {
+    /// Swap in use: `SwapTotal − SwapFree`.
+    pub fn swap_used(&self) -> Option<u64> {
+        Some(
+            self.swap_total
+                .as_ref()?
+                .value
+                .saturating_sub(self.swap_free.as_ref()?.value),
+        )
+    }
+
+    /// Bytes held by the default-size huge page pool (`HugePages_Total × Hugepagesize`).
+    pub fn hugepage_pool_bytes(&self) -> u64 {
+        match (&self.hugepages_total, &self.hugepage_size) {
+            (Some(n), Some(size)) => n.value.saturating_mul(size.value),
+            _ => 0,
+        }
+    }
+
+    /// Huge pages in use or promised: `Total − Free + Rsvd`.
+    pub fn hugepages_in_use(&self) -> Option<u64> {
+        let total = self.hugepages_total.as_ref()?.value;
+        let free = self.hugepages_free.as_ref()?.value;
+        let rsvd = self.hugepages_rsvd.as_ref().map_or(0, |r| r.value);
+        Some(total.saturating_sub(free).saturating_add(rsvd).min(total))
+    }
+}
+
+/// The `vm.*` sysctls pgmortem reads.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct VmFacts {
+    /// `vm.overcommit_memory`: 0 heuristic, 1 always, 2 strict.
+    pub overcommit_memory: Option<Known<i64>>,
+    /// `vm.overcommit_ratio`, percent.
+    pub overcommit_ratio: Option<Known<i64>>,
+    /// `vm.overcommit_kbytes` (replaces the ratio when not 0).
+    pub overcommit_kbytes: Option<Known<i64>>,
+    /// `vm.swappiness`.
+    pub swappiness: Option<Known<i64>>,
+    /// `vm.nr_hugepages`.
+    pub nr_hugepages: Option<Known<i64>>,
+    /// `vm.nr_overcommit_hugepages`.
+    pub nr_overcommit_hugepages: Option<Known<i64>>,
+    /// `vm.dirty_ratio`, percent of available memory.
+    pub dirty_ratio: Option<Known<i64>>,
+    /// `vm.dirty_background_ratio`.
+    pub dirty_background_ratio: Option<Known<i64>>,
+    /// `vm.dirty_bytes` (replaces the ratio when not 0).
+    pub dirty_bytes: Option<Known<i64>>,
+    /// `vm.dirty_background_bytes`.
+    pub dirty_background_bytes: Option<Known<i64>>,
+}
+
+/// Transparent huge page settings.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct ThpFacts {
+    /// `transparent_hugepage/enabled`: `always`, `madvise` or `never`.
+    pub enabled: Option<Known<String>>,
+    /// `transparent_hugepage/defrag`: `always`, `defer`, `defer+madvise`, `madvise`, `never`.
+    pub defrag: Option<Known<String>>,
+}
+
+/// The postmaster's memory cgroup.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CgroupFacts {
+    /// `v1` or `v2`.
+    pub version: Option<CgroupVersion>,
+    /// The directory its files were collected in (`cgroup/1234`).
+    pub dir: String,
+    /// The memory limit; `null` with `limit_read` means unlimited.
+    pub limit: Option<Known<u64>>,
+    /// A limit file was read.
+    pub limit_read: bool,
+    /// Usage when collected.
+    pub usage: Option<Known<u64>>,
+    /// Highest usage seen.
+    pub peak: Option<Known<u64>>,
+    /// v1 `memory.failcnt`: times the limit was hit.
+    pub failcnt: Option<Known<u64>>,
+    /// OOM kills in this cgroup (v1 `memory.oom_control`, v2 `memory.events`).
+    pub oom_kills: Option<Known<u64>>,
+}
+
+/// `/dev/shm` as `df` printed it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DevShm {
+    /// Size in bytes.
+    pub size: Known<u64>,
+    /// Used bytes.
+    pub used: Option<u64>,
+    /// Available bytes.
+    pub available: Option<u64>,
+}
+
+/// The CPU and the kernel features that cost CPU time.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct CpuFacts {
+    /// Every CPU vulnerability and the kernel's verdict (key: the vulnerability's name).
+    pub vulnerabilities: Vec<Known<String>>,
+    /// The clock source in use.
+    pub clocksource: Option<Known<String>>,
+    /// The time-stamp counter flags the CPU advertises, of [`TSC_FLAGS`] (from its `flags`
+    /// line in /proc/cpuinfo; empty when it has none of them, as on arm64).
+    pub tsc_flags: Option<Known<Vec<String>>>,
+    /// `auditctl -s` `enabled` (1: audit on, 2: locked).
+    pub audit_enabled: Option<Known<u64>>,
+    /// Audit rules that check system calls on exit (`auditctl -l`).
+    pub audit_syscall_rules: Option<Known<u64>>,
+}
+
+/// The CPU flags about the time-stamp counter that pgmortem keeps: `tsc` (there is one),
+/// `constant_tsc` (it ticks at a constant rate whatever the frequency), `nonstop_tsc` (it keeps
+/// ticking in deep C-states), `tsc_reliable` (the hypervisor vouches for it), `tsc_known_freq`,
+/// `rdtscp`.
+pub const TSC_FLAGS: &[&str] = &[
+    "tsc",
+    "constant_tsc",
+    "nonstop_tsc",
+    "tsc_reliable",
+    "tsc_known_freq",
+    "rdtscp",
+];
+
+impl CpuFacts {
+    /// The verdict on vulnerability `name` (`mds`).
+    pub fn vulnerability(&self, name: &str) -> Option<&Known<String>> {
+        self.vulnerabilities.iter().find(|v| v.key == name)
+    }
+
+    /// Whether the CPU's TSC is invariant (`constant_tsc` and `nonstop_tsc`), when its flags
+    /// are known.
+    pub fn invariant_tsc(&self) -> Option<bool> {
+        let flags = &self.tsc_flags.as_ref()?.value;
+        let has = |f: &str| flags.iter().any(|x| x == f);
+        Some(has("constant_tsc") && has("nonstop_tsc"))
+    }
+}
+
+/// Subtransaction pressure: `pg_subtrans` size and sessions waiting on its SLRU.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct SubtransFacts {
+    /// Segment files in `pg_subtrans` (each covers 65,536 transaction ids of the range kept
+    /// since the oldest transaction still needed).
+    pub files: Option<Known<u64>>,
+    /// Sessions waiting on a subtransaction SLRU wait event (`SubtransSLRU`, `SubtransBuffer`,
+    /// `SubtransControlLock`, `subtrans`), by wait event (key), from the activity summary.
+    pub waits: Vec<Known<u64>>,
+    /// Sessions in the activity summary (all states).
+    pub sessions: Option<u64>,
+}
+
+/// Every host fact except processes, PostgreSQL and the cgroup (which needs the postmaster).
+pub(super) fn build(bundle: &Bundle) -> super::HostFacts {
+    super::HostFacts {
+        memory: first_of(bundle, SourceKind::Meminfo)
+            .and_then(|s| memory(&s.path, &system::parse_meminfo(&s.bytes))),
+        vm: vm(bundle),
+        thp: thp(bundle),
+        dev_shm: dev_shm(bundle),
+        cpu: cpu(bundle),
+        subtrans: subtrans(bundle),
+        ..super::HostFacts::default()
+    }
+}
+
+fn memory(path: &str, m: &Meminfo) -> Option<MemoryFacts> {
+    let bytes = |key: &str| {
+        let f = m.fields.get(key)?;
+        Some(Known::new(f.bytes?, path, f.line, key))
+    };
+    let count = |key: &str| {
+        let f = m.fields.get(key)?;
+        Some(Known::new(f.number?, path, f.line, key))
+    };
+    Some(MemoryFacts {
+        ram: bytes("MemTotal")?,
+        available: bytes("MemAvailable"),
+        swap_total: bytes("SwapTotal"),
+        swap_free: bytes("SwapFree"),
+        commit_limit: bytes("CommitLimit"),
+        committed_as: bytes("Committed_AS"),
+        page_tables: bytes("PageTables"),
+        anon_huge_pages: bytes("AnonHugePages"),
+        shmem: bytes("Shmem"),
+        hugepages_total: count("HugePages_Total"),
+        hugepages_free: count("HugePages_Free"),
+        hugepages_rsvd: count("HugePages_Rsvd"),
+        hugepage_size: bytes("Hugepagesize"),
+    })
+}
+
+fn vm(bundle: &Bundle) -> VmFacts {
+    let mut vm = VmFacts::default();
+    for source in all_of(bundle, SourceKind::Sysctl) {
+        let set = system::parse_sysctl(&source.bytes);
+        let get = |name: &str| {
+            let s = set.get(name)?;
+            let value = i64::try_from(s.integer()?).ok()?;
+            Some(Known::new(value, &source.path, s.line, name))
+        };
+        let slots: [(&str, &mut Option<Known<i64>>); 10] = [
+            ("vm.overcommit_memory", &mut vm.overcommit_memory),
+            ("vm.overcommit_ratio", &mut vm.overcommit_ratio),
+            ("vm.overcommit_kbytes", &mut vm.overcommit_kbytes),
+            ("vm.swappiness", &mut vm.swappiness),
+            ("vm.nr_hugepages", &mut vm.nr_hugepages),
+            (
+                "vm.nr_overcommit_hugepages",
+                &mut vm.nr_overcommit_hugepages,
+            ),
+            ("vm.dirty_ratio", &mut vm.dirty_ratio),
+            ("vm.dirty_background_ratio", &mut vm.dirty_background_ratio),
+            ("vm.dirty_bytes", &mut vm.dirty_bytes),
+            ("vm.dirty_background_bytes", &mut vm.dirty_background_bytes),
+        ];
+        for (name, slot) in slots {
+            if slot.is_none() {
+                *slot = get(name);
+            }
+        }
+    }
+    vm
+}
+
+fn thp(bundle: &Bundle) -> ThpFacts {
+    let mut thp = ThpFacts::default();
+    for source in all_of(bundle, SourceKind::ThpSetting) {
+        let name = source.path.rsplit('/').next().unwrap_or(&source.path);
+        let name = name.strip_suffix(".txt").unwrap_or(name);
+        let name = name.strip_prefix("thp-").unwrap_or(name);
+        let slot = match name {
+            "enabled" => &mut thp.enabled,
+            "defrag" => &mut thp.defrag,
+            _ => continue,
+        };
+        if let Some(selected) = system::parse_choice(&source.bytes).selected {
+            slot.get_or_insert(Known::new(
+                selected,
+                &source.path,
+                1,
+                &format!("transparent_hugepage/{name}"),
+            ));
+        }
+    }
+    thp
+}
+
+fn dev_shm(bundle: &Bundle) -> Option<DevShm> {
+    all_of(bundle, SourceKind::Df).find_map(|source| {
+        let df = system::parse_df(&source.bytes);
+        if df.counts != "bytes" {
+            return None;
+        }
+        let row = df.mounted_on("/dev/shm")?;
+        Some(DevShm {
+            size: Known::new(row.size?, &source.path, row.line, "/dev/shm"),
+            used: row.used,
+            available: row.available,
+        })
+    })
+}
+
+fn cpu(bundle: &Bundle) -> CpuFacts {
+    let mut cpu = CpuFacts::default();
+    if let Some(source) = first_of(bundle, SourceKind::CpuVulnerabilities) {
+        cpu.vulnerabilities = system::parse_vulnerabilities(&source.bytes)
+            .entries
+            .into_iter()
+            .map(|v| Known::new(v.status, &source.path, v.line, &v.name))
+            .collect();
+    }
+    cpu.clocksource = first_of(bundle, SourceKind::Clocksource).and_then(|s| {
+        let name = system::parse_clocksource(&s.bytes).ok()?;
+        Some(Known::new(name, &s.path, 1, "current_clocksource"))
+    });
+    cpu.tsc_flags = first_of(bundle, SourceKind::CpuFlags).and_then(|s| {
+        let flags = system::parse_cpu_flags(&s.bytes);
+        if flags.line == 0 {
+            return None;
+        }
+        let tsc = TSC_FLAGS
+            .iter()
+            .filter(|f| flags.has(f))
+            .map(|f| (*f).to_owned())
+            .collect();
+        Some(Known::new(tsc, &s.path, flags.line, "flags"))
+    });
+    cpu.audit_enabled = first_of(bundle, SourceKind::AuditStatus).and_then(|s| {
+        let status = system::parse_flat_keyed(&s.bytes);
+        let f = status.fields.get("enabled")?;
+        Some(Known::new(f.number?, &s.path, f.line, "enabled"))
+    });
+    cpu.audit_syscall_rules = first_of(bundle, SourceKind::AuditRules).map(|s| {
+        let rules = system::parse_audit_rules(&s.bytes);
+        let line = rules.rules.first().map_or(1, |r| r.0);
+        Known::new(rules.syscall_rules, &s.path, line, "syscall rules")
+    });
+    cpu
+}
+
+/// Wait events that mean a session waits on the subtransaction SLRU: PostgreSQL 13+'s
+/// `SubtransSLRU` and `SubtransBuffer`, and their 9.6–12 names `SubtransControlLock` and
+/// `subtrans`.
+pub const SUBTRANS_WAITS: &[&str] = &[
+    "SubtransSLRU",
+    "SubtransBuffer",
+    "SubtransControlLock",
+    "subtrans",
+];
+
+fn subtrans(bundle: &Bundle) -> Option<SubtransFacts> {
+    let files = first_of(bundle, SourceKind::SubtransFiles).and_then(|s| {
+        let n = system::parse_count(&s.bytes).ok()?;
+        Some(Known::new(n, &s.path, 1, "pg_subtrans files"))
+    });
+    let activity =
+        first_of(bundle, SourceKind::PgActivity).map(|s| (s, system::parse_pipe_table(&s.bytes)));
+    if files.is_none() && activity.as_ref().is_none_or(|(_, t)| t.rows.is_empty()) {
+        return None;
+    }
+    let mut facts = SubtransFacts {
+        files,
+        ..SubtransFacts::default()
+    };
+    if let Some((source, table)) = activity
+        && let (Some(event), Some(count)) = (table.column("wait_event"), table.column("count"))
+    {
+        let mut sessions = 0;
+        for (line, row) in &table.rows {
+            let n: u64 = row[count].trim().parse().unwrap_or(0);
+            sessions += n;
+            let wait = row[event].trim();
+            if SUBTRANS_WAITS.contains(&wait) && n > 0 {
+                facts.waits.push(Known::new(n, &source.path, *line, wait));
+            }
+        }
+        facts.sessions = Some(sessions);
+    }
+    Some(facts)
+}
+
+/// The memory cgroup of `postmaster` (its `cgroup/PID/` files), else of the only PID directory
+/// the bundle has.
+pub(super) fn cgroup(bundle: &Bundle, postmaster: Option<u32>) -> Option<CgroupFacts> {
+    let files: Vec<_> = bundle
+        .sources
+        .iter()
+        .filter(|s| {
+            matches!(
+                s.kind,
+                SourceKind::CgroupValue | SourceKind::CgroupEvents | SourceKind::CgroupStat
+            )
+        })
+        .collect();
+    let dir_of = |path: &str| {
+        path.rsplit_once('/')
+            .map_or(String::new(), |(d, _)| d.to_owned())
+    };
+    let mut dirs: Vec<String> = files.iter().map(|s| dir_of(&s.path)).collect();
+    dirs.dedup();
+    let dir = match postmaster {
+        Some(pid) => dirs
+            .iter()
+            .find(|d| pid_in_path(&format!("{d}/x")) == Some(pid))
+            .or(dirs.first())?,
+        None => dirs.first()?,
+    }
+    .clone();
+    let mut memory = CgroupMemory::default();
+    let mut facts = CgroupFacts {
+        version: None,
+        dir: dir.clone(),
+        limit: None,
+        limit_read: false,
+        usage: None,
+        peak: None,
+        failcnt: None,
+        oom_kills: None,
+    };
+    for source in files.iter().filter(|s| dir_of(&s.path) == dir) {
+        let name = source.path.rsplit('/').next().unwrap_or(&source.path);
+        let name = name.strip_suffix(".txt").unwrap_or(name);
+        memory.add_file(name, &source.bytes);
+        let at = |v: u64, key: &str| Some(Known::new(v, &source.path, 1, key));
+        match name {
+            "memory.limit_in_bytes" | "memory.max" => {
+                facts.limit_read = true;
+                facts.limit = memory.limit_bytes.and_then(|v| at(v, name));
+            }
+            "memory.usage_in_bytes" | "memory.current" => {
+                facts.usage = memory.usage_bytes.and_then(|v| at(v, name));
+            }
+            "memory.max_usage_in_bytes" | "memory.peak" => {
+                facts.peak = memory.peak_bytes.and_then(|v| at(v, name));
+            }
+            "memory.failcnt" => facts.failcnt = memory.failcnt.and_then(|v| at(v, name)),
+            "memory.oom_control" | "memory.events" => {
+                let line = system::parse_flat_keyed(&source.bytes)
+                    .fields
+                    .get("oom_kill")
+                    .map_or(1, |f| f.line);
+                facts.oom_kills = memory
+                    .oom_kills
+                    .map(|v| Known::new(v, &source.path, line, "oom_kill"));
+            }
+            _ => {}
+        }
+    }
+    facts.version = memory.version;
+    Some(facts)
+}

@@ -1,0 +1,297 @@
+//! One model of the host, built once per bundle from every source: memory, kernel tunables,
+//! transparent huge pages, the memory cgroup, /dev/shm, the CPU, PostgreSQL's settings and
+//! version, its processes, the perf profile, what the server log and the kernel log recorded,
+//! and the incidents. Rules read these facts, never raw text; each fact keeps the file and line
+//! (and key) it was read from, so a finding can cite it.
+
+mod host;
+mod log;
+mod perf;
+mod postgres;
+mod processes;
+
+use serde::Serialize;
+
+use crate::report::{Evidence, Incident};
+use crate::sources::{KernelSource, PgSource};
+
+pub use host::{
+    CgroupFacts, CpuFacts, DevShm, MemoryFacts, SUBTRANS_WAITS, SubtransFacts, TSC_FLAGS, ThpFacts,
+    VmFacts,
+};
+pub use log::{LogFacts, LogKind, OomError, TempFileFacts};
+pub use perf::PerfFacts;
+pub use postgres::{PgFacts, Setting, SettingOrigin};
+pub use processes::{LimitFacts, PgProcess, ProcessFacts};
+
+/// A value read from the bundle, with where it was read.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Known<T> {
+    /// The value.
+    pub value: T,
+    /// The file it came from, relative to the bundle root.
+    pub path: String,
+    /// The 1-based line it is on.
+    pub line: u64,
+    /// The key it was read under (`MemTotal`, `vm.overcommit_memory`, `shared_buffers`).
+    pub key: String,
+}
+
+impl<T> Known<T> {
+    /// A value read at `path:line` under `key`.
+    pub fn new(value: T, path: &str, line: u64, key: &str) -> Self {
+        Self {
+            value,
+            path: path.to_owned(),
+            line,
+            key: key.to_owned(),
+        }
+    }
+
+    /// The place it was read, as a finding's evidence saying `what`.
+    pub fn evidence(&self, what: impl Into<String>) -> Evidence {
+        Evidence {
+            path: self.path.clone(),
+            line: self.line,
+            what: what.into(),
+            key: Some(self.key.clone()),
+        }
+    }
+}
+
+impl<T: Copy> Known<T> {
+    /// The value.
+    pub fn get(&self) -> T {
+        self.value
+    }
+}
+
+/// The host as the bundle shows it: every fact pgmortem derives from the snapshots. Absent
+/// facts are `null`: the file was not in the bundle (or could not be read).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct HostFacts {
+    /// `/proc/meminfo`.
+    pub memory: Option<MemoryFacts>,
+    /// `vm.*` sysctls.
+    pub vm: VmFacts,
+    /// Transparent huge pages.
+    pub thp: ThpFacts,
+    /// The postmaster's memory cgroup.
+    pub cgroup: Option<CgroupFacts>,
+    /// `/dev/shm` as `df` saw it.
+    pub dev_shm: Option<DevShm>,
+    /// CPU vulnerabilities, clock source, audit.
+    pub cpu: CpuFacts,
+    /// `pg_subtrans` size and subtransaction SLRU waits.
+    pub subtrans: Option<SubtransFacts>,
+    /// PostgreSQL's version and settings.
+    pub postgres: PgFacts,
+    /// PostgreSQL's processes.
+    pub processes: ProcessFacts,
+}
+
+/// Everything the rules read.
+pub struct Facts<'a> {
+    /// The host's snapshots.
+    pub host: HostFacts,
+    /// The PostgreSQL logs.
+    pub log: LogFacts<'a>,
+    /// Kernel logs were in the bundle.
+    pub kernel_logs: Vec<&'a str>,
+    /// Perf profiles.
+    pub perf: Vec<PerfFacts>,
+    /// The incidents found by correlation.
+    pub incidents: &'a [Incident],
+}
+
+/// Builds the facts of a bundle from its sources and the logs already read.
+pub(crate) fn build<'a>(
+    bundle: &pgmortem_bundle::Bundle,
+    kernel: &'a [KernelSource],
+    postgres: &'a [PgSource],
+    incidents: &'a [Incident],
+) -> Facts<'a> {
+    let mut host = host::build(bundle);
+    host.processes = processes::build(bundle);
+    host.postgres = postgres::build(bundle, postgres);
+    if let Some(cgroup) = host::cgroup(bundle, host.processes.postmaster_pid()) {
+        host.cgroup = Some(cgroup);
+    }
+    Facts {
+        host,
+        log: log::build(postgres),
+        kernel_logs: kernel.iter().map(|k| k.path.as_str()).collect(),
+        perf: perf::build(bundle),
+        incidents,
+    }
+}
+
+/// The first source of `kind` in the bundle (sources are sorted by path).
+fn first_of(
+    bundle: &pgmortem_bundle::Bundle,
+    kind: pgmortem_bundle::SourceKind,
+) -> Option<&pgmortem_bundle::Source> {
+    bundle.sources.iter().find(|s| s.kind == kind)
+}
+
+/// Every source of `kind`.
+fn all_of(
+    bundle: &pgmortem_bundle::Bundle,
+    kind: pgmortem_bundle::SourceKind,
+) -> impl Iterator<Item = &pgmortem_bundle::Source> {
+    bundle.sources.iter().filter(move |s| s.kind == kind)
+}
+
+/// The pid directory a per-process file sits in (`processes/1234/status` → 1234).
+fn pid_in_path(path: &str) -> Option<u32> {
+    let mut parts = path.rsplit('/');
+    parts.next()?;
+    parts.next()?.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::rules::testing::Scratch;
+
+    /// The bundle the collector made of a real PostgreSQL 15 in a 1 GiB memory cgroup.
+    fn collected() -> Scratch {
+        Scratch::bundle("formats/bundle/pg15-collected.tar.gz")
+    }
+
+    #[test]
+    fn every_snapshot_of_a_collected_bundle_becomes_a_fact() {
+        let host = collected().report().host;
+        let memory = host.memory.unwrap();
+        assert_eq!(memory.ram.value, 24_684_092 * 1024);
+        assert_eq!(
+            (memory.ram.path.as_str(), memory.ram.line),
+            ("memory/meminfo.txt", 1)
+        );
+        assert_eq!(host.vm.overcommit_memory.unwrap().value, 0);
+        assert_eq!(host.vm.swappiness.unwrap().value, 60);
+        assert_eq!(host.thp.enabled.unwrap().value, "madvise");
+        let cgroup = host.cgroup.unwrap();
+        assert_eq!(cgroup.limit.unwrap().value, 1 << 30);
+        assert_eq!(cgroup.oom_kills.unwrap().value, 0);
+        assert_eq!(host.dev_shm.unwrap().size.value, 24_684_092 * 1024);
+        assert_eq!(host.cpu.clocksource.as_ref().unwrap().value, "tsc");
+        assert!(host.cpu.vulnerability("mds").is_some());
+        let pg = host.postgres;
+        assert_eq!(pg.major(), Some(15));
+        assert!(
+            pg.settings_from
+                .as_ref()
+                .unwrap()
+                .starts_with("pg_settings")
+        );
+        assert_eq!(pg.bytes("shared_buffers"), Some(32 << 20));
+        assert_eq!(pg.number("max_connections"), Some(20.0));
+        let processes = host.processes;
+        let postmaster = processes.postmaster().unwrap();
+        assert_eq!(postmaster.role, "postmaster");
+        assert_eq!(postmaster.oom_score_adj.as_ref().unwrap().value, 0);
+        assert!(processes.backends().count() >= 2);
+        assert!(
+            processes
+                .processes
+                .iter()
+                .all(|p| p.page_table_bytes.is_some())
+        );
+    }
+
+    #[test]
+    fn a_process_value_cites_the_line_it_was_read_from() {
+        let host = collected().report().host;
+        let postmaster = host.processes.postmaster().unwrap();
+        // processes/16859/status line 31 is `VmPTE:	     148 kB`; smaps_rollup line 5 is
+        // `Pss_Anon:            476 kB`.
+        let pte = postmaster.evidence("VmPTE", "page tables").unwrap();
+        assert_eq!(
+            (pte.path.as_str(), pte.line, pte.key.as_deref()),
+            ("processes/16859/status", 31, Some("VmPTE"))
+        );
+        assert_eq!(postmaster.page_table_bytes, Some(148 << 10));
+        let anon = postmaster.evidence("Pss_Anon", "private memory").unwrap();
+        assert_eq!(
+            (anon.path.as_str(), anon.line),
+            ("processes/16859/smaps_rollup", 5)
+        );
+        assert!(postmaster.evidence("NoSuchField", "x").is_none());
+    }
+
+    #[test]
+    fn cpu_flags_limits_and_where_settings_were_set() {
+        let host = collected().report().host;
+        let tsc = host.cpu.tsc_flags.as_ref().unwrap();
+        assert_eq!((tsc.path.as_str(), tsc.line), ("cpu/flags.txt", 1));
+        assert_eq!(
+            tsc.value,
+            [
+                "tsc",
+                "constant_tsc",
+                "nonstop_tsc",
+                "tsc_known_freq",
+                "rdtscp"
+            ]
+        );
+        assert_eq!(host.cpu.invariant_tsc(), Some(true));
+        // The postmaster's limits, not another process's.
+        let limits = host.processes.limits.unwrap();
+        let nproc = limits.max_processes.unwrap();
+        assert_eq!(
+            (nproc.path.as_str(), nproc.line),
+            ("processes/16859/limits", 8)
+        );
+        assert_eq!(
+            (nproc.value.soft, nproc.value.hard),
+            (Some(96365), Some(96365))
+        );
+        assert_eq!(limits.max_address_space.unwrap().value.soft, None);
+        let pg = host.postgres;
+        assert_eq!(
+            pg.setting("max_connections").unwrap().set_in(),
+            ", set in /var/lib/postgresql/15/main/postgresql.conf"
+        );
+        assert_eq!(pg.setting("work_mem").unwrap().set_in(), "");
+        assert_eq!(pg.bytes("bgwriter_flush_after"), Some(512 << 10));
+    }
+
+    #[test]
+    fn the_postmaster_is_found_without_titles() {
+        let scratch = collected();
+        let titles = scratch.paths("postgres-titles");
+        assert_eq!(titles.len(), 1);
+        let with = scratch.report().host.processes.postmaster;
+        let without = scratch
+            .remove(&titles[0])
+            .report()
+            .host
+            .processes
+            .postmaster;
+        assert!(with.is_some());
+        assert_eq!(with, without, "the process whose parent is not postgres");
+    }
+
+    #[test]
+    fn postgresql_conf_alone_gives_settings_and_defaults() {
+        let pg = Scratch::new()
+            .copy(
+                "postgresql.conf",
+                "formats/system/postgresql_conf/initdb-postgresql.conf",
+            )
+            .report()
+            .host
+            .postgres;
+        // initdb wrote `shared_buffers = 128MB` at line 127; the recorder appended 32MB at 821.
+        let shared = pg.setting("shared_buffers").unwrap();
+        assert_eq!(shared.bytes, Some(32 << 20));
+        assert_eq!(shared.from(), "postgresql.conf:821");
+        let work_mem = pg.setting("work_mem").unwrap();
+        assert_eq!(work_mem.bytes, Some(4 << 20));
+        assert!(
+            work_mem.from().starts_with("PostgreSQL's default"),
+            "{}",
+            work_mem.from()
+        );
+    }
+}

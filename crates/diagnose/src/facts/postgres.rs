@@ -1,0 +1,503 @@
+//! PostgreSQL's version and the settings the rules read: from a `pg_settings` dump (what the
+//! running server used), else `postgresql.conf` (what the file sets; a setting it does not
+//! set is PostgreSQL's default for the version, and says so), each with the file and line it
+//! came from.
+
+use std::collections::BTreeMap;
+
+use pgmortem_bundle::{Bundle, SourceKind};
+use pgmortem_parse::pglog::PgEvent;
+use pgmortem_parse::system::{self, PgVersion};
+use serde::Serialize;
+
+use super::{Known, first_of};
+use crate::report::Evidence;
+use crate::sources::PgSource;
+
+/// Where a setting's value came from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "from", rename_all = "snake_case")]
+pub enum SettingOrigin {
+    /// A `pg_settings` dump.
+    PgSettings {
+        /// The file.
+        path: String,
+        /// Its row.
+        line: u64,
+    },
+    /// `postgresql.conf`.
+    PgConf {
+        /// The file.
+        path: String,
+        /// The line setting it.
+        line: u64,
+    },
+    /// Not set in the `postgresql.conf` the bundle has: PostgreSQL's default.
+    Default {
+        /// The `postgresql.conf` that does not set it.
+        conf: String,
+    },
+}
+
+/// One server setting.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Setting {
+    /// The name (`work_mem`).
+    pub name: String,
+    /// The value as the file gives it (`4096` with `unit` `8kB` from pg_settings, `4GB` from
+    /// postgresql.conf).
+    pub value: String,
+    /// The unit pg_settings printed (`8kB`, `kB`, `ms`), when any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unit: Option<String>,
+    /// The value in bytes, for memory settings (negative values such as `-1`: null).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<u64>,
+    /// The value as a number, when it is one (in the setting's base unit).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub number: Option<f64>,
+    /// The value in seconds, for time settings.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seconds: Option<f64>,
+    /// Where it came from.
+    pub origin: SettingOrigin,
+    /// pg_settings' `source`, when dumped: `configuration file`, `default`, `database`,
+    /// `user`, `command line`, `environment variable`, `override`, ….
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    /// pg_settings' `sourcefile`, when dumped and set: the file that sets it
+    /// (`postgresql.conf`, `postgresql.auto.conf` for `ALTER SYSTEM`, an included file).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sourcefile: Option<String>,
+}
+
+impl Setting {
+    /// `on`/`true`/`yes`/`1` (any case) read as true.
+    pub fn is_on(&self) -> bool {
+        matches!(
+            self.value.to_ascii_lowercase().as_str(),
+            "on" | "true" | "yes" | "1" | "regress"
+        )
+    }
+
+    /// The value for a person: sizes as `1 GiB`, else as printed.
+    pub fn display(&self) -> String {
+        match self.bytes {
+            Some(b) => crate::human::human_bytes(b),
+            None => self.value.clone(),
+        }
+    }
+
+    /// Where it came from, for a person: `pg_settings.txt:245`, `postgresql.conf:23`,
+    /// `PostgreSQL's default: not set in postgresql.conf`.
+    pub fn from(&self) -> String {
+        match &self.origin {
+            SettingOrigin::PgSettings { path, line } | SettingOrigin::PgConf { path, line } => {
+                format!("{path}:{line}")
+            }
+            SettingOrigin::Default { conf } => format!("PostgreSQL's default: not set in {conf}"),
+        }
+    }
+
+    /// Where the server took this value from, when that is not its default: `, set in FILE`,
+    /// `, set by ALTER DATABASE … SET`, …, with a leading comma; empty when unknown.
+    pub fn set_in(&self) -> String {
+        if let Some(file) = &self.sourcefile {
+            return format!(", set in {file}");
+        }
+        let how = match self.source.as_deref() {
+            Some("database") => "ALTER DATABASE … SET",
+            Some("user") => "ALTER ROLE … SET",
+            Some("database user") => "ALTER ROLE … IN DATABASE … SET",
+            Some("command line") => "the postgres command line",
+            Some("environment variable") => "an environment variable",
+            Some("override") => "the server itself",
+            _ => return String::new(),
+        };
+        format!(", set by {how}")
+    }
+
+    /// `name = value (from)`.
+    pub fn describe(&self) -> String {
+        format!("{} = {} ({})", self.name, self.display(), self.from())
+    }
+
+    /// The line it was read from, as evidence (`None` for a default).
+    pub fn evidence(&self) -> Option<Evidence> {
+        let (path, line) = match &self.origin {
+            SettingOrigin::PgSettings { path, line } | SettingOrigin::PgConf { path, line } => {
+                (path, *line)
+            }
+            SettingOrigin::Default { .. } => return None,
+        };
+        Some(Evidence {
+            path: path.clone(),
+            line,
+            what: format!("{} = {}", self.name, self.display()),
+            key: Some(self.name.clone()),
+        })
+    }
+}
+
+/// PostgreSQL as the bundle shows it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct PgFacts {
+    /// The server's version: `server_version_num` of pg_settings, `SELECT version()`, or the
+    /// log's `starting PostgreSQL …` line.
+    pub version: Option<Known<PgVersion>>,
+    /// Where settings came from: `pg_settings`, `postgresql.conf`, or null (neither).
+    pub settings_from: Option<String>,
+    /// The settings the rules read, by name.
+    pub settings: BTreeMap<String, Setting>,
+}
+
+impl PgFacts {
+    /// The setting `name`.
+    pub fn setting(&self, name: &str) -> Option<&Setting> {
+        self.settings.get(name)
+    }
+
+    /// The size of memory setting `name` in bytes.
+    pub fn bytes(&self, name: &str) -> Option<u64> {
+        self.setting(name)?.bytes
+    }
+
+    /// The number of setting `name`.
+    pub fn number(&self, name: &str) -> Option<f64> {
+        self.setting(name)?.number
+    }
+
+    /// The major version, when known.
+    pub fn major(&self) -> Option<u32> {
+        self.version.as_ref().map(|v| v.value.major)
+    }
+}
+
+/// How a setting's value reads.
+#[derive(Debug, Clone, Copy)]
+enum Kind {
+    /// A size whose bare number counts this many bytes.
+    Memory(u64),
+    /// A duration whose bare number counts this many seconds.
+    Time(f64),
+    /// A number.
+    Number,
+    /// Text (enums, booleans).
+    Text,
+}
+
+/// PostgreSQL's default of a setting for a major version (`None`: the version has no such
+/// setting, or it has no default worth assuming).
+type DefaultFor = fn(u32) -> Option<&'static str>;
+
+/// The settings the rules read, how they read, and PostgreSQL's default by major version.
+const SETTINGS: &[(&str, Kind, DefaultFor)] = &[
+    ("shared_buffers", Kind::Memory(8192), |_| Some("128MB")),
+    ("work_mem", Kind::Memory(1024), |_| Some("4MB")),
+    ("maintenance_work_mem", Kind::Memory(1024), |_| Some("64MB")),
+    ("autovacuum_work_mem", Kind::Memory(1024), |_| Some("-1")),
+    ("hash_mem_multiplier", Kind::Number, |v| match v {
+        15.. => Some("2.0"),
+        13..=14 => Some("1.0"),
+        _ => None,
+    }),
+    ("max_connections", Kind::Number, |_| Some("100")),
+    ("superuser_reserved_connections", Kind::Number, |_| {
+        Some("3")
+    }),
+    ("reserved_connections", Kind::Number, |v| {
+        (v >= 16).then_some("0")
+    }),
+    ("max_parallel_workers_per_gather", Kind::Number, |_| {
+        Some("2")
+    }),
+    ("max_parallel_workers", Kind::Number, |v| {
+        (v >= 10).then_some("8")
+    }),
+    ("max_worker_processes", Kind::Number, |_| Some("8")),
+    ("autovacuum_max_workers", Kind::Number, |_| Some("3")),
+    ("huge_pages", Kind::Text, |_| Some("try")),
+    ("huge_page_size", Kind::Memory(1024), |v| {
+        (v >= 14).then_some("0")
+    }),
+    ("shared_memory_size", Kind::Memory(1024 * 1024), |_| None),
+    ("shared_memory_size_in_huge_pages", Kind::Number, |_| None),
+    ("dynamic_shared_memory_type", Kind::Text, |_| Some("posix")),
+    (
+        "min_dynamic_shared_memory",
+        Kind::Memory(1024 * 1024),
+        |v| (v >= 14).then_some("0"),
+    ),
+    ("force_parallel_mode", Kind::Text, |v| {
+        (v <= 15).then_some("off")
+    }),
+    ("debug_parallel_query", Kind::Text, |v| {
+        (v >= 16).then_some("off")
+    }),
+    ("debug_discard_caches", Kind::Number, |v| {
+        (v >= 14).then_some("0")
+    }),
+    ("zero_damaged_pages", Kind::Text, |_| Some("off")),
+    ("ignore_checksum_failure", Kind::Text, |_| Some("off")),
+    ("ignore_system_indexes", Kind::Text, |_| Some("off")),
+    ("ignore_invalid_pages", Kind::Text, |v| {
+        (v >= 13).then_some("off")
+    }),
+    ("fsync", Kind::Text, |_| Some("on")),
+    ("full_page_writes", Kind::Text, |_| Some("on")),
+    ("data_sync_retry", Kind::Text, |_| Some("off")),
+    ("allow_system_table_mods", Kind::Text, |_| Some("off")),
+    ("pre_auth_delay", Kind::Time(1.0), |_| Some("0")),
+    ("post_auth_delay", Kind::Time(1.0), |_| Some("0")),
+    ("debug_io_direct", Kind::Text, |v| (v >= 16).then_some("")),
+    ("track_io_timing", Kind::Text, |_| Some("off")),
+    ("max_wal_senders", Kind::Number, |v| {
+        Some(if v >= 10 { "10" } else { "0" })
+    }),
+    ("subtransaction_buffers", Kind::Memory(8192), |v| {
+        (v >= 17).then_some("0")
+    }),
+    ("bgwriter_flush_after", Kind::Memory(8192), |_| {
+        Some("512kB")
+    }),
+    ("checkpoint_flush_after", Kind::Memory(8192), |_| {
+        Some("256kB")
+    }),
+    ("backend_flush_after", Kind::Memory(8192), |_| Some("0")),
+    ("log_min_messages", Kind::Text, |_| Some("warning")),
+    ("log_temp_files", Kind::Memory(1024), |_| Some("-1")),
+    ("max_wal_size", Kind::Memory(1024 * 1024), |_| Some("1GB")),
+    ("checkpoint_timeout", Kind::Time(1.0), |_| Some("5min")),
+    ("server_version_num", Kind::Number, |_| None),
+];
+
+pub(super) fn build(bundle: &Bundle, logs: &[PgSource]) -> PgFacts {
+    let mut facts = PgFacts::default();
+    if let Some(source) = first_of(bundle, SourceKind::PgSettings) {
+        let dump = system::parse_pg_settings(&source.bytes);
+        if !dump.settings.is_empty() {
+            facts.settings_from = Some(format!("pg_settings ({})", source.path));
+            for &(name, kind, _) in SETTINGS {
+                let Some(s) = dump.get(name) else { continue };
+                let origin = SettingOrigin::PgSettings {
+                    path: source.path.clone(),
+                    line: s.line,
+                };
+                let mut setting = read(name, kind, &s.setting, s.unit.as_deref(), origin);
+                setting.source = s.source.clone().filter(|v| !v.is_empty());
+                setting.sourcefile = s.sourcefile.clone().filter(|v| !v.is_empty());
+                if let Some(b) = s.bytes {
+                    setting.bytes = u64::try_from(b).ok();
+                }
+                if let Some(ms) = s.milliseconds {
+                    setting.seconds = Some(ms / 1000.0);
+                }
+                facts.settings.insert(name.to_owned(), setting);
+            }
+            if let Some(s) = dump.get("server_version_num")
+                && let Some(v) = PgVersion::parse(&s.setting)
+            {
+                let text = dump
+                    .get("server_version")
+                    .map_or(v.text.clone(), |sv| sv.setting.clone());
+                facts.version = Some(Known::new(
+                    PgVersion { text, ..v },
+                    &source.path,
+                    s.line,
+                    "server_version_num",
+                ));
+            }
+        }
+    }
+    facts.version = facts.version.or_else(|| version_elsewhere(bundle, logs));
+    if facts.settings_from.is_none()
+        && let Some(source) = first_of(bundle, SourceKind::PgConf)
+    {
+        let conf = system::parse_pg_conf(&source.bytes);
+        facts.settings_from = Some(format!("postgresql.conf ({})", source.path));
+        let major = facts.major().unwrap_or(u32::MAX);
+        for &(name, kind, default) in SETTINGS {
+            let setting = match conf.get(name) {
+                Some(e) => read(
+                    name,
+                    kind,
+                    &e.value,
+                    None,
+                    SettingOrigin::PgConf {
+                        path: source.path.clone(),
+                        line: e.line,
+                    },
+                ),
+                None => match default(major) {
+                    Some(value) => read(
+                        name,
+                        kind,
+                        value,
+                        None,
+                        SettingOrigin::Default {
+                            conf: source.path.clone(),
+                        },
+                    ),
+                    None => continue,
+                },
+            };
+            facts.settings.insert(name.to_owned(), setting);
+        }
+    }
+    facts
+}
+
+/// The version from `SELECT version()`, else from the log's `starting PostgreSQL` line.
+fn version_elsewhere(bundle: &Bundle, logs: &[PgSource]) -> Option<Known<PgVersion>> {
+    if let Some(source) = first_of(bundle, SourceKind::PgVersion)
+        && let Ok(v) = system::parse_version_text(&source.bytes)
+    {
+        return Some(Known::new(v, &source.path, 1, "version()"));
+    }
+    logs.iter().rev().find_map(|log| {
+        log.digest
+            .records
+            .iter()
+            .rev()
+            .find_map(|r| match &r.event {
+                Some(PgEvent::Starting { version }) => {
+                    let v = PgVersion::parse(version)?;
+                    Some(Known::new(v, &log.path, r.line, "starting PostgreSQL"))
+                }
+                _ => None,
+            })
+    })
+}
+
+/// A setting from its text in `kind`'s terms. `unit` is pg_settings' unit column.
+fn read(name: &str, kind: Kind, value: &str, unit: Option<&str>, origin: SettingOrigin) -> Setting {
+    let value = value.trim();
+    let mut setting = Setting {
+        name: name.to_owned(),
+        value: value.to_owned(),
+        unit: unit.map(str::to_owned),
+        bytes: None,
+        number: None,
+        seconds: None,
+        origin,
+        source: None,
+        sourcefile: None,
+    };
+    let (number, suffix) = split_number(value);
+    match kind {
+        Kind::Memory(base) => {
+            let base = unit.and_then(unit_bytes).unwrap_or(base);
+            if let Some(n) = number {
+                let per = if suffix.is_empty() {
+                    Some(base)
+                } else {
+                    unit_bytes(suffix)
+                };
+                setting.number = Some(n);
+                if n >= 0.0
+                    && let Some(per) = per
+                {
+                    setting.bytes = Some((n * per as f64) as u64);
+                }
+            }
+        }
+        Kind::Time(base) => {
+            if let Some(n) = number {
+                setting.number = Some(n);
+                let per = if suffix.is_empty() {
+                    Some(unit.and_then(unit_seconds).unwrap_or(base))
+                } else {
+                    unit_seconds(suffix)
+                };
+                setting.seconds = per.map(|p| n * p);
+            }
+        }
+        Kind::Number => setting.number = number.filter(|_| suffix.is_empty()),
+        Kind::Text => {}
+    }
+    setting
+}
+
+/// `4GB` → (4, `GB`); `-1` → (-1, ``); `on` → (None, `on`).
+fn split_number(value: &str) -> (Option<f64>, &str) {
+    let end = value
+        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '-' || c == '+'))
+        .unwrap_or(value.len());
+    let number = value[..end].parse::<f64>().ok();
+    (number, value[end..].trim())
+}
+
+/// Bytes of a PostgreSQL memory unit (`8kB`, `MB`, …).
+fn unit_bytes(unit: &str) -> Option<u64> {
+    let (n, u) = split_number(unit);
+    let scale = match u {
+        "B" => 1,
+        "kB" => 1 << 10,
+        "MB" => 1 << 20,
+        "GB" => 1 << 30,
+        "TB" => 1 << 40,
+        _ => return None,
+    };
+    Some(n.map_or(1, |n| n as u64) * scale)
+}
+
+/// Seconds of a PostgreSQL time unit.
+fn unit_seconds(unit: &str) -> Option<f64> {
+    let (n, u) = split_number(unit);
+    let scale = match u {
+        "us" => 1e-6,
+        "ms" => 1e-3,
+        "s" => 1.0,
+        "min" => 60.0,
+        "h" => 3600.0,
+        "d" => 86400.0,
+        _ => return None,
+    };
+    Some(n.unwrap_or(1.0) * scale)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn conf(value: &str, kind: Kind) -> Setting {
+        read(
+            "x",
+            kind,
+            value,
+            None,
+            SettingOrigin::PgConf {
+                path: "postgresql.conf".into(),
+                line: 1,
+            },
+        )
+    }
+
+    #[test]
+    fn memory_values_in_every_unit() {
+        assert_eq!(conf("4GB", Kind::Memory(1024)).bytes, Some(4 << 30));
+        assert_eq!(conf("4096", Kind::Memory(8192)).bytes, Some(32 << 20));
+        assert_eq!(conf("64kB", Kind::Memory(1024)).bytes, Some(64 << 10));
+        assert_eq!(conf("-1", Kind::Memory(1024)).bytes, None);
+        assert_eq!(conf("-1", Kind::Memory(1024)).number, Some(-1.0));
+        // pg_settings: the unit column scales the bare number.
+        let s = read(
+            "shared_buffers",
+            Kind::Memory(8192),
+            "16384",
+            Some("8kB"),
+            SettingOrigin::Default { conf: "c".into() },
+        );
+        assert_eq!(s.bytes, Some(128 << 20));
+    }
+
+    #[test]
+    fn time_and_numbers() {
+        assert_eq!(conf("5min", Kind::Time(1.0)).seconds, Some(300.0));
+        assert_eq!(conf("300", Kind::Time(1.0)).seconds, Some(300.0));
+        assert_eq!(conf("2.0", Kind::Number).number, Some(2.0));
+        assert_eq!(conf("on", Kind::Text).number, None);
+        assert!(conf("on", Kind::Text).is_on());
+        assert!(!conf("off", Kind::Text).is_on());
+    }
+}

@@ -1,0 +1,282 @@
+//! PostgreSQL's processes as the collector saw them: role (from the process titles),
+//! `oom_score_adj`, and memory (status and smaps_rollup): what each really costs; and the
+//! postmaster's resource limits, which every process it forks inherits.
+
+use std::collections::BTreeMap;
+
+use pgmortem_bundle::{Bundle, SourceKind};
+use pgmortem_parse::system::{self, PgRole, ProcStatus, ResourceLimit, SmapsRollup};
+use serde::Serialize;
+
+use super::{Known, all_of, pid_in_path};
+use crate::report::Evidence;
+
+/// One PostgreSQL process.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PgProcess {
+    /// Its pid (in the collector's PID namespace).
+    pub pid: u32,
+    /// `postmaster`, `client backend`, `parallel worker`, `autovacuum worker`, `walsender`,
+    /// `background worker`, the auxiliary process's name (`checkpointer`, …), or `unknown`.
+    pub role: String,
+    /// Its parent's pid (`PPid:`).
+    pub ppid: Option<u32>,
+    /// `/proc/PID/oom_score_adj`.
+    pub oom_score_adj: Option<Known<i32>>,
+    /// `VmRSS`, bytes: counts every shared page it touched.
+    pub rss_bytes: Option<u64>,
+    /// Private anonymous memory: `Pss_Anon` (smaps_rollup), else `RssAnon`.
+    pub anon_bytes: Option<u64>,
+    /// Which field `anon_bytes` came from: `pss_anon` or `rss_anon`.
+    pub anon_basis: Option<&'static str>,
+    /// `VmPTE`: its page tables.
+    pub page_table_bytes: Option<u64>,
+    /// `VmSwap`.
+    pub swap_bytes: Option<u64>,
+    /// `HugetlbPages`: shared memory it maps in huge pages.
+    pub hugetlb_bytes: Option<u64>,
+    /// `AnonHugePages + ShmemPmdMapped` of smaps_rollup: transparent huge pages it maps.
+    pub thp_bytes: Option<u64>,
+    /// Its status file, for evidence.
+    pub status_path: Option<String>,
+    /// Where each memory value above was read, by the field's name in its file (`VmPTE`,
+    /// `HugetlbPages`, `Pss_Anon`, `AnonHugePages`, …): `(path, line)`, for evidence.
+    #[serde(skip)]
+    pub read_at: BTreeMap<&'static str, (String, u64)>,
+}
+
+impl PgProcess {
+    /// What it adds to the host's memory use: private anonymous memory plus page tables.
+    pub fn real_bytes(&self) -> Option<u64> {
+        Some(
+            self.anon_bytes?
+                .saturating_add(self.page_table_bytes.unwrap_or(0)),
+        )
+    }
+
+    /// The line field `field` (`VmPTE`, `HugetlbPages`, `Pss_Anon`, …) was read from, as a
+    /// finding's evidence saying `what`; `None` when the bundle did not have it.
+    pub fn evidence(&self, field: &str, what: impl Into<String>) -> Option<Evidence> {
+        let (path, line) = self.read_at.get(field)?;
+        Some(Evidence {
+            path: path.clone(),
+            line: *line,
+            what: what.into(),
+            key: Some(field.to_owned()),
+        })
+    }
+}
+
+/// The status fields whose lines are kept for evidence.
+const STATUS_FIELDS: &[&str] = &["VmRSS", "RssAnon", "VmPTE", "VmSwap", "HugetlbPages"];
+/// The smaps_rollup fields whose lines are kept for evidence.
+const SMAPS_FIELDS: &[&str] = &["Pss_Anon", "AnonHugePages", "ShmemPmdMapped"];
+
+/// The postmaster's resource limits that explain failed forks and allocations (soft and hard;
+/// `null`: unlimited).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct LimitFacts {
+    /// `Max processes` (RLIMIT_NPROC, `ulimit -u`, systemd `LimitNPROC=`): processes and
+    /// threads of the postmaster's user, every program of that user counted.
+    pub max_processes: Option<Known<ResourceLimit>>,
+    /// `Max address space` (RLIMIT_AS, `ulimit -v`, `LimitAS=`): virtual memory per process,
+    /// shared memory mappings included.
+    pub max_address_space: Option<Known<ResourceLimit>>,
+    /// `Max data size` (RLIMIT_DATA, `ulimit -d`, `LimitDATA=`): private writable memory per
+    /// process.
+    pub max_data_size: Option<Known<ResourceLimit>>,
+}
+
+/// Every PostgreSQL process collected.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct ProcessFacts {
+    /// By pid.
+    pub processes: Vec<PgProcess>,
+    /// The postmaster's pid: the process whose title is its command line, else the one whose
+    /// parent is not a PostgreSQL process.
+    pub postmaster: Option<u32>,
+    /// The postmaster's `/proc/PID/limits`, when collected.
+    pub limits: Option<LimitFacts>,
+}
+
+impl ProcessFacts {
+    /// The postmaster's pid.
+    pub fn postmaster_pid(&self) -> Option<u32> {
+        self.postmaster
+    }
+
+    /// The postmaster.
+    pub fn postmaster(&self) -> Option<&PgProcess> {
+        let pid = self.postmaster?;
+        self.processes.iter().find(|p| p.pid == pid)
+    }
+
+    /// Every process but the postmaster.
+    pub fn children(&self) -> impl Iterator<Item = &PgProcess> {
+        self.processes
+            .iter()
+            .filter(move |p| Some(p.pid) != self.postmaster)
+    }
+
+    /// Client backends.
+    pub fn backends(&self) -> impl Iterator<Item = &PgProcess> {
+        self.processes.iter().filter(|p| p.role == "client backend")
+    }
+}
+
+pub(super) fn build(bundle: &Bundle) -> ProcessFacts {
+    let mut by_pid: BTreeMap<u32, PgProcess> = BTreeMap::new();
+    let mut statuses: BTreeMap<u32, ProcStatus> = BTreeMap::new();
+    let mut smaps: BTreeMap<u32, (String, SmapsRollup)> = BTreeMap::new();
+    let mut limits: BTreeMap<u32, LimitFacts> = BTreeMap::new();
+    for source in &bundle.sources {
+        let Some(pid) = pid_in_path(&source.path) else {
+            continue;
+        };
+        match source.kind {
+            SourceKind::ProcStatus => {
+                let status = system::parse_status(&source.bytes);
+                if status.kernel_thread {
+                    continue;
+                }
+                statuses.insert(pid, status);
+                by_pid
+                    .entry(pid)
+                    .or_insert_with(|| unknown(pid))
+                    .status_path = Some(source.path.clone());
+            }
+            SourceKind::SmapsRollup => {
+                smaps.insert(
+                    pid,
+                    (
+                        source.path.clone(),
+                        system::parse_smaps_rollup(&source.bytes),
+                    ),
+                );
+            }
+            SourceKind::ProcLimits => {
+                let parsed = system::parse_limits(&source.bytes);
+                let known = |name: &str| {
+                    parsed
+                        .get(name)
+                        .map(|l| Known::new(l.clone(), &source.path, l.line, name))
+                };
+                limits.insert(
+                    pid,
+                    LimitFacts {
+                        max_processes: known("Max processes"),
+                        max_address_space: known("Max address space"),
+                        max_data_size: known("Max data size"),
+                    },
+                );
+            }
+            SourceKind::OomScoreAdj => {
+                if let Ok(adj) = system::parse_oom_score_adj(&source.bytes) {
+                    by_pid
+                        .entry(pid)
+                        .or_insert_with(|| unknown(pid))
+                        .oom_score_adj = Some(Known::new(adj, &source.path, 1, "oom_score_adj"));
+                }
+            }
+            _ => {}
+        }
+    }
+    for (pid, status) in &statuses {
+        let Some(p) = by_pid.get_mut(pid) else {
+            continue;
+        };
+        p.ppid = status.ppid.and_then(|v| u32::try_from(v).ok());
+        p.swap_bytes = status.bytes("VmSwap");
+        p.hugetlb_bytes = status.bytes("HugetlbPages");
+        p.page_table_bytes = status.bytes("VmPTE");
+        p.rss_bytes = status.bytes("VmRSS");
+        let rollup = smaps.get(pid).map(|(_, s)| s);
+        if let Some(m) = system::facts::process_memory(status, rollup) {
+            p.anon_bytes = Some(m.anon_bytes);
+            p.anon_basis = Some(m.anon_basis);
+        }
+        if let Some(path) = p.status_path.clone() {
+            for &field in STATUS_FIELDS {
+                if let Some(f) = status.fields.get(field) {
+                    p.read_at.insert(field, (path.clone(), f.line));
+                }
+            }
+        }
+        if let Some((path, s)) = smaps.get(pid) {
+            for &field in SMAPS_FIELDS {
+                if let Some(f) = s.fields.get(field) {
+                    p.read_at.insert(field, (path.clone(), f.line));
+                }
+            }
+            p.thp_bytes = Some(
+                s.bytes("AnonHugePages").unwrap_or(0) + s.bytes("ShmemPmdMapped").unwrap_or(0),
+            );
+        }
+    }
+    let mut titled_postmaster = None;
+    for source in all_of(bundle, SourceKind::ProcessTitles) {
+        for title in system::parse_titles(&source.bytes).0 {
+            let Some(pid) = title.pid else { continue };
+            let Some(p) = by_pid.get_mut(&pid) else {
+                continue;
+            };
+            p.role = role_name(&title.role);
+            if title.role == PgRole::Postmaster {
+                titled_postmaster.get_or_insert(pid);
+            }
+        }
+    }
+    let processes: Vec<PgProcess> = by_pid.into_values().collect();
+    let postmaster = titled_postmaster.or_else(|| {
+        // The process whose parent is not one of them, with the most children.
+        let pids: Vec<u32> = processes.iter().map(|p| p.pid).collect();
+        processes
+            .iter()
+            .filter(|p| p.ppid.is_some_and(|pp| !pids.contains(&pp)))
+            .max_by_key(|p| processes.iter().filter(|c| c.ppid == Some(p.pid)).count())
+            .filter(|p| processes.iter().any(|c| c.ppid == Some(p.pid)))
+            .map(|p| p.pid)
+    });
+    let mut facts = ProcessFacts {
+        processes,
+        postmaster,
+        limits: postmaster.and_then(|pm| limits.remove(&pm)),
+    };
+    if let Some(pm) = facts.postmaster
+        && let Some(p) = facts.processes.iter_mut().find(|p| p.pid == pm)
+    {
+        p.role = "postmaster".to_owned();
+    }
+    facts
+}
+
+fn unknown(pid: u32) -> PgProcess {
+    PgProcess {
+        pid,
+        role: "unknown".to_owned(),
+        ppid: None,
+        oom_score_adj: None,
+        rss_bytes: None,
+        anon_bytes: None,
+        anon_basis: None,
+        page_table_bytes: None,
+        swap_bytes: None,
+        hugetlb_bytes: None,
+        thp_bytes: None,
+        status_path: None,
+        read_at: BTreeMap::new(),
+    }
+}
+
+fn role_name(role: &PgRole) -> String {
+    match role {
+        PgRole::Postmaster => "postmaster".to_owned(),
+        PgRole::ClientBackend { .. } => "client backend".to_owned(),
+        PgRole::WalSender { .. } => "walsender".to_owned(),
+        PgRole::AutovacuumWorker { .. } => "autovacuum worker".to_owned(),
+        PgRole::ParallelWorker { .. } => "parallel worker".to_owned(),
+        PgRole::Auxiliary { name, .. } => name.clone(),
+        PgRole::BackgroundWorker { .. } => "background worker".to_owned(),
+        _ => "unknown".to_owned(),
+    }
+}

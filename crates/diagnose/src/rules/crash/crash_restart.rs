@@ -1,0 +1,223 @@
+//! ## What it finds
+//! A PostgreSQL child process died (a signal, or an abnormal exit code) with no kernel OOM
+//! kill to explain it, and the postmaster crash-restarted the instance. It says what the death
+//! points at: SIGKILL from outside (kill -9, a supervisor, a userspace OOM killer such as
+//! systemd-oomd or the kubelet), SIGSEGV/SIGBUS/SIGILL/SIGFPE (a bug in PostgreSQL or an
+//! extension, or bad hardware), an exit code (a process that failed: the lines before it say
+//! why), with the query it was running.
+//!
+//! ## Why it matters
+//! Whatever the cause, every session is cut and the instance is down until recovery ends. A
+//! SIGKILL with no kernel report means something on the host kills PostgreSQL processes; a
+//! segfault repeats with the same query until its cause is fixed.
+//!
+//! ## What to do
+//! For SIGKILL: find who sent it (supervisor logs, `journalctl`, systemd-oomd, container
+//! runtime events); never end a backend with kill -9 (use `pg_terminate_backend()`). For
+//! SIGSEGV/SIGBUS: collect a core dump (`ulimit -c unlimited`, systemd-coredump), note the
+//! query and the extensions loaded, check hardware (ECC errors in the kernel log) and report
+//! it. For an exit code: the lines preceding the death (cited) name the failure.
+//!
+//! ## Thresholds
+//! Every incident of kind `crash_restart` whose cause is not a PANIC (panic-restart covers
+//! those).
+//!
+//! ## Evidence it needs
+//! The PostgreSQL log; the kernel log too, to rule out the OOM killer.
+//!
+//! ## Knowledge
+//! [pg-config] (`restart_after_crash`: after any child's abnormal exit the postmaster
+//! reinitialises shared memory); [fr-memoire] on why one backend's death restarts the whole
+//! instance.
+
+use crate::facts::Facts;
+use crate::report::{Finding, Incident, Severity};
+use crate::rules::support::{incident_evidence, outage_text, query_text, redo_text};
+use crate::rules::{Input, RuleMeta, finding};
+
+pub(crate) const META: RuleMeta = RuleMeta {
+    id: "crash-restart",
+    title: "A PostgreSQL process died and the instance crash-restarted",
+    severity: Severity::Critical,
+    needs: &[Input::PostgresLog],
+    uses: &[Input::KernelLog],
+};
+
+pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for (index, incident) in facts.incidents.iter().enumerate() {
+        if incident.kind != "crash_restart" || is_panic(incident) {
+            continue;
+        }
+        let Some(c) = &incident.postgres_crash else {
+            continue;
+        };
+        let how = match (c.signal, c.exit_code) {
+            (Some(s), _) => format!("was terminated by signal {s} ({})", signal_name(s)),
+            (None, Some(code)) => format!("exited with exit code {code}"),
+            _ => "died".to_owned(),
+        };
+        let kernel_note = if facts.kernel_logs.is_empty() && c.signal == Some(9) {
+            " The bundle has no kernel log, so an OOM kill cannot be ruled out."
+        } else {
+            ""
+        };
+        let preceding = if incident.preceded_by.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " Before it the log recorded: {}.",
+                incident
+                    .preceded_by
+                    .iter()
+                    .map(|l| format!(
+                        "{} {}",
+                        l.severity.unwrap_or("LOG"),
+                        crate::human::cut(&l.message, 140)
+                    ))
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            )
+        };
+        let summary = format!(
+            "{} {} {how}; PostgreSQL terminated every session and restarted{}.{}{}{kernel_note} {}",
+            c.process,
+            c.pid,
+            redo_text(incident),
+            query_text(incident),
+            preceding,
+            incident.notes.join(" ")
+        );
+        let mut f = finding(
+            &META,
+            Severity::Critical,
+            format!(
+                "PostgreSQL {} {} {how}{}",
+                c.process,
+                c.pid,
+                outage_text(incident)
+            ),
+        )
+        .summary(summary.trim_end())
+        .recommend(recommendation(incident))
+        .evidence(incident_evidence(incident))
+        .confidence(if facts.kernel_logs.is_empty() && c.signal == Some(9) {
+            0.7
+        } else {
+            incident.confidence
+        })
+        .incident(index)
+        .impact(incident.outage_seconds.unwrap_or(0.0));
+        if let Some(s) = incident.outage_seconds {
+            f = f.figure("outage_seconds", s);
+        }
+        out.push(f);
+    }
+    out
+}
+
+fn is_panic(incident: &Incident) -> bool {
+    incident.cause == "abort_or_panic"
+        && incident
+            .preceded_by
+            .iter()
+            .any(|l| l.severity == Some("PANIC"))
+}
+
+fn recommendation(incident: &Incident) -> String {
+    match incident.cause {
+        "signal_from_outside" => {
+            "Find who sent the signal: supervisor and container runtime logs, \
+            systemd-oomd or another userspace OOM killer, an operator; never end a single \
+            backend with kill -9: use pg_terminate_backend()."
+                .into()
+        }
+        "segfault" => "A backend crashed on a bad memory access: enable core dumps \
+            (systemd-coredump, ulimit -c unlimited), get a backtrace, note the query and the \
+            extensions loaded, look for hardware errors (MCE, EDAC) in the kernel log, and \
+            report it with the query above."
+            .into(),
+        "abort_or_panic" => "The process aborted (SIGABRT): an assertion or an internal error; \
+            enable core dumps and report it with the query and the lines before it."
+            .into(),
+        "abnormal_exit" => "The process exited with an error: the lines before its death \
+            (cited) say what failed; fix that cause (see the other findings about them)."
+            .into(),
+        _ => "Look at the lines before the crash and at the host's logs for what ended the \
+            process."
+            .into(),
+    }
+}
+
+/// The usual name of a Linux signal.
+pub(crate) fn signal_name(signal: i32) -> &'static str {
+    match signal {
+        1 => "SIGHUP",
+        2 => "SIGINT",
+        3 => "SIGQUIT",
+        4 => "SIGILL",
+        6 => "SIGABRT",
+        7 => "SIGBUS",
+        8 => "SIGFPE",
+        9 => "SIGKILL",
+        11 => "SIGSEGV",
+        13 => "SIGPIPE",
+        15 => "SIGTERM",
+        _ => "signal",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::rules::testing::Scratch;
+
+    #[test]
+    fn sigkill_from_outside_says_who_to_look_for() {
+        let f = Scratch::incident("pg15-sigkill-backend")
+            .run("crash-restart")
+            .one();
+        assert!(f.title.contains("signal 9 (SIGKILL)"), "{}", f.title);
+        assert!(f.recommendation.unwrap().contains("pg_terminate_backend"));
+    }
+
+    #[test]
+    fn a_segfault_points_at_a_bug_with_the_query() {
+        let f = Scratch::new()
+            .copy("postgresql.log", "formats/pglog/pg15-backend-sigsegv.log")
+            .run("crash-restart")
+            .one();
+        assert!(f.title.contains("SIGSEGV"), "{}", f.title);
+        assert!(f.recommendation.unwrap().contains("core dump"));
+    }
+
+    #[test]
+    fn a_startup_failure_cites_the_error_that_caused_it() {
+        // The startup process cannot size its shared memory in a 1 MB /dev/shm and exits 1.
+        let f = Scratch::new()
+            .copy("postgresql.log", "formats/pglog/pg15-events.log")
+            .run("crash-restart")
+            .findings();
+        let startup = f
+            .iter()
+            .find(|f| f.title.contains("startup process"))
+            .unwrap();
+        assert!(
+            startup
+                .summary
+                .contains("could not resize shared memory segment"),
+            "{}",
+            startup.summary
+        );
+        assert!(startup.evidence.iter().any(|e| e.line == 4));
+    }
+
+    #[test]
+    fn no_log_no_evaluation() {
+        assert!(matches!(
+            Scratch::new()
+                .copy("dmesg.txt", "incidents/pg15-memcg-oom-sort/dmesg.txt")
+                .run("crash-restart"),
+            crate::rules::testing::Outcome::NotEvaluated(_)
+        ));
+    }
+}

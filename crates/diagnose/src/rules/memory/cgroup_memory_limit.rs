@@ -1,0 +1,519 @@
+//! ## What it finds
+//! The postmaster's memory cgroup has a limit too small for the configuration (shared memory
+//! plus the connections' own cost take half of it or more), or the cgroup's OOM killer has
+//! killed processes in it (`oom_kill` of memory.oom_control or memory.events), or usage has
+//! reached the limit (`memory.failcnt`, the peak near the limit).
+//!
+//! ## Why it matters
+//! A memory cgroup limit is a small host inside the host: when PostgreSQL's processes (and
+//! the page cache they cause, which the cgroup also counts) reach it, the kernel reclaims the
+//! cgroup's cache first, then its OOM killer kills a backend and the instance crash-restarts,
+//! however much RAM the host has free. A limit sized for shared_buffers alone leaves nothing
+//! for sorts, hashes and the cache the database reads through.
+//!
+//! ## What to do
+//! Size the limit for what PostgreSQL needs: at least twice its floor (shared memory plus
+//! max_connections × a connection's real cost, so half remains for queries and the page
+//! cache), and enough for the worst case of the memory settings (work-mem-exceeds-memory); or
+//! keep the limit and lower shared_buffers, max_connections (a pooler) and work_mem to fit.
+//! Set it where the cgroup is made: systemd `MemoryMax=` of the unit, the container's
+//! `--memory`, a Kubernetes `resources.limits.memory`. When the limit already holds both and
+//! the cgroup still killed, the memory came from beyond the settings (a session's own
+//! `SET work_mem`, an extension): bound that query rather than the limit.
+//!
+//! ## Thresholds
+//! The floor — shared memory (`shared_memory_size`, else shared_buffers) + max_connections ×
+//! the mean `Pss_Anon + VmPTE` of the client backends (2 MiB each when the bundle has none) —
+//! at 50 % of the limit or more: a warning. OOM kills in the cgroup: a warning, critical when
+//! the bundle's kernel log shows a memory-cgroup OOM kill of a PostgreSQL process (the finding
+//! is tied to it). The limit reached (`failcnt` > 0, or the peak at 95 % of the limit or more)
+//! with neither: info. A limit at or above RAM counts as none.
+//!
+//! ## Evidence it needs
+//! The postmaster's memory cgroup files (cgroup/PID/memory.*); the server settings, the
+//! processes, /proc/meminfo and the kernel log when present.
+//!
+//! ## Knowledge
+//! [zh-low-level]: Kubernetes memory requests and limits, PostgreSQL in layers of cgroups, VMs
+//! and containers where each layer can slow or stop it. [ru-memory-overhead]: a connection's
+//! real cost is Pss_Anon + VmPTE, under 2 MiB with huge pages. [kernel-oom] (memory cgroup
+//! OOM, oom_kill counters); [pg-kernel-resources] ("Linux Memory Overcommit").
+
+use crate::facts::Facts;
+use crate::human::human_bytes;
+use crate::report::{Finding, Severity};
+use crate::rules::support::{connection_cost, kill_evidence, postgres_oom_kills, worst_case};
+use crate::rules::{Input, RuleMeta, finding};
+
+pub(crate) const META: RuleMeta = RuleMeta {
+    id: "cgroup-memory-limit",
+    title: "The postmaster's memory cgroup limit is too small, or was hit",
+    severity: Severity::Critical,
+    needs: &[Input::Cgroup],
+    uses: &[
+        Input::PgSettings,
+        Input::Processes,
+        Input::Meminfo,
+        Input::KernelLog,
+    ],
+};
+
+/// Share of the limit the configuration's floor may take before the limit is too small.
+pub(crate) const FLOOR_SHARE: f64 = 0.5;
+/// A connection's cost when the bundle has no client backend to measure.
+pub(crate) const DEFAULT_CONNECTION_COST: u64 = 2 << 20;
+/// Peak ÷ limit from which the limit counts as reached.
+pub(crate) const PEAK_SHARE: f64 = 0.95;
+/// Share of the limit left free when sizing it for the worst case.
+const HEADROOM: f64 = 0.2;
+
+pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
+    let Some(cg) = &facts.host.cgroup else {
+        return Vec::new();
+    };
+    let ram = facts.host.memory.as_ref().map(|m| m.ram.value);
+    let limit = cg
+        .limit
+        .as_ref()
+        .filter(|l| ram.is_none_or(|r| l.value < r));
+    let oom_kills = cg.oom_kills.as_ref().map_or(0, |k| k.value);
+    let memcg_kills: Vec<_> = postgres_oom_kills(facts)
+        .filter(|(_, _, k)| k.constraint.as_deref() == Some("memcg"))
+        .collect();
+    let pg = &facts.host.postgres;
+
+    // What the configuration needs before any query memory.
+    let shared_setting = pg
+        .setting("shared_memory_size")
+        .filter(|s| s.bytes.is_some())
+        .or_else(|| pg.setting("shared_buffers"));
+    let shared = shared_setting.and_then(|s| s.bytes);
+    let connections = pg.number("max_connections").map(|n| n.max(0.0) as u64);
+    let cost = connection_cost(facts);
+    let per_connection = cost
+        .as_ref()
+        .map_or(DEFAULT_CONNECTION_COST, |c| c.mean_real);
+    let floor =
+        shared.map(|s| s.saturating_add(connections.unwrap_or(0).saturating_mul(per_connection)));
+
+    let mut severity = None::<Severity>;
+    let mut raise = |s: Severity| severity = Some(severity.map_or(s, |o| o.max(s)));
+    let mut said = Vec::new();
+    let mut too_small = false;
+    if let (Some(l), Some(fl)) = (limit, floor)
+        && fl as f64 >= FLOOR_SHARE * l.value as f64
+    {
+        too_small = true;
+        raise(Severity::Warning);
+        said.push(format!(
+            "Shared memory ({}) and max_connections = {} at {} each ({}) need {}, {:.0} % of \
+             the {} limit: little is left for sorts, hashes and the page cache, which the \
+             cgroup also counts.",
+            human_bytes(shared.unwrap_or(0)),
+            connections.unwrap_or(0),
+            human_bytes(per_connection),
+            if cost.is_some() {
+                "measured: Pss_Anon + VmPTE of the client backends"
+            } else {
+                "assumed: the bundle has no client backend to measure"
+            },
+            human_bytes(fl),
+            fl as f64 / l.value as f64 * 100.0,
+            human_bytes(l.value)
+        ));
+    }
+    if oom_kills > 0 {
+        raise(if memcg_kills.is_empty() {
+            Severity::Warning
+        } else {
+            Severity::Critical
+        });
+        said.push(format!(
+            "The cgroup's OOM killer has killed {oom_kills} process{} in it{}.",
+            if oom_kills == 1 { "" } else { "es" },
+            match memcg_kills.first() {
+                Some((_, _, k)) => format!(
+                    "; the kernel log shows the memory cgroup OOM kill of {} {}",
+                    k.comm, k.pid
+                ),
+                None => String::new(),
+            }
+        ));
+    } else if !memcg_kills.is_empty() {
+        raise(Severity::Critical);
+        said.push(format!(
+            "The kernel log shows {} memory cgroup OOM kill{} of PostgreSQL processes.",
+            memcg_kills.len(),
+            if memcg_kills.len() == 1 { "" } else { "s" }
+        ));
+    }
+    let failcnt = cg.failcnt.as_ref().map_or(0, |f| f.value);
+    let peak = cg.peak.as_ref().map(|p| p.value);
+    if let Some(l) = limit {
+        let peak_reached = peak.is_some_and(|p| p as f64 >= PEAK_SHARE * l.value as f64);
+        if failcnt > 0 || peak_reached {
+            raise(Severity::Info);
+            said.push(format!(
+                "Usage has reached the limit{}{}: the kernel reclaimed the cgroup's page cache \
+                 (or failed allocations) to stay under it.",
+                if failcnt > 0 {
+                    format!(" {failcnt} times (memory.failcnt)")
+                } else {
+                    String::new()
+                },
+                peak.map(|p| format!(
+                    ", peaking at {} ({:.0} %)",
+                    human_bytes(p),
+                    p as f64 / l.value as f64 * 100.0
+                ))
+                .unwrap_or_default()
+            ));
+        }
+    }
+    let Some(severity) = severity else {
+        return Vec::new();
+    };
+
+    let worst = worst_case(facts);
+    let mut fix = Vec::new();
+    let twice_floor = floor.map(|fl| (fl as f64 / FLOOR_SHARE) as u64);
+    let worst_need = worst
+        .as_ref()
+        .map(|w| (w.total as f64 / (1.0 - HEADROOM)) as u64);
+    if let Some(l) = limit {
+        let mut wants = Vec::new();
+        if let (Some(t), Some(fl)) = (twice_floor, floor)
+            && t > l.value
+        {
+            wants.push(format!(
+                "at least {} (twice the floor of {})",
+                human_bytes(t),
+                human_bytes(fl)
+            ));
+        }
+        if let (Some(n), Some(w)) = (worst_need, &worst)
+            && n > l.value
+        {
+            wants.push(format!(
+                "{} to hold the worst case of the memory settings with a fifth to spare ({}; \
+                 see work-mem-exceeds-memory)",
+                human_bytes(n),
+                w.formula()
+            ));
+        }
+        let killed = oom_kills > 0 || !memcg_kills.is_empty();
+        let settings_fit = worst.as_ref().is_some_and(|w| w.total <= l.value);
+        if !wants.is_empty() {
+            fix.push(format!(
+                "Size the limit ({}, now {}) for PostgreSQL: {}.",
+                l.path,
+                human_bytes(l.value),
+                wants.join("; ")
+            ));
+            if killed && settings_fit {
+                fix.push(format!(
+                    "The worst case of the settings ({}) is under the limit, yet the cgroup \
+                     killed: the memory also came from beyond the settings (a session's own \
+                     SET work_mem, an extension, something else in the cgroup); find the \
+                     query the OOM report and the log name, and bound it.",
+                    human_bytes(worst.as_ref().map_or(0, |w| w.total))
+                ));
+            }
+        } else if floor.is_some() && worst.is_some() {
+            fix.push(format!(
+                "The limit ({}, {}) holds twice the configuration's floor and the worst case \
+                 of its memory settings: what ran out came from beyond the settings (a \
+                 session's own SET work_mem, an extension, something else in the cgroup). \
+                 Find the query the OOM report and the log name, and bound it (work_mem per \
+                 role, statement_timeout) rather than the limit.",
+                l.path,
+                human_bytes(l.value)
+            ));
+        } else {
+            fix.push(format!(
+                "Size the limit ({}, now {}) for shared_buffers, the connections and their \
+                 work_mem, with room for the page cache.",
+                l.path,
+                human_bytes(l.value)
+            ));
+        }
+        if too_small && let Some(s) = shared {
+            let room = (FLOOR_SHARE * l.value as f64) as u64;
+            let connections_cost = floor.unwrap_or(s).saturating_sub(s);
+            if room > connections_cost {
+                fix.push(format!(
+                    "Or keep it and bring shared memory under {} (now {}) or max_connections \
+                     down with a pooler.",
+                    human_bytes(room - connections_cost),
+                    pg.setting("shared_buffers")
+                        .map_or_else(|| "unknown".to_owned(), |s| s.describe())
+                ));
+            }
+        }
+        fix.push(
+            "The limit is set where the cgroup is made: MemoryMax= of the systemd unit, \
+             --memory of the container, resources.limits.memory in Kubernetes."
+                .to_owned(),
+        );
+    } else {
+        fix.push(
+            "The cgroup itself is not limited below RAM: the kill came from a limit above it \
+             (a parent cgroup, the container or the pod): size that one for PostgreSQL."
+                .to_owned(),
+        );
+    }
+
+    let mut evidence = Vec::new();
+    if let Some(l) = &cg.limit {
+        evidence.push(l.evidence(format!("memory limit {}", human_bytes(l.value))));
+    }
+    if let Some(u) = &cg.usage {
+        evidence.push(u.evidence(format!("usage {}", human_bytes(u.value))));
+    }
+    if let Some(p) = &cg.peak {
+        evidence.push(p.evidence(format!("peak usage {}", human_bytes(p.value))));
+    }
+    if let Some(f) = &cg.failcnt {
+        evidence.push(f.evidence(format!("failcnt {}", f.value)));
+    }
+    if let Some(k) = &cg.oom_kills {
+        evidence.push(k.evidence(format!("oom_kill {}", k.value)));
+    }
+    if too_small {
+        evidence.extend(
+            shared_setting
+                .into_iter()
+                .chain(pg.setting("max_connections"))
+                .filter_map(|s| s.evidence()),
+        );
+    }
+    evidence.extend(memcg_kills.iter().map(|(_, _, k)| {
+        kill_evidence(k, format!("memory cgroup OOM kill of {} {}", k.comm, k.pid))
+    }));
+
+    let title = match (limit, oom_kills) {
+        (Some(l), 0) => format!(
+            "The postmaster's memory cgroup limit of {} is {}",
+            human_bytes(l.value),
+            if too_small {
+                "too small for the configuration"
+            } else {
+                "reached"
+            }
+        ),
+        (Some(l), n) => format!(
+            "The postmaster's memory cgroup (limit {}) has had {n} OOM kill{}",
+            human_bytes(l.value),
+            if n == 1 { "" } else { "s" }
+        ),
+        (None, n) => format!(
+            "The postmaster's memory cgroup has had {n} OOM kill{}",
+            if n == 1 { "" } else { "s" }
+        ),
+    };
+    let mut f = finding(&META, severity, title)
+        .summary(said.join(" "))
+        .recommend(fix.join(" "))
+        .evidence(evidence)
+        .figure("oom_kills", oom_kills as f64)
+        .figure("failcnt", failcnt as f64);
+    if let Some(l) = limit {
+        f = f.figure("limit_bytes", l.value as f64);
+        if let Some(fl) = floor {
+            f = f
+                .figure("floor_bytes", fl as f64)
+                .figure("floor_share", fl as f64 / l.value as f64);
+        }
+        let recommended = twice_floor.max(worst_need).filter(|&r| r > l.value);
+        if let Some(r) = recommended {
+            f = f.figure("recommended_limit_bytes", r as f64);
+        }
+    }
+    if let Some(u) = &cg.usage {
+        f = f.figure("usage_bytes", u.value as f64);
+    }
+    if let Some(p) = peak {
+        f = f.figure("peak_bytes", p as f64);
+    }
+    if let Some((index, incident, _)) = memcg_kills.first() {
+        f = f.incident(*index).confidence(incident.confidence);
+    }
+    vec![f]
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::Severity;
+    use crate::rules::testing::{Outcome, Scratch};
+
+    const CGROUP: &str = "cgroup/16859";
+
+    /// The collected bundle: a 1 GiB cgroup, usage 70 MB, peak 86 MB, failcnt 0, no OOM
+    /// kill; 38 MiB of shared memory and 20 connections at a measured 1465 kB.
+    fn collected() -> Scratch {
+        Scratch::bundle("formats/bundle/pg15-collected.tar.gz")
+    }
+
+    fn shared_memory_mb(mb: u64) -> Scratch {
+        collected().set_line(
+            "postgres/pg_settings.txt",
+            "shared_memory_size|",
+            &format!("shared_memory_size|{mb}|MB|default||f"),
+        )
+    }
+
+    #[test]
+    fn the_collected_cgroup_is_silent() {
+        assert!(collected().run("cgroup-memory-limit").silent());
+    }
+
+    #[test]
+    fn a_floor_of_half_the_limit_is_a_warning() {
+        // 484 MB + 20 × 1,500,160 B = 537,513,984 B ≥ 512 MiB; 483 MB gives 536,465,408 B.
+        let f = shared_memory_mb(484).run("cgroup-memory-limit").one();
+        assert_eq!(f.severity, Severity::Warning);
+        assert_eq!(f.figures["floor_bytes"], 537_513_984.0);
+        assert!(f.summary.contains("measured"), "{}", f.summary);
+        let text = f.recommendation.unwrap();
+        assert!(text.contains("at least 1.0 GiB (twice the floor"), "{text}");
+        // The larger of twice the floor (1,075,027,968 B) and the worst case, 480 MiB of
+        // work_mem + 484 MB + 192 MiB = 1,212,153,856 B, with a fifth to spare.
+        assert_eq!(f.figures["recommended_limit_bytes"], 1_515_192_320.0);
+        assert!(
+            text.contains("cgroup/16859/memory.limit_in_bytes"),
+            "{text}"
+        );
+        assert!(
+            f.evidence
+                .iter()
+                .any(|e| e.key.as_deref() == Some("shared_memory_size"))
+        );
+        assert!(shared_memory_mb(483).run("cgroup-memory-limit").silent());
+    }
+
+    #[test]
+    fn without_backends_a_connection_is_assumed_to_cost_2_mib() {
+        // The two client backends' files removed: 484 MB + 20 × 2 MiB = 549,453,824 B.
+        let mut s = shared_memory_mb(484);
+        for p in s.paths("processes/1689") {
+            s = s.remove(&p);
+        }
+        let f = s.run("cgroup-memory-limit").one();
+        assert_eq!(f.figures["floor_bytes"], 549_453_824.0);
+        assert!(f.summary.contains("assumed"), "{}", f.summary);
+    }
+
+    #[test]
+    fn an_oom_kill_in_the_cgroup_is_a_warning() {
+        let f = collected()
+            .set_line(
+                &format!("{CGROUP}/memory.oom_control"),
+                "oom_kill ",
+                "oom_kill 1",
+            )
+            .run("cgroup-memory-limit")
+            .one();
+        assert_eq!(f.severity, Severity::Warning);
+        assert_eq!(f.figures["oom_kills"], 1.0);
+        assert!(f.title.contains("1 OOM kill"), "{}", f.title);
+        // 1 GiB holds twice the 67 MiB floor and the 710 MiB worst case with a fifth spare.
+        assert!(!f.figures.contains_key("recommended_limit_bytes"));
+        let text = f.recommendation.unwrap();
+        assert!(text.contains("from beyond the settings"), "{text}");
+        assert!(
+            f.evidence
+                .iter()
+                .any(|e| e.key.as_deref() == Some("oom_kill") && e.line == 3)
+        );
+    }
+
+    #[test]
+    fn an_unlimited_cgroup_that_killed_points_above_it() {
+        // The limit edited to what cgroup v1 prints for no limit, oom_kill to 1.
+        let f = collected()
+            .write(
+                &format!("{CGROUP}/memory.limit_in_bytes"),
+                "9223372036854771712\n",
+            )
+            .set_line(
+                &format!("{CGROUP}/memory.oom_control"),
+                "oom_kill ",
+                "oom_kill 1",
+            )
+            .run("cgroup-memory-limit")
+            .one();
+        assert_eq!(f.severity, Severity::Warning);
+        assert!(!f.figures.contains_key("limit_bytes"));
+        assert!(f.recommendation.unwrap().contains("not limited below RAM"),);
+    }
+
+    #[test]
+    fn the_limit_reached_is_info() {
+        // failcnt edited to 1.
+        let f = collected()
+            .write(&format!("{CGROUP}/memory.failcnt"), "1\n")
+            .run("cgroup-memory-limit")
+            .one();
+        assert_eq!(f.severity, Severity::Info);
+        // The peak edited to 95 % of 1 GiB (1,020,054,732.8 B) and one byte under.
+        let peak = |b: u64| {
+            collected()
+                .write(
+                    &format!("{CGROUP}/memory.max_usage_in_bytes"),
+                    format!("{b}\n"),
+                )
+                .run("cgroup-memory-limit")
+        };
+        assert_eq!(peak(1_020_054_733).one().severity, Severity::Info);
+        assert!(peak(1_020_054_732).silent());
+    }
+
+    #[test]
+    fn the_recorded_memcg_kill_is_critical_and_tied() {
+        // 512 MiB limit, oom_kill 1, peak at the limit; 143 MiB + 100 × 2 MiB = 343 MiB floor
+        // (no client backend survived the crash-restart to measure).
+        let f = Scratch::incident("pg15-memcg-oom-work-mem")
+            .run("cgroup-memory-limit")
+            .one();
+        assert_eq!(f.severity, Severity::Critical);
+        assert_eq!(f.incident, Some(0));
+        assert_eq!(f.figures["oom_kills"], 1.0);
+        assert_eq!(f.figures["limit_bytes"], (512u64 << 20) as f64);
+        assert_eq!(f.figures["floor_bytes"], ((143u64 + 200) << 20) as f64);
+        assert!(f.summary.contains("postgres 32691"), "{}", f.summary);
+        assert!(
+            f.summary.contains("Usage has reached the limit"),
+            "{}",
+            f.summary
+        );
+        let text = f.recommendation.unwrap();
+        assert!(text.contains("worst case"), "{text}");
+    }
+
+    #[test]
+    fn the_recorded_postmaster_kill_counts_two_kills() {
+        let f = Scratch::incident("pg15-oom-kill-postmaster")
+            .run("cgroup-memory-limit")
+            .one();
+        assert_eq!(f.severity, Severity::Critical);
+        assert_eq!(f.figures["oom_kills"], 2.0);
+        assert!(f.summary.contains("postgres 23749"), "{}", f.summary);
+        // 8 MiB × 60 nodes + 275 MiB + 192 MiB = 947 MiB: under the 1 GiB limit, over 80 % of
+        // it; the sort that ran out had SET work_mem = '4GB' itself.
+        let text = f.recommendation.unwrap();
+        assert!(text.contains("1.2 GiB to hold the worst case"), "{text}");
+        assert!(text.contains("beyond the settings"), "{text}");
+    }
+
+    #[test]
+    fn without_cgroup_files_it_is_not_evaluated() {
+        let mut s = collected();
+        for p in s.paths("cgroup/") {
+            s = s.remove(&p);
+        }
+        assert!(matches!(
+            s.run("cgroup-memory-limit"),
+            Outcome::NotEvaluated(_)
+        ));
+    }
+}

@@ -1,0 +1,449 @@
+//! ## What it finds
+//! The postmaster's `oom_score_adj` is not -1000, so the kernel's OOM killer may pick it; or
+//! the postmaster is protected and its children kept the value they inherited (the server was
+//! started without `PG_OOM_ADJUST_FILE`), so the backends are protected too.
+//!
+//! ## Why it matters
+//! A killed backend costs a crash-restart of a few seconds; a killed postmaster leaves the
+//! server down until something starts it again. The postmaster holds little memory of its
+//! own, so -1000 costs nothing; -900 (what Debian's `pg_ctlcluster` sets) is much better than
+//! 0, since it takes 90 % of memory off the process's score, but only -1000 takes a process
+//! out of the OOM killer's choice. The other way round, children at -1000 cannot be killed at
+//! all: a runaway backend then makes the kernel kill other programs, and where nothing else is
+//! left (a memory cgroup holding only PostgreSQL) the OOM killer finds no victim and the
+//! allocations stall or the kernel panics (`vm.panic_on_oom`).
+//!
+//! ## What to do
+//! Start the postmaster at -1000 and have every child reset itself to 0. With systemd, a
+//! drop-in for the server's unit (`systemctl edit postgresql@15-main`):
+//! `OOMScoreAdjust=-1000`, `Environment=PG_OOM_ADJUST_FILE=/proc/self/oom_score_adj` and
+//! `Environment=PG_OOM_ADJUST_VALUE=0`, then restart. Without systemd, the script that starts
+//! the server writes -1000 to `/proc/self/oom_score_adj` (as root) and exports the two
+//! variables before `pg_ctl start`. A container runtime's `--oom-score-adj` applies to every
+//! process of the container: the two variables are needed there as well.
+//!
+//! ## Thresholds
+//! The postmaster's `oom_score_adj` not -1000: a warning when it is above 0 (the OOM killer
+//! prefers it) or when the bundle shows the OOM killer at work (a kernel OOM kill, or the
+//! memory cgroup's `oom_kill` counter above 0); otherwise (0, Debian's -900) info, as a
+//! postmaster holding little memory is rarely the one picked. Children that kept the
+//! postmaster's negative value (not reset): a warning. Silent at -1000 with children at any
+//! other value. Kernel OOM reports of `postgres` processes are cited with the victim's
+//! `oom_score_adj` (a postmaster killed, or a backend that kept a negative value); the finding
+//! is tied to the incident of a killed postmaster.
+//!
+//! ## Evidence it needs
+//! The PostgreSQL processes' `oom_score_adj` files and the process titles (or parent pids) that
+//! tell the postmaster apart; the kernel log and the memory cgroup's `oom_kill` counter when
+//! there are.
+//!
+//! ## Knowledge
+//! [pg-kernel-resources] ("Linux Memory Overcommit": `OOMScoreAdjust`, `PG_OOM_ADJUST_FILE`,
+//! `PG_OOM_ADJUST_VALUE`); [fr-memoire]'s task table: the postmaster at -900 is spared, its
+//! child at 0 holding 4.3 GB is killed; [kernel-oom] (-1000 disables OOM killing of a task,
+//! other values shift its score by that many thousandths of memory).
+
+use crate::facts::{Facts, PgProcess};
+use crate::human::human_kb;
+use crate::report::{Finding, Severity};
+use crate::rules::support::{kill_evidence, postgres_oom_kills};
+use crate::rules::{Input, RuleMeta, finding};
+
+pub(crate) const META: RuleMeta = RuleMeta {
+    id: "postmaster-oom-unprotected",
+    title: "The postmaster is within the OOM killer's reach, or its children are out of it",
+    severity: Severity::Warning,
+    needs: &[Input::Processes],
+    uses: &[Input::KernelLog, Input::Cgroup],
+};
+
+/// The `oom_score_adj` that takes a process out of the OOM killer's choice.
+pub(crate) const PROTECTED: i32 = -1000;
+/// What Debian's `pg_ctlcluster` gives the postmaster.
+pub(crate) const DEBIAN: i32 = -900;
+/// Children cited one by one in the evidence, at most.
+const CHILDREN_CITED: usize = 5;
+
+pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
+    let processes = &facts.host.processes;
+    let Some(postmaster) = processes.postmaster() else {
+        return Vec::new();
+    };
+    let Some(adj) = &postmaster.oom_score_adj else {
+        return Vec::new();
+    };
+    let children: Vec<&PgProcess> = processes
+        .children()
+        .filter(|c| c.oom_score_adj.is_some())
+        .collect();
+    let inherited: Vec<&PgProcess> = children
+        .iter()
+        .copied()
+        .filter(|c| adj.value < 0 && c.oom_score_adj.as_ref().map(|a| a.value) == Some(adj.value))
+        .collect();
+    let exposed = adj.value != PROTECTED;
+    if !exposed && inherited.is_empty() {
+        return Vec::new();
+    }
+
+    let mut problems = Vec::new();
+    if exposed {
+        problems.push(match adj.value {
+            DEBIAN => format!(
+                "The postmaster (pid {}) runs at oom_score_adj {DEBIAN}, Debian's \
+                 pg_ctlcluster value: better than 0 (90 % of memory comes off its score) but \
+                 still killable; only {PROTECTED} takes it out of the OOM killer's choice.",
+                postmaster.pid
+            ),
+            v if v < 0 => format!(
+                "The postmaster (pid {}) runs at oom_score_adj {v}: lowered, but still \
+                 killable; only {PROTECTED} takes it out of the OOM killer's choice.",
+                postmaster.pid
+            ),
+            0 => format!(
+                "The postmaster (pid {}) runs at oom_score_adj 0: the OOM killer may pick it \
+                 like any other process, and a killed postmaster leaves the server down until \
+                 something starts it again.",
+                postmaster.pid
+            ),
+            v => format!(
+                "The postmaster (pid {}) runs at oom_score_adj {v}: raised, so the OOM killer \
+                 prefers it to other processes of its size ({v} thousandths of memory are \
+                 added to its score), and a killed postmaster leaves the server down until \
+                 something starts it again.",
+                postmaster.pid
+            ),
+        });
+    }
+    if !inherited.is_empty() {
+        let consequence = if adj.value == PROTECTED {
+            "the OOM killer cannot kill them: a backend that grows makes the kernel kill other \
+             programs, or find no victim at all where PostgreSQL is alone in its memory cgroup"
+        } else {
+            "a backend that grows is as protected as the postmaster, so the kernel prefers to \
+             kill other programs"
+        };
+        problems.push(format!(
+            "{} of its {} children run at the same oom_score_adj {}: they were not reset \
+             (PG_OOM_ADJUST_FILE was not set when the server started), and {consequence}.",
+            inherited.len(),
+            children.len(),
+            adj.value
+        ));
+    }
+
+    let mut evidence = vec![adj.evidence(format!(
+        "postmaster (pid {}) oom_score_adj = {}",
+        postmaster.pid, adj.value
+    ))];
+    evidence.extend(inherited.iter().take(CHILDREN_CITED).filter_map(|c| {
+        let a = c.oom_score_adj.as_ref()?;
+        Some(a.evidence(format!(
+            "{} (pid {}) oom_score_adj = {}",
+            c.role, c.pid, a.value
+        )))
+    }));
+    let mut kills = String::new();
+    let mut postmaster_incident = None;
+    for (index, incident, k) in postgres_oom_kills(facts) {
+        let Some(victim_adj) = k.oom_score_adj else {
+            continue;
+        };
+        let postmaster_killed = incident.kind == "postmaster_killed";
+        if !postmaster_killed && victim_adj >= 0 {
+            continue;
+        }
+        if postmaster_killed {
+            postmaster_incident.get_or_insert(index);
+        }
+        let who = if postmaster_killed {
+            "the postmaster"
+        } else {
+            "a backend that kept a negative value"
+        };
+        kills.push_str(&format!(
+            " The kernel's OOM report shows it killed {} {} ({who}) at oom_score_adj \
+             {victim_adj}{}.",
+            k.comm,
+            k.pid,
+            k.anon_rss_kb
+                .map(|kb| format!(", holding {} anonymous memory", human_kb(kb)))
+                .unwrap_or_default()
+        ));
+        evidence.push(kill_evidence(
+            k,
+            format!(
+                "OOM kill of {} {} at oom_score_adj {victim_adj}",
+                k.comm, k.pid
+            ),
+        ));
+    }
+
+    let oom_seen = facts.incidents.iter().any(|i| i.kernel_kill.is_some())
+        || facts
+            .host
+            .cgroup
+            .as_ref()
+            .and_then(|c| c.oom_kills.as_ref())
+            .is_some_and(|k| k.value > 0);
+    let severity = if adj.value > 0 || !inherited.is_empty() || oom_seen {
+        Severity::Warning
+    } else {
+        Severity::Info
+    };
+    if exposed && inherited.is_empty() {
+        problems.push(if oom_seen {
+            format!(
+                "The bundle shows the OOM killer at work on this host or cgroup, and the \
+                 postmaster at {} is among its candidates.",
+                adj.value
+            )
+        } else {
+            "It holds little memory of its own, so the OOM killer rarely picks it while a \
+             larger process is there; it still can."
+                .to_owned()
+        });
+    }
+    let title = match (exposed, inherited.is_empty()) {
+        (true, true) => format!(
+            "The postmaster runs at oom_score_adj {}: the OOM killer can kill it",
+            adj.value
+        ),
+        (false, _) => format!(
+            "{} PostgreSQL children inherited the postmaster's oom_score_adj {PROTECTED}: the \
+             OOM killer cannot kill a runaway backend",
+            inherited.len()
+        ),
+        (true, false) => format!(
+            "The postmaster runs at oom_score_adj {} and {} children kept that value",
+            adj.value,
+            inherited.len()
+        ),
+    };
+    let mut f = finding(&META, severity, title)
+        .summary(format!("{}{kills}", problems.join(" ")))
+        .recommend(format!(
+            "Start the postmaster at oom_score_adj {PROTECTED} and reset every child to 0: \
+                 with systemd, a drop-in for the server's unit (systemctl edit \
+                 postgresql@VERSION-CLUSTER) with OOMScoreAdjust={PROTECTED}, \
+                 Environment=PG_OOM_ADJUST_FILE=/proc/self/oom_score_adj and \
+                 Environment=PG_OOM_ADJUST_VALUE=0, then restart the server; without systemd, \
+                 write {PROTECTED} to /proc/self/oom_score_adj and export the two variables in \
+                 the script that runs pg_ctl start. Afterwards {} should read {PROTECTED} and \
+                 the children's files 0.",
+            adj.path
+        ))
+        .evidence(evidence)
+        .figure("postmaster_oom_score_adj", f64::from(adj.value))
+        .figure("children", children.len() as f64)
+        .figure("children_not_reset", inherited.len() as f64);
+    if let Some(index) = postmaster_incident {
+        f = f.incident(index);
+    }
+    vec![f]
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::Severity;
+    use crate::rules::testing::{Outcome, Scratch};
+
+    /// The collected bundle's postmaster is pid 16859; its seven children are 16862–16893.
+    /// Every process ran at oom_score_adj 0.
+    const POSTMASTER: &str = "processes/16859/oom_score_adj";
+    const CHILDREN: &[&str] = &[
+        "16862", "16863", "16865", "16866", "16867", "16892", "16893",
+    ];
+
+    fn collected() -> Scratch {
+        Scratch::bundle("formats/bundle/pg15-collected.tar.gz")
+    }
+
+    fn with_children_at(mut scratch: Scratch, value: &str) -> Scratch {
+        for pid in CHILDREN {
+            scratch = scratch.write(&format!("processes/{pid}/oom_score_adj"), value);
+        }
+        scratch
+    }
+
+    #[test]
+    fn a_postmaster_at_zero_is_info_citing_its_file() {
+        // No OOM kill anywhere in the collected bundle.
+        let f = collected().run("postmaster-oom-unprotected").one();
+        assert_eq!(f.severity, Severity::Info);
+        assert_eq!(f.figures["postmaster_oom_score_adj"], 0.0);
+        assert_eq!(f.figures["children"], 7.0);
+        assert_eq!(f.figures["children_not_reset"], 0.0);
+        assert_eq!(f.evidence[0].path, POSTMASTER);
+        assert_eq!(f.evidence[0].key.as_deref(), Some("oom_score_adj"));
+        let text = f.recommendation.unwrap();
+        assert!(text.contains("OOMScoreAdjust=-1000"), "{text}");
+        assert!(
+            text.contains("PG_OOM_ADJUST_FILE=/proc/self/oom_score_adj"),
+            "{text}"
+        );
+        assert!(text.contains("PG_OOM_ADJUST_VALUE=0"), "{text}");
+    }
+
+    #[test]
+    fn minus_1000_with_children_reset_is_silent_and_minus_999_is_not() {
+        // The postmaster's file edited to -1000 (its children stay at 0): protected, reset.
+        assert!(
+            collected()
+                .write(POSTMASTER, "-1000\n")
+                .run("postmaster-oom-unprotected")
+                .silent()
+        );
+        let f = collected()
+            .write(POSTMASTER, "-999\n")
+            .run("postmaster-oom-unprotected")
+            .one();
+        assert_eq!(f.figures["postmaster_oom_score_adj"], -999.0);
+        assert!(f.summary.contains("still killable"), "{}", f.summary);
+    }
+
+    #[test]
+    fn an_oom_kill_counted_by_the_cgroup_makes_zero_a_warning() {
+        let f = collected()
+            .set_line("cgroup/16859/memory.oom_control", "oom_kill ", "oom_kill 1")
+            .run("postmaster-oom-unprotected")
+            .one();
+        assert_eq!(f.severity, Severity::Warning);
+    }
+
+    #[test]
+    fn debians_minus_900_is_better_than_zero_but_still_killable() {
+        let f = collected()
+            .write(POSTMASTER, "-900\n")
+            .run("postmaster-oom-unprotected")
+            .one();
+        assert_eq!(f.severity, Severity::Info);
+        assert!(f.summary.contains("Debian"), "{}", f.summary);
+        assert!(f.summary.contains("still killable"), "{}", f.summary);
+    }
+
+    #[test]
+    fn a_raised_value_says_the_killer_prefers_it() {
+        let f = collected()
+            .write(POSTMASTER, "1000\n")
+            .run("postmaster-oom-unprotected")
+            .one();
+        assert_eq!(f.figures["postmaster_oom_score_adj"], 1000.0);
+        assert_eq!(f.severity, Severity::Warning);
+        assert!(f.summary.contains("prefers it"), "{}", f.summary);
+        assert_eq!(f.incident, None);
+    }
+
+    #[test]
+    fn children_that_kept_minus_1000_are_a_warning() {
+        // The postmaster and every child edited to -1000: started without PG_OOM_ADJUST_FILE.
+        let f = with_children_at(collected().write(POSTMASTER, "-1000\n"), "-1000\n")
+            .run("postmaster-oom-unprotected")
+            .one();
+        assert_eq!(f.severity, Severity::Warning);
+        assert_eq!(f.figures["children_not_reset"], 7.0);
+        assert!(f.title.contains("cannot kill"), "{}", f.title);
+        // The postmaster's file and five children's.
+        assert_eq!(f.evidence.len(), 6);
+        // One child left at -1000, the others reset to 0 (the edge: a single one counts).
+        let one = collected()
+            .write(POSTMASTER, "-1000\n")
+            .write("processes/16893/oom_score_adj", "-1000\n")
+            .run("postmaster-oom-unprotected")
+            .one();
+        assert_eq!(one.figures["children_not_reset"], 1.0);
+        // Children at a value other than the postmaster's were reset: -999 is not -1000.
+        assert!(
+            with_children_at(collected().write(POSTMASTER, "-1000\n"), "-999\n")
+                .run("postmaster-oom-unprotected")
+                .silent()
+        );
+    }
+
+    #[test]
+    fn minus_900_inherited_is_both_problems() {
+        let f = with_children_at(collected().write(POSTMASTER, "-900\n"), "-900\n")
+            .run("postmaster-oom-unprotected")
+            .one();
+        assert_eq!(f.figures["children_not_reset"], 7.0);
+        assert!(f.title.contains("kept that value"), "{}", f.title);
+    }
+
+    #[test]
+    fn the_recorded_memcg_kill_fires_on_the_postmaster_at_zero() {
+        // The postmaster 32422 ran at 0 (the recording VM cannot lower it), its children were
+        // reset to 0, and the kernel killed backend 32691 at 0: nothing to say about the kill.
+        let f = Scratch::incident("pg15-memcg-oom-work-mem")
+            .run("postmaster-oom-unprotected")
+            .one();
+        assert_eq!(f.severity, Severity::Warning);
+        assert!(f.summary.contains("OOM killer at work"), "{}", f.summary);
+        assert_eq!(f.figures["postmaster_oom_score_adj"], 0.0);
+        assert_eq!(f.evidence[0].path, "processes/32422/oom_score_adj");
+        assert!(!f.summary.contains("OOM report"), "{}", f.summary);
+    }
+
+    #[test]
+    fn a_killed_backend_that_kept_a_negative_value_is_cited() {
+        // The same capture as if started by pg_ctlcluster without PG_OOM_ADJUST_FILE: every
+        // oom_score_adj file and the kill line's `oom_score_adj:0` edited to -900.
+        let kill = "Memory cgroup out of memory: Killed process 32691 (postgres) \
+                    total-vm:768564kB, anon-rss:418972kB, file-rss:45824kB, shmem-rss:4136kB, \
+                    UID:1003 pgtables:1204kB oom_score_adj:-900";
+        let mut scratch = Scratch::incident("pg15-memcg-oom-work-mem")
+            .set_line(
+                "kernel/dmesg.txt",
+                "[ 4169.534245] Memory cgroup",
+                &format!("[ 4169.534245] {kill}"),
+            )
+            .set_line(
+                "kernel/dmesg-T.txt",
+                "[Tue Nov 24 05:29:29 2026] Memory cgroup",
+                &format!("[Tue Nov 24 05:29:29 2026] {kill}"),
+            );
+        for path in scratch.paths("/oom_score_adj") {
+            scratch = scratch.write(&path, "-900\n");
+        }
+        let f = scratch.run("postmaster-oom-unprotected").one();
+        assert_eq!(f.figures["children_not_reset"], 5.0);
+        assert!(
+            f.summary
+                .contains("killed postgres 32691 (a backend that kept a negative value)"),
+            "{}",
+            f.summary
+        );
+        assert!(f.evidence.iter().any(|e| e.path == "kernel/dmesg.txt"));
+    }
+
+    #[test]
+    fn the_recorded_postmaster_kill_at_plus_1000_is_tied_to_its_incident() {
+        // The postmaster ran at 1000 (children reset to 0); the kernel killed it (pid 23749),
+        // and the restarted postmaster 24812 runs at 1000 again.
+        let f = Scratch::incident("pg15-oom-kill-postmaster")
+            .run("postmaster-oom-unprotected")
+            .one();
+        assert_eq!(f.severity, Severity::Warning);
+        assert_eq!(f.incident, Some(0));
+        assert_eq!(f.figures["postmaster_oom_score_adj"], 1000.0);
+        assert_eq!(f.figures["children_not_reset"], 0.0);
+        assert!(
+            f.summary
+                .contains("killed postgres 23749 (the postmaster) at oom_score_adj 1000"),
+            "{}",
+            f.summary
+        );
+        assert_eq!(f.evidence[0].path, "processes/24812/oom_score_adj");
+    }
+
+    #[test]
+    fn a_bundle_without_processes_is_not_evaluated() {
+        let mut scratch = collected();
+        for path in scratch.paths("processes/") {
+            scratch = scratch.remove(&path);
+        }
+        assert!(matches!(
+            scratch.run("postmaster-oom-unprotected"),
+            Outcome::NotEvaluated(_)
+        ));
+    }
+}

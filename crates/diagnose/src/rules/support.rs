@@ -1,0 +1,533 @@
+//! Pieces several rules write the same way: an incident's evidence and figures in words, the
+//! PostgreSQL settings sum that bounds memory use, the overcommit ratio the seeds compute, the
+//! OOM kills of PostgreSQL processes, the huge pages PostgreSQL's shared memory needs, what one
+//! connection really costs, the settings a finding stands on, sizes written as postgresql.conf
+//! values, counted nouns.
+
+use crate::facts::{Facts, Setting};
+use crate::human::{cut, duration, human_bytes, human_kb};
+use crate::report::{Evidence, Incident, KernelKill};
+
+/// The lines an incident stands on: the kernel's report, the death, the preceding lines, ready.
+pub(crate) fn incident_evidence(incident: &Incident) -> Vec<Evidence> {
+    let mut evidence = Vec::new();
+    if let Some(k) = &incident.kernel_kill {
+        evidence.push(Evidence {
+            path: k.path.clone(),
+            line: k.line,
+            what: "kernel OOM-killer report".into(),
+            key: None,
+        });
+    }
+    for l in &incident.preceded_by {
+        evidence.push(Evidence {
+            path: l.path.clone(),
+            line: l.line,
+            what: format!(
+                "{}{}",
+                l.severity.map(|s| format!("{s}: ")).unwrap_or_default(),
+                cut(&l.message, 160)
+            ),
+            key: None,
+        });
+    }
+    if let Some(c) = &incident.postgres_crash {
+        evidence.push(Evidence {
+            path: c.path.clone(),
+            line: c.line,
+            what: format!("{} died", c.process),
+            key: None,
+        });
+    }
+    if let (Some(line), Some(path)) = (
+        incident.recovery.as_ref().and_then(|r| r.ready_line),
+        incident
+            .postgres_crash
+            .as_ref()
+            .map(|c| c.path.clone())
+            .or_else(|| incident.preceded_by.first().map(|l| l.path.clone())),
+    ) {
+        evidence.push(Evidence {
+            path,
+            line,
+            what: "ready to accept connections again".into(),
+            key: None,
+        });
+    }
+    evidence
+}
+
+/// `; the instance was down 31.0 s` or nothing.
+pub(crate) fn outage_text(incident: &Incident) -> String {
+    incident
+        .outage_seconds
+        .map(|s| format!("; the instance was down {}", duration(s)))
+        .unwrap_or_default()
+}
+
+/// ` (76 MiB of WAL replayed in 0.68 s)` or nothing.
+pub(crate) fn redo_text(incident: &Incident) -> String {
+    match (incident.redo_seconds, incident.wal_replayed_bytes) {
+        (Some(s), Some(b)) => format!(" ({} of WAL replayed in {s:.2} s)", human_kb(b / 1024)),
+        (None, Some(b)) => format!(" ({} of WAL replayed)", human_kb(b / 1024)),
+        _ => String::new(),
+    }
+}
+
+/// ` It was running: <query>` or nothing.
+pub(crate) fn query_text(incident: &Incident) -> String {
+    incident
+        .postgres_crash
+        .as_ref()
+        .and_then(|c| c.query.as_deref())
+        .map(|q| format!(" It was running: {}", cut(q, 400)))
+        .unwrap_or_default()
+}
+
+/// ` under the memory cgroup limit of 300 MiB (/path)` / ` when the host ran out of memory`.
+pub(crate) fn limit_text(k: &KernelKill) -> String {
+    match (&k.memcg, k.constraint.as_deref()) {
+        (Some(m), _) if m.limit_kb.is_some() => format!(
+            " under the memory cgroup limit of {}{}",
+            human_kb(m.limit_kb.unwrap_or_default()),
+            m.path
+                .as_deref()
+                .map(|p| format!(" ({p})"))
+                .unwrap_or_default()
+        ),
+        (_, Some("global")) => " when the host ran out of memory".to_owned(),
+        _ => String::new(),
+    }
+}
+
+/// The effective memory limit PostgreSQL lives under: the cgroup limit when one is set and
+/// below RAM, else RAM. `(bytes, "cgroup memory limit" | "RAM", evidence)`.
+pub(crate) fn memory_limit(facts: &Facts<'_>) -> Option<(u64, &'static str, Evidence)> {
+    let ram = facts.host.memory.as_ref().map(|m| &m.ram);
+    let cgroup = facts.host.cgroup.as_ref().and_then(|c| c.limit.as_ref());
+    match (cgroup, ram) {
+        (Some(c), Some(r)) if c.value < r.value => Some((
+            c.value,
+            "cgroup memory limit",
+            c.evidence(format!("memory limit {}", human_bytes(c.value))),
+        )),
+        (_, Some(r)) => Some((
+            r.value,
+            "RAM",
+            r.evidence(format!("RAM {}", human_bytes(r.value))),
+        )),
+        (Some(c), None) => Some((
+            c.value,
+            "cgroup memory limit",
+            c.evidence(format!("memory limit {}", human_bytes(c.value))),
+        )),
+        (None, None) => None,
+    }
+}
+
+/// The worst case of PostgreSQL's memory settings: every connection running one sort or
+/// hash node at its limit, in a leader and each parallel worker, beside shared memory and the
+/// autovacuum workers.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct WorstCase {
+    /// `work_mem × hash_mem_multiplier`.
+    pub per_node: u64,
+    /// `max_connections × (1 + max_parallel_workers_per_gather)`.
+    pub nodes: u64,
+    /// `shared_buffers` (or `shared_memory_size` when the dump has it).
+    pub shared: u64,
+    /// `(autovacuum_work_mem or maintenance_work_mem) × autovacuum_max_workers`.
+    pub maintenance: u64,
+    /// The sum.
+    pub total: u64,
+    /// The settings it was computed from, for evidence and text.
+    pub settings: Vec<Setting>,
+}
+
+impl WorstCase {
+    /// `work_mem × hash_mem_multiplier × max_connections × (1 + gather) + shared + av` with
+    /// the values, for a person.
+    pub fn formula(&self) -> String {
+        format!(
+            "{} × {} nodes + {} shared + {} for autovacuum = {}",
+            human_bytes(self.per_node),
+            self.nodes,
+            human_bytes(self.shared),
+            human_bytes(self.maintenance),
+            human_bytes(self.total)
+        )
+    }
+}
+
+/// The worst case of the server's settings, when they are known.
+pub(crate) fn worst_case(facts: &Facts<'_>) -> Option<WorstCase> {
+    let pg = &facts.host.postgres;
+    let setting = |name: &str| pg.setting(name).cloned();
+    let work_mem = setting("work_mem")?;
+    let max_connections = setting("max_connections")?;
+    let shared_buffers = setting("shared_buffers")?;
+    let multiplier = setting("hash_mem_multiplier");
+    let gather = setting("max_parallel_workers_per_gather");
+    let maintenance = setting("maintenance_work_mem");
+    let av_work_mem = setting("autovacuum_work_mem").filter(|s| s.bytes.is_some());
+    let av_workers = setting("autovacuum_max_workers");
+    let shared_size = setting("shared_memory_size");
+
+    let per_node =
+        (work_mem.bytes? as f64 * multiplier.as_ref().and_then(|m| m.number).unwrap_or(1.0)) as u64;
+    let nodes = (max_connections.number? as u64).saturating_mul(
+        1 + gather
+            .as_ref()
+            .and_then(|g| g.number)
+            .unwrap_or(0.0)
+            .max(0.0) as u64,
+    );
+    let shared = shared_size
+        .as_ref()
+        .and_then(|s| s.bytes)
+        .or(shared_buffers.bytes)?;
+    let av_mem = av_work_mem
+        .as_ref()
+        .or(maintenance.as_ref())
+        .and_then(|s| s.bytes)
+        .unwrap_or(0);
+    let av =
+        av_mem.saturating_mul(av_workers.as_ref().and_then(|s| s.number).unwrap_or(3.0) as u64);
+    let total = per_node
+        .saturating_mul(nodes)
+        .saturating_add(shared)
+        .saturating_add(av);
+    let settings = [
+        Some(work_mem),
+        multiplier,
+        Some(max_connections),
+        gather,
+        Some(shared_buffers),
+        shared_size,
+        av_work_mem.or(maintenance),
+        av_workers,
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    Some(WorstCase {
+        per_node,
+        nodes,
+        shared,
+        maintenance: av,
+        total,
+        settings,
+    })
+}
+
+/// The `vm.overcommit_ratio` that leaves `keep` (0.2: a fifth) of RAM to the page cache under
+/// `vm.overcommit_memory = 2`, from the seeds' derivation: CommitLimit + huge pages + cache =
+/// RAM, CommitLimit = swap + (RAM − huge pages) × ratio, so ratio = ((1 − keep) × RAM − swap −
+/// huge pages) / (RAM − huge pages). Clamped to 1–100.
+pub(crate) fn overcommit_ratio_for(ram: u64, swap: u64, huge: u64, keep: f64) -> u64 {
+    let usable = ram.saturating_sub(huge) as f64;
+    if usable <= 0.0 {
+        return 1;
+    }
+    let ratio = ((1.0 - keep) * ram as f64 - swap as f64 - huge as f64) / usable * 100.0;
+    ratio.floor().clamp(1.0, 100.0) as u64
+}
+
+/// The CommitLimit a ratio gives: `swap + (RAM − huge pages) × ratio / 100`.
+pub(crate) fn commit_limit_for(ram: u64, swap: u64, huge: u64, ratio: u64) -> u64 {
+    swap.saturating_add(ram.saturating_sub(huge) / 100 * ratio)
+}
+
+/// What a perf profile covers, for a person: `1,234 samples over 20.0 s on 2 CPUs
+/// (perf/perf-script.txt)`.
+pub(crate) fn perf_coverage(p: &crate::facts::PerfFacts) -> String {
+    format!(
+        "{} samples of {} over {}{} ({})",
+        p.samples(),
+        p.profile.event.as_deref().unwrap_or("?"),
+        p.seconds()
+            .map_or_else(|| "an unknown time".to_owned(), duration),
+        p.profile
+            .cpus
+            .map(|c| format!(" on {c} CPUs"))
+            .unwrap_or_default(),
+        p.path
+    )
+}
+
+/// The OOM incidents whose victim is a PostgreSQL process (`postgres` command), with their
+/// index in the report.
+pub(crate) fn postgres_oom_kills<'a>(
+    facts: &'a Facts<'_>,
+) -> impl Iterator<Item = (usize, &'a Incident, &'a KernelKill)> {
+    facts
+        .incidents
+        .iter()
+        .enumerate()
+        .filter_map(|(i, incident)| Some((i, incident, incident.kernel_kill.as_ref()?)))
+        .filter(|(_, _, k)| k.comm.starts_with("postgres"))
+}
+
+/// The kernel report of an OOM kill, as evidence saying `what`.
+pub(crate) fn kill_evidence(k: &KernelKill, what: impl Into<String>) -> Evidence {
+    Evidence {
+        path: k.path.clone(),
+        line: k.line,
+        what: what.into(),
+        key: None,
+    }
+}
+
+/// `huge_pages` as `on`, `off` or `try`, whatever spelling postgresql.conf used (`true`,
+/// `no`, `1`, any case: PostgreSQL takes the boolean words for on and off).
+pub(crate) fn huge_pages_mode(setting: &Setting) -> &'static str {
+    match setting.value.to_ascii_lowercase().as_str() {
+        "off" | "false" | "no" | "0" => "off",
+        "try" => "try",
+        _ if setting.is_on() => "on",
+        _ => "try",
+    }
+}
+
+/// Share of `shared_buffers` added when the shared memory size has to be estimated (buffer
+/// descriptors, the lock table, PGPROC, SLRU buffers, …).
+pub(crate) const SHARED_OVERHEAD_SHARE: f64 = 0.10;
+/// The least overhead added to `shared_buffers` in that estimate.
+pub(crate) const SHARED_OVERHEAD_MIN: u64 = 32 << 20;
+
+/// The huge pages PostgreSQL's shared memory needs.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct HugePagesNeed {
+    /// Pages of `page_size`.
+    pub pages: u64,
+    /// The huge page size: `huge_page_size` when set, else the kernel's `Hugepagesize`.
+    pub page_size: u64,
+    /// How `pages` was found, for a person: `shared_memory_size_in_huge_pages 1084 × 2 MiB,
+    /// from postgres/pg_settings.txt:245`, `shared_memory_size 2168 MiB ÷ 2 MiB rounded up,
+    /// from …`, or the estimate from shared_buffers.
+    pub how: String,
+    /// False when computed from the server's own figure, true when estimated from
+    /// shared_buffers (the bundle has neither `shared_memory_size_in_huge_pages` nor
+    /// `shared_memory_size`: PostgreSQL before 15, or postgresql.conf alone).
+    pub estimated: bool,
+    /// The settings it was computed from.
+    pub settings: Vec<Setting>,
+}
+
+impl HugePagesNeed {
+    /// `pages × page_size`.
+    pub fn bytes(&self) -> u64 {
+        self.pages.saturating_mul(self.page_size)
+    }
+}
+
+/// The huge pages PostgreSQL's shared memory needs: `shared_memory_size_in_huge_pages`
+/// (PostgreSQL ≥ 15 computes it for its huge page size), else `shared_memory_size ÷ page
+/// size`, else an estimate: `shared_buffers` plus [`SHARED_OVERHEAD_SHARE`] (at least
+/// [`SHARED_OVERHEAD_MIN`]), rounded up to whole pages.
+pub(crate) fn hugepages_needed(facts: &Facts<'_>) -> Option<HugePagesNeed> {
+    let pg = &facts.host.postgres;
+    let set_size = pg
+        .setting("huge_page_size")
+        .filter(|s| s.bytes.is_some_and(|b| b > 0));
+    let page_size = set_size
+        .and_then(|s| s.bytes)
+        .or_else(|| {
+            facts
+                .host
+                .memory
+                .as_ref()
+                .and_then(|m| m.hugepage_size.as_ref())
+                .map(|s| s.value)
+        })
+        .filter(|&b| b > 0)?;
+    let mut settings: Vec<Setting> = set_size.into_iter().cloned().collect();
+    let size_text = human_bytes(page_size);
+    if let Some(s) = pg.setting("shared_memory_size_in_huge_pages")
+        && let Some(n) = s.number.filter(|&n| n > 0.0)
+    {
+        settings.push(s.clone());
+        return Some(HugePagesNeed {
+            pages: n as u64,
+            page_size,
+            how: format!(
+                "shared_memory_size_in_huge_pages {} × {size_text}, from {}",
+                n as u64,
+                s.from()
+            ),
+            estimated: false,
+            settings,
+        });
+    }
+    if let Some(s) = pg.setting("shared_memory_size")
+        && let Some(b) = s.bytes.filter(|&b| b > 0)
+    {
+        settings.push(s.clone());
+        let pages = b.div_ceil(page_size);
+        return Some(HugePagesNeed {
+            pages,
+            page_size,
+            how: format!(
+                "shared_memory_size {} ÷ {size_text} rounded up, from {}",
+                human_bytes(b),
+                s.from()
+            ),
+            estimated: false,
+            settings,
+        });
+    }
+    let shared = pg.setting("shared_buffers")?;
+    let b = shared.bytes?;
+    let overhead = ((b as f64 * SHARED_OVERHEAD_SHARE) as u64).max(SHARED_OVERHEAD_MIN);
+    settings.push(shared.clone());
+    Some(HugePagesNeed {
+        pages: (b + overhead).div_ceil(page_size),
+        page_size,
+        how: format!(
+            "an estimate: shared_buffers {} from {} plus {} for the rest of shared memory, \
+             ÷ {size_text}; the bundle has no shared_memory_size_in_huge_pages, which `postgres \
+             -C shared_memory_size_in_huge_pages` prints exactly on a stopped PostgreSQL ≥ 15",
+            human_bytes(b),
+            shared.from(),
+            human_bytes(overhead)
+        ),
+        estimated: true,
+        settings,
+    })
+}
+
+/// What one connection really costs, measured on the bundle's client backends.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct ConnectionCost {
+    /// Client backends measured.
+    pub backends: u64,
+    /// Mean `Pss_Anon + VmPTE` (`RssAnon` when smaps_rollup is missing): what a connection adds.
+    pub mean_real: u64,
+    /// Mean `VmRSS`: what `ps` shows (every shared page touched).
+    pub mean_rss: u64,
+    /// Mean `VmPTE`.
+    pub mean_page_tables: u64,
+    /// Sum of `VmPTE` of every PostgreSQL process collected.
+    pub all_page_tables: u64,
+    /// `pss_anon` or `rss_anon`: what private memory was read from.
+    pub basis: &'static str,
+}
+
+/// The real cost of a connection on this host, when the bundle has client backends with their
+/// status (and smaps_rollup) files.
+pub(crate) fn connection_cost(facts: &Facts<'_>) -> Option<ConnectionCost> {
+    let processes = &facts.host.processes;
+    let measured: Vec<_> = processes
+        .backends()
+        .filter(|p| p.real_bytes().is_some())
+        .collect();
+    if measured.is_empty() {
+        return None;
+    }
+    let n = measured.len() as u64;
+    let mean = |f: &dyn Fn(&crate::facts::PgProcess) -> u64| {
+        measured.iter().map(|p| f(p)).sum::<u64>() / n
+    };
+    Some(ConnectionCost {
+        backends: n,
+        mean_real: mean(&|p| p.real_bytes().unwrap_or(0)),
+        mean_rss: mean(&|p| p.rss_bytes.unwrap_or(0)),
+        mean_page_tables: mean(&|p| p.page_table_bytes.unwrap_or(0)),
+        all_page_tables: processes
+            .processes
+            .iter()
+            .filter_map(|p| p.page_table_bytes)
+            .sum(),
+        basis: if measured.iter().all(|p| p.anon_basis == Some("pss_anon")) {
+            "pss_anon"
+        } else {
+            "rss_anon"
+        },
+    })
+}
+
+/// The lines of the settings `names` that the bundle has (defaults have no line and are
+/// left out).
+pub(crate) fn settings_evidence(facts: &Facts<'_>, names: &[&str]) -> Vec<Evidence> {
+    names
+        .iter()
+        .filter_map(|n| facts.host.postgres.setting(n)?.evidence())
+        .collect()
+}
+
+/// `bytes` rounded up to a value for postgresql.conf: `640kB`, `96MB`, `2GB`.
+pub(crate) fn pg_size(bytes: u64) -> String {
+    const KB: u64 = 1 << 10;
+    const MB: u64 = 1 << 20;
+    const GB: u64 = 1 << 30;
+    if bytes < MB {
+        format!("{}kB", bytes.div_ceil(KB).max(64))
+    } else if bytes >= GB && bytes % GB == 0 {
+        format!("{}GB", bytes / GB)
+    } else {
+        format!("{}MB", bytes.div_ceil(MB))
+    }
+}
+
+/// `1 error`, `3 errors`: `n` and `word`, with an `s` when `n` is not 1.
+pub(crate) fn counted(n: u64, word: &str) -> String {
+    if n == 1 {
+        format!("1 {word}")
+    } else {
+        format!("{n} {word}s")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn huge_pages_spelled_any_way() {
+        let setting = |value: &str| Setting {
+            name: "huge_pages".into(),
+            value: value.into(),
+            unit: None,
+            bytes: None,
+            number: None,
+            seconds: None,
+            source: None,
+            sourcefile: None,
+            origin: crate::facts::SettingOrigin::Default {
+                conf: "postgresql.conf".into(),
+            },
+        };
+        assert_eq!(huge_pages_mode(&setting("on")), "on");
+        assert_eq!(huge_pages_mode(&setting("TRUE")), "on");
+        assert_eq!(huge_pages_mode(&setting("no")), "off");
+        assert_eq!(huge_pages_mode(&setting("Off")), "off");
+        assert_eq!(huge_pages_mode(&setting("try")), "try");
+    }
+
+    #[test]
+    fn sizes_as_postgresql_conf_values() {
+        assert_eq!(pg_size(1000), "64kB");
+        assert_eq!(pg_size(300 << 10), "300kB");
+        assert_eq!(pg_size((96 << 20) - 1), "96MB");
+        assert_eq!(pg_size(96 << 20), "96MB");
+        assert_eq!(pg_size((96 << 20) + 1), "97MB");
+        assert_eq!(pg_size(2 << 30), "2GB");
+        assert_eq!(pg_size((2 << 30) + 1), "2049MB");
+        assert_eq!(counted(1, "error"), "1 error");
+        assert_eq!(counted(0, "error"), "0 errors");
+    }
+
+    #[test]
+    fn overcommit_ratio_as_the_seed_computes_it() {
+        const GIB: u64 = 1 << 30;
+        // The seed's host has 5 GB of RAM and 1 GB of swap, no huge pages: (0.8 × 5 − 1) / 5.
+        assert_eq!(overcommit_ratio_for(5 * GIB, GIB, 0, 0.2), 60);
+        // 64 GiB RAM, no swap, 8 GiB of huge pages: (51.2 − 8) / 56 = 77 %.
+        let ratio = overcommit_ratio_for(64 * GIB, 0, 8 * GIB, 0.2);
+        assert_eq!(ratio, 77);
+        let limit = commit_limit_for(64 * GIB, 0, 8 * GIB, ratio);
+        assert!((limit as f64 / GIB as f64 - 43.12).abs() < 0.01);
+        // A large swap cannot push the ratio below 1.
+        assert_eq!(overcommit_ratio_for(4 * GIB, 16 * GIB, 0, 0.2), 1);
+    }
+}
