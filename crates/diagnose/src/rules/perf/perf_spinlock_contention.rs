@@ -141,7 +141,10 @@ mod tests {
             )
             .run("perf-spinlock-contention")
             .one();
-        assert!((f.figures["kernel_spinlock_share"] - 0.30).abs() < 1e-9, "{f:#?}");
+        assert!(
+            (f.figures["kernel_spinlock_share"] - 0.30).abs() < 1e-9,
+            "{f:#?}"
+        );
         assert_eq!(f.figures["postgres_lock_share"], 0.0);
     }
 
