@@ -491,8 +491,19 @@ if [ "$PERF_SECONDS" -gt 0 ]; then
         record perf/perf-script.txt perf_script "perf record" 1 0 0 false "skipped: low disk space"
     else
         say "perf record for $PERF_SECONDS s"
+        # Two events in one recording. cpu-clock: the same sampling clock on every host (virtual
+        # machines often have no hardware cycles event), each sample weighing its period in ns.
+        # cpu-migrations: each sample's period is the number of migrations since the one before
+        # on that CPU, so the periods add up to the count per CPU and per second, with the
+        # stacks of the tasks that moved; at most 99 samples a second per CPU, whatever the rate.
         run perf/perf-record.txt unknown $((PERF_SECONDS + 30)) "$CAP" \
-            perf record -F 99 -a -g -o "$WORK/perf.data" -- sleep "$PERF_SECONDS"
+            perf record -e cpu-clock -e cpu-migrations -F 99 -a -g -o "$WORK/perf.data" -- sleep "$PERF_SECONDS"
+        if [ ! -s "$WORK/perf.data" ]; then
+            # perf could not open one of the events (it leaves an empty file): the profile alone.
+            rm -f "$WORK/perf.data"
+            run perf/perf-record-cpu-clock.txt unknown $((PERF_SECONDS + 30)) "$CAP" \
+                perf record -e cpu-clock -F 99 -a -g -o "$WORK/perf.data" -- sleep "$PERF_SECONDS"
+        fi
         if [ -s "$WORK/perf.data" ]; then
             run perf/perf-script.txt perf_script 300 "$PERF_SCRIPT_BYTES" perf script --header -i "$WORK/perf.data"
             run perf/buildids.txt unknown 60 "$CAP" perf buildid-list -i "$WORK/perf.data"

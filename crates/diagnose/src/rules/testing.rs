@@ -212,3 +212,37 @@ impl Scratch {
         crate::diagnose(&bundle, &DiagnoseOptions::default()).expect("diagnosable")
     }
 }
+
+/// A hand-made `perf script` edge case: `samples` cpu-clock samples of one postgres backend
+/// on two CPUs, the first `hits` of them with `frame` (a kernel function when it starts with
+/// an underscore or holds `spin_lock`, else a postgres one) on top of a stack that ends in
+/// `PostgresMain`, the others in `ExecScan` alone. The share a stack query finds is exactly
+/// `hits / samples`.
+pub(crate) fn perf_script(samples: usize, hits: usize, frame: &str) -> String {
+    let mut out = String::from(
+        "# ========\n# nrcpus online : 2\n# sample duration :   1000.000 ms\n# ========\n#\n",
+    );
+    let (address, dso) = if frame.starts_with('_') || frame.contains("spin_lock") {
+        ("ffffffff81400000", "[kernel.kallsyms]")
+    } else {
+        ("          400000", "/usr/lib/postgresql/15/bin/postgres")
+    };
+    for i in 0..samples {
+        out.push_str(&format!(
+            "postgres  5100/5100 [{:03}]  5001.{:06}:   10101010              cpu-clock: \n",
+            i % 2,
+            i * 100
+        ));
+        if i < hits {
+            out.push_str(&format!("\t{address} {frame}+0x10 ({dso})\n"));
+        } else {
+            out.push_str(
+                "\t          500000 ExecScan+0x10 (/usr/lib/postgresql/15/bin/postgres)\n",
+            );
+        }
+        out.push_str(
+            "\t          600000 PostgresMain+0x10 (/usr/lib/postgresql/15/bin/postgres)\n\n",
+        );
+    }
+    out
+}

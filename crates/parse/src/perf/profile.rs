@@ -38,6 +38,8 @@ pub fn default_stack_queries() -> Vec<StackQuery> {
             &[
                 "compaction_alloc",
                 "compact_zone",
+                // compact_zone as Linux 6.18 names it (pg15-thp-compaction-perf).
+                "__compact_zone",
                 "compact_zone_order",
                 "try_to_compact_pages",
                 "__alloc_pages_direct_compact",

@@ -126,4 +126,43 @@ mod tests {
             .one();
         assert!((f.figures["audit_share"] - 1.0 / 3.0).abs() < 1e-9);
     }
+
+    #[test]
+    fn an_audit_rule_on_every_syscall_of_the_database_user_fires() {
+        // Real capture: `-a always,exit -S all -F uid=<postgres>` under pgbench; the rate
+        // fell from 4544 to 630 transactions a second.
+        let f = Scratch::incident("pg15-audit-perf")
+            .run("perf-audit-overhead")
+            .one();
+        assert!(f.figures["audit_share"] > 0.15, "{f:#?}");
+        assert!(
+            f.summary.contains("auditctl -l lists 1 system-call rule"),
+            "{}",
+            f.summary
+        );
+    }
+
+    #[test]
+    fn a_pgbench_run_without_audit_rules_is_silent() {
+        assert!(
+            Scratch::incident("pg15-pgbench-baseline-perf")
+                .run("perf-audit-overhead")
+                .silent()
+        );
+    }
+
+    #[test]
+    fn five_percent_of_samples_in_audit_fire_and_four_do_not() {
+        // Hand-made edge cases: 100 samples, 5 (then 4) of them in __audit_syscall_exit.
+        let run = |hits| {
+            Scratch::new()
+                .write(
+                    "perf/perf-script.txt",
+                    crate::rules::testing::perf_script(100, hits, "__audit_syscall_exit"),
+                )
+                .run("perf-audit-overhead")
+        };
+        assert!((run(5).one().figures["audit_share"] - 0.05).abs() < 1e-9);
+        assert!(run(4).silent());
+    }
 }

@@ -190,4 +190,78 @@ mod tests {
                 .silent()
         );
     }
+
+    /// The PostgreSQL 13 capture with `idle` of its 814 idle client sessions kept (822
+    /// sessions in all: 817 client backends and 5 others).
+    fn pg13_capture_with_idle(idle: u32) -> Scratch {
+        Scratch::incident("pg13-snapshot-contention-perf").set_line(
+            ACTIVITY,
+            "idle|Client|ClientRead|client backend|",
+            &format!("idle|Client|ClientRead|client backend|{idle}"),
+        )
+    }
+
+    #[test]
+    fn eight_hundred_connections_on_thirteen_fire() {
+        // Real capture: PostgreSQL 13.23, 822 sessions (817 client backends), a PL/pgSQL loop
+        // taking a snapshot per expression.
+        let f = Scratch::incident("pg13-snapshot-contention-perf")
+            .run("perf-snapshot-contention")
+            .one();
+        assert_eq!(f.figures["connections"], 822.0);
+        assert!(f.figures["get_snapshot_data_share"] > 0.35, "{f:#?}");
+        assert!(f.title.contains("PostgreSQL 13.23"), "{}", f.title);
+    }
+
+    #[test]
+    fn the_thirteen_capture_needs_a_hundred_connections() {
+        assert_eq!(
+            pg13_capture_with_idle(92)
+                .run("perf-snapshot-contention")
+                .one()
+                .figures["connections"],
+            100.0
+        );
+        assert!(
+            pg13_capture_with_idle(91)
+                .run("perf-snapshot-contention")
+                .silent()
+        );
+    }
+
+    #[test]
+    fn the_same_load_and_connections_on_fifteen_are_silent() {
+        // Real capture: PostgreSQL 15.18, 817 client backends, the same load.
+        let fifteen = Scratch::incident("pg15-snapshot-many-connections-perf");
+        assert!(fifteen.run("perf-snapshot-contention").silent());
+        // Said to be PostgreSQL 13, its 7.2 % of samples under GetSnapshotData (no idle CPU
+        // time: the busy share too) stay under the threshold.
+        let said_thirteen = fifteen
+            .set_line(
+                "postgres/pg_settings.txt",
+                "server_version|",
+                "server_version|13.23||default||f",
+            )
+            .set_line(
+                "postgres/pg_settings.txt",
+                "server_version_num|",
+                "server_version_num|130023||default||f",
+            )
+            .set_line(
+                "postgres/version.txt",
+                "PostgreSQL 15",
+                "PostgreSQL 13.23 on x86_64-pc-linux-gnu, compiled by gcc, 64-bit\
+                 |2026-11-24 05:36:24.868685+00|f|2026-11-24 05:54:59.940565+00",
+            );
+        assert!(said_thirteen.run("perf-snapshot-contention").silent());
+        // … and the edit took: a third of the samples under GetSnapshotData fire.
+        let f = said_thirteen
+            .copy(
+                "perf/perf-script.txt",
+                "formats/perf/edge-kvm-exit-multi.txt",
+            )
+            .run("perf-snapshot-contention")
+            .one();
+        assert!(f.title.contains("PostgreSQL 13.23"), "{}", f.title);
+    }
 }

@@ -101,7 +101,7 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
 
 #[cfg(test)]
 mod tests {
-    use crate::rules::testing::Scratch;
+    use crate::rules::testing::{Scratch, perf_script};
 
     #[test]
     fn a_plain_pgbench_profile_is_silent() {
@@ -111,6 +111,48 @@ mod tests {
                     "perf/perf-script.txt",
                     "formats/perf/local-pg15-pgbench-a-g.txt"
                 )
+                .run("perf-spinlock-contention")
+                .silent()
+        );
+    }
+
+    #[test]
+    fn ten_percent_of_samples_spinning_fire_and_nine_do_not() {
+        // Hand-made edge cases: 100 samples, 10 (then 9) of them in s_lock.
+        let f = Scratch::new()
+            .write("perf/perf-script.txt", perf_script(100, 10, "s_lock"))
+            .run("perf-spinlock-contention")
+            .one();
+        assert!((f.figures["spinning_share"] - 0.10).abs() < 1e-9, "{f:#?}");
+        assert!(
+            Scratch::new()
+                .write("perf/perf-script.txt", perf_script(100, 9, "s_lock"))
+                .run("perf-spinlock-contention")
+                .silent()
+        );
+    }
+
+    #[test]
+    fn the_kernel_slow_path_counts_too() {
+        let f = Scratch::new()
+            .write(
+                "perf/perf-script.txt",
+                perf_script(100, 30, "native_queued_spin_lock_slowpath"),
+            )
+            .run("perf-spinlock-contention")
+            .one();
+        assert!(
+            (f.figures["kernel_spinlock_share"] - 0.30).abs() < 1e-9,
+            "{f:#?}"
+        );
+        assert_eq!(f.figures["postgres_lock_share"], 0.0);
+    }
+
+    #[test]
+    fn sixty_four_clients_on_one_row_over_two_cpus_wait_rather_than_spin() {
+        // Real capture: 0.1 % of the samples spin; the contention shows as lock waits.
+        assert!(
+            Scratch::incident("pg15-spinlock-contention-perf")
                 .run("perf-spinlock-contention")
                 .silent()
         );

@@ -153,4 +153,39 @@ mod tests {
             crate::rules::testing::Outcome::NotEvaluated(_)
         ));
     }
+
+    #[test]
+    fn huge_page_faults_compacting_fragmented_memory_fire() {
+        // Real capture: THP enabled and defrag `always`, memory fragmented by page cache,
+        // backends sorting gigabytes.
+        let f = Scratch::incident("pg15-thp-compaction-perf")
+            .run("perf-thp-compaction")
+            .one();
+        assert!(f.figures["compaction_share"] > 0.05, "{f:#?}");
+    }
+
+    #[test]
+    fn a_pgbench_run_with_thp_madvise_is_silent() {
+        // Real capture: plain pgbench TPC-B, THP madvise.
+        assert!(
+            Scratch::incident("pg15-pgbench-baseline-perf")
+                .run("perf-thp-compaction")
+                .silent()
+        );
+    }
+
+    #[test]
+    fn five_percent_of_samples_compacting_fire_and_four_do_not() {
+        // Hand-made edge cases: 100 samples, 5 (then 4) of them in __compact_zone.
+        let run = |hits| {
+            Scratch::new()
+                .write(
+                    "perf/perf-script.txt",
+                    crate::rules::testing::perf_script(100, hits, "__compact_zone"),
+                )
+                .run("perf-thp-compaction")
+        };
+        assert!((run(5).one().figures["compaction_share"] - 0.05).abs() < 1e-9);
+        assert!(run(4).silent());
+    }
 }
