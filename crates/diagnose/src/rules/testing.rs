@@ -213,19 +213,26 @@ impl Scratch {
     }
 }
 
+/// Where a frame of a hand-made profile runs.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum FrameIn {
+    /// The kernel (`[kernel.kallsyms]`).
+    Kernel,
+    /// The postgres binary.
+    Postgres,
+}
+
 /// A hand-made `perf script` edge case: `samples` cpu-clock samples of one postgres backend
-/// on two CPUs, the first `hits` of them with `frame` (a kernel function when it starts with
-/// an underscore or holds `spin_lock`, else a postgres one) on top of a stack that ends in
+/// on two CPUs, the first `hits` of them with `frame` on top of a stack that ends in
 /// `PostgresMain`, the others in `ExecScan` alone. The share a stack query finds is exactly
 /// `hits / samples`.
-pub(crate) fn perf_script(samples: usize, hits: usize, frame: &str) -> String {
+pub(crate) fn perf_script(samples: usize, hits: usize, frame: &str, runs_in: FrameIn) -> String {
     let mut out = String::from(
         "# ========\n# nrcpus online : 2\n# sample duration :   1000.000 ms\n# ========\n#\n",
     );
-    let (address, dso) = if frame.starts_with('_') || frame.contains("spin_lock") {
-        ("ffffffff81400000", "[kernel.kallsyms]")
-    } else {
-        ("          400000", "/usr/lib/postgresql/15/bin/postgres")
+    let (address, dso) = match runs_in {
+        FrameIn::Kernel => ("ffffffff81400000", "[kernel.kallsyms]"),
+        FrameIn::Postgres => ("          400000", "/usr/lib/postgresql/15/bin/postgres"),
     };
     for i in 0..samples {
         out.push_str(&format!(

@@ -99,7 +99,7 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
 
 #[cfg(test)]
 mod tests {
-    use crate::rules::testing::Scratch;
+    use crate::rules::testing::{FrameIn, Scratch, perf_script};
 
     #[test]
     fn a_plain_pgbench_profile_is_silent() {
@@ -158,7 +158,7 @@ mod tests {
             Scratch::new()
                 .write(
                     "perf/perf-script.txt",
-                    crate::rules::testing::perf_script(100, hits, "__audit_syscall_exit"),
+                    perf_script(100, hits, "__audit_syscall_exit", FrameIn::Kernel),
                 )
                 .run("perf-audit-overhead")
         };

@@ -1,7 +1,8 @@
 //! ## What it finds
 //! The perf profile shows CPU time in the MDS mitigation's buffer clearing (`verw`,
 //! `mds_clear_cpu_buffers`, `clear_cpu_buffers`) while the kernel reports an MDS-class
-//! mitigation (`Mitigation: Clear CPU buffers` for mds, taa or mmio_stale_data).
+//! mitigation (`Mitigation: Clear CPU buffers` for mds, tsx_async_abort, mmio_stale_data or
+//! tsa).
 //!
 //! ## Why it matters
 //! The mitigation flushes CPU buffers on every return from the kernel to user space: a
@@ -43,8 +44,15 @@ pub(crate) const META: RuleMeta = RuleMeta {
 
 /// Share of the busy samples from which the rule fires.
 pub(crate) const THRESHOLD: f64 = 0.03;
-/// The vulnerabilities whose mitigation clears CPU buffers.
-const BUFFER_CLEARING: &[&str] = &["mds", "tsa", "taa", "mmio_stale_data", "vmscape"];
+/// The vulnerabilities whose mitigation clears CPU buffers (their file names under
+/// /sys/devices/system/cpu/vulnerabilities).
+const BUFFER_CLEARING: &[&str] = &[
+    "mds",
+    "tsa",
+    "tsx_async_abort",
+    "mmio_stale_data",
+    "vmscape",
+];
 
 pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
     let mut out = Vec::new();
@@ -112,7 +120,7 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
 
 #[cfg(test)]
 mod tests {
-    use crate::rules::testing::Scratch;
+    use crate::rules::testing::{FrameIn, Scratch, perf_script};
 
     #[test]
     fn a_host_without_the_mitigation_in_its_profile_is_silent() {
@@ -126,5 +134,67 @@ mod tests {
                 .run("perf-cpu-mitigation-overhead")
                 .silent()
         );
+    }
+
+    const VULNERABILITIES: &str = "cpu/vulnerabilities.txt";
+
+    /// The plain pgbench capture (its CPU `mds: Not affected`) with a hand-made profile:
+    /// `hits` of 100 samples in mds_clear_cpu_buffers.
+    fn capture_with_clearing(hits: usize) -> Scratch {
+        Scratch::incident("pg15-pgbench-baseline-perf").write(
+            "perf/perf-script.txt",
+            perf_script(100, hits, "mds_clear_cpu_buffers", FrameIn::Kernel),
+        )
+    }
+
+    #[test]
+    fn three_percent_clearing_fire_and_two_do_not() {
+        // No capture can show it: the recording CPUs are not affected by MDS. The recorded
+        // host's vulnerability files edited to a mitigated one's.
+        let mitigated = |hits| {
+            capture_with_clearing(hits).set_line(
+                VULNERABILITIES,
+                "/sys/devices/system/cpu/vulnerabilities/mds:",
+                "/sys/devices/system/cpu/vulnerabilities/mds:Mitigation: Clear CPU buffers; SMT vulnerable",
+            )
+        };
+        let f = mitigated(3).run("perf-cpu-mitigation-overhead").one();
+        assert!((f.figures["mitigation_share"] - 0.03).abs() < 1e-9);
+        assert_eq!(f.confidence, 0.9);
+        assert!(
+            f.summary
+                .contains("The kernel reports mds: Mitigation: Clear CPU buffers"),
+            "{}",
+            f.summary
+        );
+        assert!(mitigated(2).run("perf-cpu-mitigation-overhead").silent());
+    }
+
+    #[test]
+    fn a_tsx_async_abort_mitigation_confirms_it_too() {
+        let f = capture_with_clearing(5)
+            .set_line(
+                VULNERABILITIES,
+                "/sys/devices/system/cpu/vulnerabilities/tsx_async_abort:",
+                "/sys/devices/system/cpu/vulnerabilities/tsx_async_abort:Mitigation: Clear CPU buffers; SMT vulnerable",
+            )
+            .run("perf-cpu-mitigation-overhead")
+            .one();
+        assert_eq!(f.confidence, 0.9);
+    }
+
+    #[test]
+    fn frames_without_a_reported_mitigation_are_doubted() {
+        // The capture's own files: every buffer-clearing vulnerability `Not affected`.
+        let f = capture_with_clearing(5)
+            .run("perf-cpu-mitigation-overhead")
+            .one();
+        assert_eq!(f.confidence, 0.5);
+        // Without the files the mitigation cannot be confirmed either way.
+        let f = capture_with_clearing(5)
+            .remove(VULNERABILITIES)
+            .run("perf-cpu-mitigation-overhead")
+            .one();
+        assert_eq!(f.confidence, 0.6);
     }
 }

@@ -101,7 +101,7 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
 
 #[cfg(test)]
 mod tests {
-    use crate::rules::testing::{Scratch, perf_script};
+    use crate::rules::testing::{FrameIn, Scratch, perf_script};
 
     #[test]
     fn a_plain_pgbench_profile_is_silent() {
@@ -120,13 +120,19 @@ mod tests {
     fn ten_percent_of_samples_spinning_fire_and_nine_do_not() {
         // Hand-made edge cases: 100 samples, 10 (then 9) of them in s_lock.
         let f = Scratch::new()
-            .write("perf/perf-script.txt", perf_script(100, 10, "s_lock"))
+            .write(
+                "perf/perf-script.txt",
+                perf_script(100, 10, "s_lock", FrameIn::Postgres),
+            )
             .run("perf-spinlock-contention")
             .one();
         assert!((f.figures["spinning_share"] - 0.10).abs() < 1e-9, "{f:#?}");
         assert!(
             Scratch::new()
-                .write("perf/perf-script.txt", perf_script(100, 9, "s_lock"))
+                .write(
+                    "perf/perf-script.txt",
+                    perf_script(100, 9, "s_lock", FrameIn::Postgres)
+                )
                 .run("perf-spinlock-contention")
                 .silent()
         );
@@ -137,7 +143,7 @@ mod tests {
         let f = Scratch::new()
             .write(
                 "perf/perf-script.txt",
-                perf_script(100, 30, "native_queued_spin_lock_slowpath"),
+                perf_script(100, 30, "native_queued_spin_lock_slowpath", FrameIn::Kernel),
             )
             .run("perf-spinlock-contention")
             .one();

@@ -118,7 +118,7 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
 
 #[cfg(test)]
 mod tests {
-    use crate::rules::testing::Scratch;
+    use crate::rules::testing::{FrameIn, Scratch, perf_script};
 
     #[test]
     fn a_plain_pgbench_profile_is_silent() {
@@ -181,7 +181,7 @@ mod tests {
             Scratch::new()
                 .write(
                     "perf/perf-script.txt",
-                    crate::rules::testing::perf_script(100, hits, "__compact_zone"),
+                    perf_script(100, hits, "__compact_zone", FrameIn::Kernel),
                 )
                 .run("perf-thp-compaction")
         };
