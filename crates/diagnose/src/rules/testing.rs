@@ -154,6 +154,15 @@ impl Scratch {
         self
     }
 
+    /// Rewrites the text of `path` with `change` (edits one line cannot express: timestamps
+    /// moved, lines cut).
+    pub fn edit(self, path: &str, change: impl FnOnce(&str) -> String) -> Self {
+        let full = self.dir.path().join(path);
+        let text = std::fs::read_to_string(&full).expect("a text file");
+        std::fs::write(full, change(&text)).expect("write");
+        self
+    }
+
     /// The paths in the bundle that match `pattern` (a substring).
     pub fn paths(&self, pattern: &str) -> Vec<String> {
         let mut out = Vec::new();

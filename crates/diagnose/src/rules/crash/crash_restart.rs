@@ -220,4 +220,14 @@ mod tests {
             crate::rules::testing::Outcome::NotEvaluated(_)
         ));
     }
+
+    #[test]
+    fn a_crash_the_oom_killer_explains_is_left_to_oom_kill_crash_restart() {
+        // Real capture: a backend OOM-killed in its memory cgroup, then the crash cycle.
+        assert!(
+            Scratch::incident("pg15-memcg-oom-work-mem")
+                .run("crash-restart")
+                .silent()
+        );
+    }
 }

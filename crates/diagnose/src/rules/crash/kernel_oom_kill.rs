@@ -118,4 +118,14 @@ mod tests {
         assert_eq!(f.severity, Severity::Critical);
         assert!(f.summary.contains("no PostgreSQL log"), "{}", f.summary);
     }
+
+    #[test]
+    fn a_host_without_an_oom_kill_is_silent() {
+        // Real capture of a healthy host: its kernel log has no OOM report.
+        assert!(
+            Scratch::incident("pg15-healthy-hugepages-protected-edited")
+                .run("kernel-oom-kill")
+                .silent()
+        );
+    }
 }

@@ -124,3 +124,112 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{CRITICAL_SECONDS, LONG_SECONDS};
+    use crate::Severity;
+    use crate::rules::testing::Scratch;
+
+    const LOG: &str = "postgres/server.log";
+    /// The crash line of the capture: 06:28:25.768 (ms of the day).
+    const CRASH_MS: u64 = (6 * 3600 + 28 * 60 + 25) * 1000 + 768;
+    /// Its outage: the crash to `ready to accept connections` at 06:29:00.464.
+    const OUTAGE_MS: u64 = 34_696;
+
+    /// Milliseconds of the day of a `2026-11-24 HH:MM:SS.mmm UTC` line.
+    fn ms_of_day(line: &str) -> Option<u64> {
+        let t = line.get(11..23)?;
+        let n = |r: std::ops::Range<usize>| t.get(r)?.parse::<u64>().ok();
+        Some(((n(0..2)? * 60 + n(3..5)?) * 60 + n(6..8)?) * 1000 + n(9..12)?)
+    }
+
+    /// The capture (a backend's `kill -9` with ~5 GB of WAL to replay) with every line after
+    /// the crash moved so that the outage lasts `outage_ms`, and the redo's `elapsed:` set to
+    /// `redo`.
+    fn recovery(outage_ms: u64, redo: &str) -> Scratch {
+        Scratch::incident("pg15-long-crash-recovery").edit(LOG, |log| {
+            let mut out = String::new();
+            for line in log.lines() {
+                let line = match ms_of_day(line) {
+                    Some(t) if t > CRASH_MS => {
+                        let moved = CRASH_MS + (t - CRASH_MS) * outage_ms / OUTAGE_MS;
+                        let (h, m, s, ms) = (
+                            moved / 3_600_000,
+                            moved / 60_000 % 60,
+                            moved / 1000 % 60,
+                            moved % 1000,
+                        );
+                        format!("{}{h:02}:{m:02}:{s:02}.{ms:03}{}", &line[..11], &line[23..])
+                    }
+                    _ => line.to_owned(),
+                };
+                out.push_str(&line.replace("elapsed: 30.47 s", &format!("elapsed: {redo} s")));
+                out.push('\n');
+            }
+            out
+        })
+    }
+
+    /// The rule's finding on `scratch`, if any: its severity and outage.
+    fn verdict(scratch: &Scratch) -> Option<(Severity, f64)> {
+        let f = scratch.run("long-crash-recovery").findings();
+        f.first().map(|f| (f.severity, f.figures["outage_seconds"]))
+    }
+
+    #[test]
+    fn thirty_seconds_replaying_five_gigabytes_is_long() {
+        // Real capture: checkpoint_timeout 1h, max_wal_size 16GB, a bulk load, kill -9.
+        let f = Scratch::incident("pg15-long-crash-recovery")
+            .run("long-crash-recovery")
+            .one();
+        assert_eq!(f.severity, Severity::Warning);
+        assert_eq!(f.figures["outage_seconds"], 34.696);
+        assert_eq!(f.figures["redo_seconds"], 30.47);
+        // 30 s of redo at the rate this one showed.
+        let rate = f.figures["redo_bytes_per_second"];
+        assert!((f.figures["recommended_max_wal_size_bytes"] - 30.0 * rate).abs() < 1.0);
+        assert!(f.recommendation.unwrap().contains("max_wal_size"));
+    }
+
+    #[test]
+    fn the_outage_threshold_on_both_sides() {
+        let long = (LONG_SECONDS * 1000.0) as u64;
+        assert_eq!(
+            verdict(&recovery(long, "29.99")),
+            Some((Severity::Warning, LONG_SECONDS))
+        );
+        assert_eq!(verdict(&recovery(long - 1, "29.99")), None);
+    }
+
+    #[test]
+    fn a_redo_of_thirty_seconds_is_long_whatever_the_outage() {
+        assert!(matches!(
+            verdict(&recovery((LONG_SECONDS * 1000.0) as u64 - 1, "30.00")),
+            Some((Severity::Warning, _))
+        ));
+    }
+
+    #[test]
+    fn five_minutes_down_is_critical() {
+        let critical = (CRITICAL_SECONDS * 1000.0) as u64;
+        assert_eq!(
+            verdict(&recovery(critical, "30.47")),
+            Some((Severity::Critical, CRITICAL_SECONDS))
+        );
+        assert!(matches!(
+            verdict(&recovery(critical - 1, "30.47")),
+            Some((Severity::Warning, _))
+        ));
+    }
+
+    #[test]
+    fn a_crash_recovered_in_a_second_is_silent() {
+        // Real capture: the postmaster OOM-killed and started again, redo of nothing.
+        assert!(
+            Scratch::incident("pg15-oom-kill-postmaster")
+                .run("long-crash-recovery")
+                .silent()
+        );
+    }
+}

@@ -100,3 +100,75 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::rules::testing::{Outcome, Scratch};
+
+    const LOG: &str = "postgres/server.log";
+
+    #[test]
+    fn the_postmaster_killed_in_its_memory_cgroup_fires() {
+        // Real capture: the postmaster at oom_score_adj 1000 in a 1G memory cgroup, OOM-killed,
+        // started again 5 s later by the recorder.
+        let f = Scratch::incident("pg15-oom-kill-postmaster")
+            .run("oom-kill-postmaster")
+            .one();
+        assert_eq!(f.severity, crate::Severity::Critical);
+        assert!(f.title.contains("(pid 23749)"), "{}", f.title);
+        assert!(
+            f.summary.contains("the server was back")
+                && f.summary.contains("oom_score_adj was 1000"),
+            "{}",
+            f.summary
+        );
+        assert!(f.figures["outage_seconds"] > 5.0);
+    }
+
+    #[test]
+    fn a_postmaster_never_started_again_is_still_down() {
+        // The same capture, the log cut after the children's exit: no restart.
+        let f = Scratch::incident("pg15-oom-kill-postmaster")
+            .edit(LOG, |log| {
+                log.lines()
+                    .take_while(|l| !l.contains("[24812]"))
+                    .map(|l| format!("{l}\n"))
+                    .collect()
+            })
+            .run("oom-kill-postmaster")
+            .one();
+        assert!(f.summary.contains("still down"), "{}", f.summary);
+        assert!(!f.figures.contains_key("outage_seconds"));
+    }
+
+    #[test]
+    fn a_backend_killed_is_not_the_postmaster() {
+        // Real capture: a sort's backend OOM-killed in its memory cgroup, crash-restart.
+        assert!(
+            Scratch::incident("pg15-memcg-oom-work-mem")
+                .run("oom-kill-postmaster")
+                .silent()
+        );
+    }
+
+    #[test]
+    fn without_the_kernel_log_it_cannot_say() {
+        let scratch = Scratch::incident("pg15-oom-kill-postmaster");
+        let scratch = scratch
+            .paths("kernel/")
+            .iter()
+            .fold(scratch, |s, p| s.remove(p));
+        assert!(matches!(
+            scratch.run("oom-kill-postmaster"),
+            Outcome::NotEvaluated(_)
+        ));
+        // … and the restart is one the log alone cannot explain.
+        assert!(
+            scratch
+                .run("unclean-restart")
+                .one()
+                .title
+                .contains("after an unlogged stop")
+        );
+    }
+}

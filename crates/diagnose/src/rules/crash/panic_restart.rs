@@ -141,4 +141,15 @@ mod tests {
                 .silent()
         );
     }
+
+    #[test]
+    fn a_backend_panic_on_a_full_wal_volume_fires() {
+        // Real capture: pg_wal on an 80 MB tmpfs filled by a bulk load; the backend PANICs
+        // (`could not write to file "pg_wal/xlogtemp.N"`), crash-restart once it is grown.
+        let f = Scratch::incident("pg15-panic-wal-full")
+            .run("panic-restart")
+            .one();
+        assert_eq!(f.severity, crate::Severity::Critical);
+        assert!(f.summary.contains("pg_wal"), "{}", f.summary);
+    }
 }

@@ -66,3 +66,53 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::rules::testing::Scratch;
+
+    #[test]
+    fn a_restart_the_kernel_log_explains_is_not_unclean() {
+        // Real capture: the postmaster OOM-killed; the kernel log has the kill.
+        assert!(
+            Scratch::incident("pg15-oom-kill-postmaster")
+                .run("unclean-restart")
+                .silent()
+        );
+    }
+
+    #[test]
+    fn a_crash_recovery_after_an_unlogged_stop_fires() {
+        // The same capture without the kernel log: the log shows children cut off by the
+        // postmaster's exit, then a start with crash recovery.
+        let scratch = Scratch::incident("pg15-oom-kill-postmaster");
+        let scratch = scratch
+            .paths("kernel/")
+            .iter()
+            .fold(scratch, |s, p| s.remove(p));
+        let f = scratch.run("unclean-restart").one();
+        assert_eq!(f.severity, crate::Severity::Critical);
+        assert!(f.title.contains("2026-11-24T05:29:16"), "{}", f.title);
+        assert!(!f.evidence.is_empty());
+    }
+
+    #[test]
+    fn a_crash_restart_cycle_is_not_unclean() {
+        // Real capture: a backend's kill -9, the postmaster's own crash cycle.
+        assert!(
+            Scratch::incident("pg15-long-crash-recovery")
+                .run("unclean-restart")
+                .silent()
+        );
+    }
+
+    #[test]
+    fn a_clean_start_is_silent() {
+        // Real capture of a healthy host: shut down cleanly, started.
+        assert!(
+            Scratch::incident("pg15-healthy-hugepages-protected-edited")
+                .run("unclean-restart")
+                .silent()
+        );
+    }
+}
