@@ -106,8 +106,12 @@ fn parse_size(text: &str) -> Result<u64, String> {
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 enum OutputFormat {
+    /// Text for a terminal.
     Text,
+    /// The `pgmortem.report/v1` JSON document.
     Json,
+    /// One self-contained HTML page: timeline, incidents, findings, memory, flame graph.
+    Html,
 }
 
 #[derive(Debug, Subcommand)]
@@ -210,6 +214,7 @@ fn analyze(args: AnalyzeArgs, out: &mut dyn Write) -> Result<()> {
     let format = match args.format {
         OutputFormat::Text => render::Format::Text,
         OutputFormat::Json => render::Format::Json,
+        OutputFormat::Html => render::Format::Html,
     };
     let text = render::render(&report, format)?;
     match args.output {

@@ -68,8 +68,8 @@ pub struct PerfSummary {
     pub bucket_seconds: f64,
     /// Samples of the event per bucket, from the first sample with a time.
     pub density: Vec<u64>,
-    /// The event's collapsed stacks (`comm;root;…;leaf`, weight in samples), sorted as
-    /// `pgmortem collapse-perf` prints them: the input of the HTML report's flame graph. Not
+    /// The event's collapsed stacks (`comm;root;…;leaf` and the samples' summed period:
+    /// nanoseconds for `cpu-clock`), sorted as `pgmortem collapse-perf` prints them: the input of the HTML report's flame graph. Not
     /// serialised (the JSON stays small; `pgmortem collapse-perf FILE` prints them).
     #[serde(skip)]
     pub stacks: Vec<(String, u64)>,

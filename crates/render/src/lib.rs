@@ -1,12 +1,16 @@
-//! Renders a [`Report`] for people (text) and for programs (JSON, schema `pgmortem.report/v1`).
+//! Renders a [`Report`] for people (text for a terminal, a self-contained HTML page with the
+//! timeline, the OOM reports explained and the flame graph) and for programs (JSON, schema
+//! `pgmortem.report/v1`).
 //!
 //! Rendering never fails on report content; JSON serialisation errors (which cannot happen for
 //! this schema) are returned rather than hidden.
 
+mod html;
 mod text;
 
 use pgmortem_diagnose::Report;
 
+pub use html::html;
 pub use text::text;
 
 /// Output formats.
@@ -16,6 +20,8 @@ pub enum Format {
     Text,
     /// Pretty-printed JSON.
     Json,
+    /// One self-contained HTML page (inline CSS and SVG, nothing fetched).
+    Html,
 }
 
 /// Renders `report` in `format`.
@@ -23,6 +29,7 @@ pub fn render(report: &Report, format: Format) -> Result<String, serde_json::Err
     match format {
         Format::Text => Ok(text(report)),
         Format::Json => json(report),
+        Format::Html => Ok(html(report)),
     }
 }
 
