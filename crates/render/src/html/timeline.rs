@@ -202,8 +202,22 @@ fn segment_class(name: &str) -> &'static str {
     }
 }
 
+/// What a segment starting at phase `name` is, for a label inside it.
+fn segment_name(name: &str) -> &'static str {
+    match name {
+        "kill" => "kill → crash seen",
+        "crash" | "start" => "crash",
+        "others terminated" => "ending sessions",
+        "reinitializing" => "reinitializing",
+        "redo starts" => "redo",
+        _ => "end of recovery",
+    }
+}
+
 /// Draws an incident's phases as adjoining segments between `y` and `y + h`; a span
-/// narrower than `min` units is widened so that it stays visible.
+/// narrower than `min` units is widened so that it stays visible. With `labels`, a segment
+/// wide enough says inside what it is and how long it took.
+#[allow(clippy::too_many_arguments)]
 fn draw_span(
     out: &mut String,
     axis: &Axis,
@@ -212,6 +226,7 @@ fn draw_span(
     y: f64,
     h: f64,
     min: f64,
+    labels: bool,
 ) {
     let phases = phases(incident);
     let Some(first) = phases.first() else { return };
@@ -248,6 +263,16 @@ fn draw_span(
                     .join(" → ")
             ))
         );
+        let label = format!("{} {}", segment_name(a.0), seconds(secs(a.1, b.1)));
+        if labels && xb - xa >= label.chars().count() as f64 * 5.8 + 6.0 {
+            let _ = write!(
+                out,
+                "<text class=\"seglabel\" x=\"{:.2}\" y=\"{:.1}\">{}</text>",
+                (xa + xb) / 2.0,
+                y + h / 2.0 + 4.0,
+                esc(&label)
+            );
+        }
     }
     // The first phase (kill or crash) as a marker, so that an incident without a restart
     // still shows.
@@ -318,7 +343,16 @@ pub(super) fn write(out: &mut String, report: &Report) {
                 i + 1
             );
         }
-        draw_span(out, &axis, i + 1, incident, y + 14.0, LANE - 18.0, 6.0);
+        draw_span(
+            out,
+            &axis,
+            i + 1,
+            incident,
+            y + 14.0,
+            LANE - 18.0,
+            6.0,
+            false,
+        );
     }
     y += LANE;
     for (origin, name) in [("kernel", "kernel"), ("postgres", "PostgreSQL")] {
@@ -488,8 +522,17 @@ pub(super) fn incident_strip(
     );
     axis.ticks(out, top, bottom);
     lane_name(out, top, &format!("incident {number}"));
-    draw_span(out, &axis, number, incident, top + 8.0, LANE - 14.0, 0.0);
-    // Labels go above the bar, else below, wherever the previous label of that row ends
+    draw_span(
+        out,
+        &axis,
+        number,
+        incident,
+        top + 8.0,
+        LANE - 14.0,
+        0.0,
+        true,
+    );
+    // Phase names go above the bar, else below, wherever the previous name of that row ends
     // before this one starts, so that close phases do not overwrite each other.
     let mut row_end = [f64::MIN, f64::MIN];
     for (name, at, _) in &phases {
@@ -498,10 +541,9 @@ pub(super) fn incident_strip(
             0
         } else if x > row_end[1] + 4.0 {
             1
-        } else if row_end[0] <= row_end[1] {
-            0
         } else {
-            1
+            // No room: the segment's own label and its hover text say it.
+            continue;
         };
         row_end[row] = x + name.len() as f64 * 6.2;
         let ly = if row == 0 {
