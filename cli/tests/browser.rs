@@ -16,6 +16,9 @@
 //! `chromium-browser` or `google-chrome` on the PATH. Without it the test fails and says how
 //! to install it (`.ci/test-all` installs it when run as root).
 
+// The test prints where its screenshots are, for a person and for CI to keep.
+#![allow(clippy::print_stdout)]
+
 mod common;
 
 use std::io::Read as _;
