@@ -45,8 +45,17 @@ pub(super) fn write(out: &mut String, report: &Report) {
     out.push_str("</section>\n");
 }
 
+/// Without the `flamegraph` feature there is no flame graph, and the page says why.
+#[cfg(not(feature = "flamegraph"))]
+pub(super) fn svg(_: &PerfSummary) -> Result<String, String> {
+    Err("this pgmortem was built without the flamegraph feature; \
+         `pgmortem collapse-perf` folds the stacks for any flame graph tool"
+        .to_owned())
+}
+
 /// The flame graph of `p`'s stacks as inferno draws it (colors hashed from the function
 /// names, so the same profile always gives the same picture).
+#[cfg(feature = "flamegraph")]
 pub(super) fn svg(p: &PerfSummary) -> Result<String, String> {
     if p.stacks.is_empty() {
         return Err("the profile has no sample with a call stack".to_owned());

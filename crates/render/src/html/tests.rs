@@ -129,6 +129,7 @@ fn bundle_text_is_escaped_everywhere() {
     assert_self_contained(&page);
 }
 
+#[cfg(feature = "flamegraph")]
 #[test]
 fn a_perf_capture_page_embeds_a_searchable_flame_graph() {
     let mut report = report("pg15-thp-compaction-perf");
@@ -170,4 +171,85 @@ fn a_perf_capture_page_embeds_a_searchable_flame_graph() {
     }
     let without: usize = page.len() - frame.len();
     assert!(without < 2 << 20, "{without} bytes without the flame graph");
+}
+
+/// Checks that every element of `page` is closed in order (void elements and `/>` aside),
+/// skipping the raw text of `<style>` and `<script>`; returns the first problem.
+fn unbalanced(page: &str) -> Option<String> {
+    const VOID: [&str; 6] = ["meta", "br", "hr", "img", "input", "link"];
+    let mut open: Vec<&str> = Vec::new();
+    let mut rest = page;
+    while let Some(i) = rest.find('<') {
+        rest = &rest[i + 1..];
+        let Some(end) = rest.find('>') else {
+            return Some("a tag never ends".to_owned());
+        };
+        if rest.starts_with('!') {
+            rest = &rest[end + 1..];
+            continue;
+        }
+        let tag = &rest[..end];
+        rest = &rest[end + 1..];
+        if let Some(name) = tag.strip_prefix('/') {
+            match open.pop() {
+                Some(top) if top == name.trim() => continue,
+                top => return Some(format!("</{name}> closes {top:?}")),
+            }
+        }
+        let name = tag
+            .split(|c: char| c.is_whitespace() || c == '/')
+            .next()
+            .unwrap_or_default();
+        if tag.ends_with('/') || VOID.contains(&name) {
+            continue;
+        }
+        if name == "style" || name == "script" {
+            let close = format!("</{name}>");
+            let Some(at) = rest.find(&close) else {
+                return Some(format!("<{name}> never closed"));
+            };
+            rest = &rest[at + close.len()..];
+            continue;
+        }
+        open.push(name);
+    }
+    (!open.is_empty()).then(|| format!("unclosed: {open:?}"))
+}
+
+#[test]
+fn every_element_is_closed() {
+    for name in [
+        "pg15-memcg-oom-work-mem",
+        "pg15-thp-compaction-perf",
+        "pg15-oom-kill-postmaster",
+    ] {
+        let page = html(&report(name));
+        assert_eq!(unbalanced(&page), None, "{name}");
+    }
+    assert!(unbalanced("<p><b>x</p></b>").is_some());
+    assert!(unbalanced("<p>x").is_some());
+    assert!(unbalanced("<script>x").is_some());
+}
+
+#[test]
+fn a_day_of_events_stays_small() {
+    let mut report = report("pg15-memcg-oom-work-mem");
+    let template = report.timeline[0].clone();
+    let start = template.at.unwrap();
+    // 50 000 PostgreSQL events over a day, one every 1.7 s.
+    for i in 0..50_000i64 {
+        let mut e = template.clone();
+        e.origin = "postgres";
+        e.kind = "connection_received".to_owned();
+        e.at = Some(start + jiff::SignedDuration::from_millis(i * 1728));
+        e.line = 1000 + i as u64;
+        report.timeline.push(e);
+    }
+    let page = html(&report);
+    assert!(page.len() < 2 << 20, "{} bytes", page.len());
+    assert!(page.contains("class=\"bin\""));
+    assert!(page.contains("events here, the first:"));
+    // The incident's own marks are still drawn one by one.
+    assert!(page.contains("class=\"mk bad\""));
+    assert_eq!(unbalanced(&page), None);
 }

@@ -202,10 +202,11 @@ fn segment_class(name: &str) -> &'static str {
     }
 }
 
-/// What a segment starting at phase `name` is, for a label inside it.
-fn segment_name(name: &str) -> &'static str {
+/// What a segment from phase `name` to phase `next` is, for a label inside it.
+fn segment_name(name: &str, next: &str) -> &'static str {
     match name {
-        "kill" => "kill → crash seen",
+        "kill" if next == "crash" => "kill → crash seen",
+        "kill" => "server down",
         "crash" | "start" => "crash",
         "others terminated" => "ending sessions",
         "reinitializing" => "reinitializing",
@@ -263,7 +264,7 @@ fn draw_span(
                     .join(" → ")
             ))
         );
-        let label = format!("{} {}", segment_name(a.0), seconds(secs(a.1, b.1)));
+        let label = format!("{} {}", segment_name(a.0, b.0), seconds(secs(a.1, b.1)));
         if labels && xb - xa >= label.chars().count() as f64 * 5.8 + 6.0 {
             let _ = write!(
                 out,
