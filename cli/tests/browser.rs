@@ -10,7 +10,9 @@
 //! console message of the page and of its frames as a `CONSOLE` line. Chromium logs every
 //! console level alike, so the test is stricter than "no error": the page logs nothing at all.
 //! Out-of-process frames are not painted into headless screenshots, so site isolation is
-//! turned off (`--disable-site-isolation-trials`) to see the flame graph's frame.
+//! turned off (`--disable-site-isolation-trials`) to see the flame graph's frame, and every
+//! compositor stage runs before a capture (`--run-all-compositor-stages-before-draw`), else
+//! tiles of a tall page may be missing from it.
 //!
 //! Chromium is found at `$PGMORTEM_CHROMIUM`, `/usr/bin/chromium`, or as `chromium`,
 //! `chromium-browser` or `google-chrome` on the PATH. Without it the test fails and says how
@@ -89,6 +91,7 @@ fn run_chromium(page: &Path, args: &[&str]) -> (String, Vec<String>) {
             "--disable-site-isolation-trials",
             "--host-resolver-rules=MAP * ~NOTFOUND",
             "--virtual-time-budget=5000",
+            "--run-all-compositor-stages-before-draw",
             "--enable-logging=stderr",
             "--v=0",
         ])

@@ -7,12 +7,31 @@ use pgmortem_diagnose::{Report, human_bytes};
 
 use super::markup::{count, esc, time};
 
+/// Beyond this many files the table starts folded (a bundle of a busy server holds a few files
+/// per backend).
+const OPEN_ROWS: usize = 120;
+
 /// Writes the sources section with the clock.
 pub(super) fn write(out: &mut String, report: &Report) {
-    out.push_str(
-        "<section id=\"sources\"><h2>Sources</h2><table class=\"sources\"><thead><tr>\
+    let used = report
+        .sources
+        .iter()
+        .filter(|s| s.kind != "unknown")
+        .count();
+    let _ = write!(
+        out,
+        "<section id=\"sources\"><h2>Sources</h2><details class=\"sources\"{}><summary>{} files, \
+         {} of them read ({} not recognised, listed)</summary><table class=\"sources\"><thead><tr>\
          <th>path</th><th>kind</th><th>size</th><th>lines</th><th>records</th>\
          <th>unrecognized</th><th>note</th></tr></thead><tbody>",
+        if report.sources.len() <= OPEN_ROWS {
+            " open"
+        } else {
+            ""
+        },
+        count(report.sources.len() as u64),
+        count(used as u64),
+        count((report.sources.len() - used) as u64)
     );
     for s in &report.sources {
         let mut note = s.note.as_deref().map(esc).unwrap_or_default();
@@ -55,7 +74,7 @@ pub(super) fn write(out: &mut String, report: &Report) {
             count(s.records)
         );
     }
-    out.push_str("</tbody></table>");
+    out.push_str("</tbody></table></details>");
     let c = &report.clock;
     out.push_str("<h3>Clock</h3><ul>");
     match (c.boot_time, c.boot_time_source) {
