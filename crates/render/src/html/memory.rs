@@ -95,6 +95,14 @@ fn bars(report: &Report) -> Vec<Bar> {
             ),
             from: m.hugepages_total.as_ref().map(known).unwrap_or_default(),
         });
+    } else if let Some(total) = &m.hugepages_total {
+        out.push(Bar {
+            name: "huge pages",
+            used: 0,
+            capacity: 0,
+            text: "no huge page pool (HugePages_Total 0)".to_owned(),
+            from: known(total),
+        });
     }
     let mut limit = (ram, "RAM".to_owned());
     if let Some(c) = &host.cgroup
@@ -181,7 +189,9 @@ pub(super) fn write(out: &mut String, report: &Report) {
         let fill = bar.used as f64 / scale * TRACK;
         let over = bar.used > bar.capacity;
         let share = bar.used as f64 / bar.capacity.max(1) as f64;
-        let class = if over || share > 0.9 {
+        // A huge page pool is there to be used whole: full is not a warning.
+        let warn_full = bar.name != "huge pages";
+        let class = if over || (warn_full && share > 0.9) {
             "fill hot"
         } else {
             "fill"
@@ -215,7 +225,8 @@ pub(super) fn write(out: &mut String, report: &Report) {
         );
     }
     out.push_str(
-        "</svg><figcaption>Each bar is its figure against its limit; red when above 90 % or \
-         over. Hover a bar for the file and line it comes from.</figcaption></figure></section>\n",
+        "</svg><figcaption>Each bar is its figure against its limit; red when over it, or above \
+         90 % of it (but for the huge page pool, which is there to be used). Hover a bar for \
+         the file and line it comes from.</figcaption></figure></section>\n",
     );
 }
