@@ -2,12 +2,14 @@
 //! streams and returns the exit code, so the Python package can offer the same command without
 //! `process::exit` ending the interpreter.
 //!
-//! Exit codes: 0 success, 2 usage or input error (the message says which file and why).
+//! Exit codes: 0 success, 1 a `check` fixture that no longer gets its diagnosis, 2 usage or
+//! input error (the message says which file and why).
 
 use std::ffi::OsString;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+mod check;
 mod input;
 mod perf;
 mod pglog;
@@ -41,6 +43,9 @@ enum Command {
     Flamegraph(perf::FlamegraphArgs),
     /// List the rule catalog, or explain one rule: `pgmortem rules overcommit-heuristic`.
     Rules(rules::RulesArgs),
+    /// Replay incident fixtures (a bundle and its expected.json) and say which no longer get
+    /// their diagnosis: exit 1 if any. For CI.
+    Check(check::CheckArgs),
     /// Print the bundle collector, a POSIX shell script to run on the database host:
     /// `pgmortem collector > pgmortem-collect.sh; sh pgmortem-collect.sh --help`.
     Collector,
@@ -149,8 +154,12 @@ where
             return code;
         }
     };
-    match dispatch(cli.command, out) {
-        Ok(()) => 0,
+    let result = match cli.command {
+        Command::Check(args) => check::run(args, out),
+        command => dispatch(command, out).map(|()| 0),
+    };
+    match result {
+        Ok(code) => code,
         Err(e) => {
             let _ = writeln!(err, "pgmortem: error: {e:#}");
             2
@@ -182,6 +191,7 @@ fn dispatch(command: Command, out: &mut dyn Write) -> Result<()> {
             }
         }
         Command::Parse(ParseCommand::Pglog(args)) => pglog::parse(args, out),
+        Command::Check(_) => unreachable!("check is run with its exit code, before dispatch"),
     }
 }
 

@@ -15,6 +15,8 @@
 
 use std::path::Path;
 
+pub mod check;
+
 pub use pgmortem_bundle as bundle;
 pub use pgmortem_diagnose::{self as diagnose, DiagnoseOptions, Report};
 pub use pgmortem_parse as parse;
