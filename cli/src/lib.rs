@@ -13,6 +13,7 @@ mod check;
 mod input;
 mod perf;
 mod pglog;
+mod redact;
 mod rules;
 
 use anyhow::{Context, Result};
@@ -46,6 +47,9 @@ enum Command {
     /// Replay incident fixtures (a bundle and its expected.json) and say which no longer get
     /// their diagnosis: exit 1 if any. For CI.
     Check(check::CheckArgs),
+    /// Write a copy of a bundle that can be shared: host names, addresses, user, database and
+    /// application names and query literals become stable tokens; redaction.json counts them.
+    Redact(redact::RedactArgs),
     /// Print the bundle collector, a POSIX shell script to run on the database host:
     /// `pgmortem collector > pgmortem-collect.sh; sh pgmortem-collect.sh --help`.
     Collector,
@@ -172,6 +176,7 @@ fn dispatch(command: Command, out: &mut dyn Write) -> Result<()> {
         Command::Analyze(args) => analyze(args, out),
         Command::CollapsePerf(args) => perf::collapse(args, out),
         Command::Rules(args) => rules::run(args, out),
+        Command::Redact(args) => redact::run(args, out),
         Command::Flamegraph(args) => perf::flamegraph(args),
         Command::Parse(ParseCommand::Perf(args)) => perf::parse(args, out),
         Command::Collector => out

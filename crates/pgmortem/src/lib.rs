@@ -20,6 +20,7 @@ pub mod check;
 pub use pgmortem_bundle as bundle;
 pub use pgmortem_diagnose::{self as diagnose, DiagnoseOptions, Report};
 pub use pgmortem_parse as parse;
+pub use pgmortem_redact as redact;
 pub use pgmortem_render as render;
 
 /// Errors of [`analyze`].
