@@ -76,7 +76,7 @@ struct AnalyzeArgs {
     #[arg(long)]
     prefix: Option<String>,
     /// Seconds an OOM kill and a crash line with the same PID may be apart.
-    #[arg(long, default_value_t = 120.0)]
+    #[arg(long, default_value_t = 120.0, value_parser = parse_seconds)]
     match_tolerance: f64,
     /// Read only the last N bytes of each log larger than that (e.g. 200MiB); the report says
     /// so at the top. Default: every log is read whole.
@@ -85,6 +85,20 @@ struct AnalyzeArgs {
     /// Threads to parse large PostgreSQL logs on (default: one per available core).
     #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
     threads: Option<u16>,
+}
+
+/// A number of seconds: finite and not negative.
+fn parse_seconds(text: &str) -> Result<f64, String> {
+    let value: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("{text:?}: expected a number of seconds such as 120 or 2.5"))?;
+    if !value.is_finite() || value < 0.0 {
+        return Err(format!(
+            "{text:?}: expected a finite number of seconds, 0 or more"
+        ));
+    }
+    Ok(value)
 }
 
 /// `1048576`, `512KiB`, `200MiB`, `2GiB` (also `K`, `M`, `G`, `T`, `KB`, …: powers of 1024).
@@ -164,11 +178,39 @@ where
     };
     match result {
         Ok(code) => code,
+        // A reader that stopped reading (`| head`) is not an error, as for ripgrep.
+        Err(e) if is_broken_pipe(&e) => 0,
         Err(e) => {
-            let _ = writeln!(err, "pgmortem: error: {e:#}");
+            let _ = writeln!(err, "pgmortem: error: {}", error_text(&e));
             2
         }
     }
+}
+
+/// Whether `e` comes from writing to a closed pipe.
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
+/// The error and its causes, each said once: a cause that a message already quotes (errors
+/// that print their source) is not repeated.
+fn error_text(e: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in e.chain() {
+        let part = cause.to_string();
+        if text.contains(&part) {
+            continue;
+        }
+        if !text.is_empty() {
+            text.push_str(": ");
+        }
+        text.push_str(&part);
+    }
+    text
 }
 
 fn dispatch(command: Command, out: &mut dyn Write) -> Result<()> {
@@ -221,6 +263,9 @@ fn analyze(args: AnalyzeArgs, out: &mut dyn Write) -> Result<()> {
         threads: args.threads.map(usize::from),
         ..DiagnoseOptions::default()
     };
+    if let Some(output) = &args.output {
+        refuse_to_overwrite(output, &args.path)?;
+    }
     let report = pgmortem::analyze(&args.path, &options)?;
     let format = match args.format {
         OutputFormat::Text => render::Format::Text,
@@ -235,6 +280,27 @@ fn analyze(args: AnalyzeArgs, out: &mut dyn Write) -> Result<()> {
             .write_all(text.as_bytes())
             .context("cannot write the report"),
     }
+}
+
+/// An error when `output` is the bundle `input` or a file inside it (writing the report there
+/// would destroy what it reports on).
+pub(crate) fn refuse_to_overwrite(output: &Path, input: &Path) -> Result<()> {
+    let (Ok(out), Ok(inp)) = (std::fs::canonicalize(output), std::fs::canonicalize(input)) else {
+        // The output does not exist yet (or the input cannot be resolved: analyze says why).
+        return Ok(());
+    };
+    if out == inp || out.starts_with(&inp) {
+        anyhow::bail!(
+            "-o {}: that is the bundle being analysed{}; write the report elsewhere",
+            output.display(),
+            if out == inp {
+                ""
+            } else {
+                " (a file inside it)"
+            }
+        );
+    }
+    Ok(())
 }
 
 fn read(path: &Path) -> Result<Vec<u8>> {

@@ -16,6 +16,7 @@ pub(crate) struct RedactArgs {
 }
 
 pub(crate) fn run(args: RedactArgs, out: &mut dyn Write) -> Result<()> {
+    crate::refuse_to_overwrite(&args.output, &args.path)?;
     let redacted = pgmortem::redact::redact_bundle(&args.path, &args.output)
         .with_context(|| format!("cannot redact {}", args.path.display()))?;
     writeln!(
