@@ -106,8 +106,12 @@ fn parse_size(text: &str) -> Result<u64, String> {
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 enum OutputFormat {
+    /// Text for a person.
     Text,
+    /// The `pgmortem.report/v1` JSON.
     Json,
+    /// Markdown, to paste into a ticket or an issue.
+    Markdown,
 }
 
 #[derive(Debug, Subcommand)]
@@ -210,6 +214,7 @@ fn analyze(args: AnalyzeArgs, out: &mut dyn Write) -> Result<()> {
     let format = match args.format {
         OutputFormat::Text => render::Format::Text,
         OutputFormat::Json => render::Format::Json,
+        OutputFormat::Markdown => render::Format::Markdown,
     };
     let text = render::render(&report, format)?;
     match args.output {
