@@ -14,6 +14,7 @@ mod perf;
 mod pglog;
 mod progress;
 mod rules;
+mod timeline;
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
@@ -33,6 +34,9 @@ enum Command {
     /// Diagnose a bundle: a directory of loose files, an archive (.tar, .tar.gz, .tar.zst) or
     /// one file. Every log is read whole unless --max-log-bytes asks for less.
     Analyze(analyze::AnalyzeArgs),
+    /// Print the merged timeline of a bundle: every event of every source on UTC, with its
+    /// error bar and file:line, filtered by --since, --until and --kind.
+    Timeline(timeline::TimelineArgs),
     /// Parse one file and print its records as JSON lines (or `--stats`).
     #[command(subcommand)]
     Parse(ParseCommand),
@@ -144,11 +148,12 @@ where
 fn dispatch(
     command: Command,
     out: &mut dyn Write,
-    _err: &mut dyn Write,
+    err: &mut dyn Write,
     terminals: Terminals,
 ) -> Result<()> {
     match command {
         Command::Analyze(args) => analyze::run(args, out, terminals),
+        Command::Timeline(args) => timeline::run(args, out, err, terminals),
         Command::CollapsePerf(args) => perf::collapse(args, out),
         Command::Rules(args) => rules::run(args, out),
         Command::Flamegraph(args) => perf::flamegraph(args),
