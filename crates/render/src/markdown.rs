@@ -259,7 +259,7 @@ fn write_sources(out: &mut String, report: &Report) {
             s.unrecognized_lines,
             s.note
                 .as_deref()
-                .map(|n| cell(&prose(n)))
+                .map(|n| prose(&n.replace('\n', " ")))
                 .unwrap_or_default()
         );
     }
@@ -397,8 +397,10 @@ pub(crate) fn fenced(text: &str, info: &str) -> String {
     out
 }
 
-/// A table cell: `|` escaped (also inside a code span, as tables are split before code is
-/// read) and kept on one line.
+/// A table cell of code or of pgmortem's own words: `|` escaped (also inside a code span, as
+/// tables are split before code is read) and kept on one line. Prose is not passed through
+/// it ([`prose`] already escapes `|`): it is made one line first, as a hard break has no
+/// place in a cell.
 pub(crate) fn cell(text: &str) -> String {
     text.replace('|', "\\|").replace(['\n', '\r'], " ")
 }

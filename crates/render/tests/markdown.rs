@@ -202,6 +202,19 @@ fn hostile_text_never_becomes_markdown_structure() {
         "an escape character reached the output"
     );
     assert!(text.contains("postgres/a|b`c`<x>#.log:2"), "{md}");
+    // A note of several lines is one line in its table cell.
+    let note_row = md
+        .lines()
+        .find(|l| l.starts_with("| ``postgres/a"))
+        .unwrap();
+    assert!(
+        note_row.contains(" | \\# not a heading \\| a \\| b \\| ---\\|--- > quote \\<script>"),
+        "{note_row}"
+    );
+    assert!(
+        text.contains("# not a heading | a | b | ---|--- > quote <script>alert(1)</script> [link]"),
+        "{text}"
+    );
 }
 
 #[test]
