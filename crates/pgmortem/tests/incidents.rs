@@ -1,8 +1,8 @@
-//! Every real incident under fixtures/incidents/ analysed end to end: the JSON report and the
-//! text rendering are snapshots (reviewed with `cargo insta review`), the diagnosis each
-//! incident's `expected.json` states is checked (findings that must and must not be there, the
-//! incidents with their kind, cause, pid, signal and outage range), and the facts each README
-//! promises are asserted directly.
+//! Every real incident under fixtures/incidents/ analysed end to end: the JSON report, the
+//! text and the Markdown renderings are snapshots (reviewed with `cargo insta review`), the
+//! diagnosis each incident's `expected.json` states is checked (findings that must and must
+//! not be there, the incidents with their kind, cause, pid, signal and outage range), and the
+//! facts each README promises are asserted directly.
 //!
 //! An incident directory holds either the bundle's files themselves or the collector's archive
 //! (`*.tar.gz`, `*.tar.zst`) beside its README.md and expected.json.
@@ -59,6 +59,7 @@ fn every_incident_report_matches_its_snapshot() {
         insta::with_settings!({ snapshot_suffix => name.clone(), omit_expression => true }, {
             insta::assert_json_snapshot!("report", report);
             insta::assert_snapshot!("text", render::text(&report));
+            insta::assert_snapshot!("markdown", render::markdown(&report));
         });
     }
 }

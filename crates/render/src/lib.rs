@@ -1,13 +1,17 @@
-//! Renders a [`Report`] for people (text) and for programs (JSON, schema `pgmortem.report/v1`).
+//! Renders a [`Report`] for people (text, Markdown) and for programs (JSON, schema
+//! `pgmortem.report/v1`).
 //!
 //! Rendering never fails on report content; JSON serialisation errors (which cannot happen for
 //! this schema) are returned rather than hidden.
 
+mod describe;
+mod markdown;
 mod text;
 
 use pgmortem_diagnose::Report;
 
-pub use text::text;
+pub use markdown::markdown;
+pub use text::{TextOptions, text, text_with};
 
 /// Output formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -16,13 +20,16 @@ pub enum Format {
     Text,
     /// Pretty-printed JSON.
     Json,
+    /// Markdown for a ticket or an issue.
+    Markdown,
 }
 
-/// Renders `report` in `format`.
+/// Renders `report` in `format` (text without colour; see [`text_with`] for colour).
 pub fn render(report: &Report, format: Format) -> Result<String, serde_json::Error> {
     match format {
         Format::Text => Ok(text(report)),
         Format::Json => json(report),
+        Format::Markdown => Ok(markdown(report)),
     }
 }
 
