@@ -2,21 +2,26 @@
 //! streams and returns the exit code, so the Python package can offer the same command without
 //! `process::exit` ending the interpreter.
 //!
-//! Exit codes: 0 success, 2 usage or input error (the message says which file and why).
+//! Exit codes: 0 success, 1 a `check` fixture that no longer gets its diagnosis, 2 usage or
+//! input error (the message says which file and why).
 
 use std::ffi::OsString;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+mod analyze;
+mod check;
 mod input;
 mod perf;
 mod pglog;
+mod progress;
+mod redact;
 mod rules;
+mod timeline;
 
 use anyhow::{Context, Result};
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Parser, Subcommand};
 use pgmortem::parse::kernel;
-use pgmortem::{DiagnoseOptions, render};
 use serde::Serialize;
 
 /// Offline analyzer for PostgreSQL support bundles: why did the database restart?
@@ -31,7 +36,10 @@ struct Cli {
 enum Command {
     /// Diagnose a bundle: a directory of loose files, an archive (.tar, .tar.gz, .tar.zst) or
     /// one file. Every log is read whole unless --max-log-bytes asks for less.
-    Analyze(AnalyzeArgs),
+    Analyze(analyze::AnalyzeArgs),
+    /// Print the merged timeline of a bundle: every event of every source on UTC, with its
+    /// error bar and file:line, filtered by --since, --until and --kind.
+    Timeline(timeline::TimelineArgs),
     /// Parse one file and print its records as JSON lines (or `--stats`).
     #[command(subcommand)]
     Parse(ParseCommand),
@@ -41,45 +49,33 @@ enum Command {
     Flamegraph(perf::FlamegraphArgs),
     /// List the rule catalog, or explain one rule: `pgmortem rules overcommit-heuristic`.
     Rules(rules::RulesArgs),
+    /// Replay incident fixtures (a bundle and its expected.json) and say which no longer get
+    /// their diagnosis: exit 1 if any. For CI.
+    Check(check::CheckArgs),
+    /// Write a copy of a bundle that can be shared: host names, addresses, user, database and
+    /// application names and query literals become stable tokens; redaction.json counts them.
+    Redact(redact::RedactArgs),
     /// Print the bundle collector, a POSIX shell script to run on the database host:
     /// `pgmortem collector > pgmortem-collect.sh; sh pgmortem-collect.sh --help`.
     Collector,
 }
 
-#[derive(Debug, Args)]
-struct AnalyzeArgs {
-    /// The bundle: a directory, an archive or a single file.
-    path: PathBuf,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
-    format: OutputFormat,
-    /// Write the report to this file instead of standard output.
-    #[arg(short, long)]
-    output: Option<PathBuf>,
-    /// The host's boot time (RFC 3339, e.g. 2026-11-21T03:00:00Z), overriding the bundle's anchors.
-    #[arg(long)]
-    boot_time: Option<jiff::Timestamp>,
-    /// UTC offset of kernel wall times printed without a zone (dmesg -T, syslog), e.g. +02:00.
-    #[arg(long, allow_hyphen_values = true)]
-    host_utc_offset: Option<String>,
-    /// The PostgreSQL log_line_prefix (default: the bundle's pg_settings or postgresql.conf,
-    /// else detected from the log).
-    #[arg(long)]
-    prefix: Option<String>,
-    /// Seconds an OOM kill and a crash line with the same PID may be apart.
-    #[arg(long, default_value_t = 120.0)]
-    match_tolerance: f64,
-    /// Read only the last N bytes of each log larger than that (e.g. 200MiB); the report says
-    /// so at the top. Default: every log is read whole.
-    #[arg(long, value_name = "N", value_parser = parse_size)]
-    max_log_bytes: Option<u64>,
-    /// Threads to parse large PostgreSQL logs on (default: one per available core).
-    #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
-    threads: Option<u16>,
+/// A number of seconds: finite and not negative.
+pub(crate) fn parse_seconds(text: &str) -> Result<f64, String> {
+    let value: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("{text:?}: expected a number of seconds such as 120 or 2.5"))?;
+    if !value.is_finite() || value < 0.0 {
+        return Err(format!(
+            "{text:?}: expected a finite number of seconds, 0 or more"
+        ));
+    }
+    Ok(value)
 }
 
 /// `1048576`, `512KiB`, `200MiB`, `2GiB` (also `K`, `M`, `G`, `T`, `KB`, …: powers of 1024).
-fn parse_size(text: &str) -> Result<u64, String> {
+pub(crate) fn parse_size(text: &str) -> Result<u64, String> {
     let text = text.trim();
     let split = text
         .find(|c: char| !c.is_ascii_digit())
@@ -104,16 +100,6 @@ fn parse_size(text: &str) -> Result<u64, String> {
         .ok_or_else(|| format!("{text:?}: too large"))
 }
 
-#[derive(Debug, Clone, Copy, ValueEnum)]
-enum OutputFormat {
-    /// Text for a terminal.
-    Text,
-    /// The `pgmortem.report/v1` JSON document.
-    Json,
-    /// One self-contained HTML page: timeline, incidents, findings, memory, flame graph.
-    Html,
-}
-
 #[derive(Debug, Subcommand)]
 enum ParseCommand {
     /// A kernel log (dmesg, journalctl -k, kern.log, …): one JSON object per record.
@@ -133,9 +119,29 @@ enum ParseCommand {
     Perf(perf::ParsePerfArgs),
 }
 
-/// Runs the command line `args` (program name first), writing to `out` and `err`. Returns the
-/// process exit code.
+/// Which of the streams given to [`run_with`] are terminals: colour (`--color auto`) and
+/// progress follow them. Default: neither, as for output captured by a program.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Terminals {
+    /// Standard output is a terminal: the text report is coloured (unless `NO_COLOR`, …).
+    pub stdout: bool,
+    /// Standard error is a terminal: progress is shown while a bundle is read for more than
+    /// a second (unless `--quiet`). It is drawn on the process's standard error itself.
+    pub stderr: bool,
+}
+
+/// Runs the command line `args` (program name first), writing to `out` and `err`, neither of
+/// them a terminal (no colour unless asked, no progress). Returns the process exit code.
 pub fn run<I, T>(args: I, out: &mut dyn Write, err: &mut dyn Write) -> u8
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    run_with(args, out, err, Terminals::default())
+}
+
+/// [`run`], told which streams are terminals. Returns the process exit code.
+pub fn run_with<I, T>(args: I, out: &mut dyn Write, err: &mut dyn Write, terminals: Terminals) -> u8
 where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
@@ -153,20 +159,59 @@ where
             return code;
         }
     };
-    match dispatch(cli.command, out) {
-        Ok(()) => 0,
+    let result = match cli.command {
+        Command::Check(args) => check::run(args, out),
+        command => dispatch(command, out, err, terminals).map(|()| 0),
+    };
+    match result {
+        Ok(code) => code,
+        // A reader that stopped reading (`| head`) is not an error, as for ripgrep.
+        Err(e) if is_broken_pipe(&e) => 0,
         Err(e) => {
-            let _ = writeln!(err, "pgmortem: error: {e:#}");
+            let _ = writeln!(err, "pgmortem: error: {}", error_text(&e));
             2
         }
     }
 }
 
-fn dispatch(command: Command, out: &mut dyn Write) -> Result<()> {
+/// Whether `e` comes from writing to a closed pipe.
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
+/// The error and its causes, each said once: a cause that a message already quotes (errors
+/// that print their source) is not repeated.
+fn error_text(e: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in e.chain() {
+        let part = cause.to_string();
+        if text.contains(&part) {
+            continue;
+        }
+        if !text.is_empty() {
+            text.push_str(": ");
+        }
+        text.push_str(&part);
+    }
+    text
+}
+
+fn dispatch(
+    command: Command,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+    terminals: Terminals,
+) -> Result<()> {
     match command {
-        Command::Analyze(args) => analyze(args, out),
+        Command::Analyze(args) => analyze::run(args, out, terminals),
+        Command::Timeline(args) => timeline::run(args, out, err, terminals),
         Command::CollapsePerf(args) => perf::collapse(args, out),
         Command::Rules(args) => rules::run(args, out),
+        Command::Redact(args) => redact::run(args, out),
         Command::Flamegraph(args) => perf::flamegraph(args),
         Command::Parse(ParseCommand::Perf(args)) => perf::parse(args, out),
         Command::Collector => out
@@ -186,45 +231,29 @@ fn dispatch(command: Command, out: &mut dyn Write) -> Result<()> {
             }
         }
         Command::Parse(ParseCommand::Pglog(args)) => pglog::parse(args, out),
+        Command::Check(_) => unreachable!("check is run with its exit code, before dispatch"),
     }
 }
 
-fn analyze(args: AnalyzeArgs, out: &mut dyn Write) -> Result<()> {
-    let host_utc_offset_seconds = args
-        .host_utc_offset
-        .as_deref()
-        .map(|s| {
-            pgmortem::diagnose::zone_offset(s)
-                .map(|o| o.seconds())
-                .with_context(|| {
-                    format!("--host-utc-offset {s:?}: expected e.g. +02:00, -0500 or UTC")
-                })
-        })
-        .transpose()?;
-    let options = DiagnoseOptions {
-        boot_time: args.boot_time,
-        host_utc_offset_seconds,
-        pg_prefix: args.prefix,
-        match_tolerance_seconds: args.match_tolerance,
-        max_log_bytes: args.max_log_bytes,
-        threads: args.threads.map(usize::from),
-        ..DiagnoseOptions::default()
+/// An error when `output` is the bundle `input` or a file inside it (writing the report there
+/// would destroy what it reports on).
+pub(crate) fn refuse_to_overwrite(output: &Path, input: &Path) -> Result<()> {
+    let (Ok(out), Ok(inp)) = (std::fs::canonicalize(output), std::fs::canonicalize(input)) else {
+        // The output does not exist yet (or the input cannot be resolved: analyze says why).
+        return Ok(());
     };
-    let report = pgmortem::analyze(&args.path, &options)?;
-    let format = match args.format {
-        OutputFormat::Text => render::Format::Text,
-        OutputFormat::Json => render::Format::Json,
-        OutputFormat::Html => render::Format::Html,
-    };
-    let text = render::render(&report, format)?;
-    match args.output {
-        Some(path) => {
-            std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))
-        }
-        None => out
-            .write_all(text.as_bytes())
-            .context("cannot write the report"),
+    if out == inp || out.starts_with(&inp) {
+        anyhow::bail!(
+            "-o {}: that is the bundle being analysed{}; write the report elsewhere",
+            output.display(),
+            if out == inp {
+                ""
+            } else {
+                " (a file inside it)"
+            }
+        );
     }
+    Ok(())
 }
 
 fn read(path: &Path) -> Result<Vec<u8>> {

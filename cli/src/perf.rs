@@ -180,6 +180,9 @@ fn fold_file(path: &Path, fold: &FoldArgs) -> Result<String> {
 
 pub(crate) fn collapse(args: CollapsePerfArgs, out: &mut dyn Write) -> Result<()> {
     let path = args.file.unwrap_or_else(|| PathBuf::from("-"));
+    if let Some(file) = &args.output {
+        crate::refuse_to_overwrite(file, &path)?;
+    }
     let folded = fold_file(&path, &args.fold)?;
     match args.output {
         Some(file) => std::fs::write(&file, folded)
@@ -191,6 +194,7 @@ pub(crate) fn collapse(args: CollapsePerfArgs, out: &mut dyn Write) -> Result<()
 }
 
 pub(crate) fn flamegraph(args: FlamegraphArgs) -> Result<()> {
+    crate::refuse_to_overwrite(&args.output, &args.file)?;
     let folded = fold_file(&args.file, &args.fold)?;
     anyhow::ensure!(
         !folded.is_empty(),

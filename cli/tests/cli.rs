@@ -322,3 +322,81 @@ fn parse_kernel_survives_binary_garbage() {
     let stats = json_of(&out.get_output().stdout);
     assert!(stats["lines"].as_u64().unwrap() > 0);
 }
+
+#[test]
+fn a_closed_pipe_ends_quietly() {
+    // `pgmortem … | head -1`: the reader goes away; ripgrep's behaviour, exit 0, no message.
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("pgmortem"))
+        .args(["analyze", "--format", "json"])
+        .arg(fixture("incidents/pg15-memcg-oom-work-mem"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        output.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+#[test]
+fn an_error_cause_is_said_once() {
+    pgmortem()
+        .args(["analyze", "no/such/bundle"])
+        .assert()
+        .code(2)
+        .stderr("pgmortem: error: cannot open bundle no/such/bundle: No such file or directory (os error 2)\n");
+}
+
+#[test]
+fn match_tolerance_must_be_a_finite_number_of_seconds() {
+    for bad in ["NaN", "inf", "-5", "x"] {
+        pgmortem()
+            .args(["analyze", &format!("--match-tolerance={bad}")])
+            .arg(fixture("incidents/pg15-memcg-oom-sort"))
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("--match-tolerance"));
+    }
+    pgmortem()
+        .args(["analyze", "--match-tolerance=0"])
+        .arg(fixture("incidents/pg15-memcg-oom-sort"))
+        .assert()
+        .success();
+}
+
+#[test]
+fn the_output_never_overwrites_the_input() {
+    let scratch = tempfile::tempdir().unwrap();
+    let bundle = scratch.path().join("b.tar.gz");
+    let original = std::fs::read(
+        std::fs::read_dir(fixture("incidents/pg15-memcg-oom-work-mem"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| p.to_string_lossy().ends_with(".tar.gz"))
+            .unwrap(),
+    )
+    .unwrap();
+    std::fs::write(&bundle, &original).unwrap();
+    for args in [vec!["analyze", "-o"], vec!["redact", "-o"]] {
+        pgmortem()
+            .args(&args)
+            .arg(&bundle)
+            .arg(&bundle)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(
+                "that is the bundle being analysed",
+            ));
+    }
+    assert_eq!(std::fs::read(&bundle).unwrap(), original);
+}

@@ -81,3 +81,20 @@ def test_cli_usage_error_returns_code_two() -> None:
     code, _, err = pgmortem.run_cli(["analyze", "--no-such-flag"])
     assert code == 2
     assert "--no-such-flag" in err
+
+
+def test_cli_markdown_and_timeline_in_process(incidents: Path) -> None:
+    path = str(incidents / "pg15-sigkill-backend")
+    code, out, err = pgmortem.run_cli(["analyze", "--format", "markdown", path])
+    assert code == 0, err
+    assert out.startswith("# pgmortem report\n")
+    # Captured output is not a terminal: no colour, no progress.
+    code, out, err = pgmortem.run_cli(["analyze", path])
+    assert code == 0 and "\x1b" not in out and err == ""
+    code, out, err = pgmortem.run_cli(
+        ["timeline", "--kind", "terminated_by_signal", "--format", "json", path]
+    )
+    assert code == 0, err
+    (event,) = [json.loads(line) for line in out.splitlines()]
+    assert event["kind"] == "terminated_by_signal"
+    assert event["at"].endswith("Z")

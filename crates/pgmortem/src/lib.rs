@@ -15,9 +15,12 @@
 
 use std::path::Path;
 
+pub mod check;
+
 pub use pgmortem_bundle as bundle;
 pub use pgmortem_diagnose::{self as diagnose, DiagnoseOptions, Report};
 pub use pgmortem_parse as parse;
+pub use pgmortem_redact as redact;
 pub use pgmortem_render as render;
 
 /// Errors of [`analyze`].
@@ -35,10 +38,42 @@ pub enum Error {
 /// Analyzes the bundle at `path` (a directory, an archive or a single file). Logs are read
 /// whole unless [`DiagnoseOptions::max_log_bytes`] asks for a cap.
 pub fn analyze(path: &Path, options: &DiagnoseOptions) -> Result<Report, Error> {
+    analyze_with_progress(path, options, &mut |_| {})
+}
+
+/// A step of [`analyze_with_progress`], for a caller that shows progress.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Step {
+    /// The bundle is being opened: a directory listed, an archive read once and its large
+    /// members spooled, each file's kind recognised.
+    Opening,
+    /// The bundle is open; its sources (every log whole, as a stream) are being read and the
+    /// diagnosis made.
+    Diagnosing {
+        /// Files in the bundle.
+        sources: usize,
+        /// Their total size in bytes.
+        bytes: u64,
+    },
+}
+
+/// [`analyze`], calling `step` as each step begins (on the calling thread, once per step).
+/// The report is the same.
+pub fn analyze_with_progress(
+    path: &Path,
+    options: &DiagnoseOptions,
+    step: &mut dyn FnMut(Step),
+) -> Result<Report, Error> {
     let open = pgmortem_bundle::OpenOptions {
         max_log_bytes: options.max_log_bytes,
         ..pgmortem_bundle::OpenOptions::default()
     };
+    step(Step::Opening);
     let bundle = pgmortem_bundle::open(path, &open)?;
+    step(Step::Diagnosing {
+        sources: bundle.sources.len(),
+        bytes: bundle.sources.iter().map(|s| s.size()).sum(),
+    });
     Ok(pgmortem_diagnose::diagnose(&bundle, options)?)
 }

@@ -1,76 +1,181 @@
 //! The report as text for a person: what to read first, each incident, the findings most
 //! severe first with their evidence, the rules that could not run, the host, the clock and the
 //! sources.
+//!
+//! Without colour the text is plain; with colour ([`TextOptions::color`]) headings are bold and
+//! severities coloured (critical red and bold, warning yellow, info cyan) with ANSI SGR codes,
+//! and the control characters a bundle's lines may hold (an escape sequence in a log message)
+//! are shown as their Unicode pictures (`␛`) rather than sent to the terminal.
 
 use std::fmt::Write as _;
 
-use pgmortem_diagnose::{Finding, Incident, Report, Severity, human_bytes, human_kb};
+use anstyle::{AnsiColor, Style};
+use pgmortem_diagnose::{Finding, Incident, Report, Severity};
+
+use crate::describe::{self, ts};
 
 /// Indent of the text under a label (`  kernel    `).
 const INDENT: &str = "            ";
 /// Indent of a finding's body.
 const BODY: &str = "           ";
 
-/// The report as text for a person.
+/// How to render the text.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TextOptions {
+    /// Colour headings and severities with ANSI escape codes, for a terminal. Default: off,
+    /// and the text is then exactly [`text`]'s.
+    pub color: bool,
+}
+
+/// The report as plain text for a person.
 pub fn text(report: &Report) -> String {
+    text_with(report, &TextOptions::default())
+}
+
+/// The report as text for a person, coloured when `options` asks.
+pub fn text_with(report: &Report, options: &TextOptions) -> String {
+    let paint = Painter {
+        color: options.color,
+    };
     let mut out = String::new();
-    header(&mut out, report);
+    let _ = writeln!(
+        out,
+        "{}",
+        paint.style(
+            Look::Heading,
+            &format!("pgmortem: {}", describe::counts(report))
+        )
+    );
     if !report.caveats.is_empty() {
-        let _ = writeln!(out, "\nRead first");
+        let _ = writeln!(out, "\n{}", paint.style(Look::Heading, "Read first"));
         for c in &report.caveats {
-            let _ = writeln!(out, "  ! {}", c.text);
+            let _ = writeln!(out, "  {} {}", paint.style(Look::Warning, "!"), c.text);
         }
     }
     for (i, incident) in report.incidents.iter().enumerate() {
         out.push('\n');
-        write_incident(&mut out, i + 1, incident);
+        write_incident(&mut out, &paint, i + 1, incident);
     }
     if !report.findings.is_empty() {
-        let _ = writeln!(out, "\nFindings");
+        let _ = writeln!(out, "\n{}", paint.style(Look::Heading, "Findings"));
         for f in &report.findings {
-            write_finding(&mut out, f);
+            write_finding(&mut out, &paint, f);
         }
     }
     if !report.not_evaluated.is_empty() {
-        let _ = writeln!(out, "\nNot evaluated (the bundle lacks what they read)");
-        // One line per set of missing inputs: `perf` alone keeps six rules from running.
-        let mut groups: Vec<(String, Vec<&str>, &[&str])> = Vec::new();
-        for n in &report.not_evaluated {
-            let key = n.missing.join(", ");
-            match groups.iter_mut().find(|g| g.0 == key) {
-                Some(g) => g.1.push(n.rule),
-                None => groups.push((key, vec![n.rule], &n.files)),
-            }
-        }
-        for (missing, rules, files) in groups {
+        let _ = writeln!(
+            out,
+            "\n{}",
+            paint.style(
+                Look::Heading,
+                "Not evaluated (the bundle lacks what they read)"
+            )
+        );
+        for (missing, rules, files) in describe::not_evaluated_groups(report) {
             let _ = writeln!(out, "  without {missing}: {}", rules.join(", "));
             let _ = writeln!(out, "    (from {})", files.join("; "));
         }
     }
-    write_host(&mut out, report);
-    write_clock(&mut out, report);
-    write_sources(&mut out, report);
-    out
+    let host = describe::host_lines(report);
+    if !host.is_empty() {
+        let _ = writeln!(out, "\n{}", paint.style(Look::Heading, "Host"));
+        for l in host {
+            let _ = writeln!(out, "  {l}");
+        }
+    }
+    let _ = writeln!(out, "\n{}", paint.style(Look::Heading, "Clock"));
+    let _ = writeln!(out, "  {}", describe::boot_time(report));
+    for note in &report.clock.notes {
+        let _ = writeln!(out, "  note: {note}");
+    }
+    write_sources(&mut out, &paint, report);
+    paint.finish(out)
 }
 
-fn header(out: &mut String, report: &Report) {
-    let n = report.incidents.len();
-    let count = |s: Severity| report.findings.iter().filter(|f| f.severity == s).count();
-    let plural = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
-    let _ = writeln!(
-        out,
-        "pgmortem: {}, {} ({} critical, {}, {} info) in {}",
-        plural(n, "incident"),
-        plural(report.findings.len(), "finding"),
-        count(Severity::Critical),
-        plural(count(Severity::Warning), "warning"),
-        count(Severity::Info),
-        plural(report.sources.len(), "source"),
-    );
+/// What a piece of text is, for its colour.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Look {
+    Heading,
+    Critical,
+    Warning,
+    Info,
 }
 
-fn ts(at: Option<jiff::Timestamp>) -> String {
-    at.map_or_else(|| "unknown time".to_owned(), |t| t.to_string())
+impl Look {
+    const ALL: [Look; 4] = [Look::Heading, Look::Critical, Look::Warning, Look::Info];
+
+    fn style(self) -> Style {
+        match self {
+            Look::Heading => Style::new().bold(),
+            Look::Critical => Style::new().bold().fg_color(Some(AnsiColor::Red.into())),
+            Look::Warning => Style::new().fg_color(Some(AnsiColor::Yellow.into())),
+            Look::Info => Style::new().fg_color(Some(AnsiColor::Cyan.into())),
+        }
+    }
+
+    /// The private-use character that stands for the start of this look while the text is
+    /// built (see [`Painter::finish`]).
+    fn mark(self) -> char {
+        match self {
+            Look::Heading => '\u{F8F0}',
+            Look::Critical => '\u{F8F1}',
+            Look::Warning => '\u{F8F2}',
+            Look::Info => '\u{F8F3}',
+        }
+    }
+}
+
+/// The private-use character that stands for the end of a look.
+const END_MARK: char = '\u{F8FE}';
+
+/// Paints pieces of the text, or leaves them as they are when colour is off.
+///
+/// With colour on, a painted piece is first wrapped in private-use marks; [`Painter::finish`]
+/// then shows every control character of the text as its picture (so no escape sequence of
+/// the bundle reaches the terminal) and turns the marks into ANSI codes. A bundle holding
+/// those private-use characters can only change colours, and the text ends with a reset.
+struct Painter {
+    color: bool,
+}
+
+impl Painter {
+    fn style(&self, look: Look, text: &str) -> String {
+        if self.color {
+            format!("{}{text}{END_MARK}", look.mark())
+        } else {
+            text.to_owned()
+        }
+    }
+
+    fn finish(&self, text: String) -> String {
+        if !self.color {
+            return text;
+        }
+        let mut out = String::with_capacity(text.len() + text.len() / 8);
+        for c in text.chars() {
+            if let Some(look) = Look::ALL.into_iter().find(|l| l.mark() == c) {
+                let _ = write!(out, "{}", look.style().render());
+            } else if c == END_MARK {
+                let _ = write!(out, "{}", anstyle::Reset.render());
+            } else if c != '\n' && c != '\t' && c.is_control() {
+                out.push(control_picture(c));
+            } else {
+                out.push(c);
+            }
+        }
+        let _ = write!(out, "{}", anstyle::Reset.render());
+        out
+    }
+}
+
+/// The Unicode picture of a control character (`␛` for ESC, `␡` for DEL), or `�` for the
+/// C1 controls that have none.
+fn control_picture(c: char) -> char {
+    match c as u32 {
+        n @ 0..=0x1f => char::from_u32(0x2400 + n).unwrap_or('\u{FFFD}'),
+        0x7f => '\u{2421}',
+        _ => '\u{FFFD}',
+    }
 }
 
 /// `text` with every line after the first indented by `indent`.
@@ -85,9 +190,8 @@ fn indented(text: &str, indent: &str) -> String {
     out
 }
 
-fn write_incident(out: &mut String, number: usize, incident: &Incident) {
-    let _ = writeln!(
-        out,
+fn write_incident(out: &mut String, paint: &Painter, number: usize, incident: &Incident) {
+    let head = format!(
         "Incident {number}: {} (cause {}) at {} (confidence {:.2}{})",
         incident.kind,
         incident.cause,
@@ -98,49 +202,10 @@ fn write_incident(out: &mut String, number: usize, incident: &Incident) {
             .map(|m| format!(", tied by {m}"))
             .unwrap_or_default()
     );
+    let _ = writeln!(out, "{}", paint.style(Look::Heading, &head));
     if let Some(k) = &incident.kernel_kill {
-        let victim = if k.pid == 0 && k.comm.is_empty() {
-            "OOM killer ran; no victim recorded".to_owned()
-        } else {
-            format!("OOM kill of {} pid {}", k.comm, k.pid)
-        };
-        let mut parts = vec![victim];
-        let sizes: Vec<String> = [
-            ("anon-rss", k.anon_rss_kb),
-            ("file-rss", k.file_rss_kb),
-            ("shmem-rss", k.shmem_rss_kb),
-            ("total-vm", k.total_vm_kb),
-            ("pgtables", k.pgtables_kb),
-        ]
-        .into_iter()
-        .filter_map(|(name, v)| v.map(|kb| format!("{name} {}", human_kb(kb))))
-        .collect();
-        if !sizes.is_empty() {
-            parts.push(sizes.join(", "));
-        }
-        if let Some(adj) = k.oom_score_adj {
-            parts.push(format!("oom_score_adj {adj}"));
-        }
-        let _ = writeln!(out, "  kernel    {}", parts.join("; "));
-        let mut limit = format!(
-            "constraint {}",
-            k.constraint.as_deref().unwrap_or("unknown")
-        );
-        if let Some(m) = &k.memcg {
-            if let Some(l) = m.limit_kb {
-                let _ = write!(limit, ", cgroup limit {}", human_kb(l));
-            }
-            if let Some(u) = m.usage_kb {
-                let _ = write!(limit, ", usage {}", human_kb(u));
-            }
-            if let Some(f) = m.failcnt {
-                let _ = write!(limit, ", failcnt {f}");
-            }
-            if let Some(p) = &m.path {
-                let _ = write!(limit, " in {p}");
-            }
-        }
-        let _ = writeln!(out, "{INDENT}{limit}");
+        let _ = writeln!(out, "  kernel    {}", describe::kill_victim(k));
+        let _ = writeln!(out, "{INDENT}{}", describe::kill_limit(k));
         if let Some(t) = &k.trigger_comm {
             let _ = writeln!(
                 out,
@@ -167,11 +232,7 @@ fn write_incident(out: &mut String, number: usize, incident: &Incident) {
         }
     }
     if let Some(c) = &incident.postgres_crash {
-        let how = match (c.signal, c.exit_code) {
-            (Some(s), _) => format!("terminated by signal {s}"),
-            (None, Some(code)) => format!("exited with code {code}"),
-            _ => "died".to_owned(),
-        };
+        let how = describe::how_died(c.signal, c.exit_code);
         let _ = writeln!(out, "  postgres  {} (PID {}) {how}", c.process, c.pid);
         if let Some(q) = &c.query {
             let _ = writeln!(
@@ -182,55 +243,11 @@ fn write_incident(out: &mut String, number: usize, incident: &Incident) {
         }
         let _ = writeln!(out, "{INDENT}at {}   ({}:{})", ts(c.at), c.path, c.line);
     }
-    if let Some(r) = &incident.recovery {
-        let mut steps = Vec::new();
-        let base = incident
-            .postgres_crash
-            .as_ref()
-            .and_then(|c| c.at)
-            .or(incident.started_at);
-        let rel = |t: Option<jiff::Timestamp>| match (base, t) {
-            (Some(b), Some(t)) => Some(format!("+{:.3} s", t.duration_since(b).as_secs_f64())),
-            _ => None,
-        };
-        if let Some(s) = rel(r.terminated_others_at) {
-            steps.push(format!("others terminated {s}"));
-        }
-        if let Some(s) = rel(r.reinitialized_at) {
-            steps.push(format!("reinitializing {s}"));
-        }
-        if let (Some(a), Some(b)) = (&r.redo_start_lsn, &r.redo_end_lsn) {
-            steps.push(format!("redo {a} → {b}"));
-        }
-        if let Some(s) = rel(r.ready_at) {
-            steps.push(format!("ready {s}"));
-        }
-        if !steps.is_empty() {
-            let _ = writeln!(out, "  restart   {}", steps.join(", "));
-        }
+    let steps = describe::restart_steps(incident);
+    if !steps.is_empty() {
+        let _ = writeln!(out, "  restart   {}", steps.join(", "));
     }
-    let mut figures = Vec::new();
-    if let Some(s) = incident.outage_seconds {
-        figures.push(format!("outage {s:.3} s"));
-    }
-    if let Some(s) = incident.redo_seconds {
-        figures.push(format!("redo {s:.3} s"));
-    }
-    if let Some(b) = incident.wal_replayed_bytes {
-        figures.push(format!("WAL replayed {b} bytes ({})", human_kb(b / 1024)));
-    }
-    if let Some(s) = incident.clock_skew_seconds {
-        figures.push(format!("clock skew {s:+.3} s"));
-    }
-    if let Some(n) = incident.sessions_lost {
-        figures.push(format!("{n} sessions cut"));
-    }
-    if incident.connections_refused > 0 {
-        figures.push(format!(
-            "{} connections refused during recovery",
-            incident.connections_refused
-        ));
-    }
+    let figures = describe::figures(incident);
     if !figures.is_empty() {
         let _ = writeln!(out, "  figures   {}", figures.join(", "));
     }
@@ -239,18 +256,24 @@ fn write_incident(out: &mut String, number: usize, incident: &Incident) {
     }
 }
 
-fn write_finding(out: &mut String, f: &Finding) {
-    let sev = match f.severity {
-        Severity::Critical => "CRITICAL",
-        Severity::Warning => "WARNING ",
-        Severity::Info => "INFO    ",
+fn write_finding(out: &mut String, paint: &Painter, f: &Finding) {
+    let (look, label, pad) = match f.severity {
+        Severity::Critical => (Look::Critical, "CRITICAL", ""),
+        Severity::Warning => (Look::Warning, "WARNING", " "),
+        Severity::Info => (Look::Info, "INFO", "    "),
     };
     let confidence = if f.confidence < 1.0 {
         format!(" (confidence {:.2})", f.confidence)
     } else {
         String::new()
     };
-    let _ = writeln!(out, "  {sev} [{}] {}{confidence}", f.id, f.title);
+    let _ = writeln!(
+        out,
+        "  {}{pad} [{}] {}{confidence}",
+        paint.style(look, label),
+        f.id,
+        f.title
+    );
     if !f.summary.is_empty() {
         let _ = writeln!(out, "{BODY}{}", indented(&f.summary, BODY));
     }
@@ -271,121 +294,8 @@ fn write_finding(out: &mut String, f: &Finding) {
     }
 }
 
-fn write_host(out: &mut String, report: &Report) {
-    let h = &report.host;
-    let mut lines = Vec::new();
-    if let Some(m) = &h.memory {
-        let mut s = format!("RAM {}", human_bytes(m.ram.value));
-        match m.swap_total.as_ref().map(|s| s.value) {
-            Some(0) | None => s.push_str(", no swap"),
-            Some(total) => {
-                let _ = write!(
-                    s,
-                    ", swap {} ({} used)",
-                    human_bytes(total),
-                    human_bytes(m.swap_used().unwrap_or(0))
-                );
-            }
-        }
-        if let (Some(l), Some(c)) = (&m.commit_limit, &m.committed_as) {
-            let _ = write!(
-                s,
-                ", Committed_AS {} of CommitLimit {}",
-                human_bytes(c.value),
-                human_bytes(l.value)
-            );
-        }
-        if m.hugepage_pool_bytes() > 0 {
-            let _ = write!(s, ", huge pages {}", human_bytes(m.hugepage_pool_bytes()));
-        }
-        lines.push(s);
-    }
-    let vm = &h.vm;
-    let mut kernel = Vec::new();
-    if let Some(v) = &vm.overcommit_memory {
-        kernel.push(format!("vm.overcommit_memory {}", v.value));
-    }
-    if let Some(v) = &vm.swappiness {
-        kernel.push(format!("vm.swappiness {}", v.value));
-    }
-    if let Some(v) = &h.thp.enabled {
-        kernel.push(format!("THP {}", v.value));
-    }
-    if let Some(v) = &h.thp.defrag {
-        kernel.push(format!("defrag {}", v.value));
-    }
-    if !kernel.is_empty() {
-        lines.push(kernel.join(", "));
-    }
-    if let Some(c) = &h.cgroup {
-        lines.push(match &c.limit {
-            Some(l) => format!("memory cgroup limit {} ({})", human_bytes(l.value), c.dir),
-            None => format!("memory cgroup without a limit ({})", c.dir),
-        });
-    }
-    let pg = &h.postgres;
-    if pg.version.is_some() || pg.settings_from.is_some() {
-        let mut s = pg.version.as_ref().map_or_else(
-            || "PostgreSQL".to_owned(),
-            |v| format!("PostgreSQL {}", v.value.text),
-        );
-        for name in [
-            "shared_buffers",
-            "work_mem",
-            "max_connections",
-            "huge_pages",
-        ] {
-            if let Some(setting) = pg.setting(name) {
-                let _ = write!(s, ", {name} {}", setting.display());
-            }
-        }
-        if let Some(from) = &pg.settings_from {
-            let _ = write!(s, " (settings from {from})");
-        }
-        lines.push(s);
-    }
-    if !h.processes.processes.is_empty() {
-        lines.push(format!(
-            "{} PostgreSQL processes collected{}",
-            h.processes.processes.len(),
-            h.processes
-                .postmaster
-                .map(|p| format!(", postmaster pid {p}"))
-                .unwrap_or_default()
-        ));
-    }
-    if !lines.is_empty() {
-        let _ = writeln!(out, "\nHost");
-        for l in lines {
-            let _ = writeln!(out, "  {l}");
-        }
-    }
-}
-
-fn write_clock(out: &mut String, report: &Report) {
-    let _ = writeln!(out, "\nClock");
-    match (report.clock.boot_time, report.clock.boot_time_source) {
-        (Some(at), Some(src)) => {
-            let _ = writeln!(
-                out,
-                "  host boot time {at} (from {src}, ±{} s)",
-                report
-                    .clock
-                    .boot_time_uncertainty_seconds
-                    .unwrap_or_default()
-            );
-        }
-        _ => {
-            let _ = writeln!(out, "  host boot time unknown");
-        }
-    }
-    for note in &report.clock.notes {
-        let _ = writeln!(out, "  note: {note}");
-    }
-}
-
-fn write_sources(out: &mut String, report: &Report) {
-    let _ = writeln!(out, "\nSources");
+fn write_sources(out: &mut String, paint: &Painter, report: &Report) {
+    let _ = writeln!(out, "\n{}", paint.style(Look::Heading, "Sources"));
     let width = report
         .sources
         .iter()
@@ -411,6 +321,39 @@ fn write_sources(out: &mut String, report: &Report) {
                 .as_deref()
                 .map(|n| format!("  ({n})"))
                 .unwrap_or_default()
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn control_characters_become_pictures() {
+        assert_eq!(control_picture('\u{1b}'), '␛');
+        assert_eq!(control_picture('\0'), '␀');
+        assert_eq!(control_picture('\u{7f}'), '␡');
+        assert_eq!(control_picture('\u{9b}'), '\u{FFFD}');
+    }
+
+    #[test]
+    fn painting_is_a_no_op_without_colour() {
+        let paint = Painter { color: false };
+        let text = paint.style(Look::Critical, "CRITICAL \u{1b}[2J");
+        assert_eq!(paint.finish(text), "CRITICAL \u{1b}[2J");
+    }
+
+    #[test]
+    fn with_colour_only_the_painted_pieces_carry_escape_codes() {
+        let paint = Painter { color: true };
+        let text = format!(
+            "{} log \u{1b}[2J\n",
+            paint.style(Look::Critical, "CRITICAL")
+        );
+        assert_eq!(
+            paint.finish(text),
+            "\u{1b}[1m\u{1b}[31mCRITICAL\u{1b}[0m log ␛[2J\n\u{1b}[0m"
         );
     }
 }

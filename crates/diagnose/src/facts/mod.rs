@@ -98,6 +98,9 @@ pub struct Facts<'a> {
     pub log: LogFacts<'a>,
     /// Kernel logs were in the bundle.
     pub kernel_logs: Vec<&'a str>,
+    /// User-space faults the kernel logged (`postgres[5327]: segfault at 0 ip …`), one per
+    /// process (the first kernel log that has it).
+    pub kernel_faults: Vec<KernelFault<'a>>,
     /// Perf profiles.
     pub perf: Vec<PerfFacts>,
     /// The incidents found by correlation.
@@ -121,9 +124,58 @@ pub(crate) fn build<'a>(
         host,
         log: log::build(postgres),
         kernel_logs: kernel.iter().map(|k| k.path.as_str()).collect(),
+        kernel_faults: kernel_faults(kernel),
         perf: perf::build(bundle),
         incidents,
     }
+}
+
+/// A segmentation fault the kernel logged, and where.
+#[derive(Debug, Clone)]
+pub struct KernelFault<'a> {
+    /// The kernel log.
+    pub path: &'a str,
+    /// Its line.
+    pub line: u64,
+    /// What the kernel printed.
+    pub fault: &'a pgmortem_parse::kernel::Segfault,
+}
+
+impl KernelFault<'_> {
+    /// `postgres[5327]: segfault at 0 ip 0000000000000000 … error 14 in postgres`, shortened.
+    pub fn describe(&self) -> String {
+        let f = self.fault;
+        format!(
+            "{}[{}]: segfault at {} ip {} error {}{}",
+            f.comm,
+            f.pid,
+            f.address,
+            f.ip,
+            f.error,
+            f.object
+                .as_deref()
+                .map(|o| format!(" in {o}"))
+                .unwrap_or_default()
+        )
+    }
+}
+
+fn kernel_faults(kernel: &[KernelSource]) -> Vec<KernelFault<'_>> {
+    let mut out: Vec<KernelFault<'_>> = Vec::new();
+    for source in kernel {
+        for record in &source.log.records {
+            if let pgmortem_parse::kernel::KernelEvent::Segfault(fault) = &record.event
+                && !out.iter().any(|k| k.fault.pid == fault.pid)
+            {
+                out.push(KernelFault {
+                    path: &source.path,
+                    line: record.line,
+                    fault,
+                });
+            }
+        }
+    }
+    out
 }
 
 /// The first source of `kind` in the bundle (sources are sorted by path).

@@ -4,7 +4,9 @@
 //! points at: SIGKILL from outside (kill -9, a supervisor, a userspace OOM killer such as
 //! systemd-oomd or the kubelet), SIGSEGV/SIGBUS/SIGILL/SIGFPE (a bug in PostgreSQL or an
 //! extension, or bad hardware), an exit code (a process that failed: the lines before it say
-//! why), with the query it was running.
+//! why), with the query it was running. For a segfault it cites the kernel's own report of the
+//! fault (`postgres[PID]: segfault at ADDRESS ip IP … error N in OBJECT`) when the kernel log
+//! has it: a fault at or near address 0, or an instruction pointer of 0, is a software bug.
 //!
 //! ## Why it matters
 //! Whatever the cause, every session is cut and the instance is down until recovery ends. A
@@ -23,7 +25,8 @@
 //! those).
 //!
 //! ## Evidence it needs
-//! The PostgreSQL log; the kernel log too, to rule out the OOM killer.
+//! The PostgreSQL log; the kernel log too, to rule out the OOM killer and to read a segfault's
+//! address.
 //!
 //! ## Knowledge
 //! [pg-config] (`restart_after_crash`: after any child's abnormal exit the postmaster
@@ -79,8 +82,20 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
                     .join("; ")
             )
         };
+        // The kernel's own report of a fault of that process: where it faulted.
+        let fault = facts
+            .kernel_faults
+            .iter()
+            .find(|k| incident.cause == "segfault" && k.fault.pid == c.pid);
+        let fault_text = fault.map_or_else(String::new, |k| {
+            format!(
+                " The kernel logged the fault: {}.{}",
+                k.describe(),
+                fault_reading(k)
+            )
+        });
         let summary = format!(
-            "{} {} {how}; PostgreSQL terminated every session and restarted{}.{}{}{kernel_note} {}",
+            "{} {} {how}; PostgreSQL terminated every session and restarted{}.{}{fault_text}{}{kernel_note} {}",
             c.process,
             c.pid,
             redo_text(incident),
@@ -88,6 +103,18 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
             preceding,
             incident.notes.join(" ")
         );
+        let mut evidence = incident_evidence(incident);
+        if let Some(k) = fault {
+            evidence.insert(
+                0,
+                crate::report::Evidence {
+                    path: k.path.to_owned(),
+                    line: k.line,
+                    what: "the kernel's segfault report".to_owned(),
+                    key: None,
+                },
+            );
+        }
         let mut f = finding(
             &META,
             Severity::Critical,
@@ -100,7 +127,7 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
         )
         .summary(summary.trim_end())
         .recommend(recommendation(incident))
-        .evidence(incident_evidence(incident))
+        .evidence(evidence)
         .confidence(if facts.kernel_logs.is_empty() && c.signal == Some(9) {
             0.7
         } else {
@@ -114,6 +141,25 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
         out.push(f);
     }
     out
+}
+
+/// What the kernel's fault report says of the cause: a fault at or near address 0 is a null
+/// pointer (or a jump through one), the mark of a software bug; faults elsewhere may be either.
+fn fault_reading(k: &crate::facts::KernelFault<'_>) -> String {
+    let near_zero =
+        |hex: &str| u64::from_str_radix(hex.trim_start_matches("0x"), 16).is_ok_and(|a| a < 4096);
+    if near_zero(&k.fault.ip) {
+        " The instruction pointer was 0: the process jumped through a null or corrupted \
+         function pointer: most likely a software bug (PostgreSQL or a loaded extension) rather \
+         than failing hardware."
+            .to_owned()
+    } else if near_zero(&k.fault.address) {
+        " A fault at address 0 is a null pointer dereference: most likely a software bug \
+         (PostgreSQL or a loaded extension) rather than failing hardware."
+            .to_owned()
+    } else {
+        String::new()
+    }
 }
 
 fn is_panic(incident: &Incident) -> bool {
@@ -178,6 +224,35 @@ mod tests {
             .one();
         assert!(f.title.contains("signal 9 (SIGKILL)"), "{}", f.title);
         assert!(f.recommendation.unwrap().contains("pg_terminate_backend"));
+    }
+
+    #[test]
+    fn a_real_segfault_cites_the_kernel_report() {
+        // Real capture: a backend running a join jumped to address 0 and faulted.
+        let f = Scratch::incident("pg17-segfault-backend")
+            .run("crash-restart")
+            .one();
+        assert!(f.title.contains("signal 11 (SIGSEGV)"), "{}", f.title);
+        assert!(
+            f.summary.contains("The kernel logged the fault: postgres[5327]: segfault at 0 ip 0000000000000000 error 14")
+                && f.summary.contains("The instruction pointer was 0"),
+            "{}",
+            f.summary
+        );
+        assert_eq!(f.evidence[0].what, "the kernel's segfault report");
+        assert!(
+            f.evidence[0].path.starts_with("kernel/"),
+            "{:?}",
+            f.evidence[0]
+        );
+        // Without the kernel log, the finding stands on PostgreSQL's line alone.
+        let scratch = Scratch::incident("pg17-segfault-backend");
+        let scratch = scratch
+            .paths("kernel/")
+            .iter()
+            .fold(scratch, |s, p| s.remove(p));
+        let f = scratch.run("crash-restart").one();
+        assert!(!f.summary.contains("kernel logged"), "{}", f.summary);
     }
 
     #[test]

@@ -1,0 +1,182 @@
+//! `pgmortem analyze`: the report on a bundle, as text (coloured on a terminal), JSON or
+//! Markdown; and the bundle options and reading that `timeline` shares.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use clap::{Args, ValueEnum};
+use pgmortem::diagnose::human_bytes;
+use pgmortem::{DiagnoseOptions, Report, Step, render};
+
+use crate::Terminals;
+use crate::progress::Progress;
+
+/// The bundle and how to read it: what `analyze` and `timeline` share.
+#[derive(Debug, Args)]
+pub(crate) struct BundleArgs {
+    /// The bundle: a directory, an archive or a single file.
+    pub(crate) path: PathBuf,
+    /// The host's boot time (RFC 3339, e.g. 2026-11-21T03:00:00Z), overriding the bundle's anchors.
+    #[arg(long)]
+    boot_time: Option<jiff::Timestamp>,
+    /// UTC offset of kernel wall times printed without a zone (dmesg -T, syslog), e.g. +02:00.
+    #[arg(long, allow_hyphen_values = true)]
+    host_utc_offset: Option<String>,
+    /// The PostgreSQL log_line_prefix (default: the bundle's pg_settings or postgresql.conf,
+    /// else detected from the log).
+    #[arg(long)]
+    prefix: Option<String>,
+    /// Seconds an OOM kill and a crash line with the same PID may be apart.
+    #[arg(long, default_value_t = 120.0, value_parser = crate::parse_seconds)]
+    match_tolerance: f64,
+    /// Read only the last N bytes of each log larger than that (e.g. 200MiB); the report says
+    /// so at the top. Default: every log is read whole.
+    #[arg(long, value_name = "N", value_parser = crate::parse_size)]
+    max_log_bytes: Option<u64>,
+    /// Threads to parse large PostgreSQL logs on (default: one per available core).
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
+    threads: Option<u16>,
+    /// No progress on standard error (shown only on a terminal, for reads over a second),
+    /// nor notes: errors only.
+    #[arg(short, long)]
+    pub(crate) quiet: bool,
+}
+
+impl BundleArgs {
+    fn options(&self) -> Result<DiagnoseOptions> {
+        let host_utc_offset_seconds = self
+            .host_utc_offset
+            .as_deref()
+            .map(|s| {
+                pgmortem::diagnose::zone_offset(s)
+                    .map(|o| o.seconds())
+                    .with_context(|| {
+                        format!("--host-utc-offset {s:?}: expected e.g. +02:00, -0500 or UTC")
+                    })
+            })
+            .transpose()?;
+        Ok(DiagnoseOptions {
+            boot_time: self.boot_time,
+            host_utc_offset_seconds,
+            pg_prefix: self.prefix.clone(),
+            match_tolerance_seconds: self.match_tolerance,
+            max_log_bytes: self.max_log_bytes,
+            threads: self.threads.map(usize::from),
+            ..DiagnoseOptions::default()
+        })
+    }
+
+    /// Analyses the bundle, with progress on standard error when it is a terminal.
+    pub(crate) fn report(&self, terminals: Terminals) -> Result<Report> {
+        let options = self.options()?;
+        let name = self.path.display().to_string();
+        let progress = Progress::start(terminals.stderr && !self.quiet, format!("opening {name}"));
+        let report = pgmortem::analyze_with_progress(&self.path, &options, &mut |step| {
+            if let Step::Diagnosing { sources, bytes } = step {
+                let files = if sources == 1 { "file" } else { "files" };
+                progress.message(format!(
+                    "reading {sources} {files} ({}) of {name}",
+                    human_bytes(bytes)
+                ));
+            }
+        })?;
+        drop(progress);
+        Ok(report)
+    }
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct AnalyzeArgs {
+    #[command(flatten)]
+    bundle: BundleArgs,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
+    format: OutputFormat,
+    /// Write the report to this file instead of standard output.
+    #[arg(short, long)]
+    output: Option<PathBuf>,
+    /// Colour the text report: `auto` on a terminal unless NO_COLOR is set (CLICOLOR_FORCE
+    /// forces it), `always` (even into a file or a pipe), or `never`.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN")]
+    color: ColorChoice,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum OutputFormat {
+    /// Text for a person.
+    Text,
+    /// The `pgmortem.report/v1` JSON.
+    Json,
+    /// Markdown, to paste into a ticket or an issue.
+    Markdown,
+    /// One self-contained HTML page: timeline, incidents, findings, memory, flame graph.
+    Html,
+}
+
+/// `--color`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum ColorChoice {
+    /// On a terminal, unless the environment says otherwise.
+    Auto,
+    /// Always.
+    Always,
+    /// Never.
+    Never,
+}
+
+/// Whether to colour, for `choice`, a destination that is a terminal or not, and the
+/// environment as `anstyle-query` reads it (the conventions clap follows): `NO_COLOR` set to
+/// anything but the empty string turns `auto` off, `CLICOLOR_FORCE` turns it on even off a
+/// terminal, `CLICOLOR=0` or `TERM=dumb` turn it off. An explicit `always` or `never` wins.
+pub(crate) fn color_enabled(choice: ColorChoice, terminal: bool) -> bool {
+    match choice {
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto => {
+            if anstyle_query::no_color() {
+                false
+            } else if anstyle_query::clicolor_force() {
+                true
+            } else {
+                terminal
+                    && anstyle_query::clicolor() != Some(false)
+                    && anstyle_query::term_supports_color()
+            }
+        }
+    }
+}
+
+pub(crate) fn run(args: AnalyzeArgs, out: &mut dyn Write, terminals: Terminals) -> Result<()> {
+    if let Some(output) = &args.output {
+        crate::refuse_to_overwrite(output, &args.bundle.path)?;
+    }
+    let report = args.bundle.report(terminals)?;
+    let text = match args.format {
+        OutputFormat::Text => {
+            // Under `auto`, a file is never coloured: only standard output.
+            let color = match (args.color, &args.output) {
+                (ColorChoice::Auto, Some(_)) => false,
+                (choice, _) => color_enabled(choice, terminals.stdout),
+            };
+            let options = render::TextOptions { color };
+            render::text_with(&report, &options)
+        }
+        OutputFormat::Json => render::json(&report)?,
+        OutputFormat::Markdown => render::markdown(&report),
+        OutputFormat::Html => render::html(&report),
+    };
+    write_output(args.output.as_deref(), &text, out)
+}
+
+/// Writes `text` to `path`, or to `out` without one.
+pub(crate) fn write_output(path: Option<&Path>, text: &str, out: &mut dyn Write) -> Result<()> {
+    match path {
+        Some(path) => {
+            std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
+        }
+        None => out
+            .write_all(text.as_bytes())
+            .context("cannot write the report"),
+    }
+}

@@ -1,0 +1,130 @@
+//! `pgmortem analyze` in the formats for people: Markdown for a ticket, text on a terminal.
+
+mod common;
+use common::{fixture, pgmortem, stdout_ok};
+
+const WORK_MEM: &str = "incidents/pg15-memcg-oom-work-mem/pgmortem-dbhost-20261124T053616Z.tar.gz";
+
+#[test]
+fn analyze_markdown_has_the_incident_table_and_a_section_per_finding() {
+    let md = String::from_utf8(stdout_ok(
+        pgmortem()
+            .args(["analyze", "--format", "markdown"])
+            .arg(fixture(WORK_MEM)),
+    ))
+    .unwrap();
+    assert!(md.starts_with("# pgmortem report\n"), "{md}");
+    assert!(
+        md.contains("| 1 | `oom_kill` | `oom_killer` | 32691 | 9 | 2026-11-24T05:29:29.924706954Z | 0.439 s |"),
+        "{md}"
+    );
+    assert!(
+        md.contains("### 1. CRITICAL `oom-kill-crash-restart`"),
+        "{md}"
+    );
+    assert!(
+        md.contains("- `postgres/pg_settings.txt:352` work_mem = 1.0 GiB"),
+        "{md}"
+    );
+    assert!(md.contains("```sql\nSELECT g, md5(g::text)"), "{md}");
+    assert!(
+        md.contains("| `postgres/server.log` | `postgres_log` |"),
+        "{md}"
+    );
+}
+
+#[test]
+fn analyze_markdown_goes_to_the_output_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("report.md");
+    pgmortem()
+        .args(["analyze", "--format", "markdown", "-o"])
+        .arg(&path)
+        .arg(fixture(WORK_MEM))
+        .assert()
+        .success()
+        .stdout("");
+    let md = std::fs::read_to_string(&path).unwrap();
+    assert!(md.starts_with("# pgmortem report\n"), "{md}");
+}
+
+/// Runs `analyze` on the work_mem incident with `args` and `env`, and returns standard output.
+fn analyze_text(args: &[&str], env: &[(&str, &str)]) -> String {
+    let mut command = pgmortem();
+    command
+        .env_remove("NO_COLOR")
+        .env_remove("CLICOLOR")
+        .env_remove("CLICOLOR_FORCE")
+        .arg("analyze")
+        .args(args)
+        .arg(fixture(WORK_MEM));
+    for (k, v) in env {
+        command.env(k, v);
+    }
+    let output = command.output().unwrap();
+    assert!(output.status.success(), "{output:?}");
+    assert!(output.stderr.is_empty(), "stderr: {output:?}");
+    String::from_utf8(output.stdout).unwrap()
+}
+
+#[test]
+fn text_is_plain_off_a_terminal_and_coloured_when_asked() {
+    let plain = analyze_text(&[], &[]);
+    assert!(!plain.contains('\u{1b}'));
+    assert_eq!(analyze_text(&["--color", "never"], &[]), plain);
+    assert_eq!(analyze_text(&["--color", "auto", "--quiet"], &[]), plain);
+    let coloured = analyze_text(&["--color", "always"], &[]);
+    assert!(
+        coloured.contains("\u{1b}[1m\u{1b}[31mCRITICAL\u{1b}[0m [oom-kill-crash-restart]"),
+        "{coloured}"
+    );
+    assert!(coloured.contains("\u{1b}[33mWARNING\u{1b}[0m  [postmaster-oom-unprotected]"));
+    assert!(coloured.contains("\u{1b}[36mINFO\u{1b}[0m     [dirty-writeback-bytes]"));
+    assert!(coloured.contains("\u{1b}[1mFindings\u{1b}[0m\n"));
+    // Without its escape codes the coloured text is the plain text.
+    let stripped = coloured
+        .replace("\u{1b}[1m", "")
+        .replace("\u{1b}[31m", "")
+        .replace("\u{1b}[33m", "")
+        .replace("\u{1b}[36m", "")
+        .replace("\u{1b}[0m", "");
+    assert_eq!(stripped, plain);
+}
+
+#[test]
+fn no_color_and_clicolor_force_are_honoured() {
+    let plain = analyze_text(&[], &[]);
+    // CLICOLOR_FORCE colours even off a terminal; NO_COLOR (any non-empty value) wins over it.
+    assert!(analyze_text(&[], &[("CLICOLOR_FORCE", "1")]).contains('\u{1b}'));
+    assert_eq!(
+        analyze_text(&[], &[("CLICOLOR_FORCE", "1"), ("NO_COLOR", "1")]),
+        plain
+    );
+    assert!(analyze_text(&[], &[("CLICOLOR_FORCE", "1"), ("NO_COLOR", "")]).contains('\u{1b}'));
+    // An explicit --color always is the user's word over the environment's.
+    assert!(analyze_text(&["--color", "always"], &[("NO_COLOR", "1")]).contains('\u{1b}'));
+    // JSON and Markdown are never coloured.
+    let md = analyze_text(&["--format", "markdown", "--color", "always"], &[]);
+    assert!(!md.contains('\u{1b}'));
+}
+
+#[test]
+fn a_report_written_to_a_file_is_plain_under_auto() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("report.txt");
+    analyze_text(&["-o", path.to_str().unwrap()], &[("CLICOLOR_FORCE", "1")]);
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        analyze_text(&[], &[])
+    );
+}
+
+#[test]
+fn a_bad_color_choice_is_a_usage_error() {
+    pgmortem()
+        .args(["analyze", "--color", "sometimes"])
+        .arg(fixture(WORK_MEM))
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("--color"));
+}

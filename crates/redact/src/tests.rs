@@ -1,0 +1,197 @@
+use super::*;
+
+fn redact(lines: &[&str]) -> (Vec<String>, Redactor) {
+    let mut r = Redactor::new();
+    r.learn_hostname("db7.example");
+    r.learn_hostname("dbhost");
+    let mut state = LineState::default();
+    let out = lines.iter().map(|l| r.redact_line(l, &mut state)).collect();
+    (out, r)
+}
+
+#[test]
+fn log_prefix_fields_and_connection_lines() {
+    let (out, r) = redact(&[
+        "2026-11-24 05:29:10.800 UTC [24032] user=alice,db=shop,app=billing,client=10.1.2.3 LOG:  connection authorized: user=alice database=shop application_name=billing",
+        "2026-11-24 05:29:11.000 UTC [24033] FATAL:  password authentication failed for user \"bob\"",
+        "2026-11-24 05:29:12.000 UTC [24034] FATAL:  database \"shop\" does not exist",
+        "2026-11-24 05:29:13.000 UTC [24035] LOG:  connection received: host=10.1.2.3 port=5432",
+        "2026-11-24 05:29:14.000 UTC [24036] user=postgres,db=postgres LOG:  checkpoint starting",
+    ]);
+    assert_eq!(
+        out[0],
+        "2026-11-24 05:29:10.800 UTC [24032] user=user_1,db=db_1,app=app_1,client=192.0.2.1 LOG:  connection authorized: user=user_1 database=db_1 application_name=app_1"
+    );
+    assert!(out[1].ends_with("for user \"user_2\""), "{}", out[1]);
+    assert!(
+        out[2].contains("database \"db_1\" does not exist"),
+        "{}",
+        out[2]
+    );
+    assert!(out[3].ends_with("host=192.0.2.1 port=5432"), "{}", out[3]);
+    // Built-in names identify nothing and are kept.
+    assert!(out[4].contains("user=postgres,db=postgres"), "{}", out[4]);
+    let counts = r.counts();
+    assert_eq!(
+        counts[&Kind::User],
+        Count {
+            occurrences: 3,
+            distinct: 2
+        }
+    );
+    assert_eq!(
+        counts[&Kind::IpAddress],
+        Count {
+            occurrences: 2,
+            distinct: 1
+        }
+    );
+}
+
+#[test]
+fn query_literals_and_their_continuation_lines() {
+    let (out, _) = redact(&[
+        "2026-11-24 05:29:10.800 UTC [24032] ERROR:  out of memory",
+        "2026-11-24 05:29:10.800 UTC [24032] STATEMENT:  SELECT * FROM orders WHERE email = 'a@b.example'",
+        "\t  AND total > 1200 AND note = 'it''s'",
+        "2026-11-24 05:29:10.801 UTC [24032] LOG:  duration: 12.5 ms  statement: SELECT 'a@b.example', $1",
+        "2026-11-24 05:29:10.802 UTC [24032] DETAIL:  parameters: $1 = '42'",
+        "2026-11-24 05:29:10.803 UTC [24032] DETAIL:  Key (email)=(a@b.example) already exists.",
+    ]);
+    assert!(out[1].ends_with("WHERE email = 'lit_1'"), "{}", out[1]);
+    assert_eq!(out[2], "\t  AND total > lit_2 AND note = 'lit_3'");
+    // The duration before the marker is no literal; the same string gets the same token.
+    assert!(
+        out[3].contains("duration: 12.5 ms  statement: SELECT 'lit_1', $1"),
+        "{}",
+        out[3]
+    );
+    assert!(out[4].ends_with("$1 = 'lit_4'"), "{}", out[4]);
+    assert!(
+        out[5].contains("Key (email)=('lit_5') already exists."),
+        "{}",
+        out[5]
+    );
+}
+
+#[test]
+fn process_titles_keep_their_shape() {
+    let (out, _) = redact(&[
+        "24824 postgres: checkpointer",
+        "24901 postgres: alice shop 10.1.2.3(40112) idle",
+        "24902 postgres: alice shop [local] SELECT",
+        "24903 postgres: carol postgres app7.example(40113) idle in transaction",
+        "24930 postgres: logical replication launcher",
+    ]);
+    assert_eq!(out[0], "24824 postgres: checkpointer");
+    assert_eq!(out[1], "24901 postgres: user_1 db_1 192.0.2.1(40112) idle");
+    assert_eq!(out[2], "24902 postgres: user_1 db_1 [local] SELECT");
+    assert_eq!(
+        out[3],
+        "24903 postgres: user_2 postgres host-1(40113) idle in transaction"
+    );
+    assert_eq!(out[4], "24930 postgres: logical replication launcher");
+}
+
+#[test]
+fn the_host_name_everywhere_but_inside_other_words() {
+    let (out, _) = redact(&[
+        "Linux dbhost 6.18.44-fc-v669 #1 SMP x86_64 GNU/Linux",
+        "Nov 24 05:29:10 dbhost kernel: Out of memory: Killed process 24718 (postgres)",
+        "# hostname : db7.example",
+        "mydbhost dbhost-old dbhost.",
+    ]);
+    assert_eq!(
+        out[0],
+        "Linux host-1 6.18.44-fc-v669 #1 SMP x86_64 GNU/Linux"
+    );
+    assert_eq!(
+        out[1],
+        "Nov 24 05:29:10 host-1 kernel: Out of memory: Killed process 24718 (postgres)"
+    );
+    assert_eq!(out[2], "# hostname : host-2");
+    assert_eq!(out[3], "mydbhost dbhost-old host-1.");
+}
+
+#[test]
+fn addresses_alone_not_versions_times_or_loopback() {
+    let (out, _) = redact(&[
+        "listen 10.0.0.5, fe80::1ff:fe23:4567:890a and 127.0.0.1 ::1 0.0.0.0",
+        "kernel 5.10.0.123.4 at 06:28:25.768, lsn 0/1500790, mac 52:54:00:12:34:56",
+    ]);
+    // IPv4 and IPv6 tokens count together: this is the second address.
+    assert_eq!(
+        out[0],
+        "listen 192.0.2.1, 2001:db8::2 and 127.0.0.1 ::1 0.0.0.0"
+    );
+    assert_eq!(
+        out[1],
+        "kernel 5.10.0.123.4 at 06:28:25.768, lsn 0/1500790, mac 52:54:00:12:34:56"
+    );
+}
+
+#[test]
+fn home_directories_are_cut() {
+    let (out, r) = redact(&[
+        "-D /home/alice/pgdata/15 --log /home/alice/logs/pg.log",
+        "cd /root/scripts/backup.sh; ls /var/lib/postgresql",
+    ]);
+    assert_eq!(out[0], "-D /home/user_1/… --log /home/user_1/…");
+    assert_eq!(out[1], "cd /root/…; ls /var/lib/postgresql");
+    assert_eq!(r.counts()[&Kind::HomePath].occurrences, 3);
+}
+
+#[test]
+fn activity_dump_columns() {
+    let (out, _) = redact(&[
+        "pid|usename|datname|application_name|client_addr|state|query",
+        "24901|alice|shop|billing|10.1.2.3|active|SELECT * FROM t WHERE id = 7 OR s = 'x|y'",
+        "(1 row)",
+    ]);
+    assert_eq!(
+        out[0],
+        "pid|usename|datname|application_name|client_addr|state|query"
+    );
+    assert_eq!(
+        out[1],
+        "24901|user_1|db_1|app_1|192.0.2.1|active|SELECT * FROM t WHERE id = lit_1 OR s = 'lit_2'"
+    );
+    assert_eq!(out[2], "(1 row)");
+}
+
+#[test]
+fn os_user_of_the_collector() {
+    let (out, _) = redact(&["uid=1004(pgmperf) gid=1004(pgmperf) groups=1004(pgmperf),27(sudo)"]);
+    assert_eq!(
+        out[0],
+        "uid=1004(user_1) gid=1004(user_1) groups=1004(user_1),27(user_2)"
+    );
+}
+
+#[test]
+fn ipv4_tokens_stay_addresses() {
+    assert_eq!(ipv4_token(1), "192.0.2.1");
+    assert_eq!(ipv4_token(254), "192.0.2.254");
+    assert_eq!(ipv4_token(255), "198.51.100.1");
+    assert_eq!(ipv4_token(3 * 254 + 1), "100.64.0.0");
+    for n in [1, 300, 5000, 100_000] {
+        assert!(ipv4_token(n).parse::<std::net::Ipv4Addr>().is_ok());
+    }
+}
+
+#[test]
+fn ps_listing_users() {
+    let (out, _) = redact(&[
+        "  PID  PPID USER     COMMAND         STAT  NI   RSS",
+        "11794 10682 pgmrec   postgres        Ss     0 26548",
+        "   30     2 root     kauditd         S      0     0",
+    ]);
+    assert_eq!(
+        out[1],
+        "11794 10682 user_1   postgres        Ss     0 26548"
+    );
+    assert_eq!(
+        out[2],
+        "   30     2 root     kauditd         S      0     0"
+    );
+}

@@ -1,0 +1,262 @@
+//! The words both renderings for people (text and Markdown) use for an incident and the host,
+//! so that the two say the same thing.
+
+use std::fmt::Write as _;
+
+use pgmortem_diagnose::{Incident, KernelKill, Report, Severity, human_bytes, human_kb};
+
+/// `1 incident, 6 findings (3 critical, 1 warning, 2 info) in 82 sources`.
+pub(crate) fn counts(report: &Report) -> String {
+    let n = report.incidents.len();
+    let count = |s: Severity| report.findings.iter().filter(|f| f.severity == s).count();
+    format!(
+        "{}, {} ({} critical, {}, {} info) in {}",
+        plural(n, "incident"),
+        plural(report.findings.len(), "finding"),
+        count(Severity::Critical),
+        plural(count(Severity::Warning), "warning"),
+        count(Severity::Info),
+        plural(report.sources.len(), "source"),
+    )
+}
+
+/// `1 incident`, `2 incidents`.
+pub(crate) fn plural(n: usize, word: &str) -> String {
+    format!("{n} {word}{}", if n == 1 { "" } else { "s" })
+}
+
+/// A time, or `unknown time`.
+pub(crate) fn ts(at: Option<jiff::Timestamp>) -> String {
+    at.map_or_else(|| "unknown time".to_owned(), |t| t.to_string())
+}
+
+/// `OOM kill of postgres pid 32691; anon-rss 409 MiB, …; oom_score_adj 0`.
+pub(crate) fn kill_victim(k: &KernelKill) -> String {
+    let victim = if k.pid == 0 && k.comm.is_empty() {
+        "OOM killer ran; no victim recorded".to_owned()
+    } else {
+        format!("OOM kill of {} pid {}", k.comm, k.pid)
+    };
+    let mut parts = vec![victim];
+    let sizes: Vec<String> = [
+        ("anon-rss", k.anon_rss_kb),
+        ("file-rss", k.file_rss_kb),
+        ("shmem-rss", k.shmem_rss_kb),
+        ("total-vm", k.total_vm_kb),
+        ("pgtables", k.pgtables_kb),
+    ]
+    .into_iter()
+    .filter_map(|(name, v)| v.map(|kb| format!("{name} {}", human_kb(kb))))
+    .collect();
+    if !sizes.is_empty() {
+        parts.push(sizes.join(", "));
+    }
+    if let Some(adj) = k.oom_score_adj {
+        parts.push(format!("oom_score_adj {adj}"));
+    }
+    parts.join("; ")
+}
+
+/// `constraint memcg, cgroup limit 512 MiB, usage 512 MiB, failcnt 0 in /path`.
+pub(crate) fn kill_limit(k: &KernelKill) -> String {
+    let mut limit = format!(
+        "constraint {}",
+        k.constraint.as_deref().unwrap_or("unknown")
+    );
+    if let Some(m) = &k.memcg {
+        if let Some(l) = m.limit_kb {
+            let _ = write!(limit, ", cgroup limit {}", human_kb(l));
+        }
+        if let Some(u) = m.usage_kb {
+            let _ = write!(limit, ", usage {}", human_kb(u));
+        }
+        if let Some(f) = m.failcnt {
+            let _ = write!(limit, ", failcnt {f}");
+        }
+        if let Some(p) = &m.path {
+            let _ = write!(limit, " in {p}");
+        }
+    }
+    limit
+}
+
+/// `terminated by signal 9`, `exited with code 1`, or `died`.
+pub(crate) fn how_died(signal: Option<i32>, exit_code: Option<i32>) -> String {
+    match (signal, exit_code) {
+        (Some(s), _) => format!("terminated by signal {s}"),
+        (None, Some(code)) => format!("exited with code {code}"),
+        _ => "died".to_owned(),
+    }
+}
+
+/// The steps of the restart, relative to the crash: `others terminated +0.000 s`, ….
+pub(crate) fn restart_steps(incident: &Incident) -> Vec<String> {
+    let mut steps = Vec::new();
+    let Some(r) = &incident.recovery else {
+        return steps;
+    };
+    let base = incident
+        .postgres_crash
+        .as_ref()
+        .and_then(|c| c.at)
+        .or(incident.started_at);
+    let rel = |t: Option<jiff::Timestamp>| match (base, t) {
+        (Some(b), Some(t)) => Some(format!("+{:.3} s", t.duration_since(b).as_secs_f64())),
+        _ => None,
+    };
+    if let Some(s) = rel(r.terminated_others_at) {
+        steps.push(format!("others terminated {s}"));
+    }
+    if let Some(s) = rel(r.reinitialized_at) {
+        steps.push(format!("reinitializing {s}"));
+    }
+    if let (Some(a), Some(b)) = (&r.redo_start_lsn, &r.redo_end_lsn) {
+        steps.push(format!("redo {a} → {b}"));
+    }
+    if let Some(s) = rel(r.ready_at) {
+        steps.push(format!("ready {s}"));
+    }
+    steps
+}
+
+/// The incident's figures: outage, redo, WAL replayed, clock skew, sessions, refusals.
+pub(crate) fn figures(incident: &Incident) -> Vec<String> {
+    let mut figures = Vec::new();
+    if let Some(s) = incident.outage_seconds {
+        figures.push(format!("outage {s:.3} s"));
+    }
+    if let Some(s) = incident.redo_seconds {
+        figures.push(format!("redo {s:.3} s"));
+    }
+    if let Some(b) = incident.wal_replayed_bytes {
+        figures.push(format!("WAL replayed {b} bytes ({})", human_kb(b / 1024)));
+    }
+    if let Some(s) = incident.clock_skew_seconds {
+        figures.push(format!("clock skew {s:+.3} s"));
+    }
+    if let Some(n) = incident.sessions_lost {
+        figures.push(format!("{n} sessions cut"));
+    }
+    if incident.connections_refused > 0 {
+        figures.push(format!(
+            "{} connections refused during recovery",
+            incident.connections_refused
+        ));
+    }
+    figures
+}
+
+/// The rules that could not run, one entry per set of missing inputs (`perf` alone keeps six
+/// rules from running): `(missing inputs, rules, files that give them)`.
+pub(crate) fn not_evaluated_groups(report: &Report) -> Vec<(String, Vec<&str>, &[&str])> {
+    let mut groups: Vec<(String, Vec<&str>, &[&str])> = Vec::new();
+    for n in &report.not_evaluated {
+        let key = n.missing.join(", ");
+        match groups.iter_mut().find(|g| g.0 == key) {
+            Some(g) => g.1.push(n.rule),
+            None => groups.push((key, vec![n.rule], &n.files)),
+        }
+    }
+    groups
+}
+
+/// The host in a few lines: memory, kernel settings, the cgroup, PostgreSQL, its processes.
+pub(crate) fn host_lines(report: &Report) -> Vec<String> {
+    let h = &report.host;
+    let mut lines = Vec::new();
+    if let Some(m) = &h.memory {
+        let mut s = format!("RAM {}", human_bytes(m.ram.value));
+        match m.swap_total.as_ref().map(|s| s.value) {
+            Some(0) | None => s.push_str(", no swap"),
+            Some(total) => {
+                let _ = write!(
+                    s,
+                    ", swap {} ({} used)",
+                    human_bytes(total),
+                    human_bytes(m.swap_used().unwrap_or(0))
+                );
+            }
+        }
+        if let (Some(l), Some(c)) = (&m.commit_limit, &m.committed_as) {
+            let _ = write!(
+                s,
+                ", Committed_AS {} of CommitLimit {}",
+                human_bytes(c.value),
+                human_bytes(l.value)
+            );
+        }
+        if m.hugepage_pool_bytes() > 0 {
+            let _ = write!(s, ", huge pages {}", human_bytes(m.hugepage_pool_bytes()));
+        }
+        lines.push(s);
+    }
+    let vm = &h.vm;
+    let mut kernel = Vec::new();
+    if let Some(v) = &vm.overcommit_memory {
+        kernel.push(format!("vm.overcommit_memory {}", v.value));
+    }
+    if let Some(v) = &vm.swappiness {
+        kernel.push(format!("vm.swappiness {}", v.value));
+    }
+    if let Some(v) = &h.thp.enabled {
+        kernel.push(format!("THP {}", v.value));
+    }
+    if let Some(v) = &h.thp.defrag {
+        kernel.push(format!("defrag {}", v.value));
+    }
+    if !kernel.is_empty() {
+        lines.push(kernel.join(", "));
+    }
+    if let Some(c) = &h.cgroup {
+        lines.push(match &c.limit {
+            Some(l) => format!("memory cgroup limit {} ({})", human_bytes(l.value), c.dir),
+            None => format!("memory cgroup without a limit ({})", c.dir),
+        });
+    }
+    let pg = &h.postgres;
+    if pg.version.is_some() || pg.settings_from.is_some() {
+        let mut s = pg.version.as_ref().map_or_else(
+            || "PostgreSQL".to_owned(),
+            |v| format!("PostgreSQL {}", v.value.text),
+        );
+        for name in [
+            "shared_buffers",
+            "work_mem",
+            "max_connections",
+            "huge_pages",
+        ] {
+            if let Some(setting) = pg.setting(name) {
+                let _ = write!(s, ", {name} {}", setting.display());
+            }
+        }
+        if let Some(from) = &pg.settings_from {
+            let _ = write!(s, " (settings from {from})");
+        }
+        lines.push(s);
+    }
+    if !h.processes.processes.is_empty() {
+        lines.push(format!(
+            "{} PostgreSQL processes collected{}",
+            h.processes.processes.len(),
+            h.processes
+                .postmaster
+                .map(|p| format!(", postmaster pid {p}"))
+                .unwrap_or_default()
+        ));
+    }
+    lines
+}
+
+/// `host boot time … (from …, ±… s)` or `host boot time unknown`.
+pub(crate) fn boot_time(report: &Report) -> String {
+    match (report.clock.boot_time, report.clock.boot_time_source) {
+        (Some(at), Some(src)) => format!(
+            "host boot time {at} (from {src}, ±{} s)",
+            report
+                .clock
+                .boot_time_uncertainty_seconds
+                .unwrap_or_default()
+        ),
+        _ => "host boot time unknown".to_owned(),
+    }
+}

@@ -1,0 +1,421 @@
+//! The report as Markdown (CommonMark with GitHub's tables), to paste into a ticket or an
+//! issue: a title, the summary (caveats first), the incidents as a table and each in a few
+//! lines, each finding as a section with its evidence, the rules that could not run, the
+//! host, the clock and the sources as a table.
+//!
+//! A bundle is hostile input: every piece of text that comes from it (a log message, a path,
+//! a query, a cgroup name) is escaped for where it lands, so that it reads as the bundle wrote
+//! it and never turns into Markdown structure (a heading, a table cell, a link, raw HTML, a
+//! mention). Prose escapes the characters Markdown gives a meaning to ([`prose`]); code spans
+//! and fenced blocks are fenced with more backticks than the text holds ([`code`],
+//! [`fenced`]); table cells escape `|` and keep to one line ([`cell`]). Control characters
+//! are shown as their Unicode pictures (`␛`).
+
+use std::fmt::Write as _;
+
+use pgmortem_diagnose::{Finding, Incident, Report, Severity, human_kb};
+
+use crate::describe::{self, ts};
+
+/// The report as Markdown.
+pub fn markdown(report: &Report) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "# pgmortem report\n");
+    if !report.caveats.is_empty() {
+        let _ = writeln!(out, "> **Read first**");
+        for c in &report.caveats {
+            let _ = writeln!(out, ">\n> - {}", prose(&c.text).replace('\n', "\n>   "));
+        }
+        out.push('\n');
+    }
+    let _ = writeln!(
+        out,
+        "**{}**, by {}.\n",
+        prose(&describe::counts(report)),
+        prose(&report.generator)
+    );
+    if !report.incidents.is_empty() {
+        write_incidents(&mut out, report);
+    }
+    if !report.findings.is_empty() {
+        let _ = writeln!(out, "## Findings\n");
+        for (i, f) in report.findings.iter().enumerate() {
+            write_finding(&mut out, i + 1, f);
+        }
+    }
+    if !report.not_evaluated.is_empty() {
+        let _ = writeln!(out, "## Not evaluated\n");
+        let _ = writeln!(out, "The bundle lacks what these rules read.\n");
+        for (missing, rules, files) in describe::not_evaluated_groups(report) {
+            let rules: Vec<String> = rules.iter().map(|r| code(r)).collect();
+            let missing: Vec<String> = missing.split(", ").map(code).collect();
+            let _ = writeln!(
+                out,
+                "- without {}: {} (from {})",
+                missing.join(", "),
+                rules.join(", "),
+                own_text(&files.join("; "))
+            );
+        }
+        out.push('\n');
+    }
+    let host = describe::host_lines(report);
+    if !host.is_empty() {
+        let _ = writeln!(out, "## Host\n");
+        for l in host {
+            let _ = writeln!(out, "- {}", prose(&l));
+        }
+        out.push('\n');
+    }
+    let _ = writeln!(out, "## Clock\n");
+    let _ = writeln!(out, "- {}", prose(&describe::boot_time(report)));
+    for note in &report.clock.notes {
+        let _ = writeln!(out, "- {}", prose(note));
+    }
+    out.push('\n');
+    write_sources(&mut out, report);
+    out
+}
+
+fn write_incidents(out: &mut String, report: &Report) {
+    let _ = writeln!(out, "## Incidents\n");
+    let _ = writeln!(
+        out,
+        "| # | kind | cause | pid | signal | started (UTC) | outage | redo |"
+    );
+    let _ = writeln!(out, "|---:|---|---|---:|---|---|---:|---|");
+    for (i, incident) in report.incidents.iter().enumerate() {
+        let crash = incident.postgres_crash.as_ref();
+        let kill = incident.kernel_kill.as_ref();
+        let pid = crash
+            .map(|c| c.pid)
+            .or(kill.map(|k| k.pid))
+            .map_or_else(|| "—".to_owned(), |p| p.to_string());
+        let signal = match crash.map(|c| (c.signal, c.exit_code)) {
+            Some((Some(s), _)) => s.to_string(),
+            Some((None, Some(code))) => format!("exit code {code}"),
+            _ if kill.is_some() => "9 (kernel)".to_owned(),
+            _ => "—".to_owned(),
+        };
+        let outage = incident
+            .outage_seconds
+            .map_or_else(|| "—".to_owned(), |s| format!("{s:.3} s"));
+        let redo = match (incident.redo_seconds, incident.wal_replayed_bytes) {
+            (Some(s), Some(b)) => format!("{s:.3} s, {} of WAL", human_kb(b / 1024)),
+            (Some(s), None) => format!("{s:.3} s"),
+            (None, Some(b)) => format!("{} of WAL", human_kb(b / 1024)),
+            (None, None) => "—".to_owned(),
+        };
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} | {} | {} |",
+            i + 1,
+            cell(&code(incident.kind)),
+            cell(&code(incident.cause)),
+            cell(&pid),
+            cell(&signal),
+            cell(&ts(incident.started_at)),
+            cell(&outage),
+            cell(&redo),
+        );
+    }
+    out.push('\n');
+    for (i, incident) in report.incidents.iter().enumerate() {
+        write_incident(out, i + 1, incident);
+    }
+}
+
+fn write_incident(out: &mut String, number: usize, incident: &Incident) {
+    let _ = writeln!(
+        out,
+        "### Incident {number}: {} ({})\n",
+        code(incident.kind),
+        code(incident.cause)
+    );
+    let mut tie = format!(
+        "Started {}, confidence {:.2}",
+        ts(incident.started_at),
+        incident.confidence
+    );
+    if let Some(m) = incident.matched_by {
+        let _ = write!(tie, ", tied by {m}");
+    }
+    let _ = writeln!(out, "{}.\n", prose(&tie));
+    if let Some(k) = &incident.kernel_kill {
+        let mut line = format!("{}; {}", describe::kill_victim(k), describe::kill_limit(k));
+        if let Some(t) = &k.trigger_comm {
+            let _ = write!(line, "; set off by an allocation of {t}");
+            if let Some(p) = k.trigger_pid {
+                let _ = write!(line, " pid {p}");
+            }
+        }
+        let _ = writeln!(
+            out,
+            "- **kernel**: {} at {} ({})",
+            prose(&line),
+            prose(&ts(k.at)),
+            location(&k.path, k.line)
+        );
+    }
+    if let Some(c) = &incident.postgres_crash {
+        let _ = writeln!(
+            out,
+            "- **postgres**: {} at {} ({})",
+            prose(&format!(
+                "{} (PID {}) {}",
+                c.process,
+                c.pid,
+                describe::how_died(c.signal, c.exit_code)
+            )),
+            prose(&ts(c.at)),
+            location(&c.path, c.line)
+        );
+    }
+    let steps = describe::restart_steps(incident);
+    if !steps.is_empty() {
+        let _ = writeln!(out, "- **restart**: {}", prose(&steps.join(", ")));
+    }
+    let figures = describe::figures(incident);
+    if !figures.is_empty() {
+        let _ = writeln!(out, "- **figures**: {}", prose(&figures.join(", ")));
+    }
+    for note in &incident.notes {
+        let _ = writeln!(out, "- **note**: {}", prose(note));
+    }
+    out.push('\n');
+    if let Some(q) = incident
+        .postgres_crash
+        .as_ref()
+        .and_then(|c| c.query.as_ref())
+    {
+        let _ = writeln!(out, "The query it was running:\n");
+        out.push_str(&fenced(q, "sql"));
+        out.push('\n');
+    }
+    if !incident.preceded_by.is_empty() {
+        let _ = writeln!(out, "What the log recorded just before:\n");
+        for l in &incident.preceded_by {
+            let head = format!("{} {}:", ts(l.at), l.severity.unwrap_or("LOG"));
+            if l.message.contains('\n') {
+                let _ = writeln!(out, "- {} ({})\n", prose(&head), location(&l.path, l.line));
+                out.push_str(&indent_block(&fenced(&l.message, "text"), "  "));
+            } else {
+                let _ = writeln!(
+                    out,
+                    "- {} {} ({})",
+                    prose(&head),
+                    code(&l.message),
+                    location(&l.path, l.line)
+                );
+            }
+        }
+        out.push('\n');
+    }
+}
+
+fn write_finding(out: &mut String, number: usize, f: &Finding) {
+    let severity = match f.severity {
+        Severity::Critical => "CRITICAL",
+        Severity::Warning => "WARNING",
+        Severity::Info => "INFO",
+    };
+    let _ = writeln!(out, "### {number}. {severity} {}\n", code(f.id));
+    let confidence = if f.confidence < 1.0 {
+        format!(" (confidence {:.2})", f.confidence)
+    } else {
+        String::new()
+    };
+    let _ = writeln!(out, "**{}**{confidence}\n", prose(&f.title));
+    if !f.summary.is_empty() {
+        let _ = writeln!(out, "{}\n", prose(&f.summary));
+    }
+    if let Some(r) = &f.recommendation {
+        let _ = writeln!(out, "**What to do:** {}\n", prose(r));
+    }
+    if !f.evidence.is_empty() {
+        let _ = writeln!(out, "Evidence:\n");
+        for e in &f.evidence {
+            let _ = writeln!(out, "- {} {}", location(&e.path, e.line), prose(&e.what));
+        }
+        out.push('\n');
+    }
+}
+
+fn write_sources(out: &mut String, report: &Report) {
+    let _ = writeln!(out, "## Sources\n");
+    let _ = writeln!(
+        out,
+        "| path | kind | lines | records | unrecognized | note |"
+    );
+    let _ = writeln!(out, "|---|---|---:|---:|---:|---|");
+    for s in &report.sources {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} |",
+            cell(&code(&s.path)),
+            cell(&code(s.kind)),
+            s.lines,
+            s.records,
+            s.unrecognized_lines,
+            s.note
+                .as_deref()
+                .map(|n| prose(&n.replace('\n', " ")))
+                .unwrap_or_default()
+        );
+    }
+}
+
+/// Text of pgmortem's own (a rule's description of the files it reads), where `` `x` `` marks
+/// code: prose with code spans. Text with an odd number of backticks is all prose.
+fn own_text(text: &str) -> String {
+    if text.matches('`').count() % 2 == 1 {
+        return prose(text);
+    }
+    text.split('`')
+        .enumerate()
+        .map(|(i, part)| {
+            if i % 2 == 1 {
+                return code(part);
+            }
+            // `prose` trims; the blanks around a code span stay.
+            let lead = if part.starts_with(' ') { " " } else { "" };
+            let trail = if part.ends_with(' ') && part.trim() != "" {
+                " "
+            } else {
+                ""
+            };
+            format!("{lead}{}{trail}", prose(part))
+        })
+        .collect()
+}
+
+/// `path:line` as a code span.
+fn location(path: &str, line: u64) -> String {
+    code(&format!("{path}:{line}"))
+}
+
+/// Shows a control character as its Unicode picture (`␛`, `␀`, `␡`), tabs as spaces, and
+/// leaves every other character as it is.
+fn visible(c: char) -> char {
+    match c as u32 {
+        0x09 => ' ',
+        n @ 0..=0x1f => char::from_u32(0x2400 + n).unwrap_or('\u{FFFD}'),
+        0x7f => '\u{2421}',
+        0x80..=0x9f => '\u{FFFD}',
+        _ => c,
+    }
+}
+
+/// `text` as Markdown prose that reads as written: each line's leading blanks dropped, the
+/// characters that make inline structure backslash-escaped (``\ ` * [ ] < | ~ &``, `_` at
+/// a word's edge), those that make a block escaped at a line's start (`#`, `>`, `-`, `+`, `=`,
+/// `1.`), `@` before a name kept from making a mention, and the lines joined with hard
+/// breaks (blank lines dropped, so the text stays one paragraph).
+pub(crate) fn prose(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 8);
+    let lines: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    for (n, line) in lines.iter().enumerate() {
+        if n > 0 {
+            out.push_str("\\\n");
+        }
+        escape_line(line, &mut out);
+    }
+    out
+}
+
+fn escape_line(line: &str, out: &mut String) {
+    let chars: Vec<char> = line.chars().map(visible).collect();
+    // A line that starts like a block (`# `, `> `, `- `, `+ `, `===`, `1. `) would make one.
+    let digits = chars.iter().take_while(|c| c.is_ascii_digit()).count();
+    let block_at = match chars.first() {
+        Some('#' | '>' | '-' | '+' | '=') => Some(0),
+        Some(c) if c.is_ascii_digit() && matches!(chars.get(digits), Some('.' | ')')) => {
+            Some(digits)
+        }
+        _ => None,
+    };
+    for (i, &c) in chars.iter().enumerate() {
+        let before = i.checked_sub(1).and_then(|j| chars.get(j)).copied();
+        let after = chars.get(i + 1).copied();
+        let word = |c: Option<char>| c.is_some_and(char::is_alphanumeric);
+        let escape = match c {
+            '\\' | '`' | '*' | '[' | ']' | '<' | '|' | '~' | '&' => true,
+            '_' => !(word(before) && word(after)),
+            _ => block_at == Some(i),
+        };
+        if escape {
+            out.push('\\');
+        }
+        out.push(c);
+        // `@name` notifies that user on GitHub; a zero-width space keeps it a plain word.
+        if c == '@' && !word(before) && word(after) {
+            out.push('\u{200B}');
+        }
+    }
+}
+
+/// `text` as a code span: fenced with one backtick more than its longest run of backticks,
+/// padded when it starts or ends with one, on one line.
+pub(crate) fn code(text: &str) -> String {
+    let text: String = text
+        .chars()
+        .map(|c| {
+            if c == '\n' || c == '\r' {
+                ' '
+            } else {
+                visible(c)
+            }
+        })
+        .collect();
+    let fence = "`".repeat(longest_run(&text, '`') + 1);
+    let pad = if text.starts_with('`') || text.ends_with('`') {
+        " "
+    } else {
+        ""
+    };
+    format!("{fence}{pad}{text}{pad}{fence}")
+}
+
+/// `text` as a fenced code block with `info` as its language, fenced with more backticks than
+/// it holds in a row (at least three), ending with a newline.
+pub(crate) fn fenced(text: &str, info: &str) -> String {
+    let text: String = text
+        .chars()
+        .map(|c| if c == '\n' { c } else { visible(c) })
+        .collect();
+    let fence = "`".repeat((longest_run(&text, '`') + 1).max(3));
+    let mut out = format!("{fence}{info}\n");
+    for line in text.lines() {
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    let _ = writeln!(out, "{fence}");
+    out
+}
+
+/// A table cell of code or of pgmortem's own words: `|` escaped (also inside a code span, as
+/// tables are split before code is read) and kept on one line. Prose is not passed through
+/// it ([`prose`] already escapes `|`): it is made one line first, as a hard break has no
+/// place in a cell.
+pub(crate) fn cell(text: &str) -> String {
+    text.replace('|', "\\|").replace(['\n', '\r'], " ")
+}
+
+/// `block` with each line indented by `indent` (a block inside a list item).
+fn indent_block(block: &str, indent: &str) -> String {
+    block.lines().map(|l| format!("{indent}{l}\n")).collect()
+}
+
+fn longest_run(text: &str, c: char) -> usize {
+    let mut longest = 0;
+    let mut run = 0;
+    for x in text.chars() {
+        run = if x == c { run + 1 } else { 0 };
+        longest = longest.max(run);
+    }
+    longest
+}
