@@ -110,6 +110,8 @@ enum OutputFormat {
     Json,
     /// Markdown, to paste into a ticket or an issue.
     Markdown,
+    /// One self-contained HTML page: timeline, incidents, findings, memory, flame graph.
+    Html,
 }
 
 /// `--color`.
@@ -162,6 +164,7 @@ pub(crate) fn run(args: AnalyzeArgs, out: &mut dyn Write, terminals: Terminals) 
         }
         OutputFormat::Json => render::json(&report)?,
         OutputFormat::Markdown => render::markdown(&report),
+        OutputFormat::Html => render::html(&report),
     };
     write_output(args.output.as_deref(), &text, out)
 }

@@ -50,7 +50,12 @@ pub(crate) fn run(args: CheckArgs, out: &mut dyn Write) -> Result<u8> {
     if args.update {
         return update(&fixtures, &options, out);
     }
-    let width = fixtures.iter().map(|f| f.name.len()).max().unwrap_or(0).min(60);
+    let width = fixtures
+        .iter()
+        .map(|f| f.name.len())
+        .max()
+        .unwrap_or(0)
+        .min(60);
     let github = std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true");
     let start = Instant::now();
     let mut outcomes = Vec::with_capacity(fixtures.len());

@@ -120,16 +120,23 @@ pub fn diagnose(bundle: &Bundle, options: &DiagnoseOptions) -> Result<Report, Di
     let host = facts.host;
     let parsed = &analysis.parsed;
     let timeline = timeline::build(&parsed.kernel, &parsed.postgres, &parsed.clock);
+    let perf = facts
+        .perf
+        .into_iter()
+        .map(|p| timeline::perf_summary(p, &parsed.clock))
+        .collect();
     Ok(Report {
         schema: SCHEMA,
         generator: format!("pgmortem {}", env!("CARGO_PKG_VERSION")),
         caveats: parsed.caveats.clone(),
         clock: parsed.clock_info.clone(),
+        collection: sources::collection(bundle),
         sources: parsed.summaries.clone(),
         incidents: analysis.incidents.clone(),
         findings,
         not_evaluated,
         host,
         timeline,
+        perf,
     })
 }

@@ -24,6 +24,8 @@ pub struct Report {
     pub caveats: Vec<Caveat>,
     /// How kernel and PostgreSQL times were put on UTC.
     pub clock: ClockInfo,
+    /// The host's name and when the bundle was collected.
+    pub collection: Collection,
     /// Every file of the bundle, with its kind and how much of it was understood.
     pub sources: Vec<SourceSummary>,
     /// Crash/kill incidents, oldest first.
@@ -38,6 +40,52 @@ pub struct Report {
     /// The notable events of every source on one clock, oldest first (events whose time could
     /// not be put on UTC come last, in source order).
     pub timeline: Vec<TimelineEvent>,
+    /// Each perf profile of the bundle: its event, samples over time and (not serialised) its
+    /// collapsed stacks.
+    pub perf: Vec<PerfSummary>,
+}
+
+/// A `perf script` of the bundle, summarised for a reader: what was sampled, when, how densely,
+/// and the stacks a flame graph draws.
+#[derive(Debug, Clone, Serialize)]
+pub struct PerfSummary {
+    /// The file.
+    pub path: String,
+    /// The event profiled (`cpu-clock:pppH`), the sampling event with the most samples.
+    pub event: Option<String>,
+    /// Samples of that event.
+    pub samples: u64,
+    /// CPUs online (`--header`).
+    pub cpus: Option<u32>,
+    /// Seconds the profile covers.
+    pub duration_seconds: Option<f64>,
+    /// Share (0–1) of the weight whose leaf frame runs in the kernel.
+    pub kernel_share: f64,
+    /// UTC time of the first bucket of `density`: perf's clock (seconds since boot) placed
+    /// with the boot time; null when the boot time is unknown or the samples carry no time.
+    pub started_at: Option<Timestamp>,
+    /// Width of a `density` bucket, seconds.
+    pub bucket_seconds: f64,
+    /// Samples of the event per bucket, from the first sample with a time.
+    pub density: Vec<u64>,
+    /// The event's collapsed stacks (`comm;root;…;leaf` and the samples' summed period:
+    /// nanoseconds for `cpu-clock`), sorted as `pgmortem collapse-perf` prints them: the input of the HTML report's flame graph. Not
+    /// serialised (the JSON stays small; `pgmortem collapse-perf FILE` prints them).
+    #[serde(skip)]
+    pub stacks: Vec<(String, u64)>,
+}
+
+/// Where and when the bundle was collected, as far as it says.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Collection {
+    /// The host's name (`uname -a`'s second field, `identity/uname.txt`).
+    pub hostname: Option<String>,
+    /// The kernel release (`uname -a`'s third field).
+    pub kernel_release: Option<String>,
+    /// The bundle's UTC clock reading (`clock/date.txt`): when the snapshots were taken.
+    pub collected_at: Option<Timestamp>,
+    /// The file that reading comes from.
+    pub collected_at_path: Option<String>,
 }
 
 /// Something a reader must know before trusting the report.
@@ -133,12 +181,57 @@ pub struct KernelKill {
     pub trigger_comm: Option<String>,
     /// Its PID.
     pub trigger_pid: Option<u32>,
+    /// The allocation's gfp mask as printed (`0xcc0(GFP_KERNEL)`).
+    pub trigger_gfp_mask: Option<String>,
+    /// The allocation's order (pages as a power of two; -1 for a SysRq-forced OOM).
+    pub trigger_order: Option<i32>,
+    /// The heaviest rows of the report's task table by RSS, heaviest first (at most
+    /// [`OOM_TOP_TASKS`]); empty when the kernel printed no table.
+    pub tasks: Vec<OomTaskRss>,
+    /// Rows in the task table.
+    pub task_count: u64,
+    /// RSS summed over every row of the task table, kB (null without a table or an `rss`
+    /// column). Threads are not rows: this is what the processes held.
+    pub tasks_rss_kb: Option<u64>,
+    /// Page size the table's page counts were converted with, kB: the one that makes the
+    /// victim's row agree with its kill line, else 4.
+    pub page_kb: u64,
     /// When the kernel killed it (UTC), when the kernel clock could be calibrated.
     pub at: Option<Timestamp>,
     /// Where the report is.
     pub path: String,
     /// Its first line.
     pub line: u64,
+}
+
+/// Rows of an OOM report's task table the report keeps (the heaviest by RSS).
+pub const OOM_TOP_TASKS: usize = 10;
+
+/// One row of an OOM report's task table, in kB.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct OomTaskRss {
+    /// PID (the kernel's namespace).
+    pub pid: u32,
+    /// Command name.
+    pub name: String,
+    /// Resident memory, kB.
+    pub rss_kb: Option<u64>,
+    /// Of which anonymous (kernels that print `rss_anon`), kB.
+    pub rss_anon_kb: Option<u64>,
+    /// Of which file-backed, kB.
+    pub rss_file_kb: Option<u64>,
+    /// Of which shared memory, kB.
+    pub rss_shmem_kb: Option<u64>,
+    /// Virtual size, kB.
+    pub total_vm_kb: Option<u64>,
+    /// Page tables, kB.
+    pub pgtables_kb: Option<u64>,
+    /// Swapped out, kB.
+    pub swap_kb: Option<u64>,
+    /// Its oom_score_adj.
+    pub oom_score_adj: Option<i32>,
+    /// This row is the process the kernel killed.
+    pub victim: bool,
 }
 
 /// A memory cgroup's limit and usage at the kill.

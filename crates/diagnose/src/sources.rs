@@ -108,6 +108,34 @@ pub enum DiagnoseError {
     },
 }
 
+/// The host's name and kernel release from a `uname -a` copy (a file named `uname.txt`, as the
+/// collector writes `identity/uname.txt`), and the bundle's `date` reading.
+pub(crate) fn collection(bundle: &Bundle) -> crate::report::Collection {
+    let mut out = crate::report::Collection::default();
+    for source in &bundle.sources {
+        match source.kind {
+            SourceKind::Date if out.collected_at.is_none() => {
+                if let Ok(d) = system::parse_date(&source.bytes) {
+                    out.collected_at = Some(d.at);
+                    out.collected_at_path = Some(source.path.clone());
+                }
+            }
+            _ if out.hostname.is_none()
+                && (source.path == "uname.txt" || source.path.ends_with("/uname.txt")) =>
+            {
+                let text = String::from_utf8_lossy(&source.bytes[..source.bytes.len().min(4096)]);
+                let mut words = text.lines().next().unwrap_or_default().split_whitespace();
+                if words.next() == Some("Linux") {
+                    out.hostname = words.next().map(str::to_owned);
+                    out.kernel_release = words.next().map(str::to_owned);
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
 pub(crate) fn parse_all(
     bundle: &Bundle,
     options: &DiagnoseOptions,

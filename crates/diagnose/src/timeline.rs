@@ -4,8 +4,9 @@ use pgmortem_parse::kernel::KernelEvent;
 use pgmortem_parse::pglog::PgEvent;
 
 use crate::clock::{self, Clock};
+use crate::facts::PerfFacts;
 use crate::human::human_kb;
-use crate::report::TimelineEvent;
+use crate::report::{PerfSummary, TimelineEvent};
 use crate::sources::{KernelSource, PgSource};
 
 pub(crate) fn build(
@@ -109,5 +110,30 @@ fn kernel_summary(event: &KernelEvent) -> (&'static str, String) {
             format!("{} {} blocked for more than {} s", h.comm, h.pid, h.seconds),
         ),
         _ => ("kernel_event", "kernel event".to_owned()),
+    }
+}
+
+/// A perf profile for the report: its sample density placed on UTC. perf stamps samples with
+/// the kernel's local clock, seconds since boot, as the kernel log does, so the boot time
+/// places both.
+pub(crate) fn perf_summary(perf: PerfFacts, clock: &Clock) -> PerfSummary {
+    let profile = perf.profile;
+    let started_at = profile.timeline.first().and_then(|b| {
+        let boot = clock.boot?;
+        boot.at
+            .checked_add(jiff::SignedDuration::from_secs_f64(b.start))
+            .ok()
+    });
+    PerfSummary {
+        path: perf.path,
+        event: profile.event,
+        samples: profile.samples,
+        cpus: profile.cpus,
+        duration_seconds: profile.duration_seconds,
+        kernel_share: profile.kernel_share,
+        started_at,
+        bucket_seconds: profile.bucket_seconds,
+        density: profile.timeline.iter().map(|b| b.samples).collect(),
+        stacks: perf.stacks,
     }
 }

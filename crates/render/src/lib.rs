@@ -1,15 +1,19 @@
-//! Renders a [`Report`] for people (text, Markdown) and for programs (JSON, schema
+//! Renders a [`Report`] for people (text for a terminal, Markdown for a ticket, a
+//! self-contained HTML page with the timeline, the OOM reports explained and the flame graph)
+//! and for programs (JSON, schema
 //! `pgmortem.report/v1`).
 //!
 //! Rendering never fails on report content; JSON serialisation errors (which cannot happen for
 //! this schema) are returned rather than hidden.
 
 mod describe;
+mod html;
 mod markdown;
 mod text;
 
 use pgmortem_diagnose::Report;
 
+pub use html::html;
 pub use markdown::markdown;
 pub use text::{TextOptions, text, text_with};
 
@@ -22,6 +26,8 @@ pub enum Format {
     Json,
     /// Markdown for a ticket or an issue.
     Markdown,
+    /// One self-contained HTML page (inline CSS and SVG, nothing fetched).
+    Html,
 }
 
 /// Renders `report` in `format` (text without colour; see [`text_with`] for colour).
@@ -30,6 +36,7 @@ pub fn render(report: &Report, format: Format) -> Result<String, serde_json::Err
         Format::Text => Ok(text(report)),
         Format::Json => json(report),
         Format::Markdown => Ok(markdown(report)),
+        Format::Html => Ok(html(report)),
     }
 }
 

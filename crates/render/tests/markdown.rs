@@ -44,6 +44,7 @@ fn hostile_report() -> Report {
             kind: "log_not_read_whole",
             text: HOSTILE.to_owned(),
         }],
+        collection: Default::default(),
         clock: ClockInfo {
             boot_time: None,
             boot_time_source: None,
@@ -117,6 +118,7 @@ fn hostile_report() -> Report {
         not_evaluated: Vec::new(),
         host: Default::default(),
         timeline: Vec::new(),
+        perf: Vec::new(),
     }
 }
 
@@ -243,4 +245,18 @@ fn a_query_is_a_fenced_block_longer_than_its_backticks() {
         "{blocks:?}"
     );
     assert!(md.contains("````sql\n"), "{md}");
+}
+
+/// The same hostile report as a page: every piece of bundle text is inert there too.
+#[test]
+fn the_hostile_report_as_html_is_escaped() {
+    let page = pgmortem_render::html(&hostile_report());
+    assert!(!page.contains("<script>alert"));
+    assert!(!page.contains("href=\"https"));
+    assert!(page.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
+    assert_eq!(
+        page.matches("<script>").count(),
+        1,
+        "only the page's own print script"
+    );
 }

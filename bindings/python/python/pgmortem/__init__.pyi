@@ -29,6 +29,19 @@ class MemcgLimit(TypedDict):
     usage_kb: int | None
     failcnt: int | None
 
+class OomTaskRss(TypedDict):
+    pid: int
+    name: str
+    rss_kb: int | None
+    rss_anon_kb: int | None
+    rss_file_kb: int | None
+    rss_shmem_kb: int | None
+    total_vm_kb: int | None
+    pgtables_kb: int | None
+    swap_kb: int | None
+    oom_score_adj: int | None
+    victim: bool
+
 class KernelKill(TypedDict):
     pid: int
     comm: str
@@ -42,6 +55,12 @@ class KernelKill(TypedDict):
     memcg: MemcgLimit | None
     trigger_comm: str | None
     trigger_pid: int | None
+    trigger_gfp_mask: str | None
+    trigger_order: int | None
+    tasks: list[OomTaskRss]
+    task_count: int
+    tasks_rss_kb: int | None
+    page_kb: int
     at: str | None
     path: str
     line: int
@@ -133,6 +152,23 @@ class ClockInfo(TypedDict):
     boot_time_uncertainty_seconds: float | None
     notes: list[str]
 
+class Collection(TypedDict):
+    hostname: str | None
+    kernel_release: str | None
+    collected_at: str | None
+    collected_at_path: str | None
+
+class PerfSummary(TypedDict):
+    path: str
+    event: str | None
+    samples: int
+    cpus: int | None
+    duration_seconds: float | None
+    kernel_share: float
+    started_at: str | None
+    bucket_seconds: float
+    density: list[int]
+
 class TimelineEvent(TypedDict):
     at: str | None
     uncertainty_seconds: float | None
@@ -147,12 +183,14 @@ class Report(TypedDict):
     generator: str
     caveats: list[Caveat]
     clock: ClockInfo
+    collection: Collection
     sources: list[SourceSummary]
     incidents: list[Incident]
     findings: list[Finding]
     not_evaluated: list[NotEvaluated]
     host: dict[str, object]
     timeline: list[TimelineEvent]
+    perf: list[PerfSummary]
 
 class KernelStats(TypedDict):
     lines: int

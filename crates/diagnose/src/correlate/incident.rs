@@ -6,7 +6,9 @@ use pgmortem_parse::pglog::{PgEvent, PgRecord};
 use super::OomKill;
 use super::cycles::{Crash, UncleanStart, log_line};
 use crate::clock::{self, seconds_between};
-use crate::report::{Incident, KernelKill, MemcgLimit, PostgresCrash, Recovery};
+use crate::report::{
+    Incident, KernelKill, MemcgLimit, OOM_TOP_TASKS, OomTaskRss, PostgresCrash, Recovery,
+};
 
 /// PostgreSQL's side of an incident.
 pub(crate) enum PgSide<'x, 'a> {
@@ -223,6 +225,7 @@ fn round3(x: f64) -> f64 {
 fn kernel_kill(kill: &OomKill<'_>) -> KernelKill {
     let report = kill.report;
     let victim = report.victim.clone().unwrap_or_default();
+    let page_kb = page_kb(report);
     let memcg = report.memcg.as_ref().map(|m| MemcgLimit {
         path: m.path.clone(),
         task_path: m.task_path.clone(),
@@ -243,10 +246,78 @@ fn kernel_kill(kill: &OomKill<'_>) -> KernelKill {
         memcg,
         trigger_comm: report.trigger.as_ref().map(|t| t.comm.clone()),
         trigger_pid: report.trigger.as_ref().and_then(|t| t.pid),
+        trigger_gfp_mask: report.trigger.as_ref().and_then(|t| t.gfp_mask.clone()),
+        trigger_order: report.trigger.as_ref().and_then(|t| t.order),
+        tasks: top_tasks(report, page_kb),
+        task_count: report.tasks.len() as u64,
+        tasks_rss_kb: report
+            .tasks
+            .iter()
+            .map(|t| t.rss_pages)
+            .sum::<Option<u64>>()
+            .filter(|_| !report.tasks.is_empty())
+            .map(|pages| pages.saturating_mul(page_kb)),
+        page_kb,
         at: kill.at.map(|t| t.0),
         path: kill.path.to_owned(),
         line: kill.record.line,
     }
+}
+
+/// The page size (kB) the task table counts in: the power of two in 4–64 that makes the
+/// victim's row (rss pages) agree within a quarter with its kill line (anon + file + shmem kB);
+/// 4 when there is nothing to compare.
+fn page_kb(report: &pgmortem_parse::kernel::OomReport) -> u64 {
+    let Some(victim) = &report.victim else {
+        return 4;
+    };
+    let killed_kb = [victim.anon_rss_kb, victim.file_rss_kb, victim.shmem_rss_kb]
+        .into_iter()
+        .flatten()
+        .sum::<u64>();
+    let Some(pages) = report
+        .tasks
+        .iter()
+        .find(|t| t.pid == victim.pid)
+        .and_then(|t| t.rss_pages)
+        .filter(|p| *p > 0)
+    else {
+        return 4;
+    };
+    let ratio = killed_kb as f64 / pages as f64;
+    [4u64, 16, 64]
+        .into_iter()
+        .find(|size| (ratio / *size as f64 - 1.0).abs() < 0.25)
+        .unwrap_or(4)
+}
+
+/// The heaviest rows of the task table by RSS (ties by pid), converted to kB.
+fn top_tasks(report: &pgmortem_parse::kernel::OomReport, page_kb: u64) -> Vec<OomTaskRss> {
+    let victim = report.victim.as_ref().map(|v| v.pid);
+    let kb = |pages: Option<u64>| pages.map(|p| p.saturating_mul(page_kb));
+    let mut rows: Vec<&pgmortem_parse::kernel::OomTask> = report.tasks.iter().collect();
+    rows.sort_by(|a, b| {
+        b.rss_pages
+            .unwrap_or(0)
+            .cmp(&a.rss_pages.unwrap_or(0))
+            .then(a.pid.cmp(&b.pid))
+    });
+    rows.into_iter()
+        .take(OOM_TOP_TASKS)
+        .map(|t| OomTaskRss {
+            pid: t.pid,
+            name: t.name.clone(),
+            rss_kb: kb(t.rss_pages),
+            rss_anon_kb: kb(t.rss_anon_pages),
+            rss_file_kb: kb(t.rss_file_pages),
+            rss_shmem_kb: kb(t.rss_shmem_pages),
+            total_vm_kb: kb(t.total_vm_pages),
+            pgtables_kb: t.pgtables_bytes.map(|b| b / 1024),
+            swap_kb: kb(t.swapents),
+            oom_score_adj: t.oom_score_adj,
+            victim: Some(t.pid) == victim,
+        })
+        .collect()
 }
 
 fn postgres_crash(crash: &Crash<'_>) -> Option<PostgresCrash> {

@@ -2,7 +2,7 @@
 //! and the share of samples under the call stacks the perf rules look for.
 
 use pgmortem_bundle::{Bundle, SourceKind};
-use pgmortem_parse::perf::{EventTotal, Profile, ProfileOptions};
+use pgmortem_parse::perf::{EventTotal, FoldOptions, Folder, Profile, ProfileOptions};
 
 use super::all_of;
 use crate::report::Evidence;
@@ -14,6 +14,9 @@ pub struct PerfFacts {
     pub path: String,
     /// Its profile (the sampling event with the most samples broken down).
     pub profile: Profile,
+    /// The profiled event's collapsed stacks, sorted (what `pgmortem collapse-perf --event`
+    /// prints for it): the flame graph's input.
+    pub stacks: Vec<(String, u64)>,
 }
 
 impl PerfFacts {
@@ -113,10 +116,24 @@ impl PerfFacts {
 
 pub(super) fn build(bundle: &Bundle) -> Vec<PerfFacts> {
     all_of(bundle, SourceKind::PerfScript)
-        .map(|source| PerfFacts {
-            path: source.path.clone(),
-            profile: Profile::from_input(&source.bytes, &ProfileOptions::default()),
+        .filter_map(|source| {
+            let profile = Profile::from_input(&source.bytes, &ProfileOptions::default());
+            if profile.samples == 0 {
+                return None;
+            }
+            // A second pass folds the profiled event only (the folder would otherwise take the
+            // first sample's event); on the threads available, as `collapse-perf` does.
+            let mut folder = Folder::new(FoldOptions {
+                event: profile.event.clone(),
+                ..FoldOptions::default()
+            });
+            let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+            folder.add_input(&source.bytes, threads);
+            Some(PerfFacts {
+                path: source.path.clone(),
+                profile,
+                stacks: folder.into_sorted(),
+            })
         })
-        .filter(|p| p.profile.samples > 0)
         .collect()
 }

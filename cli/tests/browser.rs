@@ -1,0 +1,229 @@
+//! The HTML report in a real browser: headless Chromium renders the pages of real incidents,
+//! takes screenshots (printed as `screenshot: target/browser/NAME.png`, kept by CI as
+//! artefacts), and the page must log nothing to the console (no script error, no failed load:
+//! every host name is made unresolvable, so a fetch would fail and be logged) while the DOM
+//! it built holds the incident's span and the findings.
+//!
+//! Chromium is driven by its command line alone, no protocol client: `--dump-dom` prints the
+//! DOM after scripts ran and `--screenshot` writes a PNG, each after `--virtual-time-budget`
+//! (timers, such as the flame graph's layout, have run); `--enable-logging=stderr` writes every
+//! console message of the page and of its frames as a `CONSOLE` line. Chromium logs every
+//! console level alike, so the test is stricter than "no error": the page logs nothing at all.
+//! Out-of-process frames are not painted into headless screenshots, so site isolation is
+//! turned off (`--disable-site-isolation-trials`) to see the flame graph's frame, and every
+//! compositor stage runs before a capture (`--run-all-compositor-stages-before-draw`), else
+//! tiles of a tall page may be missing from it.
+//!
+//! Chromium is found at `$PGMORTEM_CHROMIUM`, `/usr/bin/chromium`, or as `chromium`,
+//! `chromium-browser` or `google-chrome` on the PATH. Without it the test fails and says how
+//! to install it (`.ci/test-all` installs it when run as root).
+
+// The test prints where its screenshots are, for a person and for CI to keep.
+#![allow(clippy::print_stdout)]
+
+mod common;
+
+use std::io::Read as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{fixture, pgmortem, stdout_ok};
+
+fn chromium() -> PathBuf {
+    if let Some(path) = std::env::var_os("PGMORTEM_CHROMIUM") {
+        return PathBuf::from(path);
+    }
+    let system = Path::new("/usr/bin/chromium");
+    if system.exists() {
+        return system.to_owned();
+    }
+    for name in ["chromium", "chromium-browser", "google-chrome"] {
+        if let Some(dir) = std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+            .find(|d| d.join(name).is_file())
+        {
+            return dir.join(name);
+        }
+    }
+    panic!(
+        "headless Chromium is needed to test the HTML report in a browser and was not found \
+         (looked at $PGMORTEM_CHROMIUM, /usr/bin/chromium, and chromium, chromium-browser, \
+         google-chrome on the PATH): install it (Debian: apt-get install -y chromium; \
+         .ci/test-all does so when run as root) or set PGMORTEM_CHROMIUM"
+    );
+}
+
+/// `target/browser` of the workspace (or of `$CARGO_TARGET_DIR`).
+fn out_dir() -> PathBuf {
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../target"));
+    let dir = target.join("browser");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.canonicalize().unwrap()
+}
+
+/// The path as shown to a reader: relative to the workspace when it is inside.
+fn shown(path: &Path) -> String {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .canonicalize()
+        .unwrap();
+    path.strip_prefix(&root)
+        .unwrap_or(path)
+        .display()
+        .to_string()
+}
+
+/// Runs headless Chromium on `page` with `args`; returns its standard output and the console
+/// lines it logged. Fails the test when Chromium fails or takes more than a minute.
+fn run_chromium(page: &Path, args: &[&str]) -> (String, Vec<String>) {
+    let profile = tempfile::tempdir().unwrap();
+    let mut child = Command::new(chromium())
+        .args([
+            "--headless",
+            "--disable-gpu",
+            "--no-sandbox",
+            "--hide-scrollbars",
+            "--no-first-run",
+            "--disable-extensions",
+            "--disable-background-networking",
+            "--disable-site-isolation-trials",
+            "--host-resolver-rules=MAP * ~NOTFOUND",
+            "--virtual-time-budget=5000",
+            "--run-all-compositor-stages-before-draw",
+            "--enable-logging=stderr",
+            "--v=0",
+        ])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .args(args)
+        .arg(format!("file://{}", page.display()))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {}: {e}", chromium().display()));
+    // Read both pipes while Chromium runs, so that neither fills up.
+    let mut stdout = child.stdout.take().unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    let out = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = stdout.read_to_string(&mut s);
+        s
+    });
+    let err = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = stderr.read_to_string(&mut s);
+        s
+    });
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > Duration::from_secs(60) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("chromium took more than 60 s on {}", page.display());
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let (out, err) = (out.join().unwrap(), err.join().unwrap());
+    assert!(status.success(), "chromium failed ({status}): {err}");
+    let console = err
+        .lines()
+        .filter(|l| l.contains(":CONSOLE"))
+        .map(str::to_owned)
+        .collect();
+    (out, console)
+}
+
+/// Renders the report of incident `name`, checks it in the browser and screenshots it;
+/// returns the DOM Chromium built.
+fn check(name: &str, dark: bool) -> String {
+    let dir = out_dir();
+    let page = dir.join(format!("{name}.html"));
+    let bundle = std::fs::read_dir(fixture(&format!("incidents/{name}")))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().ends_with(".tar.gz"))
+        .unwrap();
+    let started = Instant::now();
+    stdout_ok(
+        pgmortem()
+            .args(["analyze", "--format", "html", "-o"])
+            .arg(&page)
+            .arg(&bundle),
+    );
+    let bytes = std::fs::metadata(&page).unwrap().len();
+    println!(
+        "page: {} ({bytes} bytes, rendered in {:.2} s)",
+        shown(&page),
+        started.elapsed().as_secs_f64()
+    );
+    let started = Instant::now();
+    let (dom, console) = run_chromium(&page, &["--dump-dom"]);
+    assert!(
+        console.is_empty(),
+        "{name}: the page logged to the console:\n{}",
+        console.join("\n")
+    );
+    assert!(dom.contains("</html>"), "{name}: no DOM: {dom}");
+    let mut shots = vec![
+        (format!("{name}.png"), "1366,2400", false),
+        (format!("{name}-full.png"), "1366,7200", false),
+    ];
+    if dark {
+        shots.push((format!("{name}-dark.png"), "1366,2400", true));
+    }
+    for (file, size, dark) in shots {
+        let png = dir.join(&file);
+        let _ = std::fs::remove_file(&png);
+        let mut args = vec![
+            format!("--screenshot={}", png.display()),
+            format!("--window-size={size}"),
+        ];
+        if dark {
+            args.push("--force-dark-mode".to_owned());
+        }
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (_, console) = run_chromium(&page, &args);
+        assert!(
+            console.is_empty(),
+            "{name}: console:\n{}",
+            console.join("\n")
+        );
+        let head = std::fs::read(&png).unwrap_or_default();
+        assert!(
+            head.starts_with(b"\x89PNG") && head.len() > 10_000,
+            "{name}: no screenshot at {}",
+            png.display()
+        );
+        println!("screenshot: {}", shown(&png));
+    }
+    println!(
+        "browser: {name} checked in {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+    dom
+}
+
+#[test]
+fn an_oom_kill_report_renders_with_its_incident_span_and_findings() {
+    let dom = check("pg15-memcg-oom-work-mem", true);
+    // The incident drawn as a span to scale, its phases, and the findings about it.
+    assert!(dom.contains("id=\"span-1\""));
+    assert!(dom.contains("class=\"seg-redo\""));
+    assert!(dom.contains("Incident 1: redo starts → redo done"));
+    assert!(dom.contains("data-rule=\"oom-kill-crash-restart\""));
+    assert!(dom.contains("data-rule=\"work-mem-exceeds-memory\""));
+    assert!(dom.contains("<tr class=\"victim\"><td>32691</td>"));
+}
+
+#[test]
+fn a_perf_capture_report_renders_with_its_flame_graph_and_findings() {
+    let dom = check("pg15-thp-compaction-perf", false);
+    assert!(dom.contains("data-rule=\"perf-thp-compaction\""));
+    assert!(dom.contains("<iframe class=\"flame\""));
+    assert!(dom.contains(">perf samples</text>"));
+}

@@ -1,0 +1,574 @@
+//! The timeline pictures (inline SVG): one lane per source on one UTC axis (incidents as
+//! spans, kernel and PostgreSQL events as marks, the perf profile's sample density, the time
+//! the snapshots were taken), and for each incident its restart drawn to scale. Every mark
+//! carries an SVG `<title>` (the hover text): its time, what it is, its `file:line`.
+
+use std::fmt::Write as _;
+
+use jiff::{SignedDuration, Timestamp};
+use pgmortem_diagnose::{Incident, Report, TimelineEvent};
+
+use super::markup::{count, esc, seconds, time};
+
+/// Marks drawn one by one in a lane; beyond, the less notable events are drawn as counted
+/// bins so that a day of events keeps the page small.
+pub(super) const MAX_MARKS: usize = 1500;
+
+/// Width of the drawing in user units (the SVG scales to the page).
+const WIDTH: f64 = 1200.0;
+/// Room for the lane names.
+const LEFT: f64 = 132.0;
+/// Right margin.
+const RIGHT: f64 = 24.0;
+/// Height of one lane.
+const LANE: f64 = 34.0;
+/// Most characters of a summary in a hover text.
+const TITLE_CHARS: usize = 400;
+
+/// A UTC axis mapped onto the drawing's width.
+struct Axis {
+    t0: Timestamp,
+    span: f64,
+}
+
+impl Axis {
+    /// An axis from `first` to `last` with a margin on both sides.
+    fn new(first: Timestamp, last: Timestamp, margin: f64) -> Self {
+        let raw = secs(first, last).max(0.0);
+        let pad = (raw * margin).max(0.02);
+        Self {
+            t0: first
+                .checked_sub(SignedDuration::from_secs_f64(pad))
+                .unwrap_or(first),
+            span: raw + 2.0 * pad,
+        }
+    }
+
+    fn x(&self, at: Timestamp) -> f64 {
+        LEFT + secs(self.t0, at) / self.span * (WIDTH - LEFT - RIGHT)
+    }
+
+    /// Tick marks and their labels along `y`, with grid lines up to `top`.
+    fn ticks(&self, out: &mut String, top: f64, y: f64) {
+        const STEPS: [f64; 27] = [
+            0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 15.0, 30.0,
+            60.0, 120.0, 300.0, 600.0, 900.0, 1800.0, 3600.0, 7200.0, 21600.0, 43200.0, 86400.0,
+            604800.0,
+        ];
+        let step = STEPS
+            .iter()
+            .copied()
+            .find(|s| self.span / s <= 8.0)
+            .unwrap_or(self.span / 8.0);
+        let start = self.t0.as_millisecond() as f64 / 1000.0;
+        let mut tick = (start / step).ceil() * step;
+        let mut n = 0;
+        while tick <= start + self.span && n < 20 {
+            let Ok(at) = Timestamp::from_millisecond((tick * 1000.0).round() as i64) else {
+                break;
+            };
+            let x = self.x(at);
+            let format = if step < 1.0 {
+                "%H:%M:%S%.3f"
+            } else if step < 86400.0 {
+                "%H:%M:%S"
+            } else {
+                "%m-%d %H:%M"
+            };
+            let _ = write!(
+                out,
+                "<line class=\"grid\" x1=\"{x:.1}\" x2=\"{x:.1}\" y1=\"{top:.1}\" y2=\"{y:.1}\"/>\
+                 <text class=\"tick\" x=\"{x:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>",
+                y + 14.0,
+                at.strftime(format)
+            );
+            tick += step;
+            n += 1;
+        }
+        let _ = write!(
+            out,
+            "<text class=\"tick\" x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">UTC {}</text>",
+            WIDTH - RIGHT,
+            y + 30.0,
+            self.t0.strftime("%Y-%m-%d")
+        );
+    }
+}
+
+fn secs(a: Timestamp, b: Timestamp) -> f64 {
+    b.duration_since(a).as_secs_f64()
+}
+
+fn lane_name(out: &mut String, y: f64, name: &str) {
+    let _ = write!(
+        out,
+        "<text class=\"lane\" x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{name}</text>\
+         <line class=\"laneline\" x1=\"{LEFT}\" x2=\"{:.1}\" y1=\"{:.1}\" y2=\"{:.1}\"/>",
+        LEFT - 10.0,
+        y + LANE / 2.0 + 4.0,
+        WIDTH - RIGHT,
+        y + LANE,
+        y + LANE
+    );
+}
+
+/// The class of an event mark: `bad` for deaths and kills, `good` for the server coming
+/// back, `ev` for the rest.
+fn mark_class(kind: &str) -> &'static str {
+    match kind {
+        "oom_report"
+        | "segfault"
+        | "terminated_by_signal"
+        | "exited_with_code"
+        | "panic"
+        | "hung_task"
+        | "page_allocation_failure"
+        | "out_of_memory"
+        | "fatal" => "bad",
+        "ready" | "redo_done" | "database_system_ready" => "good",
+        _ => "ev",
+    }
+}
+
+fn event_title(e: &TimelineEvent) -> String {
+    let mut summary: String = e.summary.chars().take(TITLE_CHARS).collect();
+    if summary.len() < e.summary.len() {
+        summary.push('…');
+    }
+    format!(
+        "{}  {}\n{}\n{}:{}",
+        e.at.map_or_else(|| "unknown time".to_owned(), time),
+        e.kind,
+        summary,
+        e.path,
+        e.line
+    )
+}
+
+/// The phases of an incident's restart with their times, in order.
+fn phases(incident: &Incident) -> Vec<(&'static str, Timestamp, String)> {
+    let mut out = Vec::new();
+    if let Some(k) = &incident.kernel_kill
+        && let Some(at) = k.at
+    {
+        out.push(("kill", at, format!("{}:{}", k.path, k.line)));
+    }
+    if let Some(c) = &incident.postgres_crash
+        && let Some(at) = c.at
+    {
+        out.push(("crash", at, format!("{}:{}", c.path, c.line)));
+    }
+    if out.is_empty()
+        && let Some(at) = incident.started_at
+    {
+        out.push(("start", at, String::new()));
+    }
+    if let Some(r) = &incident.recovery {
+        let log = incident
+            .postgres_crash
+            .as_ref()
+            .map(|c| c.path.clone())
+            .unwrap_or_default();
+        for (name, at) in [
+            ("others terminated", r.terminated_others_at),
+            ("reinitializing", r.reinitialized_at),
+            ("redo starts", r.redo_started_at),
+            ("redo done", r.redo_done_at),
+        ] {
+            if let Some(at) = at {
+                out.push((name, at, log.clone()));
+            }
+        }
+        if let Some(at) = r.ready_at {
+            let place = r
+                .ready_line
+                .map(|l| format!("{log}:{l}"))
+                .unwrap_or(log.clone());
+            out.push(("ready", at, place));
+        }
+    }
+    out.sort_by_key(|p| p.1);
+    out
+}
+
+/// The class of the segment that starts at phase `name`.
+fn segment_class(name: &str) -> &'static str {
+    match name {
+        "kill" | "crash" | "start" => "seg-crash",
+        "others terminated" => "seg-stop",
+        "reinitializing" => "seg-reinit",
+        "redo starts" => "seg-redo",
+        _ => "seg-ready",
+    }
+}
+
+/// What a segment from phase `name` to phase `next` is, for a label inside it.
+fn segment_name(name: &str, next: &str) -> &'static str {
+    match name {
+        "kill" if next == "crash" => "kill → crash seen",
+        "kill" => "server down",
+        "crash" | "start" => "crash",
+        "others terminated" => "ending sessions",
+        "reinitializing" => "reinitializing",
+        "redo starts" => "redo",
+        _ => "end of recovery",
+    }
+}
+
+/// Draws an incident's phases as adjoining segments between `y` and `y + h`; a span
+/// narrower than `min` units is widened so that it stays visible. With `labels`, a segment
+/// wide enough says inside what it is and how long it took.
+#[allow(clippy::too_many_arguments)]
+fn draw_span(
+    out: &mut String,
+    axis: &Axis,
+    number: usize,
+    incident: &Incident,
+    y: f64,
+    h: f64,
+    min: f64,
+    labels: bool,
+) {
+    let phases = phases(incident);
+    let Some(first) = phases.first() else { return };
+    let last = phases.last().unwrap_or(first);
+    let x0 = axis.x(first.1);
+    let x1 = axis.x(last.1);
+    let stretch = if x1 - x0 < min && x1 > x0 {
+        min / (x1 - x0)
+    } else {
+        1.0
+    };
+    let sx = |t: Timestamp| x0 + (axis.x(t) - x0) * stretch;
+    for pair in phases.windows(2) {
+        let (a, b) = (&pair[0], &pair[1]);
+        let (xa, xb) = (sx(a.1), sx(b.1));
+        let _ = write!(
+            out,
+            "<rect class=\"{}\" x=\"{xa:.2}\" y=\"{y:.1}\" width=\"{:.2}\" height=\"{h:.1}\">\
+             <title>{}</title></rect>",
+            segment_class(a.0),
+            (xb - xa).max(0.5),
+            esc(&format!(
+                "Incident {number}: {} → {}, {}\n{} → {}\n{}",
+                a.0,
+                b.0,
+                seconds(secs(a.1, b.1)),
+                time(a.1),
+                time(b.1),
+                [a.2.as_str(), b.2.as_str()]
+                    .iter()
+                    .filter(|s| !s.is_empty())
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join(" → ")
+            ))
+        );
+        let label = format!("{} {}", segment_name(a.0, b.0), seconds(secs(a.1, b.1)));
+        if labels && xb - xa >= label.chars().count() as f64 * 5.8 + 6.0 {
+            let _ = write!(
+                out,
+                "<text class=\"seglabel\" x=\"{:.2}\" y=\"{:.1}\">{}</text>",
+                (xa + xb) / 2.0,
+                y + h / 2.0 + 4.0,
+                esc(&label)
+            );
+        }
+    }
+    // The first phase (kill or crash) as a marker, so that an incident without a restart
+    // still shows.
+    let _ = write!(
+        out,
+        "<rect class=\"seg-crash\" x=\"{:.2}\" y=\"{y:.1}\" width=\"3\" height=\"{h:.1}\">\
+         <title>{}</title></rect>",
+        x0 - 1.5,
+        esc(&format!(
+            "Incident {number}: {} ({}) at {}\n{}",
+            incident.kind,
+            incident.cause,
+            time(first.1),
+            first.2
+        ))
+    );
+}
+
+/// Writes the timeline section: the overview picture.
+pub(super) fn write(out: &mut String, report: &Report) {
+    out.push_str("<section id=\"timeline\"><h2>Timeline</h2>");
+    let mut times: Vec<Timestamp> = report.timeline.iter().filter_map(|e| e.at).collect();
+    for incident in &report.incidents {
+        times.extend(phases(incident).iter().map(|p| p.1));
+    }
+    for p in &report.perf {
+        if let Some(at) = p.started_at {
+            times.push(at);
+            let end = p.density.len() as f64 * p.bucket_seconds;
+            if let Ok(end) = at.checked_add(SignedDuration::from_secs_f64(end)) {
+                times.push(end);
+            }
+        }
+    }
+    times.extend(report.collection.collected_at);
+    let (Some(first), Some(last)) = (times.iter().min(), times.iter().max()) else {
+        out.push_str("<p>No event of the bundle could be placed on UTC.</p></section>\n");
+        return;
+    };
+    let axis = Axis::new(*first, *last, 0.02);
+    let perf_lane = report.perf.iter().any(|p| p.started_at.is_some());
+    let snap_lane = report.collection.collected_at.is_some();
+    let lanes = 3 + usize::from(perf_lane) + usize::from(snap_lane);
+    let top = 8.0;
+    let height = top + lanes as f64 * LANE + 40.0;
+    let _ = write!(
+        out,
+        "<figure><svg class=\"chart timeline\" viewBox=\"0 0 {WIDTH} {height:.0}\" role=\"img\" \
+         aria-label=\"timeline of the bundle's events\">"
+    );
+    let bottom = top + lanes as f64 * LANE;
+    axis.ticks(out, top, bottom);
+    let mut y = top;
+    lane_name(out, y, "incidents");
+    for (i, incident) in report.incidents.iter().enumerate() {
+        // A band across every lane behind the marks, then the phases in the incident lane.
+        if let (Some(a), Some(b)) = (phases(incident).first(), phases(incident).last()) {
+            let xa = axis.x(a.1);
+            let w = (axis.x(b.1) - xa).max(6.0);
+            let _ = write!(
+                out,
+                "<rect class=\"band\" x=\"{:.2}\" y=\"{top:.1}\" width=\"{w:.2}\" height=\"{:.1}\"/>\
+                 <text class=\"tag\" x=\"{:.2}\" y=\"{:.1}\">{}</text>",
+                xa - 1.0,
+                bottom - top,
+                xa + w / 2.0,
+                y + 10.0,
+                i + 1
+            );
+        }
+        draw_span(
+            out,
+            &axis,
+            i + 1,
+            incident,
+            y + 14.0,
+            LANE - 18.0,
+            6.0,
+            false,
+        );
+    }
+    y += LANE;
+    for (origin, name) in [("kernel", "kernel"), ("postgres", "PostgreSQL")] {
+        lane_name(out, y, name);
+        let events: Vec<&TimelineEvent> = report
+            .timeline
+            .iter()
+            .filter(|e| e.origin == origin && e.at.is_some())
+            .collect();
+        marks(out, &axis, &events, y + 6.0, LANE - 12.0);
+        y += LANE;
+    }
+    if perf_lane {
+        lane_name(out, y, "perf samples");
+        for p in &report.perf {
+            density(out, &axis, p, y + 4.0, LANE - 8.0);
+        }
+        y += LANE;
+    }
+    if let Some(at) = report.collection.collected_at {
+        lane_name(out, y, "snapshots");
+        let x = axis.x(at);
+        let cy = y + LANE / 2.0;
+        let _ = write!(
+            out,
+            "<path class=\"snap\" d=\"M{x:.2} {:.1} l7 9 l-7 9 l-7 -9 z\"><title>{}</title></path>",
+            cy - 9.0,
+            esc(&format!(
+                "{}  snapshots collected (/proc, /sys, settings)\n{}:1",
+                time(at),
+                report
+                    .collection
+                    .collected_at_path
+                    .as_deref()
+                    .unwrap_or("date")
+            ))
+        );
+    }
+    out.push_str("</svg>");
+    let unplaced = report.timeline.iter().filter(|e| e.at.is_none()).count();
+    let _ = write!(
+        out,
+        "<figcaption>{} events on one UTC axis; hover a mark for its line and <code>file:line</code>. \
+         <span class=\"key seg-crash\"></span> crash <span class=\"key seg-stop\"></span> sessions \
+         ended <span class=\"key seg-reinit\"></span> reinitializing \
+         <span class=\"key seg-redo\"></span> redo <span class=\"key seg-ready\"></span> end of \
+         recovery → ready.{}</figcaption></figure>",
+        count(report.timeline.len() as u64 - unplaced as u64),
+        if unplaced > 0 {
+            format!(
+                " {unplaced} events without a UTC time are not drawn (they are in the JSON report)."
+            )
+        } else {
+            String::new()
+        }
+    );
+    out.push_str("</section>\n");
+}
+
+/// Event marks of one lane: each notable one with its hover text; beyond [`MAX_MARKS`] the
+/// others as bins of two units, with their count.
+fn marks(out: &mut String, axis: &Axis, events: &[&TimelineEvent], y: f64, h: f64) {
+    let (notable, other): (Vec<&TimelineEvent>, Vec<&TimelineEvent>) = if events.len() <= MAX_MARKS
+    {
+        (events.to_vec(), Vec::new())
+    } else {
+        events.iter().partition(|e| mark_class(&e.kind) != "ev")
+    };
+    let (drawn, binned) = notable.split_at(notable.len().min(MAX_MARKS));
+    let mut bins: Vec<(f64, u64, &TimelineEvent)> = Vec::new();
+    for e in binned.iter().chain(other.iter()) {
+        let Some(at) = e.at else { continue };
+        let x = (axis.x(at) / 2.0).floor() * 2.0;
+        match bins.last_mut() {
+            Some(bin) if bin.0 == x => bin.1 += 1,
+            _ => bins.push((x, 1, e)),
+        }
+    }
+    for (x, n, first) in bins {
+        let _ = write!(
+            out,
+            "<rect class=\"bin\" x=\"{x:.1}\" y=\"{y:.1}\" width=\"2\" height=\"{h:.1}\">\
+             <title>{} events here, the first:\n{}</title></rect>",
+            n,
+            esc(&event_title(first))
+        );
+    }
+    for e in drawn {
+        let Some(at) = e.at else { continue };
+        let _ = write!(
+            out,
+            "<rect class=\"mk {}\" x=\"{:.2}\" y=\"{y:.1}\" width=\"3\" height=\"{h:.1}\">\
+             <title>{}</title></rect>",
+            mark_class(&e.kind),
+            axis.x(at) - 1.5,
+            esc(&event_title(e))
+        );
+    }
+}
+
+/// A profile's samples per bucket as bars (buckets merged to at most one per unit).
+fn density(out: &mut String, axis: &Axis, p: &pgmortem_diagnose::PerfSummary, y: f64, h: f64) {
+    let Some(start) = p.started_at else { return };
+    let max = p.density.iter().copied().max().unwrap_or(0).max(1) as f64;
+    let mut merged: Vec<(f64, f64, u64, Timestamp)> = Vec::new();
+    for (i, n) in p.density.iter().enumerate() {
+        let Ok(at) = start.checked_add(SignedDuration::from_secs_f64(i as f64 * p.bucket_seconds))
+        else {
+            continue;
+        };
+        let Ok(end) = at.checked_add(SignedDuration::from_secs_f64(p.bucket_seconds)) else {
+            continue;
+        };
+        let (xa, xb) = (axis.x(at), axis.x(end));
+        match merged.last_mut() {
+            Some(m) if xa - m.0 < 1.0 => {
+                m.1 = xb;
+                m.2 = m.2.max(*n);
+            }
+            _ => merged.push((xa, xb, *n, at)),
+        }
+    }
+    for (xa, xb, n, at) in merged {
+        let bar = (n as f64 / max * h).max(1.0);
+        let _ = write!(
+            out,
+            "<rect class=\"perf\" x=\"{xa:.2}\" y=\"{:.1}\" width=\"{:.2}\" height=\"{bar:.1}\">\
+             <title>{}</title></rect>",
+            y + h - bar,
+            (xb - xa).max(1.0),
+            esc(&format!(
+                "{}  {} samples of {} in {} s\n{}",
+                time(at),
+                n,
+                p.event.as_deref().unwrap_or("the profiled event"),
+                p.bucket_seconds,
+                p.path
+            ))
+        );
+    }
+}
+
+/// One incident's restart to scale: its phases, and the kernel and PostgreSQL events of that
+/// window with their hover text.
+pub(super) fn incident_strip(
+    out: &mut String,
+    report: &Report,
+    number: usize,
+    incident: &Incident,
+) {
+    let phases = phases(incident);
+    let (Some(first), Some(last)) = (phases.first(), phases.last()) else {
+        return;
+    };
+    let axis = Axis::new(first.1, last.1, 0.08);
+    let end = axis
+        .t0
+        .checked_add(SignedDuration::from_secs_f64(axis.span))
+        .unwrap_or(last.1);
+    let top = 14.0;
+    let height = top + 3.0 * LANE + 40.0;
+    let bottom = top + 3.0 * LANE;
+    let _ = write!(
+        out,
+        "<figure><svg class=\"chart strip\" id=\"span-{number}\" viewBox=\"0 0 {WIDTH} {height:.0}\" \
+         role=\"img\" aria-label=\"incident {number} to scale\">"
+    );
+    axis.ticks(out, top, bottom);
+    lane_name(out, top, &format!("incident {number}"));
+    draw_span(
+        out,
+        &axis,
+        number,
+        incident,
+        top + 8.0,
+        LANE - 14.0,
+        0.0,
+        true,
+    );
+    // Phase names go above the bar, else below, wherever the previous name of that row ends
+    // before this one starts, so that close phases do not overwrite each other.
+    let mut row_end = [f64::MIN, f64::MIN];
+    for (name, at, _) in &phases {
+        let x = axis.x(*at) + 2.0;
+        let row = if x > row_end[0] + 4.0 {
+            0
+        } else if x > row_end[1] + 4.0 {
+            1
+        } else {
+            // No room: the segment's own label and its hover text say it.
+            continue;
+        };
+        row_end[row] = x + name.len() as f64 * 6.2;
+        let ly = if row == 0 {
+            top + 6.0
+        } else {
+            top + LANE + 1.0
+        };
+        let _ = write!(
+            out,
+            "<text class=\"phase\" x=\"{x:.1}\" y=\"{ly:.1}\">{name}</text>"
+        );
+    }
+    for (i, (origin, name)) in [("kernel", "kernel"), ("postgres", "PostgreSQL")]
+        .iter()
+        .enumerate()
+    {
+        let y = top + (i as f64 + 1.0) * LANE;
+        lane_name(out, y, name);
+        let events: Vec<&TimelineEvent> = report
+            .timeline
+            .iter()
+            .filter(|e| e.origin == *origin && e.at.is_some_and(|t| t >= axis.t0 && t <= end))
+            .collect();
+        marks(out, &axis, &events, y + 10.0, LANE - 14.0);
+    }
+    out.push_str("</svg></figure>");
+}
