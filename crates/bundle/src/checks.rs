@@ -42,23 +42,41 @@ fn is_binary_byte(b: u8) -> bool {
     matches!(b, 0..=8 | 14..=26 | 28..=31)
 }
 
-/// A note when the first bytes are binary rather than text: NUL bytes, or more than 1 in 10
-/// bytes control characters or invalid UTF-8.
+/// A note when the first bytes are binary rather than text: apart from NUL bytes, more than 1
+/// in 10 bytes control characters or invalid UTF-8, or nothing but NUL bytes. NUL runs in
+/// text (a log written up to a crash holds blocks of them) do not make it binary: they are
+/// taken out ([`strip_nul`]); bad lines are counted where they are read.
 pub(crate) fn binary_note(head: &[u8]) -> Option<String> {
     if head.is_empty() {
         return None;
     }
     let nul = head.iter().filter(|&&b| b == 0).count();
-    let controls = head.iter().filter(|&&b| is_binary_byte(b)).count();
-    let invalid = head.utf8_chunks().map(|c| c.invalid().len()).sum::<usize>();
+    let rest = head.len() - nul;
+    let controls = head.iter().filter(|&&b| b != 0 && is_binary_byte(b)).count();
+    let invalid = head
+        .split(|&b| b == 0)
+        .flat_map(<[u8]>::utf8_chunks)
+        .map(|c| c.invalid().len())
+        .sum::<usize>();
     let odd = controls + invalid;
-    (nul > 0 || odd * 10 > head.len()).then(|| {
+    (rest == 0 || odd * 10 > rest).then(|| {
         format!(
             "binary data, not text: {nul} NUL bytes, {odd} control or non-UTF-8 bytes in the \
              first {} bytes",
             head.len()
         )
     })
+}
+
+/// `bytes` without its NUL bytes, and how many there were (zero: `bytes` unchanged). A file
+/// written up to a crash often holds a run of NUL bytes where its last blocks were allocated
+/// but not written; the lines after the run are whole.
+pub(crate) fn strip_nul(bytes: &mut Vec<u8>) -> usize {
+    let before = bytes.len();
+    if bytes.contains(&0) {
+        bytes.retain(|&b| b != 0);
+    }
+    before - bytes.len()
 }
 
 /// The kind to use for a file whose manifest entry or path named `declared`: the content wins
@@ -132,6 +150,18 @@ pub(crate) fn not_in_bundle(manifest: &Manifest, present: &dyn Fn(&str) -> bool)
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_nul_run_in_a_log_leaves_it_text() {
+        let mut log = b"[  1.0] a\n".to_vec();
+        log.extend(std::iter::repeat_n(0u8, 512));
+        log.extend_from_slice(b"[  2.0] Out of memory: Killed process 1 (postgres)\n");
+        log.extend(std::iter::repeat_n(b'x', 2048));
+        assert!(binary_note(&log).is_none());
+        assert_eq!(strip_nul(&mut log), 512);
+        assert!(!log.contains(&0));
+        assert!(binary_note(&[0u8; 4096]).is_some());
+    }
 
     #[test]
     fn binary_or_text() {

@@ -381,7 +381,7 @@ fn classify(members: Members, mut skipped: Vec<Skipped>, options: &OpenOptions) 
     } in members
     {
         let file_size = content.len();
-        let head = match content.head(options.sniff_bytes) {
+        let mut head = match content.head(options.sniff_bytes) {
             Ok(h) => h,
             Err(e) => {
                 skipped.push(Skipped {
@@ -398,8 +398,11 @@ fn classify(members: Members, mut skipped: Vec<Skipped>, options: &OpenOptions) 
             .map(|k| (k, RecognizedBy::Manifest))
             .or_else(|| kind_from_path(&path).map(|k| (k, RecognizedBy::Path)));
         let mut notes: Vec<String> = read_note.into_iter().collect();
+        let binary = checks::binary_note(&head);
+        // A text file with NUL runs (cut by a crash) is recognised without them.
+        let nul_in_head = binary.is_none() && checks::strip_nul(&mut head) > 0;
         // Binary data is no kind pgmortem reads, whatever its name says.
-        let (kind, recognized_by) = if let Some(binary) = checks::binary_note(&head) {
+        let (kind, recognized_by) = if let Some(binary) = binary {
             notes.push(binary);
             if let Some((kind, by)) = declared {
                 notes.push(format!("{} says {}", by.describe(), kind.as_str()));
@@ -412,7 +415,7 @@ fn classify(members: Members, mut skipped: Vec<Skipped>, options: &OpenOptions) 
         } else {
             (recognize(&head), RecognizedBy::Content)
         };
-        let held = match hold(content, kind, options) {
+        let mut held = match hold(content, kind, options) {
             Ok(held) => held,
             Err(e) => {
                 skipped.push(Skipped {
@@ -435,6 +438,18 @@ fn classify(members: Members, mut skipped: Vec<Skipped>, options: &OpenOptions) 
                 });
                 continue;
             }
+        }
+        if matches!(held.body, Body::Memory) {
+            let removed = checks::strip_nul(&mut held.bytes);
+            if removed > 0 {
+                notes.push(format!(
+                    "{removed} NUL bytes taken out (a file written up to a crash holds such runs)"
+                ));
+            }
+        } else if nul_in_head {
+            notes.push(
+                "NUL bytes in its first bytes: lines holding them may not be recognised".to_owned(),
+            );
         }
         let kept = held.body.size(&held.bytes);
         if let Some(limit) = held.cut_by {

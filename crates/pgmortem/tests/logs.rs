@@ -243,3 +243,51 @@ fn a_log_that_cannot_be_read_any_more_is_said_first_not_fatal() {
         .unwrap();
     assert_eq!(source.bytes, 0);
 }
+
+#[test]
+fn a_nul_run_before_an_oom_report_does_not_hide_the_kill() {
+    // A kernel log written up to a crash: the real capture with a block of NUL bytes right
+    // before its OOM report (no line end after them, as an unwritten block leaves it).
+    let src =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/incidents/pg15-memcg-oom-sort");
+    let scratch = tempfile::tempdir().unwrap();
+    for entry in std::fs::read_dir(&src).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_owned();
+        let mut bytes = std::fs::read(&path).unwrap();
+        if name == "dmesg.txt" {
+            let at = String::from_utf8_lossy(&bytes)
+                .find("postgres invoked oom-killer")
+                .unwrap();
+            let line_start = bytes[..at]
+                .iter()
+                .rposition(|&b| b == b'\n')
+                .map_or(0, |p| p + 1);
+            bytes.splice(line_start..line_start, std::iter::repeat_n(0u8, 4096));
+        }
+        std::fs::write(scratch.path().join(name), bytes).unwrap();
+    }
+    let original = pgmortem::analyze(&src, &DiagnoseOptions::default()).unwrap();
+    let report = pgmortem::analyze(scratch.path(), &DiagnoseOptions::default()).unwrap();
+    assert_eq!(report.incidents.len(), 1);
+    assert_eq!(report.incidents[0].kind, "oom_kill");
+    assert_eq!(
+        report.incidents[0].kernel_kill.as_ref().map(|k| k.pid),
+        original.incidents[0].kernel_kill.as_ref().map(|k| k.pid)
+    );
+    let dmesg = report
+        .sources
+        .iter()
+        .find(|s| s.path == "dmesg.txt")
+        .unwrap();
+    assert_eq!(dmesg.kind, "kernel_log");
+    assert!(
+        dmesg
+            .note
+            .as_deref()
+            .unwrap_or_default()
+            .contains("4096 NUL bytes taken out"),
+        "{:?}",
+        dmesg.note
+    );
+}
