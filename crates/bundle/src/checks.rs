@@ -52,7 +52,10 @@ pub(crate) fn binary_note(head: &[u8]) -> Option<String> {
     }
     let nul = head.iter().filter(|&&b| b == 0).count();
     let rest = head.len() - nul;
-    let controls = head.iter().filter(|&&b| b != 0 && is_binary_byte(b)).count();
+    let controls = head
+        .iter()
+        .filter(|&&b| b != 0 && is_binary_byte(b))
+        .count();
     let invalid = head
         .split(|&b| b == 0)
         .flat_map(<[u8]>::utf8_chunks)

@@ -202,11 +202,15 @@ pub fn open(path: &Path, options: &OpenOptions) -> Result<Bundle, BundleError> {
         path: path.to_owned(),
         source,
     };
-    let meta = fs::symlink_metadata(path).map_err(io_err)?;
+    // Opened once, without waiting (a FIFO with no writer), and judged by what was opened:
+    // a symlink to /dev/zero or to a FIFO is refused or read like its target, never hangs.
+    let file = open_nonblocking(path).map_err(io_err)?;
+    let meta = file.metadata().map_err(io_err)?;
     let mut members = Vec::new();
     let mut skipped = Vec::new();
     let mut budget = Budget::new(options);
     if meta.is_dir() {
+        drop(file);
         walk(
             path,
             path,
@@ -217,12 +221,14 @@ pub fn open(path: &Path, options: &OpenOptions) -> Result<Bundle, BundleError> {
             &mut skipped,
         )
         .map_err(io_err)?;
-    } else if meta.is_file() || meta.file_type().is_symlink() {
+    } else if meta.is_file() || is_pipe(&meta) {
+        let pipe = is_pipe(&meta);
         let name = path.file_name().map_or_else(
             || path.display().to_string(),
             |n| n.to_string_lossy().into_owned(),
         );
-        let mut file = fs::File::open(path).map_err(io_err)?;
+        // Process substitution, /dev/stdin: a pipe read as it comes.
+        let mut file = PipeOrFile(file);
         let mut head = Vec::with_capacity(512);
         (&mut file)
             .take(512)
@@ -242,6 +248,11 @@ pub fn open(path: &Path, options: &OpenOptions) -> Result<Bundle, BundleError> {
                 Err(e) => return Err(io_err(e)),
             },
             Container::Tar => Some(read_stream(stream, &name, None, options, &mut budget)),
+            Container::Plain if pipe => {
+                let member = read_plain_stream(stream, name.clone(), options, &mut budget);
+                members.push(member.map_err(io_err)?);
+                None
+            }
             Container::Plain => None,
         };
         match archived {
@@ -255,6 +266,7 @@ pub fn open(path: &Path, options: &OpenOptions) -> Result<Bundle, BundleError> {
                     reason,
                 });
             }
+            None if pipe => {}
             None => {
                 members.push(read_plain_file(path, name, options, &mut budget).map_err(io_err)?)
             }
@@ -633,6 +645,77 @@ fn read_loose_file(
 }
 
 /// A plain file: read into memory when small, else left in place to be read when needed.
+/// Opens `path` (following symlinks) for reading without waiting for a FIFO's writer.
+fn open_nonblocking(path: &Path) -> io::Result<fs::File> {
+    let mut options = fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NONBLOCK);
+    }
+    options.open(path)
+}
+
+/// Whether the opened file is a pipe (a FIFO, process substitution, a piped stdin).
+fn is_pipe(meta: &fs::Metadata) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        meta.file_type().is_fifo()
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = meta;
+        false
+    }
+}
+
+/// A file opened with O_NONBLOCK, read as if it were not: a pipe with no data yet is waited
+/// for (polling every few milliseconds), one with no writer left is at its end.
+struct PipeOrFile(fs::File);
+
+impl Read for PipeOrFile {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        loop {
+            match self.0.read(buf) {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    std::thread::sleep(std::time::Duration::from_millis(2));
+                }
+                other => return other,
+            }
+        }
+    }
+}
+
+/// A single file given as a pipe: held in memory up to what memory allows, its end kept when
+/// it is longer (as a log over the limits is), with a note.
+fn read_plain_stream(
+    stream: impl Read,
+    name: String,
+    options: &OpenOptions,
+    budget: &mut Budget,
+) -> io::Result<Member> {
+    let limit = options.memory_file_bytes.min(budget.memory_left);
+    let mut bytes = Vec::new();
+    let read = stream
+        .take(limit.saturating_add(1))
+        .read_to_end(&mut bytes)?;
+    let note = (read as u64 > limit).then(|| {
+        bytes.truncate(limit as usize);
+        format!(
+            "read from a pipe: its first {} only (give a file to read it whole)",
+            human_bytes(limit)
+        )
+    });
+    budget.memory_left = budget.memory_left.saturating_sub(bytes.len() as u64);
+    Ok(Member {
+        path: name,
+        content: Content::Memory(bytes),
+        note,
+    })
+}
+
 fn read_plain_file(
     path: &Path,
     name: String,

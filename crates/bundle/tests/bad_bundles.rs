@@ -232,3 +232,80 @@ fn garbage_under_every_known_name_never_panics() {
         }
     }
 }
+
+#[cfg(unix)]
+mod special_files {
+    //! Bundle paths that are not plain files: a symlink to a device, to a FIFO nobody writes,
+    //! to a directory; a pipe written while it is read (process substitution, /dev/stdin).
+
+    use super::*;
+
+    #[test]
+    fn a_symlink_to_a_device_is_refused_without_reading_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let link = dir.path().join("bundle.tar.gz");
+        std::os::unix::fs::symlink("/dev/zero", &link).unwrap();
+        let e = open(&link, &OpenOptions::default()).unwrap_err();
+        assert!(
+            e.to_string().contains("neither a file nor a directory"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_fifo_nobody_writes_is_an_empty_file_not_a_hang() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo");
+        assert!(
+            std::process::Command::new("mkfifo")
+                .arg(&fifo)
+                .status()
+                .unwrap()
+                .success()
+        );
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&fifo, &link).unwrap();
+        let bundle = open(&link, &OpenOptions::default()).unwrap();
+        assert_eq!(bundle.sources.len(), 1);
+        assert_eq!(bundle.sources[0].note.as_deref(), Some("empty file"));
+    }
+
+    #[test]
+    fn a_pipe_written_while_read_is_read_whole() {
+        // As `pgmortem analyze <(slow command)`: the path names a pipe whose writer is a
+        // process that writes in pieces, pausing; the reader waits for data, never mistakes a
+        // pause for the end.
+        use std::os::fd::AsRawFd;
+        let path = repo().join("fixtures/incidents/pg15-memcg-oom-sort/dmesg.txt");
+        let mut child = std::process::Command::new("sh")
+            .arg("-c")
+            .arg("split -b 1000 --filter='cat; sleep 0.02' \"$0\"")
+            .arg(&path)
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let out = child.stdout.take().unwrap();
+        let pipe = format!("/proc/self/fd/{}", out.as_raw_fd());
+        let bundle = open(Path::new(&pipe), &OpenOptions::default()).unwrap();
+        child.wait().unwrap();
+        drop(out);
+        assert_eq!(bundle.sources.len(), 1);
+        assert_eq!(bundle.sources[0].kind, SourceKind::KernelLog);
+        assert_eq!(bundle.sources[0].bytes, fs::read(&path).unwrap());
+    }
+
+    #[test]
+    fn a_symlink_to_a_bundle_directory_opens_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(repo().join("fixtures/incidents/pg15-memcg-oom-sort"), &link)
+            .unwrap();
+        let bundle = open(&link, &OpenOptions::default()).unwrap();
+        assert!(
+            bundle
+                .sources
+                .iter()
+                .any(|s| s.kind == SourceKind::KernelLog)
+        );
+    }
+}
