@@ -3,6 +3,7 @@
 //! Functions return plain Python data (dicts and lists) built from the same serde structs the
 //! CLI prints as JSON, so there is one schema. Long work runs with the interpreter detached.
 
+use std::ffi::OsString;
 use std::path::PathBuf;
 
 use pyo3::create_exception;
@@ -240,6 +241,22 @@ fn run_cli(py: Python<'_>, args: Vec<String>) -> (u8, String, String) {
     })
 }
 
+/// Runs the `pgmortem` command line with `args` (without the program name) exactly as the
+/// binary does: output goes to the process's standard output and error as it is produced (so a
+/// large `parse pglog` streams), and the exit code is returned. The `pgmortem` console script
+/// and `python -m pgmortem` call this.
+#[pyfunction]
+fn run_cli_stdio(py: Python<'_>, args: Vec<OsString>) -> u8 {
+    py.detach(|| {
+        let argv = std::iter::once(OsString::from("pgmortem")).chain(args);
+        pgmortem_cli::run(
+            argv,
+            &mut std::io::stdout().lock(),
+            &mut std::io::stderr().lock(),
+        )
+    })
+}
+
 /// The `pgmortem._native` module.
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -251,6 +268,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse_kernel_log, m)?)?;
     m.add_function(wrap_pyfunction!(kernel_log_stats, m)?)?;
     m.add_function(wrap_pyfunction!(run_cli, m)?)?;
+    m.add_function(wrap_pyfunction!(run_cli_stdio, m)?)?;
     m.add_function(wrap_pyfunction!(parse_perf_script, m)?)?;
     m.add_function(wrap_pyfunction!(perf_samples, m)?)?;
     m.add_function(wrap_pyfunction!(collapse_perf, m)?)?;
