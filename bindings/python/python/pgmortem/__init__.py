@@ -9,10 +9,14 @@ output (``pgmortem.report/v1``). Errors are subclasses of :class:`PgmortemError`
 missing or unreadable path, which raises :class:`FileNotFoundError` / :class:`PermissionError`.
 """
 
-from pgmortem._native import (
+from pgmortem._errors import (
     BundleError,
     DiagnoseError,
+    OptionError,
+    ParseError,
     PgmortemError,
+)
+from pgmortem._native import (
     __version__,
     analyze,
     collapse_perf,
@@ -32,10 +36,13 @@ from pgmortem._native import (
     run_cli,
 )
 from pgmortem._native import PgLogRecords, parse_pg_log
+from pgmortem.types import BinaryReader, Input
 
 __all__ = [
     "BundleError",
     "DiagnoseError",
+    "OptionError",
+    "ParseError",
     "PgmortemError",
     "__version__",
     "analyze",
@@ -56,4 +63,6 @@ __all__ = [
     "run_cli",
     "PgLogRecords",
     "parse_pg_log",
+    "BinaryReader",
+    "Input",
 ]
