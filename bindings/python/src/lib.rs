@@ -5,7 +5,10 @@
 
 use std::ffi::OsString;
 
+use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyList, PyString};
+use rayon::prelude::*;
 
 use pgmortem::parse::kernel;
 use pgmortem::parse::perf;
@@ -22,7 +25,7 @@ fn to_python<'py, T: serde::Serialize>(py: Python<'py>, value: &T) -> PyResult<B
     pythonize::pythonize(py, value).map_err(|e| PgmortemError::new_err(e.to_string()))
 }
 
-/// Reads the options of `analyze` (the flags of `pgmortem analyze`).
+/// Reads the options of `analyze` and `analyze_many` (the flags of `pgmortem analyze`).
 fn diagnose_options(
     boot_time: Option<&str>,
     host_utc_offset: Option<&str>,
@@ -105,6 +108,81 @@ fn analyze<'py>(
         .detach(|| pgmortem::analyze(&bundle.path, &options))
         .map_err(analyze_error)?;
     to_python(py, &report)
+}
+
+/// Analyzes many bundles, `workers` at a time (default: one per core), with the interpreter
+/// detached, and returns a list in the order of `paths`: each bundle's report, or, for a
+/// bundle that could not be analyzed, the exception `analyze` would have raised for it
+/// (`FileNotFoundError`, `BundleError`, `TypeError`, …) in its place, so one bad bundle never
+/// loses the others. The options are those of `analyze` and apply to every bundle; a
+/// malformed option raises at once.
+#[pyfunction]
+#[pyo3(signature = (
+    paths, *, workers=None, boot_time=None, host_utc_offset=None, prefix=None,
+    match_tolerance=None, max_log_bytes=None, threads=None
+))]
+#[allow(clippy::too_many_arguments)]
+fn analyze_many<'py>(
+    py: Python<'py>,
+    paths: &Bound<'py, PyAny>,
+    workers: Option<usize>,
+    boot_time: Option<&str>,
+    host_utc_offset: Option<&str>,
+    prefix: Option<String>,
+    match_tolerance: Option<f64>,
+    max_log_bytes: Option<u64>,
+    threads: Option<usize>,
+) -> PyResult<Bound<'py, PyList>> {
+    let options = diagnose_options(
+        boot_time,
+        host_utc_offset,
+        prefix,
+        match_tolerance,
+        max_log_bytes,
+        threads,
+    )?;
+    if workers == Some(0) {
+        return Err(OptionError::new_err("workers: at least 1"));
+    }
+    if paths.is_instance_of::<PyString>()
+        || paths.is_instance_of::<PyBytes>()
+        || paths.hasattr("__fspath__")?
+    {
+        return Err(PyTypeError::new_err(
+            "paths: expected an iterable of bundles (a list of paths), not one bundle",
+        ));
+    }
+    let bundles: Vec<PyResult<input::BundlePath>> = paths
+        .try_iter()?
+        .map(|item| Input::from_py(&item?, "paths[]")?.into_bundle_path(py))
+        .collect();
+    let workers = workers.unwrap_or_else(|| {
+        std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+    });
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(workers)
+        .thread_name(|i| format!("pgmortem-analyze-{i}"))
+        .build()
+        .map_err(|e| PgmortemError::new_err(format!("cannot start {workers} workers: {e}")))?;
+    let results: Vec<PyResult<pgmortem::Report>> = py.detach(|| {
+        pool.install(|| {
+            bundles
+                .into_par_iter()
+                .map(|bundle| {
+                    let bundle = bundle?;
+                    pgmortem::analyze(&bundle.path, &options).map_err(analyze_error)
+                })
+                .collect()
+        })
+    });
+    let out = PyList::empty(py);
+    for result in results {
+        match result.and_then(|report| to_python(py, &report)) {
+            Ok(report) => out.append(report)?,
+            Err(err) => out.append(err.into_value(py))?,
+        }
+    }
+    Ok(out)
 }
 
 /// Parses a kernel log (a path, bytes or a binary file object) and returns its records as
@@ -257,6 +335,7 @@ fn run_cli_stdio(py: Python<'_>, args: Vec<OsString>) -> u8 {
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(analyze, m)?)?;
+    m.add_function(wrap_pyfunction!(analyze_many, m)?)?;
     m.add_function(wrap_pyfunction!(parse_kernel_log, m)?)?;
     m.add_function(wrap_pyfunction!(kernel_log_stats, m)?)?;
     m.add_function(wrap_pyfunction!(run_cli, m)?)?;

@@ -50,6 +50,12 @@ for r in pgmortem.parse_pg_log(io.BytesIO(b"")):
         signal: int = event["signal"]
     utc: str | None = r["time"]["utc"] if r["time"] else None
 sample: pgmortem.PerfSample = pgmortem.perf_samples(memoryview(b""))[0]
+results = pgmortem.analyze_many(["a", "b"], workers=2, max_log_bytes=1 << 20)
+for result in results:
+    if isinstance(result, Exception):
+        message: str = str(result)
+    else:
+        schema: str = result["schema"]
 code, out, err = pgmortem.run_cli(["--version"])
 try:
     pgmortem.analyze(b"")

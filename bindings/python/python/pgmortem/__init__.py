@@ -22,6 +22,7 @@ from pgmortem._errors import (
 from pgmortem._native import (
     __version__,
     analyze,
+    analyze_many,
     collapse_perf,
     kernel_log_stats,
     open_bundle,
@@ -50,6 +51,7 @@ __all__ = [
     "PgmortemError",
     "__version__",
     "analyze",
+    "analyze_many",
     "collapse_perf",
     "kernel_log_stats",
     "open_bundle",

@@ -1,7 +1,7 @@
 """Type stubs of the native module. The returned shapes are the TypedDicts of pgmortem.types;
 the package (pgmortem/__init__.py) re-exports everything here with ``__all__``."""
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Literal
 
 from pgmortem.types import (
@@ -36,6 +36,17 @@ def analyze(
     max_log_bytes: int | None = None,
     threads: int | None = None,
 ) -> Report: ...
+def analyze_many(
+    paths: Iterable[Input],
+    *,
+    workers: int | None = None,
+    boot_time: str | None = None,
+    host_utc_offset: str | None = None,
+    prefix: str | None = None,
+    match_tolerance: float | None = None,
+    max_log_bytes: int | None = None,
+    threads: int | None = None,
+) -> list[Report | Exception]: ...
 def parse_kernel_log(data: Input, *, year: int | None = None) -> list[KernelRecord]: ...
 def kernel_log_stats(data: Input, *, year: int | None = None) -> KernelStats: ...
 def run_cli(args: list[str]) -> tuple[int, str, str]: ...
