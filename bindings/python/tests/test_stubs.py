@@ -86,3 +86,18 @@ def test_stubs_type_check(type_check: Callable[[str], None]) -> None:
 def test_misuses_fail_to_type_check(type_check: Callable[[str], None], code: str) -> None:
     with pytest.raises(AssertionError, match="error:"):
         type_check(code)
+
+
+def test_the_package_itself_type_checks() -> None:
+    import shutil
+    import subprocess
+    import sys
+
+    if shutil.which("mypy") is None and subprocess.run([sys.executable, "-m", "mypy", "--version"], capture_output=True).returncode:
+        pytest.skip("mypy not installed")
+    done = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--python-version", "3.10", "-p", "pgmortem"],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
