@@ -3,48 +3,20 @@
 //! serde structs the Rust API has, as dicts.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 
-use pyo3::exceptions::{PyFileNotFoundError, PyPermissionError};
 use pyo3::prelude::*;
-use pyo3::types::PyBytes;
 use serde::Serialize;
 
 use pgmortem::bundle::{self, OpenOptions, RecognizedBy, Skipped};
 use pgmortem::parse::{ParseStats, system};
 
-use crate::{BundleError, PgmortemError};
+use crate::errors::bundle_error;
+use crate::input::Input;
+use crate::to_python;
 
-/// Bytes or text handed in from Python.
-#[derive(FromPyObject)]
-enum Data<'py> {
-    Bytes(Bound<'py, PyBytes>),
-    Text(String),
-}
-
-impl Data<'_> {
-    fn to_bytes(&self) -> Vec<u8> {
-        match self {
-            Data::Bytes(b) => b.as_bytes().to_vec(),
-            Data::Text(s) => s.as_bytes().to_vec(),
-        }
-    }
-}
-
-fn to_python<'py, T: Serialize>(py: Python<'py>, value: &T) -> PyResult<Bound<'py, PyAny>> {
-    pythonize::pythonize(py, value).map_err(|e| PgmortemError::new_err(e.to_string()))
-}
-
-fn bundle_err(err: bundle::BundleError) -> PyErr {
-    let message = err.to_string();
-    match &err {
-        bundle::BundleError::Io { source, .. } => match source.kind() {
-            std::io::ErrorKind::NotFound => PyFileNotFoundError::new_err(message),
-            std::io::ErrorKind::PermissionDenied => PyPermissionError::new_err(message),
-            _ => BundleError::new_err(message),
-        },
-        _ => BundleError::new_err(message),
-    }
+/// The content of `data` by the input convention.
+fn content(py: Python<'_>, data: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<u8>> {
+    Input::from_py(data, what)?.into_bytes(py)
 }
 
 /// One file of an opened bundle, without its bytes.
@@ -68,19 +40,21 @@ struct BundleInfo<'a> {
     manifest: Option<&'a bundle::Manifest>,
 }
 
-/// Opens the bundle at `path` (directory, tar, .tar.gz, .tar.zst or one file) and lists its
+/// Opens a bundle (a path to a directory, tar, .tar.gz, .tar.zst or one file; or the
+/// bundle's content as bytes or a binary file object, written to a temporary file) and lists its
 /// files: `sources` (path, kind, bytes, recognized_by, note, stats for snapshot kinds),
 /// `skipped` (path, reason: unreadable files and manifest entries the bundle lacks) and the
 /// collector's `manifest` (or None). `max_file_bytes` keeps only the end of larger files of
 /// every kind but the logs; `max_log_bytes` the end of larger logs (read whole by default).
 #[pyfunction]
 #[pyo3(signature = (path, *, max_file_bytes=None, max_log_bytes=None))]
-fn open_bundle(
-    py: Python<'_>,
-    path: PathBuf,
+fn open_bundle<'py>(
+    py: Python<'py>,
+    path: &Bound<'py, PyAny>,
     max_file_bytes: Option<u64>,
     max_log_bytes: Option<u64>,
-) -> PyResult<Bound<'_, PyAny>> {
+) -> PyResult<Bound<'py, PyAny>> {
+    let path = Input::from_py(path, "path")?.into_bundle_path(py)?;
     let mut options = OpenOptions {
         max_log_bytes,
         ..OpenOptions::default()
@@ -89,8 +63,8 @@ fn open_bundle(
         options.max_file_bytes = max;
     }
     let opened = py
-        .detach(|| bundle::open(&path, &options))
-        .map_err(bundle_err)?;
+        .detach(|| bundle::open(&path.path, &options))
+        .map_err(bundle_error)?;
     let info = py.detach(|| BundleInfo {
         sources: opened
             .sources
@@ -113,57 +87,73 @@ fn open_bundle(
 /// Parses `/proc/meminfo`: `fields` (key, raw, number, unit, bytes, line), `missing`,
 /// `truncated`, `stats`.
 #[pyfunction]
-fn parse_meminfo<'py>(py: Python<'py>, data: Data<'py>) -> PyResult<Bound<'py, PyAny>> {
-    to_python(py, &system::parse_meminfo(&data.to_bytes()))
+fn parse_meminfo<'py>(py: Python<'py>, data: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    let bytes = content(py, data, "data")?;
+    to_python(py, &system::parse_meminfo(&bytes))
 }
 
 /// Parses `/proc/vmstat` (or any flat `key value` file, such as a cgroup `memory.stat`).
 #[pyfunction]
-fn parse_vmstat<'py>(py: Python<'py>, data: Data<'py>) -> PyResult<Bound<'py, PyAny>> {
-    to_python(py, &system::parse_flat_keyed(&data.to_bytes()))
+fn parse_vmstat<'py>(py: Python<'py>, data: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    let bytes = content(py, data, "data")?;
+    to_python(py, &system::parse_flat_keyed(&bytes))
 }
 
 /// Parses `/proc/PID/status`: name, pid, ppid, threads, kernel_thread, fields, missing.
 #[pyfunction]
-fn parse_proc_status<'py>(py: Python<'py>, data: Data<'py>) -> PyResult<Bound<'py, PyAny>> {
-    to_python(py, &system::parse_status(&data.to_bytes()))
+fn parse_proc_status<'py>(
+    py: Python<'py>,
+    data: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let bytes = content(py, data, "data")?;
+    to_python(py, &system::parse_status(&bytes))
 }
 
 /// Parses `/proc/PID/smaps_rollup`.
 #[pyfunction]
-fn parse_smaps_rollup<'py>(py: Python<'py>, data: Data<'py>) -> PyResult<Bound<'py, PyAny>> {
-    to_python(py, &system::parse_smaps_rollup(&data.to_bytes()))
+fn parse_smaps_rollup<'py>(
+    py: Python<'py>,
+    data: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let bytes = content(py, data, "data")?;
+    to_python(py, &system::parse_smaps_rollup(&bytes))
 }
 
 /// Parses `sysctl -a` or `grep -r . /proc/sys/vm` output: `entries` (name, value, numbers,
 /// line), `errors`, `stats`.
 #[pyfunction]
-fn parse_sysctl<'py>(py: Python<'py>, data: Data<'py>) -> PyResult<Bound<'py, PyAny>> {
-    to_python(py, &system::parse_sysctl(&data.to_bytes()))
+fn parse_sysctl<'py>(py: Python<'py>, data: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    let bytes = content(py, data, "data")?;
+    to_python(py, &system::parse_sysctl(&bytes))
 }
 
 /// Parses a `pg_settings` dump (psql aligned or unaligned, or CSV).
 #[pyfunction]
-fn parse_pg_settings<'py>(py: Python<'py>, data: Data<'py>) -> PyResult<Bound<'py, PyAny>> {
-    let bytes = data.to_bytes();
+fn parse_pg_settings<'py>(
+    py: Python<'py>,
+    data: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let bytes = content(py, data, "data")?;
     let settings = py.detach(|| system::parse_pg_settings(&bytes));
     to_python(py, &settings)
 }
 
 /// Parses a `postgresql.conf`.
 #[pyfunction]
-fn parse_pg_conf<'py>(py: Python<'py>, data: Data<'py>) -> PyResult<Bound<'py, PyAny>> {
-    to_python(py, &system::parse_pg_conf(&data.to_bytes()))
+fn parse_pg_conf<'py>(py: Python<'py>, data: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    let bytes = content(py, data, "data")?;
+    to_python(py, &system::parse_pg_conf(&bytes))
 }
 
-/// Reads a memory cgroup from its files, given as a dict file name -> content
+/// Reads a memory cgroup from its files, given as a dict file name -> input (a path, bytes or
+/// a binary file object, by the input convention)
 /// (`memory.limit_in_bytes`, `memory.max`, `memory.oom_control`, `memory.stat`, …; a `.txt`
 /// suffix and leading directories are ignored). Names it does not know are listed in
 /// `ignored`.
 #[pyfunction]
 fn parse_cgroup_memory<'py>(
     py: Python<'py>,
-    files: BTreeMap<String, Data<'py>>,
+    files: BTreeMap<String, Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyAny>> {
     #[derive(Serialize)]
     struct Out {
@@ -176,7 +166,8 @@ fn parse_cgroup_memory<'py>(
         ignored: Vec::new(),
     };
     for (name, data) in &files {
-        if !out.memory.add_file(name, &data.to_bytes()) {
+        let bytes = content(py, data, &format!("files[{name:?}]"))?;
+        if !out.memory.add_file(name, &bytes) {
             out.ignored.push(name.clone());
         }
     }

@@ -3,139 +3,213 @@
 //! Functions return plain Python data (dicts and lists) built from the same serde structs the
 //! CLI prints as JSON, so there is one schema. Long work runs with the interpreter detached.
 
-use std::path::PathBuf;
+use std::ffi::OsString;
 
-use pyo3::create_exception;
-use pyo3::exceptions::{PyException, PyFileNotFoundError, PyPermissionError, PyValueError};
+use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::PyBytes;
+use pyo3::types::{PyBytes, PyList, PyString};
+use rayon::prelude::*;
 
 use pgmortem::parse::kernel;
 use pgmortem::parse::perf;
 
 mod bundle;
+mod errors;
+mod input;
 mod pglog;
 
-create_exception!(
-    _native,
-    PgmortemError,
-    PyException,
-    "Base class of every pgmortem error."
-);
-create_exception!(
-    _native,
-    BundleError,
-    PgmortemError,
-    "The bundle could not be opened or read."
-);
-create_exception!(
-    _native,
-    DiagnoseError,
-    PgmortemError,
-    "The bundle could not be diagnosed with the options given."
-);
-
-/// Bytes or text handed in from Python.
-#[derive(FromPyObject)]
-enum Input<'py> {
-    Bytes(Bound<'py, PyBytes>),
-    Text(String),
-}
-
-impl Input<'_> {
-    fn to_bytes(&self) -> Vec<u8> {
-        match self {
-            Input::Bytes(b) => b.as_bytes().to_vec(),
-            Input::Text(s) => s.as_bytes().to_vec(),
-        }
-    }
-}
-
-fn to_py_err(err: pgmortem::Error) -> PyErr {
-    let message = err.to_string();
-    match &err {
-        pgmortem::Error::Bundle(pgmortem::bundle::BundleError::Io { source, .. }) => {
-            match source.kind() {
-                std::io::ErrorKind::NotFound => PyFileNotFoundError::new_err(message),
-                std::io::ErrorKind::PermissionDenied => PyPermissionError::new_err(message),
-                _ => BundleError::new_err(message),
-            }
-        }
-        pgmortem::Error::Bundle(_) => BundleError::new_err(message),
-        _ => DiagnoseError::new_err(message),
-    }
-}
+use errors::{OptionError, PgmortemError, analyze_error};
+use input::Input;
 
 fn to_python<'py, T: serde::Serialize>(py: Python<'py>, value: &T) -> PyResult<Bound<'py, PyAny>> {
     pythonize::pythonize(py, value).map_err(|e| PgmortemError::new_err(e.to_string()))
 }
 
-/// Analyzes the bundle at `path` and returns the report as a dict (schema
-/// `pgmortem.report/v1`, the same as `pgmortem analyze --format json`). Every log is read
-/// whole unless `max_log_bytes` caps it (the report then says so in its `caveats`); `threads`
-/// parse large PostgreSQL logs (default: one per core).
-#[pyfunction]
-#[pyo3(signature = (path, *, boot_time=None, host_utc_offset=None, prefix=None, max_log_bytes=None, threads=None))]
-fn analyze<'py>(
-    py: Python<'py>,
-    path: PathBuf,
+/// Reads the options of `analyze` and `analyze_many` (the flags of `pgmortem analyze`).
+fn diagnose_options(
     boot_time: Option<&str>,
     host_utc_offset: Option<&str>,
     prefix: Option<String>,
+    match_tolerance: Option<f64>,
     max_log_bytes: Option<u64>,
     threads: Option<usize>,
-) -> PyResult<Bound<'py, PyAny>> {
+) -> PyResult<pgmortem::DiagnoseOptions> {
     if threads == Some(0) {
-        return Err(PyValueError::new_err("threads: at least 1"));
+        return Err(OptionError::new_err("threads: at least 1"));
     }
     let boot_time = boot_time
         .map(|s| s.parse::<jiff::Timestamp>())
         .transpose()
-        .map_err(|e| PyValueError::new_err(format!("boot_time: {e}")))?;
+        .map_err(|e| OptionError::new_err(format!("boot_time: {e}")))?;
     let host_utc_offset_seconds = host_utc_offset
         .map(|s| {
             pgmortem::diagnose::zone_offset(s)
                 .map(|o| o.seconds())
                 .ok_or_else(|| {
-                    PyValueError::new_err(format!("host_utc_offset {s:?}: expected e.g. +02:00"))
+                    OptionError::new_err(format!("host_utc_offset {s:?}: expected e.g. +02:00"))
                 })
         })
         .transpose()?;
-    let options = pgmortem::DiagnoseOptions {
+    let defaults = pgmortem::DiagnoseOptions::default();
+    let match_tolerance_seconds = match match_tolerance {
+        None => defaults.match_tolerance_seconds,
+        Some(t) if t.is_finite() && t >= 0.0 => t,
+        Some(t) => {
+            return Err(OptionError::new_err(format!(
+                "match_tolerance {t}: expected seconds, 0 or more"
+            )));
+        }
+    };
+    Ok(pgmortem::DiagnoseOptions {
         boot_time,
         host_utc_offset_seconds,
         pg_prefix: prefix,
+        match_tolerance_seconds,
         max_log_bytes,
         threads,
-        ..Default::default()
-    };
+        ..defaults
+    })
+}
+
+/// Analyzes a bundle and returns the report as a dict (schema `pgmortem.report/v1`, the same
+/// as `pgmortem analyze --format json`). `bundle` follows the input convention: a path (a
+/// directory, an archive or one file), the bundle's content as bytes, or a binary file object
+/// (content is written to a temporary file first). The options are the flags of
+/// `pgmortem analyze`: every log is read whole unless `max_log_bytes` caps it (the report then
+/// says so in its `caveats`); `threads` parse large PostgreSQL logs (default: one per core);
+/// `match_tolerance` is how many seconds an OOM kill and a crash line with the same PID may be
+/// apart (default 120).
+#[pyfunction]
+#[pyo3(signature = (
+    path, *, boot_time=None, host_utc_offset=None, prefix=None, match_tolerance=None,
+    max_log_bytes=None, threads=None
+))]
+#[allow(clippy::too_many_arguments)]
+fn analyze<'py>(
+    py: Python<'py>,
+    path: &Bound<'py, PyAny>,
+    boot_time: Option<&str>,
+    host_utc_offset: Option<&str>,
+    prefix: Option<String>,
+    match_tolerance: Option<f64>,
+    max_log_bytes: Option<u64>,
+    threads: Option<usize>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let options = diagnose_options(
+        boot_time,
+        host_utc_offset,
+        prefix,
+        match_tolerance,
+        max_log_bytes,
+        threads,
+    )?;
+    let bundle = Input::from_py(path, "path")?.into_bundle_path(py)?;
     let report = py
-        .detach(|| pgmortem::analyze(&path, &options))
-        .map_err(to_py_err)?;
+        .detach(|| pgmortem::analyze(&bundle.path, &options))
+        .map_err(analyze_error)?;
     to_python(py, &report)
 }
 
-/// Parses a kernel log given as `str` or `bytes` and returns its records as dicts (`kind`:
-/// `oom_report`, `segfault`, `page_allocation_failure`, `hung_task`).
+/// Analyzes many bundles, `workers` at a time (default: one per core), with the interpreter
+/// detached, and returns a list in the order of `paths`: each bundle's report, or, for a
+/// bundle that could not be analyzed, the exception `analyze` would have raised for it
+/// (`FileNotFoundError`, `BundleError`, `TypeError`, …) in its place, so one bad bundle never
+/// loses the others. The options are those of `analyze` and apply to every bundle; a
+/// malformed option raises at once.
+#[pyfunction]
+#[pyo3(signature = (
+    paths, *, workers=None, boot_time=None, host_utc_offset=None, prefix=None,
+    match_tolerance=None, max_log_bytes=None, threads=None
+))]
+#[allow(clippy::too_many_arguments)]
+fn analyze_many<'py>(
+    py: Python<'py>,
+    paths: &Bound<'py, PyAny>,
+    workers: Option<usize>,
+    boot_time: Option<&str>,
+    host_utc_offset: Option<&str>,
+    prefix: Option<String>,
+    match_tolerance: Option<f64>,
+    max_log_bytes: Option<u64>,
+    threads: Option<usize>,
+) -> PyResult<Bound<'py, PyList>> {
+    let options = diagnose_options(
+        boot_time,
+        host_utc_offset,
+        prefix,
+        match_tolerance,
+        max_log_bytes,
+        threads,
+    )?;
+    if workers == Some(0) {
+        return Err(OptionError::new_err("workers: at least 1"));
+    }
+    if paths.is_instance_of::<PyString>()
+        || paths.is_instance_of::<PyBytes>()
+        || paths.hasattr("__fspath__")?
+    {
+        return Err(PyTypeError::new_err(
+            "paths: expected an iterable of bundles (a list of paths), not one bundle",
+        ));
+    }
+    let bundles: Vec<PyResult<input::BundlePath>> = paths
+        .try_iter()?
+        .map(|item| Input::from_py(&item?, "paths[]")?.into_bundle_path(py))
+        .collect();
+    let workers = workers.unwrap_or_else(|| {
+        std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+    });
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(workers)
+        .thread_name(|i| format!("pgmortem-analyze-{i}"))
+        .build()
+        .map_err(|e| PgmortemError::new_err(format!("cannot start {workers} workers: {e}")))?;
+    let results: Vec<PyResult<pgmortem::Report>> = py.detach(|| {
+        pool.install(|| {
+            bundles
+                .into_par_iter()
+                .map(|bundle| {
+                    let bundle = bundle?;
+                    pgmortem::analyze(&bundle.path, &options).map_err(analyze_error)
+                })
+                .collect()
+        })
+    });
+    let out = PyList::empty(py);
+    for result in results {
+        match result.and_then(|report| to_python(py, &report)) {
+            Ok(report) => out.append(report)?,
+            Err(err) => out.append(err.into_value(py))?,
+        }
+    }
+    Ok(out)
+}
+
+/// Parses a kernel log (a path, bytes or a binary file object) and returns its records as
+/// dicts (`kind`: `oom_report`, `segfault`, `page_allocation_failure`, `hung_task`, …).
 #[pyfunction]
 #[pyo3(signature = (data, *, year=None))]
 fn parse_kernel_log<'py>(
     py: Python<'py>,
-    data: Input<'py>,
+    data: &Bound<'py, PyAny>,
     year: Option<i16>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let log = parse_kernel(py, &data, year);
+    let log = parse_kernel(py, data, year)?;
     to_python(py, &log.records)
 }
 
 /// Parses kernel-log input with the interpreter detached.
-fn parse_kernel(py: Python<'_>, data: &Input<'_>, year: Option<i16>) -> kernel::KernelLog {
-    let bytes = data.to_bytes();
+fn parse_kernel(
+    py: Python<'_>,
+    data: &Bound<'_, PyAny>,
+    year: Option<i16>,
+) -> PyResult<kernel::KernelLog> {
+    let bytes = Input::from_py(data, "data")?.into_bytes(py)?;
     let options = kernel::KernelOptions {
         year,
         ..Default::default()
     };
-    py.detach(|| kernel::parse(&bytes, &options))
+    Ok(py.detach(|| kernel::parse(&bytes, &options)))
 }
 
 /// Parses a kernel log and returns `{"lines", "records", "unrecognized_lines", ...}`.
@@ -143,14 +217,14 @@ fn parse_kernel(py: Python<'_>, data: &Input<'_>, year: Option<i16>) -> kernel::
 #[pyo3(signature = (data, *, year=None))]
 fn kernel_log_stats<'py>(
     py: Python<'py>,
-    data: Input<'py>,
+    data: &Bound<'py, PyAny>,
     year: Option<i16>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let log = parse_kernel(py, &data, year);
+    let log = parse_kernel(py, data, year)?;
     to_python(py, &log.stats)
 }
 
-/// Parses `perf script` output given as `str` or `bytes` and returns its profile as a dict:
+/// Parses `perf script` output (a path, bytes or a binary file object) and returns its profile as a dict:
 /// per-event totals, per process and pid, top functions by self and inclusive weight, kernel
 /// share, a timeline, the stack queries (defaults plus `queries`, a dict name -> list of
 /// globs), with the header and line statistics. Same shape as `pgmortem parse perf --stats`.
@@ -158,13 +232,13 @@ fn kernel_log_stats<'py>(
 #[pyo3(signature = (data, *, event=None, top=25, bucket_seconds=1.0, queries=None))]
 fn parse_perf_script<'py>(
     py: Python<'py>,
-    data: Input<'py>,
+    data: &Bound<'py, PyAny>,
     event: Option<String>,
     top: usize,
     bucket_seconds: f64,
     queries: Option<std::collections::BTreeMap<String, Vec<String>>>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let bytes = data.to_bytes();
+    let bytes = Input::from_py(data, "data")?.into_bytes(py)?;
     let mut options = perf::ProfileOptions {
         event,
         top,
@@ -184,8 +258,8 @@ fn parse_perf_script<'py>(
 /// Parses `perf script` output and returns its samples as dicts (`comm`, `pid`, `tid`, `cpu`,
 /// `time`, `event`, `period`, `trace`, `frames`), as `pgmortem parse perf` prints them.
 #[pyfunction]
-fn perf_samples<'py>(py: Python<'py>, data: Input<'py>) -> PyResult<Bound<'py, PyAny>> {
-    let bytes = data.to_bytes();
+fn perf_samples<'py>(py: Python<'py>, data: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    let bytes = Input::from_py(data, "data")?.into_bytes(py)?;
     let samples: Vec<perf::PerfSample<'_>> = py.detach(|| perf::samples(&bytes).collect());
     to_python(py, &samples)
 }
@@ -200,7 +274,7 @@ fn perf_samples<'py>(py: Python<'py>, data: Input<'py>) -> PyResult<Bound<'py, P
 #[allow(clippy::too_many_arguments)]
 fn collapse_perf(
     py: Python<'_>,
-    data: Input<'_>,
+    data: &Bound<'_, PyAny>,
     pid: bool,
     tid: bool,
     addrs: bool,
@@ -209,8 +283,8 @@ fn collapse_perf(
     all: bool,
     event_filter: Option<String>,
     skip_after: Option<Vec<String>>,
-) -> String {
-    let bytes = data.to_bytes();
+) -> PyResult<String> {
+    let bytes = Input::from_py(data, "data")?.into_bytes(py)?;
     let options = perf::FoldOptions {
         include_pid: pid,
         include_tid: tid,
@@ -220,7 +294,7 @@ fn collapse_perf(
         event: event_filter,
         skip_after: skip_after.unwrap_or_default(),
     };
-    py.detach(|| perf::collapse(&bytes, &options))
+    Ok(py.detach(|| perf::collapse(&bytes, &options)))
 }
 
 /// Runs the `pgmortem` command line with `args` (without the program name); returns
@@ -240,17 +314,32 @@ fn run_cli(py: Python<'_>, args: Vec<String>) -> (u8, String, String) {
     })
 }
 
+/// Runs the `pgmortem` command line with `args` (without the program name) exactly as the
+/// binary does: output goes to the process's standard output and error as it is produced (so a
+/// large `parse pglog` streams), and the exit code is returned. The `pgmortem` console script
+/// and `python -m pgmortem` call this.
+#[pyfunction]
+fn run_cli_stdio(py: Python<'_>, args: Vec<OsString>) -> u8 {
+    py.detach(|| {
+        let argv = std::iter::once(OsString::from("pgmortem")).chain(args);
+        pgmortem_cli::run(
+            argv,
+            &mut std::io::stdout().lock(),
+            &mut std::io::stderr().lock(),
+        )
+    })
+}
+
 /// The `pgmortem._native` module.
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add("PgmortemError", m.py().get_type::<PgmortemError>())?;
-    m.add("BundleError", m.py().get_type::<BundleError>())?;
-    m.add("DiagnoseError", m.py().get_type::<DiagnoseError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(analyze, m)?)?;
+    m.add_function(wrap_pyfunction!(analyze_many, m)?)?;
     m.add_function(wrap_pyfunction!(parse_kernel_log, m)?)?;
     m.add_function(wrap_pyfunction!(kernel_log_stats, m)?)?;
     m.add_function(wrap_pyfunction!(run_cli, m)?)?;
+    m.add_function(wrap_pyfunction!(run_cli_stdio, m)?)?;
     m.add_function(wrap_pyfunction!(parse_perf_script, m)?)?;
     m.add_function(wrap_pyfunction!(perf_samples, m)?)?;
     m.add_function(wrap_pyfunction!(collapse_perf, m)?)?;

@@ -1,24 +1,19 @@
 //! `pgmortem.parse_pg_log(path_or_bytes, prefix=None, format="auto")`: the records of a
 //! PostgreSQL server log as an iterator of dicts. A path is read in 1 MiB chunks as the
 //! iterator advances (decompressed on the way when it is gzip or zstd), so memory stays
-//! bounded whatever the file size; bytes are fed the same way from memory.
+//! bounded whatever the file size; a binary file object is read the same way with
+//! `.read(1 MiB)`; bytes are fed the same way from memory.
 
-use std::fs::File;
 use std::io::Read;
-use std::path::PathBuf;
 use std::sync::Mutex;
 
-use pyo3::exceptions::{PyFileNotFoundError, PyPermissionError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::PyBytes;
 
-use pgmortem::bundle::decompressing;
 use pgmortem::parse::pglog::{PgLogError, PgLogFormat, PgLogOptions, PgLogReader};
 
-use crate::{PgmortemError, to_python};
-
-/// Bytes read from a file per step of the iterator.
-const CHUNK: usize = 1 << 20;
+use crate::errors::{OptionError, ParseError, io_error};
+use crate::input::{CHUNK, Input, open_path, read_chunk};
+use crate::to_python;
 
 /// Where the log comes from.
 enum Source {
@@ -32,18 +27,13 @@ enum Source {
         data: Vec<u8>,
         at: usize,
     },
-}
-
-/// A path or the log itself.
-#[derive(FromPyObject)]
-enum PathOrBytes<'py> {
-    Bytes(Bound<'py, PyBytes>),
-    Path(PathBuf),
+    /// A binary file object, read with `.read(CHUNK)`.
+    Reader(Py<PyAny>),
 }
 
 /// Iterator over the records of a PostgreSQL log (dicts, the same as `pgmortem parse pglog`
 /// prints); `stats()` gives the counts read so far.
-#[pyclass(module = "pgmortem._native")]
+#[pyclass(module = "pgmortem")]
 pub(crate) struct PgLogRecords {
     source: Source,
     reader: PgLogReader,
@@ -52,8 +42,8 @@ pub(crate) struct PgLogRecords {
 
 fn pglog_error(err: PgLogError) -> PyErr {
     match err {
-        PgLogError::InvalidPrefix { .. } => PyValueError::new_err(err.to_string()),
-        _ => PgmortemError::new_err(err.to_string()),
+        PgLogError::InvalidPrefix { .. } => OptionError::new_err(err.to_string()),
+        _ => ParseError::new_err(err.to_string()),
     }
 }
 
@@ -69,9 +59,13 @@ impl PgLogRecords {
                         let file = file.get_mut().unwrap_or_else(|p| p.into_inner());
                         file.read(&mut chunk)
                     })
-                    .map_err(|e| PgmortemError::new_err(format!("cannot read {name}: {e}")))?;
+                    .map_err(|e| io_error(std::path::Path::new(name.as_str()), &e))?;
                 chunk.truncate(n);
                 n
+            }
+            Source::Reader(reader) => {
+                chunk = read_chunk(reader.bind(py), Some(CHUNK))?.unwrap_or_default();
+                chunk.len()
             }
             Source::Bytes { data, at } => {
                 let end = (*at + CHUNK).min(data.len());
@@ -118,51 +112,34 @@ impl PgLogRecords {
     }
 }
 
-/// The records of a PostgreSQL server log (stderr, csvlog, jsonlog or syslog), given as a path
-/// or as `bytes`, one dict at a time. `prefix` is the `log_line_prefix` (default: detected);
+/// The records of a PostgreSQL server log (stderr, csvlog, jsonlog or syslog), given by the
+/// input convention (a path, bytes or a binary file object), one dict at a time. `prefix` is the `log_line_prefix` (default: detected);
 /// `format` is `"auto"`, `"stderr"`, `"csv"`, `"json"`, `"syslog"`, `"syslog5424"`,
 /// `"journal"`, `"journal_json"`, `"heroku"`, `"cloudsql"` or `"cnpg"`.
 #[pyfunction]
 #[pyo3(signature = (path_or_bytes, prefix=None, format="auto"))]
 fn parse_pg_log(
-    path_or_bytes: PathOrBytes<'_>,
+    path_or_bytes: &Bound<'_, PyAny>,
     prefix: Option<String>,
     format: &str,
 ) -> PyResult<PgLogRecords> {
     let format = match format {
         "auto" => None,
-        other => Some(
-            other
-                .parse::<PgLogFormat>()
-                .map_err(PyValueError::new_err)?,
-        ),
+        other => Some(other.parse::<PgLogFormat>().map_err(OptionError::new_err)?),
     };
     let options = PgLogOptions {
         prefix,
         format,
         ..PgLogOptions::default()
     };
-    let source = match path_or_bytes {
-        PathOrBytes::Bytes(b) => Source::Bytes {
-            data: b.as_bytes().to_vec(),
-            at: 0,
-        },
-        PathOrBytes::Path(path) => {
-            let name = path.display().to_string();
-            let file = File::open(&path).map_err(|e| match e.kind() {
-                std::io::ErrorKind::NotFound => {
-                    PyFileNotFoundError::new_err(format!("{name}: {e}"))
-                }
-                std::io::ErrorKind::PermissionDenied => {
-                    PyPermissionError::new_err(format!("{name}: {e}"))
-                }
-                _ => PgmortemError::new_err(format!("cannot read {name}: {e}")),
-            })?;
-            let file = decompressing(Box::new(file))
-                .map_err(|e| PgmortemError::new_err(format!("cannot read {name}: {e}")))?;
+    let source = match Input::from_py(path_or_bytes, "path_or_bytes")? {
+        Input::Bytes(data) => Source::Bytes { data, at: 0 },
+        Input::Reader(reader) => Source::Reader(reader),
+        Input::Path(path) => {
+            let file = open_path(&path).map_err(|e| io_error(&path, &e))?;
             Source::File {
                 file: Mutex::new(file),
-                name,
+                name: path.display().to_string(),
             }
         }
     };

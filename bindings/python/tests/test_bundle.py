@@ -95,7 +95,7 @@ def test_parse_meminfo_real_and_truncated() -> None:
     assert "bytes" not in fields["HugePages_Total"]
     assert m["missing"] == [] and not m["truncated"]
     assert m["stats"]["unrecognized_lines"] == 0
-    cut = pgmortem.parse_meminfo((SYSTEM / "meminfo" / "edge-truncated.txt").read_text())
+    cut = pgmortem.parse_meminfo(SYSTEM / "meminfo" / "edge-truncated.txt")
     assert cut["truncated"] and cut["missing"]
 
 
@@ -152,12 +152,13 @@ def test_parse_cgroup_memory_v1() -> None:
     assert cg["oom_kills"] is not None
     assert "stat" in cg and cg["stat"]["fields"]
     assert cg["ignored"] == ["notes.txt"]
-    bad = pgmortem.parse_cgroup_memory({"memory.limit_in_bytes": "lots\n"})
+    bad = pgmortem.parse_cgroup_memory({"memory.limit_in_bytes": b"lots\n"})
     assert bad["errors"] and bad["errors"][0][0] == "memory.limit_in_bytes"
 
 
-def test_parsers_take_text_or_bytes_and_never_raise_on_garbage() -> None:
-    assert pgmortem.parse_meminfo("MemTotal: 1 kB\n") == pgmortem.parse_meminfo(b"MemTotal: 1 kB\n")
+def test_parsers_take_a_path_or_bytes_and_never_raise_on_garbage(tmp_path: Path) -> None:
+    (tmp_path / "meminfo").write_bytes(b"MemTotal: 1 kB\n")
+    assert pgmortem.parse_meminfo(str(tmp_path / "meminfo")) == pgmortem.parse_meminfo(b"MemTotal: 1 kB\n")
     junk = bytes(range(256)) * 40
     for parse in [
         pgmortem.parse_meminfo,
@@ -189,12 +190,12 @@ if manifest is not None:
     statuses: list[int | None] = [f["status"] for f in manifest["files"]]
 meminfo: pgmortem.Meminfo = pgmortem.parse_meminfo(b"MemTotal: 1 kB")
 total: int | None = next((f.get("bytes") for f in meminfo["fields"] if f["key"] == "MemTotal"), None)
-status: pgmortem.ProcStatus = pgmortem.parse_proc_status("Name:\tpostgres")
+status: pgmortem.ProcStatus = pgmortem.parse_proc_status(b"Name:\tpostgres")
 rollup: pgmortem.SmapsRollup = pgmortem.parse_smaps_rollup(b"")
 sysctls: pgmortem.SysctlSet = pgmortem.parse_sysctl(b"vm.swappiness = 60")
 settings: pgmortem.PgSettings = pgmortem.parse_pg_settings(b"")
 limit: int | None = pgmortem.parse_cgroup_memory({"memory.max": b"max"})["limit_bytes"]
-conf: pgmortem.PgConf = pgmortem.parse_pg_conf("shared_buffers = 128MB")
+conf: pgmortem.PgConf = pgmortem.parse_pg_conf(b"shared_buffers = 128MB")
 vmstat: pgmortem.FlatKeyed = pgmortem.parse_vmstat(b"oom_kill 0")
 """
 

@@ -5,11 +5,12 @@ from pathlib import Path
 import pgmortem
 
 
-def test_oom_report_from_bytes_and_from_text_are_the_same(incidents: Path) -> None:
-    data = (incidents / "pg15-memcg-oom-sort" / "dmesg.txt").read_bytes()
+def test_oom_report_from_bytes_and_from_a_path_are_the_same(incidents: Path) -> None:
+    path = incidents / "pg15-memcg-oom-sort" / "dmesg.txt"
+    data = path.read_bytes()
     from_bytes = pgmortem.parse_kernel_log(data)
-    from_text = pgmortem.parse_kernel_log(data.decode())
-    assert from_bytes == from_text
+    assert pgmortem.parse_kernel_log(path) == from_bytes
+    assert pgmortem.parse_kernel_log(str(path)) == from_bytes
     ooms = [r for r in from_bytes if r["kind"] == "oom_report"]
     assert len(ooms) == 1
     oom = ooms[0]

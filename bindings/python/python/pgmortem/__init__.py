@@ -5,16 +5,24 @@
 >>> report["incidents"][0]["outage_seconds"]  # doctest: +SKIP
 
 Every function returns plain data (dicts and lists) with the same schema as the CLI's JSON
-output (``pgmortem.report/v1``). Errors are subclasses of :class:`PgmortemError`, except a
-missing or unreadable path, which raises :class:`FileNotFoundError` / :class:`PermissionError`.
+output (``pgmortem.report/v1``), typed by the ``TypedDict`` of :mod:`pgmortem.types` (all
+re-exported here: ``pgmortem.Report``, ``pgmortem.PgRecord``, …). Errors are subclasses of
+:class:`PgmortemError`, except a missing or unreadable path, which raises
+:class:`FileNotFoundError` / :class:`PermissionError`, and an argument of the wrong type
+(:class:`TypeError`).
 """
 
-from pgmortem._native import (
+from pgmortem._errors import (
     BundleError,
     DiagnoseError,
+    OptionError,
+    ParseError,
     PgmortemError,
+)
+from pgmortem._native import (
     __version__,
     analyze,
+    analyze_many,
     collapse_perf,
     kernel_log_stats,
     open_bundle,
@@ -32,13 +40,18 @@ from pgmortem._native import (
     run_cli,
 )
 from pgmortem._native import PgLogRecords, parse_pg_log
+from pgmortem import types
+from pgmortem.types import *  # noqa: F403 - every TypedDict, importable at run time
 
 __all__ = [
     "BundleError",
     "DiagnoseError",
+    "OptionError",
+    "ParseError",
     "PgmortemError",
     "__version__",
     "analyze",
+    "analyze_many",
     "collapse_perf",
     "kernel_log_stats",
     "open_bundle",
@@ -56,4 +69,6 @@ __all__ = [
     "run_cli",
     "PgLogRecords",
     "parse_pg_log",
+    "types",
 ]
+__all__ += types.__all__

@@ -1,0 +1,1388 @@
+"""Types of the pgmortem package, importable at run time: the input convention, and a
+``TypedDict`` for every structure the functions return.
+
+Every name here is also an attribute of ``pgmortem`` (``pgmortem.Report``,
+``pgmortem.PgRecord``, ``pgmortem.Input``). The dicts are the same as the CLI's JSON
+(docs/report-schema.md); their keys are a contract.
+
+Conventions (docs/python.md, "Types"): a key that is always present but whose value may be
+unknown is typed ``T | None`` (``null`` in JSON); a key that may be absent is ``NotRequired``
+(only where the JSON leaves it out). Records with several kinds (kernel records, PostgreSQL log
+events) are unions of ``TypedDict`` with a ``kind: Literal[...]`` discriminator, so that
+``if event["kind"] == "out_of_memory": event["request_bytes"]`` type-checks."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Literal, Protocol, TypedDict, Union
+
+if sys.version_info >= (3, 11):
+    from typing import NotRequired
+else:  # pragma: no cover - type checkers read it; at run time annotations stay strings
+    try:
+        from typing_extensions import NotRequired
+    except ImportError:
+        pass
+
+
+class BinaryReader(Protocol):
+    """A binary file object: anything with a ``read(size)`` that returns bytes (an ``open(…,
+    "rb")`` file, ``io.BytesIO``, a ``gzip.GzipFile``)."""
+
+    def read(self, size: int = ..., /) -> bytes: ...
+
+
+Input = Union[str, "os.PathLike[str]", bytes, bytearray, memoryview, BinaryReader]
+"""What every function taking an input accepts: ``str`` or ``os.PathLike`` is a path (read,
+and decompressed when gzip or zstd); ``bytes``, ``bytearray`` or ``memoryview`` is the content;
+a :class:`BinaryReader` is read. Anything else raises ``TypeError``."""
+
+
+# ---------------------------------------------------------------------------------------------
+# The report (pgmortem.analyze, pgmortem analyze --format json): docs/report-schema.md
+
+CaveatKind = Literal["log_not_read_whole", "records_not_kept", "clock_anchors_disagree"]
+
+
+class Caveat(TypedDict):
+    kind: CaveatKind
+    text: str
+
+
+class ClockInfo(TypedDict):
+    boot_time: str | None
+    boot_time_source: Literal["option", "date_and_uptime", "btime", "dmesg_ctime_pair"] | None
+    boot_time_uncertainty_seconds: float | None
+    notes: list[str]
+
+
+class SourceSummary(TypedDict):
+    path: str
+    kind: str
+    bytes: int
+    lines: int
+    records: int
+    unrecognized_lines: int
+    unrecognized_examples: list[tuple[int, str]]
+    note: str | None
+    log_line_prefix: NotRequired[str]
+    """PostgreSQL logs only."""
+    log_line_prefix_from: NotRequired[str]
+    """PostgreSQL logs only."""
+
+
+class MemcgLimit(TypedDict):
+    path: str | None
+    task_path: str | None
+    limit_kb: int | None
+    usage_kb: int | None
+    failcnt: int | None
+
+
+class OomTaskRss(TypedDict):
+    """A row of the OOM report's task table (the heaviest ones), sizes in kB."""
+
+    pid: int
+    name: str
+    rss_kb: int | None
+    rss_anon_kb: int | None
+    rss_file_kb: int | None
+    rss_shmem_kb: int | None
+    total_vm_kb: int | None
+    pgtables_kb: int | None
+    swap_kb: int | None
+    oom_score_adj: int | None
+    victim: bool
+
+
+class KernelKill(TypedDict):
+    pid: int
+    comm: str
+    anon_rss_kb: int | None
+    file_rss_kb: int | None
+    shmem_rss_kb: int | None
+    total_vm_kb: int | None
+    pgtables_kb: int | None
+    oom_score_adj: int | None
+    constraint: Literal["global", "memcg", "cpuset", "memory_policy"] | None
+    memcg: MemcgLimit | None
+    trigger_comm: str | None
+    trigger_pid: int | None
+    trigger_gfp_mask: str | None
+    trigger_order: int | None
+    tasks: list[OomTaskRss]
+    task_count: int
+    tasks_rss_kb: int | None
+    page_kb: int
+    at: str | None
+    path: str
+    line: int
+
+
+class PostgresCrash(TypedDict):
+    pid: int
+    process: str
+    signal: int | None
+    exit_code: int | None
+    query: str | None
+    at: str | None
+    path: str
+    line: int
+
+
+class Recovery(TypedDict):
+    terminated_others_at: str | None
+    reinitialized_at: str | None
+    redo_started_at: str | None
+    redo_start_lsn: str | None
+    redo_done_at: str | None
+    redo_end_lsn: str | None
+    ready_at: str | None
+    ready_line: int | None
+
+
+class LogLine(TypedDict):
+    at: str | None
+    path: str
+    line: int
+    pid: int | None
+    severity: str | None
+    kind: str | None
+    message: str
+
+
+IncidentKind = Literal["oom_kill", "crash_restart", "postmaster_killed", "unclean_restart", "kernel_oom"]
+IncidentCause = Literal[
+    "oom_killer",
+    "signal_from_outside",
+    "segfault",
+    "abort_or_panic",
+    "abnormal_exit",
+    "postmaster_killed",
+    "unknown",
+]
+
+
+class Incident(TypedDict):
+    kind: IncidentKind
+    cause: IncidentCause
+    started_at: str | None
+    kernel_kill: KernelKill | None
+    postgres_crash: PostgresCrash | None
+    recovery: Recovery | None
+    outage_seconds: float | None
+    redo_seconds: float | None
+    wal_replayed_bytes: int | None
+    clock_skew_seconds: float | None
+    preceded_by: list[LogLine]
+    sessions_lost: int | None
+    connections_refused: int
+    confidence: float
+    matched_by: Literal["pid_and_time", "pid_only", "time_signal_and_name", "postmaster_pid"] | None
+    notes: list[str]
+
+
+class Evidence(TypedDict):
+    path: str
+    line: int
+    what: str
+    key: NotRequired[str]
+    """The snapshot key or setting read on that line, when there is one."""
+
+
+class Finding(TypedDict):
+    id: str
+    severity: Literal["info", "warning", "critical"]
+    title: str
+    summary: str
+    recommendation: str | None
+    evidence: list[Evidence]
+    incident: int | None
+    confidence: float
+    figures: dict[str, float]
+
+
+class NotEvaluated(TypedDict):
+    rule: str
+    missing: list[str]
+    files: list[str]
+
+
+class TimelineEntry(TypedDict):
+    at: str | None
+    uncertainty_seconds: float | None
+    origin: Literal["kernel", "postgres"]
+    kind: str
+    summary: str
+    path: str
+    line: int
+
+
+TimelineEvent = TimelineEntry
+
+
+# Host facts (report["host"]): each value read from a file is {value, path, line, key}.
+
+
+class KnownInt(TypedDict):
+    value: int
+    path: str
+    line: int
+    key: str
+
+
+class KnownStr(TypedDict):
+    value: str
+    path: str
+    line: int
+    key: str
+
+
+class KnownStrList(TypedDict):
+    value: list[str]
+    path: str
+    line: int
+    key: str
+
+
+class PgVersion(TypedDict):
+    major: int
+    minor: int | None
+    text: str
+
+
+class KnownPgVersion(TypedDict):
+    value: PgVersion
+    path: str
+    line: int
+    key: str
+
+
+class ResourceLimit(TypedDict):
+    name: str
+    soft: int | None
+    hard: int | None
+    units: str | None
+    line: int
+
+
+class KnownResourceLimit(TypedDict):
+    value: ResourceLimit
+    path: str
+    line: int
+    key: str
+
+
+class MemoryFacts(TypedDict):
+    ram: KnownInt
+    available: KnownInt | None
+    swap_total: KnownInt | None
+    swap_free: KnownInt | None
+    commit_limit: KnownInt | None
+    committed_as: KnownInt | None
+    page_tables: KnownInt | None
+    anon_huge_pages: KnownInt | None
+    shmem: KnownInt | None
+    hugepages_total: KnownInt | None
+    hugepages_free: KnownInt | None
+    hugepages_rsvd: KnownInt | None
+    hugepage_size: KnownInt | None
+
+
+class VmFacts(TypedDict):
+    overcommit_memory: KnownInt | None
+    overcommit_ratio: KnownInt | None
+    overcommit_kbytes: KnownInt | None
+    swappiness: KnownInt | None
+    nr_hugepages: KnownInt | None
+    nr_overcommit_hugepages: KnownInt | None
+    dirty_ratio: KnownInt | None
+    dirty_background_ratio: KnownInt | None
+    dirty_bytes: KnownInt | None
+    dirty_background_bytes: KnownInt | None
+
+
+class ThpFacts(TypedDict):
+    enabled: KnownStr | None
+    defrag: KnownStr | None
+
+
+class CgroupFacts(TypedDict):
+    version: Literal["v1", "v2"] | None
+    dir: str
+    limit: KnownInt | None
+    limit_read: bool
+    usage: KnownInt | None
+    peak: KnownInt | None
+    failcnt: KnownInt | None
+    oom_kills: KnownInt | None
+
+
+class DevShm(TypedDict):
+    size: KnownInt
+    used: int | None
+    available: int | None
+
+
+class CpuFacts(TypedDict):
+    vulnerabilities: list[KnownStr]
+    clocksource: KnownStr | None
+    tsc_flags: KnownStrList | None
+    audit_enabled: KnownInt | None
+    audit_syscall_rules: KnownInt | None
+
+
+class SubtransFacts(TypedDict):
+    files: KnownInt | None
+    waits: list[KnownInt]
+    sessions: int | None
+
+
+# `from` is a Python keyword: these use the functional TypedDict syntax.
+SettingFromPgSettings = TypedDict(
+    "SettingFromPgSettings", {"from": Literal["pg_settings"], "path": str, "line": int}
+)
+SettingFromPgConf = TypedDict(
+    "SettingFromPgConf", {"from": Literal["pg_conf"], "path": str, "line": int}
+)
+SettingFromDefault = TypedDict("SettingFromDefault", {"from": Literal["default"], "conf": str})
+SettingOrigin = Union[SettingFromPgSettings, SettingFromPgConf, SettingFromDefault]
+"""Where a setting's value comes from: ``origin["from"]`` tells which."""
+
+
+class Setting(TypedDict):
+    name: str
+    value: str
+    unit: NotRequired[str]
+    bytes: NotRequired[int]
+    number: NotRequired[float]
+    seconds: NotRequired[float]
+    origin: SettingOrigin
+    source: NotRequired[str]
+    sourcefile: NotRequired[str]
+
+
+class PgFacts(TypedDict):
+    version: KnownPgVersion | None
+    settings_from: str | None
+    settings: dict[str, Setting]
+
+
+class PgProcess(TypedDict):
+    pid: int
+    role: str
+    ppid: int | None
+    oom_score_adj: KnownInt | None
+    rss_bytes: int | None
+    anon_bytes: int | None
+    anon_basis: Literal["pss_anon", "rss_anon"] | None
+    page_table_bytes: int | None
+    swap_bytes: int | None
+    hugetlb_bytes: int | None
+    thp_bytes: int | None
+    status_path: str | None
+
+
+class LimitFacts(TypedDict):
+    max_processes: KnownResourceLimit | None
+    max_address_space: KnownResourceLimit | None
+    max_data_size: KnownResourceLimit | None
+
+
+class ProcessFacts(TypedDict):
+    processes: list[PgProcess]
+    postmaster: int | None
+    limits: LimitFacts | None
+
+
+class HostFacts(TypedDict):
+    memory: MemoryFacts | None
+    vm: VmFacts
+    thp: ThpFacts
+    cgroup: CgroupFacts | None
+    dev_shm: DevShm | None
+    cpu: CpuFacts
+    subtrans: SubtransFacts | None
+    postgres: PgFacts
+    processes: ProcessFacts
+
+
+class Collection(TypedDict):
+    """The collected host and when: from ``identity/uname.txt`` and the collection time."""
+
+    hostname: str | None
+    kernel_release: str | None
+    collected_at: str | None
+    collected_at_path: str | None
+
+
+class PerfSummary(TypedDict):
+    """A perf profile of the bundle: its samples' density per bucket on UTC."""
+
+    path: str
+    event: str | None
+    samples: int
+    cpus: int | None
+    duration_seconds: float | None
+    kernel_share: float
+    started_at: str | None
+    bucket_seconds: float
+    density: list[int]
+
+
+class Report(TypedDict):
+    """What ``pgmortem.analyze`` returns: schema ``pgmortem.report/v1``."""
+
+    schema: Literal["pgmortem.report/v1"]
+    generator: str
+    caveats: list[Caveat]
+    clock: ClockInfo
+    collection: Collection
+    sources: list[SourceSummary]
+    incidents: list[Incident]
+    findings: list[Finding]
+    not_evaluated: list[NotEvaluated]
+    host: HostFacts
+    timeline: list[TimelineEntry]
+    perf: list[PerfSummary]
+
+
+# ---------------------------------------------------------------------------------------------
+# Kernel logs (parse_kernel_log, kernel_log_stats)
+
+
+class KernelStats(TypedDict):
+    lines: int
+    records: int
+    unrecognized_lines: int
+    invalid_utf8_lines: int
+    oversized_lines: int
+    unrecognized_examples: list[tuple[int, str]]
+
+
+ParseStats = KernelStats
+
+
+class WallClock(TypedDict):
+    civil: str
+    utc_offset_seconds: int | None
+    year_inferred: bool
+
+
+class KernelTime(TypedDict):
+    monotonic_us: int | None
+    wall: WallClock | None
+
+
+class OomTrigger(TypedDict):
+    comm: str
+    pid: int | None
+    gfp_mask: str | None
+    order: int | None
+    oom_score_adj: int | None
+    oom_adj: int | None
+    cpu: int | None
+
+
+class OomVictim(TypedDict):
+    pid: int
+    comm: str
+    anon_rss_kb: int | None
+    file_rss_kb: int | None
+    shmem_rss_kb: int | None
+    total_vm_kb: int | None
+    pgtables_kb: int | None
+    oom_score_adj: int | None
+    uid: int | None
+    score: int | None
+    reason: str | None
+    kill_line: int
+
+
+class MemcgCounter(TypedDict):
+    usage_kb: int
+    limit_kb: int | None
+    failcnt: int
+
+
+class MemcgInfo(TypedDict):
+    path: str | None
+    task_path: str | None
+    memory: MemcgCounter | None
+    memory_swap: MemcgCounter | None
+    kmem: MemcgCounter | None
+    swap: MemcgCounter | None
+    stats: dict[str, dict[str, int]]
+
+
+class OomSummary(TypedDict):
+    constraint: str
+    fields: list[tuple[str, str]]
+
+
+class OomTask(TypedDict):
+    pid: int
+    uid: int | None
+    tgid: int | None
+    total_vm_pages: int | None
+    rss_pages: int | None
+    rss_anon_pages: int | None
+    rss_file_pages: int | None
+    rss_shmem_pages: int | None
+    pgtables_bytes: int | None
+    swapents: int | None
+    oom_score_adj: int | None
+    oom_adj: int | None
+    cpu: int | None
+    name: str
+
+
+class OomReaped(TypedDict):
+    pid: int
+    comm: str
+    anon_rss_kb: int | None
+    file_rss_kb: int | None
+    shmem_rss_kb: int | None
+
+
+class OomReport(TypedDict):
+    """A kernel OOM-killer report: the header, the task table and the kill line."""
+
+    kind: Literal["oom_report"]
+    line: int
+    end_line: int
+    time: KernelTime
+    trigger: OomTrigger | None
+    victim: OomVictim | None
+    constraint: str | None
+    summary: OomSummary | None
+    memcg: MemcgInfo | None
+    tasks: list[OomTask]
+    task_columns: list[str]
+    mem_info: dict[str, int]
+    reaped: OomReaped | None
+    group_kills: list[OomVictim]
+    truncated: bool
+    notes: list[str]
+    interleaved_lines: int
+
+
+class SegfaultRecord(TypedDict):
+    kind: Literal["segfault"]
+    line: int
+    end_line: int
+    time: KernelTime
+    comm: str
+    pid: int
+    address: str
+    ip: str
+    sp: str
+    error: int
+    object: str | None
+
+
+class PageAllocationFailureRecord(TypedDict):
+    kind: Literal["page_allocation_failure"]
+    line: int
+    end_line: int
+    time: KernelTime
+    comm: str
+    pid: int | None
+    order: int
+    mode: str
+
+
+class HungTaskRecord(TypedDict):
+    kind: Literal["hung_task"]
+    line: int
+    end_line: int
+    time: KernelTime
+    comm: str
+    pid: int
+    seconds: int
+
+
+KernelRecord = Union[OomReport, SegfaultRecord, PageAllocationFailureRecord, HungTaskRecord]
+"""One record of a kernel log; ``record["kind"]`` tells which."""
+
+
+# ---------------------------------------------------------------------------------------------
+# PostgreSQL server logs (parse_pg_log): docs/pglog-events.md
+
+
+class PgTerminatedBySignalEvent(TypedDict):
+    kind: Literal["terminated_by_signal"]
+    process: str
+    pid: int
+    signal: int
+    signal_name: str
+    query: str | None
+
+class PgExitedWithCodeEvent(TypedDict):
+    kind: Literal["exited_with_code"]
+    process: str
+    pid: int
+    code: int
+    query: str | None
+
+class PgTerminatingOtherProcessesEvent(TypedDict):
+    kind: Literal["terminating_other_processes"]
+
+class PgReinitializingEvent(TypedDict):
+    kind: Literal["reinitializing"]
+
+class PgInterruptedEvent(TypedDict):
+    kind: Literal["interrupted"]
+    last_known_up: str
+
+class PgAutomaticRecoveryEvent(TypedDict):
+    kind: Literal["automatic_recovery"]
+
+class PgRedoStartEvent(TypedDict):
+    kind: Literal["redo_start"]
+    lsn: str
+
+class PgRedoDoneEvent(TypedDict):
+    kind: Literal["redo_done"]
+    lsn: str
+    elapsed_seconds: float | None
+
+class PgReadyEvent(TypedDict):
+    kind: Literal["ready"]
+
+class PgExitedWithUnrecognizedStatusEvent(TypedDict):
+    kind: Literal["exited_with_unrecognized_status"]
+    process: str
+    pid: int
+    status: int
+
+class PgInterruptedWhileInRecoveryEvent(TypedDict):
+    kind: Literal["interrupted_while_in_recovery"]
+    at: str
+
+class PgLastCompletedTransactionEvent(TypedDict):
+    kind: Literal["last_completed_transaction"]
+    at: str
+
+class PgRedoNotRequiredEvent(TypedDict):
+    kind: Literal["redo_not_required"]
+
+class PgInvalidRecordLengthEvent(TypedDict):
+    kind: Literal["invalid_record_length"]
+    lsn: str
+
+class PgCheckpointStartingEvent(TypedDict):
+    kind: Literal["checkpoint_starting"]
+    flags: list[str]
+
+class PgShutDownAtEvent(TypedDict):
+    kind: Literal["shut_down_at"]
+    at: str
+
+class PgShutdownRequestedEvent(TypedDict):
+    kind: Literal["shutdown_requested"]
+    mode: str
+
+class PgShutDownEvent(TypedDict):
+    kind: Literal["shut_down"]
+
+class PgInRecoveryModeEvent(TypedDict):
+    kind: Literal["in_recovery_mode"]
+
+class PgStartingUpEvent(TypedDict):
+    kind: Literal["starting_up"]
+
+class PgNotYetAcceptingConnectionsEvent(TypedDict):
+    kind: Literal["not_yet_accepting_connections"]
+
+class PgTerminatingConnectionCrashEvent(TypedDict):
+    kind: Literal["terminating_connection_crash"]
+
+class PgUnexpectedPostmasterExitEvent(TypedDict):
+    kind: Literal["unexpected_postmaster_exit"]
+
+class PgShuttingDownAfterCrashEvent(TypedDict):
+    kind: Literal["shutting_down_after_crash"]
+    reason: str
+
+class PgStartingEvent(TypedDict):
+    kind: Literal["starting"]
+    version: str
+
+class PgOutOfMemoryEvent(TypedDict):
+    kind: Literal["out_of_memory"]
+    request_bytes: int | None
+    memory_context: str | None
+
+class PgTerminatedByExceptionEvent(TypedDict):
+    kind: Literal["terminated_by_exception"]
+    process: str
+    pid: int
+    code: str
+
+class PgAbortingActiveTransactionsEvent(TypedDict):
+    kind: Literal["aborting_active_transactions"]
+
+class PgShuttingDownEvent(TypedDict):
+    kind: Literal["shutting_down"]
+
+class PgRefusedShuttingDownEvent(TypedDict):
+    kind: Literal["refused_shutting_down"]
+
+class PgReadyReadOnlyEvent(TypedDict):
+    kind: Literal["ready_read_only"]
+
+class PgCheckpointCompleteEvent(TypedDict):
+    kind: Literal["checkpoint_complete"]
+    buffers: int
+    buffers_percent: float | None
+    wal_added: int | None
+    wal_removed: int | None
+    wal_recycled: int | None
+    write_seconds: float | None
+    sync_seconds: float | None
+    total_seconds: float | None
+    distance_kb: int | None
+    estimate_kb: int | None
+
+class PgCheckpointsTooFrequentEvent(TypedDict):
+    kind: Literal["checkpoints_too_frequent"]
+    seconds: int
+
+class PgSharedMemoryResizeFailedEvent(TypedDict):
+    kind: Literal["shared_memory_resize_failed"]
+    segment: str
+    bytes: int
+    error: str
+    no_space: bool
+
+class PgSharedMemoryMapFailedEvent(TypedDict):
+    kind: Literal["shared_memory_map_failed"]
+    error: str
+
+class PgForkFailedEvent(TypedDict):
+    kind: Literal["fork_failed"]
+    process: str
+    error: str
+
+class PgCouldNotWriteEvent(TypedDict):
+    kind: Literal["could_not_write"]
+    path: str
+    error: str
+    no_space: bool
+
+class PgCouldNotExtendFileEvent(TypedDict):
+    kind: Literal["could_not_extend_file"]
+    path: str
+    error: str
+    no_space: bool
+
+class PgCouldNotReadBlockEvent(TypedDict):
+    kind: Literal["could_not_read_block"]
+    block: int
+    path: str
+    error: str
+
+class PgInvalidPageEvent(TypedDict):
+    kind: Literal["invalid_page"]
+    block: int
+    relation: str
+
+class PgChecksumFailureEvent(TypedDict):
+    kind: Literal["checksum_failure"]
+    calculated: int
+    expected: int
+
+class PgPanicEvent(TypedDict):
+    kind: Literal["panic"]
+
+class PgTooManyClientsEvent(TypedDict):
+    kind: Literal["too_many_clients"]
+
+class PgReservedConnectionSlotsEvent(TypedDict):
+    kind: Literal["reserved_connection_slots"]
+    reserved_for: str
+
+class PgTooManyConnectionsEvent(TypedDict):
+    kind: Literal["too_many_connections"]
+    scope: str
+    name: str
+
+class PgTempFileEvent(TypedDict):
+    kind: Literal["temp_file"]
+    path: str
+    bytes: int
+
+class PgStatementCanceledEvent(TypedDict):
+    kind: Literal["statement_canceled"]
+    reason: str
+
+class PgAutovacuumCanceledEvent(TypedDict):
+    kind: Literal["autovacuum_canceled"]
+
+class PgIdleInTransactionTimeoutEvent(TypedDict):
+    kind: Literal["idle_in_transaction_timeout"]
+
+class PgIdleSessionTimeoutEvent(TypedDict):
+    kind: Literal["idle_session_timeout"]
+
+class PgTerminatedByAdministratorEvent(TypedDict):
+    kind: Literal["terminated_by_administrator"]
+
+class PgStaleStatisticsEvent(TypedDict):
+    kind: Literal["stale_statistics"]
+
+PgEvent = Union[
+    # One per kind of docs/pglog-events.md; record["event"]["kind"] tells which.
+    PgTerminatedBySignalEvent,
+    PgExitedWithCodeEvent,
+    PgTerminatingOtherProcessesEvent,
+    PgReinitializingEvent,
+    PgInterruptedEvent,
+    PgAutomaticRecoveryEvent,
+    PgRedoStartEvent,
+    PgRedoDoneEvent,
+    PgReadyEvent,
+    PgExitedWithUnrecognizedStatusEvent,
+    PgInterruptedWhileInRecoveryEvent,
+    PgLastCompletedTransactionEvent,
+    PgRedoNotRequiredEvent,
+    PgInvalidRecordLengthEvent,
+    PgCheckpointStartingEvent,
+    PgShutDownAtEvent,
+    PgShutdownRequestedEvent,
+    PgShutDownEvent,
+    PgInRecoveryModeEvent,
+    PgStartingUpEvent,
+    PgNotYetAcceptingConnectionsEvent,
+    PgTerminatingConnectionCrashEvent,
+    PgUnexpectedPostmasterExitEvent,
+    PgShuttingDownAfterCrashEvent,
+    PgStartingEvent,
+    PgOutOfMemoryEvent,
+    PgTerminatedByExceptionEvent,
+    PgAbortingActiveTransactionsEvent,
+    PgShuttingDownEvent,
+    PgRefusedShuttingDownEvent,
+    PgReadyReadOnlyEvent,
+    PgCheckpointCompleteEvent,
+    PgCheckpointsTooFrequentEvent,
+    PgSharedMemoryResizeFailedEvent,
+    PgSharedMemoryMapFailedEvent,
+    PgForkFailedEvent,
+    PgCouldNotWriteEvent,
+    PgCouldNotExtendFileEvent,
+    PgCouldNotReadBlockEvent,
+    PgInvalidPageEvent,
+    PgChecksumFailureEvent,
+    PgPanicEvent,
+    PgTooManyClientsEvent,
+    PgReservedConnectionSlotsEvent,
+    PgTooManyConnectionsEvent,
+    PgTempFileEvent,
+    PgStatementCanceledEvent,
+    PgAutovacuumCanceledEvent,
+    PgIdleInTransactionTimeoutEvent,
+    PgIdleSessionTimeoutEvent,
+    PgTerminatedByAdministratorEvent,
+    PgStaleStatisticsEvent,
+]
+
+
+class PgTime(TypedDict):
+    civil: str
+    zone: str | None
+    utc: str | None
+
+
+class MemoryTotals(TypedDict):
+    total_bytes: int
+    blocks: int
+    free_bytes: int
+    free_chunks: int
+    used_bytes: int
+
+
+class MemoryContextStat(TypedDict):
+    depth: int
+    name: str | None
+    identifier: str | None
+    more_children: int | None
+    total_bytes: int
+    blocks: int
+    free_bytes: int
+    free_chunks: int
+    used_bytes: int
+
+
+class MemoryContextDump(TypedDict):
+    line: int
+    end_line: int
+    contexts: list[MemoryContextStat]
+    omitted_contexts: int
+    grand_total: MemoryTotals | None
+
+
+class PgRecord(TypedDict):
+    """One record of a PostgreSQL server log, as ``parse_pg_log`` yields it."""
+
+    line: int
+    end_line: int
+    time: PgTime | None
+    pid: int | None
+    session_id: str | None
+    session_line: int | None
+    user: str | None
+    database: str | None
+    application: str | None
+    client: str | None
+    backend_type: str | None
+    sqlstate: str | None
+    command_tag: str | None
+    session_start: str | None
+    xid: int | None
+    vxid: str | None
+    leader_pid: int | None
+    query_id: int | None
+    local_address: str | None
+    severity: Literal["DEBUG", "INFO", "NOTICE", "WARNING", "ERROR", "LOG", "FATAL", "PANIC"] | None
+    message: str
+    detail: str | None
+    hint: str | None
+    context: str | None
+    statement: str | None
+    query: str | None
+    location: str | None
+    event: PgEvent | None
+    language: str | None
+    memory_context_dump: MemoryContextDump | None
+
+
+PgLogFormat = Literal[
+    "stderr", "csv", "json", "syslog", "syslog5424", "journal", "journal_json", "heroku",
+    "cloudsql", "cnpg",
+]
+
+
+class PrefixChoice(TypedDict):
+    method: Literal["given", "candidate", "inferred"]
+    lines_tried: int
+    lines_fitting: int
+
+
+class PgLogStats(TypedDict):
+    prefix: str
+    format: PgLogFormat
+    records: list[PgRecord]
+    """Always empty here: the records are what the iterator yields."""
+    stats: ParseStats
+    continuation_lines: int
+    orphan_lines: int
+    memory_context_lines: int
+    blank_lines: int
+    other_program_lines: int
+    broken_rows: int
+    prefix_choice: PrefixChoice | None
+    events: dict[str, int]
+    languages: dict[str, int]
+
+
+# ---------------------------------------------------------------------------------------------
+# perf script (parse_perf_script, perf_samples): docs/perf.md
+
+
+class PerfFrame(TypedDict):
+    address: str
+    symbol: str
+    offset: int | None
+    dso: str
+    inlined: NotRequired[bool]
+    srcline: NotRequired[str]
+
+class PerfSample(TypedDict):
+    """One sample of `perf script` (`perf_samples`)."""
+
+
+    line: int
+    comm: str
+    pid: int | None
+    tid: int
+    cpu: int | None
+    time: float | None
+    event: str
+    period: int | None
+    trace: str | None
+    frames: list[PerfFrame]
+
+class PerfHeader(TypedDict):
+    entries: list[tuple[str, str]]
+    notes: list[str]
+
+class PerfLineCounts(TypedDict):
+    header_lines: int
+    comment_lines: int
+    blank_lines: int
+    frame_lines: int
+    srcline_lines: int
+    frames_over_limit: int
+
+class PerfEventTotal(TypedDict):
+    event: str
+    samples: int
+    weight: int
+    samples_with_frames: int
+
+class PerfGroupShare(TypedDict):
+    name: str
+    pid: NotRequired[int]
+    comm: NotRequired[str]
+    samples: int
+    weight: int
+    share: float
+    kernel_share: float
+
+class PerfFunctionShare(TypedDict):
+    symbol: str
+    dso: str
+    samples: int
+    weight: int
+    share: float
+
+class PerfBucket(TypedDict):
+    start: float
+    samples: int
+    weight: int
+    kernel_weight: int
+
+class PerfStackShare(TypedDict):
+    name: str
+    patterns: list[str]
+    samples: int
+    weight: int
+    share: float
+
+class PerfExitReason(TypedDict):
+    reason: str
+    samples: int
+
+class PerfProfile(TypedDict):
+    header: PerfHeader
+    stats: KernelStats
+    counts: PerfLineCounts
+    cpus: int | None
+    duration_seconds: float | None
+    events: list[PerfEventTotal]
+    event: str | None
+    samples: int
+    weight: int
+    kernel_share: float
+    user_share: float
+    no_frame_share: float
+    by_comm: list[PerfGroupShare]
+    by_pid: list[PerfGroupShare]
+    top_self: list[PerfFunctionShare]
+    top_inclusive: list[PerfFunctionShare]
+    bucket_seconds: float
+    timeline: list[PerfBucket]
+    stack_queries: list[PerfStackShare]
+    kvm_exit_reasons: list[PerfExitReason]
+
+
+# ---------------------------------------------------------------------------------------------
+# Bundles and system snapshots (open_bundle, parse_meminfo, …)
+
+
+class ManifestFile(TypedDict):
+    path: str
+    kind: str
+    command: str
+    status: int | None
+    duration_ms: int | None
+    bytes: int | None
+    capped: bool
+    note: str
+
+class Manifest(TypedDict):
+    format: str
+    format_version: int
+    collector: str
+    collector_version: str
+    arguments: str
+    uid: int | None
+    started: str
+    ended: str
+    files: list[ManifestFile]
+
+class BundleSource(TypedDict):
+    path: str
+    kind: str
+    bytes: int
+    recognized_by: Literal["manifest", "path", "content"]
+    note: str | None
+    stats: ParseStats | None
+
+class SkippedFile(TypedDict):
+    path: str
+    reason: str
+
+class BundleListing(TypedDict):
+    sources: list[BundleSource]
+    skipped: list[SkippedFile]
+    manifest: Manifest | None
+
+class SnapshotField(TypedDict):
+    key: str
+    raw: str
+    number: NotRequired[int]
+    unit: NotRequired[str]
+    bytes: NotRequired[int]
+    line: int
+
+class Meminfo(TypedDict):
+    fields: list[SnapshotField]
+    missing: list[str]
+    truncated: bool
+    stats: ParseStats
+
+class FlatKeyed(TypedDict):
+    fields: list[SnapshotField]
+    truncated: bool
+    stats: ParseStats
+
+class ProcStatus(TypedDict):
+    name: str | None
+    pid: int | None
+    ppid: int | None
+    threads: int | None
+    kernel_thread: bool
+    fields: list[SnapshotField]
+    missing: list[str]
+    truncated: bool
+    stats: ParseStats
+
+class SmapsRollup(TypedDict):
+    header: str | None
+    fields: list[SnapshotField]
+    empty: bool
+    missing: list[str]
+    truncated: bool
+    stats: ParseStats
+
+class Sysctl(TypedDict):
+    name: str
+    value: str
+    numbers: NotRequired[list[int]]
+    line: int
+
+class SysctlSet(TypedDict):
+    entries: list[Sysctl]
+    errors: NotRequired[list[str]]
+    stats: ParseStats
+
+class PgSetting(TypedDict):
+    name: str
+    setting: str
+    unit: NotRequired[str]
+    bytes: NotRequired[int]
+    milliseconds: NotRequired[float]
+    source: NotRequired[str]
+    sourcefile: NotRequired[str]
+    pending_restart: NotRequired[bool]
+    other: NotRequired[list[tuple[str, str]]]
+    line: int
+
+class PgSettings(TypedDict):
+    form: Literal["aligned", "unaligned", "csv"]
+    columns: list[str]
+    settings: list[PgSetting]
+    footer_rows: int | None
+    truncated: bool
+    stats: ParseStats
+
+class ConfEntry(TypedDict):
+    name: str
+    value: str
+    line: int
+
+class ConfInclude(TypedDict):
+    directive: str
+    path: str
+    line: int
+
+class PgConf(TypedDict):
+    entries: list[ConfEntry]
+    includes: list[ConfInclude]
+    stats: ParseStats
+
+class CgroupMemory(TypedDict):
+    version: Literal["v1", "v2"] | None
+    limit_bytes: int | None
+    limit_seen: bool
+    usage_bytes: int | None
+    peak_bytes: int | None
+    failcnt: int | None
+    oom_kills: int | None
+    max_events: int | None
+    swap_limit_bytes: int | None
+    swap_usage_bytes: int | None
+    stat: NotRequired[FlatKeyed]
+    errors: NotRequired[list[tuple[str, str]]]
+    ignored: list[str]
+
+
+__all__ = [
+    "Collection",
+    "OomTaskRss",
+    "PerfSummary",
+    "BinaryReader",
+    "BundleListing",
+    "BundleSource",
+    "Caveat",
+    "CaveatKind",
+    "CgroupFacts",
+    "CgroupMemory",
+    "ClockInfo",
+    "ConfEntry",
+    "ConfInclude",
+    "CpuFacts",
+    "DevShm",
+    "Evidence",
+    "Finding",
+    "FlatKeyed",
+    "HostFacts",
+    "HungTaskRecord",
+    "Incident",
+    "IncidentCause",
+    "IncidentKind",
+    "Input",
+    "KernelKill",
+    "KernelRecord",
+    "KernelStats",
+    "KernelTime",
+    "KnownInt",
+    "KnownPgVersion",
+    "KnownResourceLimit",
+    "KnownStr",
+    "KnownStrList",
+    "LimitFacts",
+    "LogLine",
+    "Manifest",
+    "ManifestFile",
+    "MemcgCounter",
+    "MemcgInfo",
+    "MemcgLimit",
+    "Meminfo",
+    "MemoryContextDump",
+    "MemoryContextStat",
+    "MemoryFacts",
+    "MemoryTotals",
+    "NotEvaluated",
+    "OomReaped",
+    "OomReport",
+    "OomSummary",
+    "OomTask",
+    "OomTrigger",
+    "OomVictim",
+    "PageAllocationFailureRecord",
+    "ParseStats",
+    "PerfBucket",
+    "PerfEventTotal",
+    "PerfExitReason",
+    "PerfFrame",
+    "PerfFunctionShare",
+    "PerfGroupShare",
+    "PerfHeader",
+    "PerfLineCounts",
+    "PerfProfile",
+    "PerfSample",
+    "PerfStackShare",
+    "PgAbortingActiveTransactionsEvent",
+    "PgAutomaticRecoveryEvent",
+    "PgAutovacuumCanceledEvent",
+    "PgCheckpointCompleteEvent",
+    "PgCheckpointStartingEvent",
+    "PgCheckpointsTooFrequentEvent",
+    "PgChecksumFailureEvent",
+    "PgConf",
+    "PgCouldNotExtendFileEvent",
+    "PgCouldNotReadBlockEvent",
+    "PgCouldNotWriteEvent",
+    "PgEvent",
+    "PgExitedWithCodeEvent",
+    "PgExitedWithUnrecognizedStatusEvent",
+    "PgFacts",
+    "PgForkFailedEvent",
+    "PgIdleInTransactionTimeoutEvent",
+    "PgIdleSessionTimeoutEvent",
+    "PgInRecoveryModeEvent",
+    "PgInterruptedEvent",
+    "PgInterruptedWhileInRecoveryEvent",
+    "PgInvalidPageEvent",
+    "PgInvalidRecordLengthEvent",
+    "PgLastCompletedTransactionEvent",
+    "PgLogFormat",
+    "PgLogStats",
+    "PgNotYetAcceptingConnectionsEvent",
+    "PgOutOfMemoryEvent",
+    "PgPanicEvent",
+    "PgProcess",
+    "PgReadyEvent",
+    "PgReadyReadOnlyEvent",
+    "PgRecord",
+    "PgRedoDoneEvent",
+    "PgRedoNotRequiredEvent",
+    "PgRedoStartEvent",
+    "PgRefusedShuttingDownEvent",
+    "PgReinitializingEvent",
+    "PgReservedConnectionSlotsEvent",
+    "PgSetting",
+    "PgSettings",
+    "PgSharedMemoryMapFailedEvent",
+    "PgSharedMemoryResizeFailedEvent",
+    "PgShutDownAtEvent",
+    "PgShutDownEvent",
+    "PgShutdownRequestedEvent",
+    "PgShuttingDownAfterCrashEvent",
+    "PgShuttingDownEvent",
+    "PgStaleStatisticsEvent",
+    "PgStartingEvent",
+    "PgStartingUpEvent",
+    "PgStatementCanceledEvent",
+    "PgTempFileEvent",
+    "PgTerminatedByAdministratorEvent",
+    "PgTerminatedByExceptionEvent",
+    "PgTerminatedBySignalEvent",
+    "PgTerminatingConnectionCrashEvent",
+    "PgTerminatingOtherProcessesEvent",
+    "PgTime",
+    "PgTooManyClientsEvent",
+    "PgTooManyConnectionsEvent",
+    "PgUnexpectedPostmasterExitEvent",
+    "PgVersion",
+    "PostgresCrash",
+    "PrefixChoice",
+    "ProcStatus",
+    "ProcessFacts",
+    "Recovery",
+    "Report",
+    "ResourceLimit",
+    "SegfaultRecord",
+    "Setting",
+    "SettingFromDefault",
+    "SettingFromPgConf",
+    "SettingFromPgSettings",
+    "SettingOrigin",
+    "SkippedFile",
+    "SmapsRollup",
+    "SnapshotField",
+    "SourceSummary",
+    "SubtransFacts",
+    "Sysctl",
+    "SysctlSet",
+    "ThpFacts",
+    "TimelineEntry",
+    "TimelineEvent",
+    "VmFacts",
+    "WallClock",
+]
