@@ -23,7 +23,7 @@
 //! defrag = always: a warning when enabled = always, info when enabled = madvise (only
 //! programs that madvise stall), a warning of confidence 0.7 when the bundle lacks the enabled
 //! file; silent when enabled = never or defrag is anything but always. A perf profile whose
-//! samples fall under compaction (1 % or more) is cited.
+//! busy samples fall under compaction (1 % or more, the share perf-thp-compaction counts) is cited.
 //!
 //! ## Evidence it needs
 //! The THP `defrag` and `enabled` files; a perf profile when present.
@@ -87,14 +87,18 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
     let mut perf = String::new();
     let mut share = None;
     for p in &facts.perf {
-        let s = p.stack_share("thp_compaction");
+        // The busy share, as perf-thp-compaction counts it: the two findings quote one figure.
+        let s = p.busy_share("thp_compaction");
         if s >= PERF_SHARE_CITED {
             perf = format!(
-                " The perf profile has {:.1} % of its samples under compaction (see \
+                " The perf profile has {} of its busy samples under compaction (see \
                  perf-thp-compaction).",
-                s * 100.0
+                crate::human::percent(s)
             );
-            evidence.push(p.evidence(format!("{:.1} % of samples under compaction", s * 100.0)));
+            evidence.push(p.evidence(format!(
+                "{} of busy samples under compaction",
+                crate::human::percent(s)
+            )));
             share = Some(s);
             break;
         }
