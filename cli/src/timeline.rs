@@ -139,12 +139,19 @@ fn text(events: &[&TimelineEvent]) -> String {
     for ((e, time), bar) in events.iter().zip(&times).zip(&bars) {
         let head = format!("{time:tw$}  {bar:bw$}  {:8}  {:kw$}  ", e.origin, e.kind);
         let indent = " ".repeat(head.chars().count());
-        let mut lines = e.summary.lines();
+        // The summary and path come from the bundle: their control characters are shown.
+        let summary = pgmortem::render::visible(&e.summary);
+        let mut lines = summary.lines();
         let _ = write!(out, "{head}{}", lines.next().unwrap_or_default());
         for line in lines {
             let _ = write!(out, "\n{indent}{}", line.trim_end());
         }
-        let _ = writeln!(out, "   ({}:{})", e.path, e.line);
+        let _ = writeln!(
+            out,
+            "   ({}:{})",
+            pgmortem::render::visible(&e.path),
+            e.line
+        );
     }
     out
 }

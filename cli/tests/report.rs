@@ -128,3 +128,31 @@ fn a_bad_color_choice_is_a_usage_error() {
         .code(2)
         .stderr(predicates::str::contains("--color"));
 }
+
+#[test]
+fn control_characters_of_a_bundle_never_reach_the_terminal() {
+    // A query any client controls, logged as the crashed backend's: an OSC retitle, a clear
+    // screen and a carriage return. Shown as pictures in plain text too (a pager, `cat`).
+    let scratch = tempfile::tempdir().unwrap();
+    let log = scratch.path().join("postgresql.log");
+    std::fs::write(
+        &log,
+        "2026-11-24 05:29:10.800 UTC [100] LOG:  server process (PID 200) was terminated by signal 9: Killed\n\
+         2026-11-24 05:29:10.800 UTC [100] DETAIL:  Failed process was running: SELECT 1 \x1b]0;pwned\x07\x1b[2J\r-- end\n\
+         2026-11-24 05:29:10.801 UTC [100] LOG:  all server processes terminated; reinitializing\n",
+    )
+    .unwrap();
+    for color in ["never", "always"] {
+        let out = pgmortem()
+            .args(["analyze", "--color", color])
+            .arg(&log)
+            .output()
+            .unwrap();
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert!(text.contains("SELECT 1 ␛]0;pwned␇␛[2J␍-- end"), "{text}");
+        assert!(
+            !text.contains("\x1b]") && !text.contains('\x07') && !text.contains('\r'),
+            "{text:?}"
+        );
+    }
+}

@@ -15,7 +15,7 @@ use pgmortem_diagnose::Report;
 
 pub use html::html;
 pub use markdown::markdown;
-pub use text::{TextOptions, text, text_with};
+pub use text::{TextOptions, text, text_with, visible};
 
 /// Output formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -4,8 +4,9 @@
 //!
 //! Without colour the text is plain; with colour ([`TextOptions::color`]) headings are bold and
 //! severities coloured (critical red and bold, warning yellow, info cyan) with ANSI SGR codes,
-//! and the control characters a bundle's lines may hold (an escape sequence in a log message)
-//! are shown as their Unicode pictures (`␛`) rather than sent to the terminal.
+//! and the control characters a bundle's lines may hold (an escape sequence in a log message,
+//! a carriage return) are shown as their Unicode pictures (`␛`, `␍`) rather than sent to the
+//! terminal, with colour or without.
 
 use std::fmt::Write as _;
 
@@ -149,7 +150,9 @@ impl Painter {
 
     fn finish(&self, text: String) -> String {
         if !self.color {
-            return text;
+            // Plain text may still reach a terminal (a pager, a redirect read with cat): the
+            // bundle's control characters are shown, never sent.
+            return visible(&text).into_owned();
         }
         let mut out = String::with_capacity(text.len() + text.len() / 8);
         for c in text.chars() {
@@ -166,6 +169,27 @@ impl Painter {
         let _ = write!(out, "{}", anstyle::Reset.render());
         out
     }
+}
+
+/// `text` with its control characters other than line feed and tab shown as their pictures
+/// (`␛`, `␍`): text from a bundle, safe to print on a terminal.
+pub fn visible(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text
+        .chars()
+        .any(|c| c != '\n' && c != '\t' && c.is_control())
+    {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    text.chars()
+        .map(|c| {
+            if c != '\n' && c != '\t' && c.is_control() {
+                control_picture(c)
+            } else {
+                c
+            }
+        })
+        .collect::<String>()
+        .into()
 }
 
 /// The Unicode picture of a control character (`␛` for ESC, `␡` for DEL), or `�` for the
@@ -338,10 +362,10 @@ mod tests {
     }
 
     #[test]
-    fn painting_is_a_no_op_without_colour() {
+    fn without_colour_nothing_is_painted_and_controls_are_still_shown() {
         let paint = Painter { color: false };
-        let text = paint.style(Look::Critical, "CRITICAL \u{1b}[2J");
-        assert_eq!(paint.finish(text), "CRITICAL \u{1b}[2J");
+        let text = paint.style(Look::Critical, "CRITICAL \u{1b}[2J\r\n\tnext");
+        assert_eq!(paint.finish(text), "CRITICAL ␛[2J␍\n\tnext");
     }
 
     #[test]
