@@ -409,9 +409,14 @@ fn ctime_pair(kernel: &[KernelSource], clock: &Clock) -> Option<BootAnchor> {
                 has.then_some((victim.pid, victim.comm.as_str(), victim.total_vm_kb, r.time))
             })
     };
+    // The wall-clock copies by victim, first of each: one pass, not one per monotonic victim
+    // (80 000 kills made that quadratic).
+    let mut copies = std::collections::HashMap::new();
+    for (pid, comm, vm, t) in victims(false).filter(|v| v.3.monotonic_us.is_none()) {
+        copies.entry((pid, comm, vm)).or_insert(t);
+    }
     victims(true).find_map(|(pid, comm, vm, mono)| {
-        let (_, _, _, copy) = victims(false)
-            .find(|(p, c, v, t)| *p == pid && *c == comm && *v == vm && t.monotonic_us.is_none())?;
+        let copy = copies.get(&(pid, comm, vm))?;
         let at = clock.boot_from_pair(mono.monotonic_us?, &copy.wall?)?;
         Some(BootAnchor {
             at,
