@@ -93,6 +93,66 @@ fn read_caveats(postgres: &[PgSource], summaries: &[SourceSummary]) -> Vec<Cavea
     caveats
 }
 
+/// What the report cannot see for want of a log: no kernel log (OOM kills, segfaults), no
+/// PostgreSQL log (crash-restart cycles, the log-level rules). When the collector's manifest
+/// says why it got none (`dmesg` refused to a user that is not root), the reason is quoted.
+fn missing_log_caveats(
+    bundle: &Bundle,
+    kernel: &[KernelSource],
+    postgres: &[PgSource],
+) -> Vec<Caveat> {
+    let why = |kind: &str| {
+        let reasons: Vec<String> = bundle
+            .manifest
+            .iter()
+            .flat_map(|m| &m.files)
+            .filter(|f| f.kind == kind && (f.status != Some(0) || f.bytes == Some(0)))
+            .map(|f| {
+                let mut r = format!("`{}`", crate::human::cut(&f.command, 80));
+                match f.status {
+                    Some(0) => r.push_str(" gave nothing"),
+                    Some(code) => r.push_str(&format!(" exited with status {code}")),
+                    None => r.push_str(" did not run"),
+                }
+                if !f.note.is_empty() {
+                    r.push_str(&format!(" ({})", f.note));
+                }
+                r
+            })
+            .collect();
+        if reasons.is_empty() {
+            String::new()
+        } else {
+            format!(" The collector recorded: {}.", reasons.join("; "))
+        }
+    };
+    let mut caveats = Vec::new();
+    if kernel.is_empty() {
+        caveats.push(Caveat {
+            kind: "no_kernel_log",
+            text: format!(
+                "the bundle has no kernel log: OOM kills, segfaults and other kernel events \
+                 cannot be seen, so a process killed by SIGKILL cannot be told from one the OOM \
+                 killer took.{} Collect as root, or as a member of the adm or systemd-journal \
+                 group (dmesg, journalctl -k, /var/log/kern.log).",
+                why("kernel_log")
+            ),
+        });
+    }
+    if postgres.is_empty() {
+        caveats.push(Caveat {
+            kind: "no_postgres_log",
+            text: format!(
+                "the bundle has no PostgreSQL server log: crash-restart cycles, their causes \
+                 and the rules that read the log cannot be seen.{} Point the collector at the \
+                 log (--log FILE) or at the data directory (-D).",
+                why("postgres_log")
+            ),
+        });
+    }
+    caveats
+}
+
 /// Errors that stop a diagnosis (per-file trouble is reported in the sources instead).
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -372,6 +432,7 @@ pub(crate) fn parse_all(
         notes,
     };
     caveats.extend(read_caveats(&postgres, &summaries));
+    caveats.extend(missing_log_caveats(bundle, &kernel, &postgres));
     Ok(Parsed {
         kernel,
         postgres,
@@ -752,5 +813,68 @@ mod prefix_tests {
             read(&debian_log(), &wrong, &settings),
             Err(PgLogError::PrefixMatchesNothing { .. })
         ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::rules::testing::Scratch;
+
+    /// The memcg OOM capture as a collector run by a user who may not read the kernel log
+    /// would have left it: no kernel files, the manifest saying why.
+    fn without_kernel_log() -> Scratch {
+        Scratch::incident("pg15-memcg-oom-work-mem")
+            .remove("kernel/dmesg.txt")
+            .remove("kernel/dmesg-T.txt")
+            .edit("manifest.json", |m| {
+                m.replace(
+                    r#""command":"dmesg","status":0,"duration_ms":11,"bytes":5272,"capped":false,"note":"""#,
+                    r#""command":"dmesg","status":1,"duration_ms":11,"bytes":0,"capped":false,"note":"dmesg: read kernel buffer failed: Operation not permitted""#,
+                )
+            })
+    }
+
+    #[test]
+    fn a_bundle_without_a_kernel_log_says_what_cannot_be_seen_and_why() {
+        let report = without_kernel_log().report();
+        let caveat = report
+            .caveats
+            .iter()
+            .find(|c| c.kind == "no_kernel_log")
+            .expect("a no_kernel_log caveat");
+        assert!(caveat.text.contains("OOM kills"), "{}", caveat.text);
+        assert!(
+            caveat.text.contains(
+                "`dmesg` exited with status 1 (dmesg: read kernel buffer failed: Operation not permitted)"
+            ),
+            "{}",
+            caveat.text
+        );
+        // The kill is invisible: PostgreSQL's side alone, a SIGKILL from an unknown sender.
+        assert_eq!(report.incidents.len(), 1);
+        assert_eq!(report.incidents[0].kind, "crash_restart");
+        assert!(!report.caveats.iter().any(|c| c.kind == "no_postgres_log"));
+    }
+
+    #[test]
+    fn a_bundle_with_both_logs_has_neither_caveat() {
+        let report = Scratch::incident("pg15-memcg-oom-work-mem").report();
+        assert!(
+            !report
+                .caveats
+                .iter()
+                .any(|c| c.kind == "no_kernel_log" || c.kind == "no_postgres_log"),
+            "{:?}",
+            report.caveats
+        );
+    }
+
+    #[test]
+    fn a_kernel_log_alone_says_crash_cycles_cannot_be_seen() {
+        let report = Scratch::new()
+            .copy("dmesg.txt", "incidents/pg15-memcg-oom-sort/dmesg.txt")
+            .report();
+        assert!(report.caveats.iter().any(|c| c.kind == "no_postgres_log"));
+        assert!(!report.caveats.iter().any(|c| c.kind == "no_kernel_log"));
     }
 }

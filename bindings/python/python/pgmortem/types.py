@@ -42,7 +42,13 @@ a :class:`BinaryReader` is read. Anything else raises ``TypeError``."""
 # ---------------------------------------------------------------------------------------------
 # The report (pgmortem.analyze, pgmortem analyze --format json): docs/report-schema.md
 
-CaveatKind = Literal["log_not_read_whole", "records_not_kept", "clock_anchors_disagree"]
+CaveatKind = Literal[
+    "log_not_read_whole",
+    "records_not_kept",
+    "clock_anchors_disagree",
+    "no_kernel_log",
+    "no_postgres_log",
+]
 
 
 class Caveat(TypedDict):
