@@ -36,10 +36,10 @@ def utc(text: str | None) -> object:
     return pd.NaT if text is None else pd.Timestamp(text)
 
 
-def test_importing_pgmortem_imports_neither_pandas_nor_pyarrow() -> None:
+def test_importing_pgmortem_imports_neither_pandas_nor_pyarrow_nor_dask() -> None:
     code = (
-        "import sys, pgmortem\n"
-        "heavy = [m for m in ('pandas', 'pyarrow', 'numpy') if m in sys.modules]\n"
+        "import sys, pgmortem, pgmortem.fleet\n"
+        "heavy = [m for m in ('pandas', 'pyarrow', 'numpy', 'dask', 'distributed') if m in sys.modules]\n"
         "assert not heavy, heavy\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)

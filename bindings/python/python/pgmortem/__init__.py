@@ -13,7 +13,8 @@ re-exported here: ``pgmortem.Report``, ``pgmortem.PgRecord``, …). Errors are s
 
 ``to_pandas(report)`` and ``to_arrow(report)`` give a report's tables as pandas DataFrames or
 pyarrow Tables (optional extras ``pgmortem[pandas]``, ``pgmortem[arrow]``, imported only when
-called).
+called); :mod:`pgmortem.fleet` analyzes many bundles on Dask into a Parquet dataset
+(``pgmortem[fleet]``).
 """
 
 from pgmortem._errors import (
