@@ -10,6 +10,11 @@ re-exported here: ``pgmortem.Report``, ``pgmortem.PgRecord``, …). Errors are s
 :class:`PgmortemError`, except a missing or unreadable path, which raises
 :class:`FileNotFoundError` / :class:`PermissionError`, and an argument of the wrong type
 (:class:`TypeError`).
+
+``to_pandas(report)`` and ``to_arrow(report)`` give a report's tables as pandas DataFrames or
+pyarrow Tables (optional extras ``pgmortem[pandas]``, ``pgmortem[arrow]``, imported only when
+called); :mod:`pgmortem.fleet` analyzes many bundles on Dask into a Parquet dataset
+(``pgmortem[fleet]``).
 """
 
 from pgmortem._errors import (
@@ -40,6 +45,7 @@ from pgmortem._native import (
     run_cli,
 )
 from pgmortem._native import PgLogRecords, parse_pg_log
+from pgmortem._frames import Frames, to_arrow, to_pandas
 from pgmortem import types
 from pgmortem.types import *  # noqa: F403 - every TypedDict, importable at run time
 
@@ -69,6 +75,9 @@ __all__ = [
     "run_cli",
     "PgLogRecords",
     "parse_pg_log",
+    "Frames",
+    "to_arrow",
+    "to_pandas",
     "types",
 ]
 __all__ += types.__all__
