@@ -1,5 +1,5 @@
 """Every Python example of README.md and docs/*.md runs as written (from the repository root,
-against the shipped fixtures) and type-checks under mypy --strict."""
+against the shipped fixtures) and type-checks under mypy --strict and pyright."""
 
 from __future__ import annotations
 
@@ -56,6 +56,27 @@ def test_examples_type_check(tmp_path: Path) -> None:
     )
     # Name the doc and line of each error, not the temporary file.
     report = done.stdout
+    for i, (name, _) in enumerate(EXAMPLES):
+        report = report.replace(str(files[i]), name + "+")
+    assert done.returncode == 0, report
+
+
+def test_examples_pass_pyright(tmp_path: Path) -> None:
+    # Pyright in its default (standard) mode, as an editor runs it on a user's code.
+    files = []
+    for i, (name, code) in enumerate(EXAMPLES):
+        path = tmp_path / f"example_{i}.py"
+        path.write_text(f"# {name}\n{code}")
+        files.append(path)
+    (tmp_path / "pyrightconfig.json").write_text('{"typeCheckingMode": "standard", "pythonVersion": "3.10"}')
+    done = subprocess.run(
+        [sys.executable, "-m", "pyright", "--pythonpath", sys.executable, *map(str, files)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    report = done.stdout + done.stderr
     for i, (name, _) in enumerate(EXAMPLES):
         report = report.replace(str(files[i]), name + "+")
     assert done.returncode == 0, report
