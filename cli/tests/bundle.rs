@@ -76,10 +76,18 @@ fn the_collected_archive_lists_every_file_with_its_kind_and_counts() {
         assert!(s["records"].as_u64().unwrap() > 0, "{s}");
         assert_eq!(s["unrecognized_lines"], 0, "{s}");
     }
-    // Files of no kind pgmortem reads are listed as such, not dropped.
+    // The collector's files for people are listed as such, not as unknown, not dropped.
     let ps = by_path(&report, "processes/ps.txt");
-    assert_eq!(ps["kind"], "unknown");
-    assert!(ps["note"].as_str().unwrap().contains("not used"));
+    assert_eq!(ps["kind"], "reference");
+    assert_eq!(ps["unrecognized_lines"], 0, "{ps}");
+    assert!(
+        ps["note"]
+            .as_str()
+            .unwrap()
+            .contains("for a person to read"),
+        "{ps}"
+    );
+    assert_eq!(by_path(&report, "identity/uname.txt")["kind"], "reference");
     // What the collector could not collect is listed with what it recorded.
     let audit = by_path(&report, "audit/status.txt");
     assert_eq!(audit["kind"], "unreadable");

@@ -29,7 +29,9 @@ def test_open_bundle_lists_every_file_of_the_collected_archive() -> None:
     stats = meminfo["stats"]
     assert stats is not None and stats["records"] == 54 and stats["unrecognized_lines"] == 0
     assert by_path["postgres/server.log"]["stats"] is None  # logs are counted by analyze
-    assert by_path["processes/ps.txt"]["kind"] == "unknown"
+    # Kept for a person to read: listed as such (by its path; the manifest says unknown).
+    assert by_path["processes/ps.txt"]["kind"] == "reference"
+    assert by_path["processes/ps.txt"]["recognized_by"] == "path"
     manifest = listing["manifest"]
     assert manifest is not None and manifest["format"] == "pgmortem.bundle"
     assert manifest["uid"] == 0

@@ -71,6 +71,10 @@ pub enum SourceKind {
     AuditRules,
     /// The collector's `manifest.json`.
     Manifest,
+    /// A file the collector keeps for a person to read (`uname -a`, os-release, `id`, the `ps`
+    /// listing, buddyinfo, a process's cgroup, the perf build ids, …): listed with the bundle's
+    /// sources, read by no rule.
+    Reference,
     /// Nothing pgmortem reads (yet); listed in the report, not dropped.
     Unknown,
 }
@@ -108,6 +112,7 @@ const ALL: &[SourceKind] = &[
     SourceKind::AuditStatus,
     SourceKind::AuditRules,
     SourceKind::Manifest,
+    SourceKind::Reference,
     SourceKind::Unknown,
 ];
 
@@ -146,6 +151,7 @@ impl SourceKind {
             SourceKind::AuditStatus => "audit_status",
             SourceKind::AuditRules => "audit_rules",
             SourceKind::Manifest => "manifest",
+            SourceKind::Reference => "reference",
             SourceKind::Unknown => "unknown",
         }
     }
@@ -229,6 +235,9 @@ fn sniff_version(head: &[u8]) -> Option<f32> {
 /// (`proc/meminfo`, `proc/1234/status`, `memory.max`, `pg_settings.csv`, …). `None` when the
 /// path says nothing; content sniffing decides then.
 pub fn kind_from_path(path: &str) -> Option<SourceKind> {
+    if is_reference(path) {
+        return Some(SourceKind::Reference);
+    }
     let name = path.rsplit('/').next().unwrap_or(path);
     let stem = name
         .strip_suffix(".txt")
@@ -271,9 +280,53 @@ pub fn kind_from_path(path: &str) -> Option<SourceKind> {
     Some(kind)
 }
 
+/// The collector's files kept for a person to read: no rule reads them (see
+/// [`SourceKind::Reference`]).
+const REFERENCE_FILES: &[&str] = &[
+    "memory/buddyinfo.txt",
+    "memory/hugepages.txt",
+    "perf/buildids.txt",
+    "perf/kptr_restrict.txt",
+    "perf/perf-record.txt",
+    "perf/perf-record-cpu-clock.txt",
+    "perf/perf_event_paranoid.txt",
+    "postgres/activity.txt",
+    "postgres/database-ages.txt",
+    "postgres/hba-summary.txt",
+    "postgres/subtrans-sql.txt",
+    "processes/ps.txt",
+];
+
+/// Whether `path` (relative to the bundle root) is one of the collector's files for people.
+fn is_reference(path: &str) -> bool {
+    path.starts_with("identity/")
+        || REFERENCE_FILES.contains(&path)
+        || path
+            .strip_prefix("processes/")
+            .and_then(|p| p.strip_suffix("/cgroup"))
+            .is_some_and(|pid| !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_collectors_files_for_people_are_references() {
+        for path in [
+            "identity/uname.txt",
+            "processes/ps.txt",
+            "processes/7725/cgroup",
+            "memory/buddyinfo.txt",
+        ] {
+            assert_eq!(kind_from_path(path), Some(SourceKind::Reference), "{path}");
+        }
+        assert_eq!(
+            kind_from_path("processes/7725/status"),
+            Some(SourceKind::ProcStatus)
+        );
+        assert_eq!(kind_from_path("elsewhere/ps.txt"), None);
+    }
 
     #[test]
     fn names_round_trip() {

@@ -312,6 +312,13 @@ pub(crate) fn parse_all(
                 summary.lines = pgmortem_parse::lines::Lines::new(&source.bytes).count() as u64;
                 summary.records = 1;
             }
+            SourceKind::Reference => {
+                summary.lines = pgmortem_parse::lines::Lines::new(&source.bytes).count() as u64;
+                summary.note = Some(source.note.as_deref().map_or_else(
+                    || "for a person to read; no rule reads it".into(),
+                    |n| format!("{n}; for a person to read"),
+                ));
+            }
             kind => match pgmortem_bundle::snapshot_stats(kind, &source.bytes) {
                 Some(stats) => fill(&mut summary, &stats),
                 None => {

@@ -332,7 +332,14 @@ fn write_sources(out: &mut String, paint: &Painter, report: &Report) {
         "  {:width$}  {:19} {:>8} {:>8} {:>12}",
         "path", "kind", "lines", "records", "unrecognized"
     );
-    for s in &report.sources {
+    // The files kept for a person to read come last, under their own line.
+    let (read, for_people): (Vec<_>, Vec<_>) =
+        report.sources.iter().partition(|s| s.kind != "reference");
+    let mut heading_done = false;
+    for s in read.into_iter().chain(for_people) {
+        if s.kind == "reference" && !std::mem::replace(&mut heading_done, true) {
+            let _ = writeln!(out, "  kept for a person to read (no rule reads them):");
+        }
         let _ = writeln!(
             out,
             "  {:width$}  {:19} {:>8} {:>8} {:>12}{}",

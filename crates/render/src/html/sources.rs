@@ -16,12 +16,17 @@ pub(super) fn write(out: &mut String, report: &Report) {
     let used = report
         .sources
         .iter()
-        .filter(|s| s.kind != "unknown")
+        .filter(|s| s.kind != "unknown" && s.kind != "reference")
+        .count();
+    let for_people = report
+        .sources
+        .iter()
+        .filter(|s| s.kind == "reference")
         .count();
     let _ = write!(
         out,
         "<section id=\"sources\"><h2>Sources</h2><details class=\"sources\"{}><summary>{} files, \
-         {} of them read ({} not recognised, listed)</summary><table class=\"sources\"><thead><tr>\
+         {} of them read, {} kept for a person to read, {} not recognised (all listed)</summary><table class=\"sources\"><thead><tr>\
          <th>path</th><th>kind</th><th>size</th><th>lines</th><th>records</th>\
          <th>unrecognized</th><th>note</th></tr></thead><tbody>",
         if report.sources.len() <= OPEN_ROWS {
@@ -31,7 +36,8 @@ pub(super) fn write(out: &mut String, report: &Report) {
         },
         count(report.sources.len() as u64),
         count(used as u64),
-        count((report.sources.len() - used) as u64)
+        count(for_people as u64),
+        count((report.sources.len() - used - for_people) as u64)
     );
     for s in &report.sources {
         let mut note = s.note.as_deref().map(esc).unwrap_or_default();
@@ -66,7 +72,11 @@ pub(super) fn write(out: &mut String, report: &Report) {
             "<tr class=\"{}\"><td><code>{}</code></td><td>{}</td><td class=\"num\">{}</td>\
              <td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{unrecognized}</td>\
              <td>{note}</td></tr>",
-            if s.kind == "unknown" { "muted" } else { "" },
+            if s.kind == "unknown" || s.kind == "reference" {
+                "muted"
+            } else {
+                ""
+            },
             esc(&s.path),
             esc(s.kind),
             human_bytes(s.bytes),
