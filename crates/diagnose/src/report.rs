@@ -82,6 +82,10 @@ pub struct Collection {
     pub hostname: Option<String>,
     /// The kernel release (`uname -a`'s third field).
     pub kernel_release: Option<String>,
+    /// The operating system (`PRETTY_NAME` of `identity/os-release.txt`).
+    pub os: Option<String>,
+    /// What `systemd-detect-virt` said (`identity/virt.txt`): `kvm`, `docker`, `none`, ….
+    pub virtualization: Option<String>,
     /// The bundle's UTC clock reading (`clock/date.txt`): when the snapshots were taken.
     pub collected_at: Option<Timestamp>,
     /// The file that reading comes from.

@@ -190,6 +190,30 @@ pub(crate) fn collection(bundle: &Bundle) -> crate::report::Collection {
                     out.kernel_release = words.next().map(str::to_owned);
                 }
             }
+            _ if out.os.is_none() && source.path.ends_with("os-release.txt") => {
+                let text = String::from_utf8_lossy(&source.bytes[..source.bytes.len().min(8192)]);
+                out.os = text.lines().find_map(|l| {
+                    let v = l
+                        .strip_prefix("PRETTY_NAME=")?
+                        .trim()
+                        .trim_matches('"')
+                        .trim();
+                    (!v.is_empty()).then(|| crate::human::cut(v, 80))
+                });
+            }
+            _ if out.virtualization.is_none() && source.path.ends_with("identity/virt.txt") => {
+                let text = String::from_utf8_lossy(&source.bytes[..source.bytes.len().min(256)]);
+                let word = text.trim();
+                // One word of letters, digits, `-` or `_` (systemd-detect-virt's ids).
+                if !word.is_empty()
+                    && word.len() <= 32
+                    && word
+                        .bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+                {
+                    out.virtualization = Some(word.to_owned());
+                }
+            }
             _ => {}
         }
     }
@@ -883,5 +907,19 @@ mod tests {
             .report();
         assert!(report.caveats.iter().any(|c| c.kind == "no_postgres_log"));
         assert!(!report.caveats.iter().any(|c| c.kind == "no_kernel_log"));
+    }
+
+    #[test]
+    fn the_collected_host_is_named_with_its_os_and_virtualization() {
+        let report = Scratch::incident("pg15-too-many-clients").report();
+        let c = &report.collection;
+        assert_eq!(c.hostname.as_deref(), Some("dbhost"));
+        assert_eq!(c.os.as_deref(), Some("Debian GNU/Linux 12 (bookworm)"));
+        assert_eq!(c.virtualization.as_deref(), Some("docker"));
+        // Whatever is in the file, only a systemd-detect-virt id is taken.
+        let report = Scratch::incident("pg15-too-many-clients")
+            .write("identity/virt.txt", "kvm\u{1b}[2J and more\n")
+            .report();
+        assert_eq!(report.collection.virtualization, None);
     }
 }

@@ -164,6 +164,25 @@ pub(crate) fn not_evaluated_groups(report: &Report) -> Vec<(String, Vec<&str>, &
 pub(crate) fn host_lines(report: &Report) -> Vec<String> {
     let h = &report.host;
     let mut lines = Vec::new();
+    let c = &report.collection;
+    let identity: Vec<String> = [
+        c.hostname.clone(),
+        c.os.clone(),
+        c.kernel_release.as_ref().map(|k| format!("kernel {k}")),
+        c.virtualization.as_ref().map(|v| {
+            if v == "none" {
+                "no virtualization".to_owned()
+            } else {
+                format!("virtualization {v}")
+            }
+        }),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    if !identity.is_empty() {
+        lines.push(identity.join(", "));
+    }
     if let Some(m) = &h.memory {
         let mut s = format!("RAM {}", human_bytes(m.ram.value));
         match m.swap_total.as_ref().map(|s| s.value) {

@@ -419,6 +419,8 @@ class Collection(TypedDict):
 
     hostname: str | None
     kernel_release: str | None
+    os: str | None
+    virtualization: str | None
     collected_at: str | None
     collected_at_path: str | None
 

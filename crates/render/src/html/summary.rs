@@ -22,8 +22,14 @@ pub(super) fn write(out: &mut String, report: &Report, title: &str) {
         "host",
         esc(c.hostname.as_deref().unwrap_or("not in the bundle")),
     );
+    if let Some(os) = &c.os {
+        fact("OS", esc(os));
+    }
     if let Some(k) = &c.kernel_release {
         fact("kernel", esc(k));
+    }
+    if let Some(v) = &c.virtualization {
+        fact("virtualization", esc(v));
     }
     let pg = &report.host.postgres;
     fact(
