@@ -268,13 +268,13 @@ done
 # ---------------------------------------------------------------------------------------------
 # Identity
 
-run identity/uname.txt unknown 10 "$CAP" uname -a
-copy identity/os-release.txt unknown /etc/os-release
-copy identity/proc-version.txt unknown /proc/version
-copy identity/cmdline.txt unknown /proc/cmdline
-run identity/id.txt unknown 10 "$CAP" id
-run identity/virt.txt unknown 10 "$CAP" systemd-detect-virt
-run identity/dmi.txt unknown 10 "$CAP" sh -c 'grep -H . /sys/class/dmi/id/sys_vendor /sys/class/dmi/id/product_name 2>/dev/null'
+run identity/uname.txt reference 10 "$CAP" uname -a
+copy identity/os-release.txt reference /etc/os-release
+copy identity/proc-version.txt reference /proc/version
+copy identity/cmdline.txt reference /proc/cmdline
+run identity/id.txt reference 10 "$CAP" id
+run identity/virt.txt reference 10 "$CAP" systemd-detect-virt
+run identity/dmi.txt reference 10 "$CAP" sh -c 'grep -H . /sys/class/dmi/id/sys_vendor /sys/class/dmi/id/product_name 2>/dev/null'
 
 # ---------------------------------------------------------------------------------------------
 # Kernel log: raw (monotonic stamps) and -T (wall clock), or the journal when dmesg is closed.
@@ -291,13 +291,13 @@ fi
 
 copy memory/meminfo.txt meminfo /proc/meminfo
 copy memory/vmstat.txt vmstat /proc/vmstat
-copy memory/buddyinfo.txt unknown /proc/buddyinfo
+copy memory/buddyinfo.txt reference /proc/buddyinfo
 run memory/sysctl-vm.txt sysctl 20 "$CAP" sh -c 'grep -r . /proc/sys/vm/ 2>/dev/null'
 for m_f in enabled defrag shmem_enabled khugepaged/defrag; do
     m_src=/sys/kernel/mm/transparent_hugepage/$m_f
     [ -e "$m_src" ] && copy "memory/thp-$(echo "$m_f" | tr / -).txt" thp_setting "$m_src"
 done
-run memory/hugepages.txt unknown 10 "$CAP" sh -c 'grep -r . /sys/kernel/mm/hugepages/ 2>/dev/null'
+run memory/hugepages.txt reference 10 "$CAP" sh -c 'grep -r . /sys/kernel/mm/hugepages/ 2>/dev/null'
 run memory/free.txt free 10 "$CAP" free -k
 
 # ---------------------------------------------------------------------------------------------
@@ -312,7 +312,7 @@ run audit/rules.txt audit_rules 10 "$CAP" auditctl -l
 # ---------------------------------------------------------------------------------------------
 # Processes: every postgres process by comm (never another process's arguments)
 
-run processes/ps.txt unknown 20 "$CAP" ps -eo pid,ppid,user,comm,stat,ni,rss,vsz,pcpu,etimes,wchan:32
+run processes/ps.txt reference 20 "$CAP" ps -eo pid,ppid,user,comm,stat,ni,rss,vsz,pcpu,etimes,wchan:32
 
 PG_PIDS=
 PM_PIDS=
@@ -346,7 +346,7 @@ for p_pid in $PG_PIDS; do
     copy "processes/$p_pid/status" proc_status "/proc/$p_pid/status"
     copy "processes/$p_pid/smaps_rollup" smaps_rollup "/proc/$p_pid/smaps_rollup"
     copy "processes/$p_pid/oom_score_adj" oom_score_adj "/proc/$p_pid/oom_score_adj"
-    copy "processes/$p_pid/cgroup" unknown "/proc/$p_pid/cgroup"
+    copy "processes/$p_pid/cgroup" reference "/proc/$p_pid/cgroup"
     copy "processes/$p_pid/limits" proc_limits "/proc/$p_pid/limits"
 done
 
@@ -400,9 +400,9 @@ REDACT="name IN ('primary_conninfo', 'archive_command', 'restore_command', 'arch
 sql postgres/version.txt pg_version "SELECT version(), pg_postmaster_start_time(), pg_is_in_recovery(), now()" "$@" -At
 sql postgres/pg_settings.txt pg_settings "SELECT name, CASE WHEN $REDACT THEN '<redacted>' ELSE setting END AS setting, unit, source, sourcefile, pending_restart FROM pg_settings ORDER BY name" "$@" -A -F '|'
 sql postgres/activity-summary.txt pg_activity "SELECT state, wait_event_type, wait_event, backend_type, count(*) FROM pg_stat_activity GROUP BY 1, 2, 3, 4 ORDER BY 5 DESC" "$@" -A -F '|'
-sql postgres/activity.txt unknown "SELECT pid, backend_type, state, wait_event_type, wait_event, now() - xact_start AS xact_age, md5(coalesce(query, '')) AS query_md5, left(regexp_replace(query, '''[^'']*''', '''?''', 'g'), 200) AS query FROM pg_stat_activity ORDER BY pid" "$@" -A -F '|'
-sql postgres/database-ages.txt unknown "SELECT datname, age(datfrozenxid), pg_database_size(oid) FROM pg_database ORDER BY 1" "$@" -A -F '|'
-sql postgres/subtrans-sql.txt unknown "SELECT count(*) FROM pg_ls_dir('pg_subtrans')" "$@" -At
+sql postgres/activity.txt reference "SELECT pid, backend_type, state, wait_event_type, wait_event, now() - xact_start AS xact_age, md5(coalesce(query, '')) AS query_md5, left(regexp_replace(query, '''[^'']*''', '''?''', 'g'), 200) AS query FROM pg_stat_activity ORDER BY pid" "$@" -A -F '|'
+sql postgres/database-ages.txt reference "SELECT datname, age(datfrozenxid), pg_database_size(oid) FROM pg_database ORDER BY 1" "$@" -A -F '|'
+sql postgres/subtrans-sql.txt reference "SELECT count(*) FROM pg_ls_dir('pg_subtrans')" "$@" -At
 
 # Data directory: -D, else what the server says.
 if [ -z "$PGDATA_DIR" ]; then
@@ -429,7 +429,7 @@ if [ -n "$CONF" ] && [ -r "$CONF" ]; then
 fi
 # pg_hba.conf: rule count per method, and trust on non-local lines; never the rules.
 if [ -n "$HBA" ] && [ -r "$HBA" ]; then
-    run postgres/hba-summary.txt unknown 10 "$CAP" awk '
+    run postgres/hba-summary.txt reference 10 "$CAP" awk '
         /^[[:space:]]*(#|$)/ { next }
         { m = "other"
           for (i = 2; i <= NF; i++) if ($i ~ /^(trust|reject|md5|password|scram-sha-256|gss|sspi|ident|peer|ldap|radius|cert|pam|bsd)$/) { m = $i; break }
@@ -479,8 +479,8 @@ fi
 # ---------------------------------------------------------------------------------------------
 # perf (optional)
 
-copy perf/perf_event_paranoid.txt unknown /proc/sys/kernel/perf_event_paranoid
-copy perf/kptr_restrict.txt unknown /proc/sys/kernel/kptr_restrict
+copy perf/perf_event_paranoid.txt reference /proc/sys/kernel/perf_event_paranoid
+copy perf/kptr_restrict.txt reference /proc/sys/kernel/kptr_restrict
 if [ "$PERF_SECONDS" -gt 0 ]; then
     paranoid=$(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null || echo 2)
     if ! have perf; then
@@ -496,17 +496,17 @@ if [ "$PERF_SECONDS" -gt 0 ]; then
         # cpu-migrations: each sample's period is the number of migrations since the one before
         # on that CPU, so the periods add up to the count per CPU and per second, with the
         # stacks of the tasks that moved; at most 99 samples a second per CPU, whatever the rate.
-        run perf/perf-record.txt unknown $((PERF_SECONDS + 30)) "$CAP" \
+        run perf/perf-record.txt reference $((PERF_SECONDS + 30)) "$CAP" \
             perf record -e cpu-clock -e cpu-migrations -F 99 -a -g -o "$WORK/perf.data" -- sleep "$PERF_SECONDS"
         if [ ! -s "$WORK/perf.data" ]; then
             # perf could not open one of the events (it leaves an empty file): the profile alone.
             rm -f "$WORK/perf.data"
-            run perf/perf-record-cpu-clock.txt unknown $((PERF_SECONDS + 30)) "$CAP" \
+            run perf/perf-record-cpu-clock.txt reference $((PERF_SECONDS + 30)) "$CAP" \
                 perf record -e cpu-clock -F 99 -a -g -o "$WORK/perf.data" -- sleep "$PERF_SECONDS"
         fi
         if [ -s "$WORK/perf.data" ]; then
             run perf/perf-script.txt perf_script 300 "$PERF_SCRIPT_BYTES" perf script --header -i "$WORK/perf.data"
-            run perf/buildids.txt unknown 60 "$CAP" perf buildid-list -i "$WORK/perf.data"
+            run perf/buildids.txt reference 60 "$CAP" perf buildid-list -i "$WORK/perf.data"
             rm -f "$WORK/perf.data"
         fi
     fi
@@ -534,7 +534,8 @@ write_manifest() {
 # kind pgmortem reads first, the clock readings last: a few bytes that put every kernel time on
 # the wall clock), and says so in its manifest entry; false when none is left.
 drop_biggest() {
-    d_unknown=$(printf '%s' "$ENTRIES" | sed -n 's/^{"path":"\([^"]*\)","kind":"unknown".*/\1/p')
+    d_unknown=$(printf '%s' "$ENTRIES" | sed -n -e 's/^{"path":"\([^"]*\)","kind":"unknown".*/\1/p' \
+        -e 's/^{"path":"\([^"]*\)","kind":"reference".*/\1/p')
     d_line=$(cd "$D" && find . -type f ! -path ./manifest.json -exec wc -c {} + 2>/dev/null |
         awk -v u="$d_unknown" 'BEGIN { n = split(u, l, "\n"); for (i = 1; i <= n; i++) unk["./" l[i]] = 1 }
             $2 != "total" { print ($2 in unk) ? 2 : (($2 ~ /^\.\/clock\//) ? 0 : 1), $1, substr($2, 3) }' |

@@ -51,7 +51,9 @@ fn collected_bundles() {
         // Content sniffing agrees with the manifest on every snapshot the manifest names.
         for s in &bundle.sources {
             let declared = manifest.file(&s.path).map(|f| f.kind.as_str());
-            if let Some(kind) = declared.filter(|k| *k != "unknown" && *k != "cgroup_value") {
+            if let Some(kind) =
+                declared.filter(|k| *k != "unknown" && *k != "reference" && *k != "cgroup_value")
+            {
                 let sniffed = pgmortem_bundle::recognize(&s.bytes[..s.bytes.len().min(16384)]);
                 if sniffed != pgmortem_bundle::SourceKind::Unknown {
                     assert_eq!(sniffed.as_str(), kind, "{}", s.path);
