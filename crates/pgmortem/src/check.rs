@@ -549,8 +549,8 @@ pub fn junit_xml(outcomes: &[Outcome]) -> String {
     for o in outcomes {
         out.push_str(&format!(
             "    <testcase classname=\"pgmortem.check\" name=\"{}\" file=\"{}\" time=\"{:.3}\"",
-            xml_escape(&o.fixture.name),
-            xml_escape(&o.fixture.expected_path().display().to_string()),
+            pgmortem_render::escape_markup(&o.fixture.name),
+            pgmortem_render::escape_markup(&o.fixture.expected_path().display().to_string()),
             o.seconds
         ));
         let failed = o.failures();
@@ -561,31 +561,12 @@ pub fn junit_xml(outcomes: &[Outcome]) -> String {
         out.push_str(">\n");
         out.push_str(&format!(
             "      <failure message=\"{}\">{}</failure>\n",
-            xml_escape(&failed[0]),
-            xml_escape(&failed.join("\n"))
+            pgmortem_render::escape_markup(&failed[0]),
+            pgmortem_render::escape_markup(&failed.join("\n"))
         ));
         out.push_str("    </testcase>\n");
     }
     out.push_str("  </testsuite>\n</testsuites>\n");
-    out
-}
-
-/// `text` with XML's special characters escaped, and the characters XML 1.0 cannot carry
-/// (controls other than tab and newlines) replaced by U+FFFD.
-fn xml_escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            '\t' | '\n' | '\r' => out.push(c),
-            c if (c as u32) < 0x20 => out.push('\u{fffd}'),
-            c => out.push(c),
-        }
-    }
     out
 }
 

@@ -17,6 +17,13 @@ pub use html::html;
 pub use markdown::markdown;
 pub use text::{TextOptions, text, text_with, visible};
 
+/// `text` made inert in HTML, SVG or XML element content and quoted attribute values: `&`,
+/// `<`, `>`, `"`, `'` as character references, C0 controls but tab and line ends as U+FFFD
+/// (the escaping of the HTML page, for other markup such as JUnit XML).
+pub fn escape_markup(text: &str) -> String {
+    html::escape(text)
+}
+
 /// Output formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {

@@ -17,6 +17,8 @@ mod findings;
 mod flame;
 mod incidents;
 mod markup;
+
+pub(crate) use markup::esc as escape;
 mod memory;
 mod sources;
 mod summary;
