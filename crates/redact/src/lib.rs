@@ -432,9 +432,8 @@ impl Redactor {
         replace_captures(&HOME, text, |caps| match caps.get(1) {
             Some(root) => {
                 let user = self.name(Kind::User, &caps[2]);
-                let count = self.counts.entry(Kind::HomePath).or_default();
-                count.occurrences += 1;
-                count.distinct = count.distinct.max(1);
+                // Counted as a path cut (its token is not printed: the cut path is).
+                self.token(Kind::HomePath, &caps[0]);
                 let cut = if caps.get(3).is_some_and(|m| m.as_str().len() > 1) {
                     "/…"
                 } else {
@@ -443,9 +442,7 @@ impl Redactor {
                 format!("/{}/{user}{cut}", root.as_str())
             }
             None => {
-                let count = self.counts.entry(Kind::HomePath).or_default();
-                count.occurrences += 1;
-                count.distinct = count.distinct.max(1);
+                self.token(Kind::HomePath, &caps[0]);
                 "/root/…".to_owned()
             }
         })

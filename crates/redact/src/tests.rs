@@ -138,7 +138,13 @@ fn home_directories_are_cut() {
     ]);
     assert_eq!(out[0], "-D /home/user_1/… --log /home/user_1/…");
     assert_eq!(out[1], "cd /root/…; ls /var/lib/postgresql");
-    assert_eq!(r.counts()[&Kind::HomePath].occurrences, 3);
+    assert_eq!(
+        r.counts()[&Kind::HomePath],
+        Count {
+            occurrences: 3,
+            distinct: 3
+        }
+    );
 }
 
 #[test]
