@@ -183,36 +183,17 @@ pub(crate) fn collection(bundle: &Bundle) -> crate::report::Collection {
             _ if out.hostname.is_none()
                 && (source.path == "uname.txt" || source.path.ends_with("/uname.txt")) =>
             {
-                let text = String::from_utf8_lossy(&source.bytes[..source.bytes.len().min(4096)]);
-                let mut words = text.lines().next().unwrap_or_default().split_whitespace();
-                if words.next() == Some("Linux") {
-                    out.hostname = words.next().map(str::to_owned);
-                    out.kernel_release = words.next().map(str::to_owned);
+                if let Some(u) = system::parse_uname(&source.bytes) {
+                    out.hostname = Some(u.hostname);
+                    out.kernel_release = u.kernel_release;
                 }
             }
             _ if out.os.is_none() && source.path.ends_with("os-release.txt") => {
-                let text = String::from_utf8_lossy(&source.bytes[..source.bytes.len().min(8192)]);
-                out.os = text.lines().find_map(|l| {
-                    let v = l
-                        .strip_prefix("PRETTY_NAME=")?
-                        .trim()
-                        .trim_matches('"')
-                        .trim();
-                    (!v.is_empty()).then(|| crate::human::cut(v, 80))
-                });
+                out.os = system::parse_os_release_name(&source.bytes)
+                    .map(|name| crate::human::cut(&name, 80));
             }
             _ if out.virtualization.is_none() && source.path.ends_with("identity/virt.txt") => {
-                let text = String::from_utf8_lossy(&source.bytes[..source.bytes.len().min(256)]);
-                let word = text.trim();
-                // One word of letters, digits, `-` or `_` (systemd-detect-virt's ids).
-                if !word.is_empty()
-                    && word.len() <= 32
-                    && word
-                        .bytes()
-                        .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
-                {
-                    out.virtualization = Some(word.to_owned());
-                }
+                out.virtualization = system::parse_virt(&source.bytes).ok();
             }
             _ => {}
         }

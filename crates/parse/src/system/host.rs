@@ -41,7 +41,18 @@ pub fn parse_count(input: &[u8]) -> Result<u64, SnapshotError> {
 // tsc
 /// Parses `/sys/devices/system/clocksource/clocksource0/current_clocksource`: one word.
 pub fn parse_clocksource(input: &[u8]) -> Result<String, SnapshotError> {
-    let err = || shape("a clock source name", input);
+    one_word(input, "a clock source name")
+}
+
+// kvm
+/// Parses `systemd-detect-virt`'s output: one id (`kvm`, `docker`, `none`, …).
+pub fn parse_virt(input: &[u8]) -> Result<String, SnapshotError> {
+    one_word(input, "a virtualization id")
+}
+
+/// One word of letters, digits, `_` or `-` (at most 64 bytes), surrounding blanks aside.
+fn one_word(input: &[u8], what: &'static str) -> Result<String, SnapshotError> {
+    let err = || shape(what, input);
     let text = std::str::from_utf8(input).map_err(|_| err())?.trim();
     let ok = !text.is_empty()
         && text.len() <= 64
@@ -49,6 +60,42 @@ pub fn parse_clocksource(input: &[u8]) -> Result<String, SnapshotError> {
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
     if ok { Ok(text.to_owned()) } else { Err(err()) }
+}
+
+/// The host's name and kernel release, from `uname -a`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Uname {
+    /// The node name (second field).
+    pub hostname: String,
+    /// The kernel release (third field), when printed.
+    pub kernel_release: Option<String>,
+}
+
+// Linux dbhost 6.18.44-fc-v669 #1 SMP PREEMPT_DYNAMIC @0 x86_64 GNU/Linux
+/// Parses the first line of `uname -a` (Linux only: it starts with `Linux`).
+pub fn parse_uname(input: &[u8]) -> Option<Uname> {
+    let line = input.split(|&b| b == b'\n').next()?;
+    let text = String::from_utf8_lossy(line);
+    let mut words = text.split_whitespace();
+    (words.next() == Some("Linux")).then_some(())?;
+    Some(Uname {
+        hostname: words.next()?.to_owned(),
+        kernel_release: words.next().map(str::to_owned),
+    })
+}
+
+// PRETTY_NAME="Debian GNU/Linux 12 (bookworm)"
+/// The `PRETTY_NAME` of an `/etc/os-release` file, unquoted, when it has a non-empty one.
+pub fn parse_os_release_name(input: &[u8]) -> Option<String> {
+    let text = String::from_utf8_lossy(input);
+    text.lines().find_map(|l| {
+        let v = l
+            .strip_prefix("PRETTY_NAME=")?
+            .trim()
+            .trim_matches(['"', '\''])
+            .trim();
+        (!v.is_empty()).then(|| v.to_owned())
+    })
 }
 
 /// The CPU's feature flags, as `/proc/cpuinfo` prints them for one CPU.
@@ -354,6 +401,27 @@ mod tests {
         assert!(parse_oom_score_adj(b"1001\n").is_err());
         assert!(parse_oom_score_adj(b"abc\n").is_err());
         assert!(parse_oom_score_adj(b"").is_err());
+    }
+
+    #[test]
+    fn identity_files() {
+        let u = parse_uname(
+            b"Linux dbhost 6.18.44-fc-v669 #1 SMP PREEMPT_DYNAMIC @0 x86_64 GNU/Linux\n",
+        )
+        .unwrap();
+        assert_eq!(u.hostname, "dbhost");
+        assert_eq!(u.kernel_release.as_deref(), Some("6.18.44-fc-v669"));
+        assert_eq!(parse_uname(b"Darwin mac 23.0\n"), None);
+        assert_eq!(
+            parse_os_release_name(
+                b"NAME=\"Debian\"\nPRETTY_NAME=\"Debian GNU/Linux 12 (bookworm)\"\n"
+            )
+            .as_deref(),
+            Some("Debian GNU/Linux 12 (bookworm)")
+        );
+        assert_eq!(parse_os_release_name(b"PRETTY_NAME=\"\"\n"), None);
+        assert_eq!(parse_virt(b"docker\n").unwrap(), "docker");
+        assert!(parse_virt(b"kvm\x1b[2J and more\n").is_err());
     }
 
     #[test]

@@ -31,9 +31,10 @@ pub use cgroup::{
 pub use clock::{Btime, DateReading, SnapshotError, Uptime, parse_btime, parse_date, parse_uptime};
 pub use fields::{Field, Fields};
 pub use host::{
-    AuditRules, CpuFlags, PgVersion, PipeTable, Vulnerabilities, Vulnerability, parse_audit_rules,
-    parse_clocksource, parse_count, parse_cpu_flags, parse_oom_score_adj, parse_pipe_table,
-    parse_version_text, parse_vulnerabilities, sniff_cpu_flags,
+    AuditRules, CpuFlags, PgVersion, PipeTable, Uname, Vulnerabilities, Vulnerability,
+    parse_audit_rules, parse_clocksource, parse_count, parse_cpu_flags, parse_oom_score_adj,
+    parse_os_release_name, parse_pipe_table, parse_uname, parse_version_text, parse_virt,
+    parse_vulnerabilities, sniff_cpu_flags,
 };
 pub use meminfo::{
     FlatKeyed, MEMINFO_KEYS, Meminfo, parse_flat_keyed, parse_meminfo, sniff_meminfo, sniff_vmstat,
