@@ -3,32 +3,50 @@
 # pgmortem-collect.sh — collect a pgmortem support bundle on a PostgreSQL host.
 #
 # Usage:
-#   sh pgmortem-collect.sh [-o OUTDIR] [-D PGDATA] [-h PGHOST] [-p PGPORT] [-U USER]
-#                          [--perf SECONDS] [--log-bytes N] [--log FILE] [--help]
+#   sh pgmortem-collect.sh [-o OUTDIR|-] [-D PGDATA] [-h PGHOST] [-p PGPORT] [-U USER]
+#                          [--pid PID] [--bindir DIR] [--log FILE] [--log-bytes N]
+#                          [--perf SECONDS] [--max-time SECONDS] [--dry-run] [--help]
 #
-#   -o OUTDIR       where the bundle is written (default: $TMPDIR or /tmp)
-#   -D PGDATA       the data directory (finds the postmaster, the current log file, pg_subtrans)
-#   -h PGHOST       host or socket directory for psql (default: psql's own default)
-#   -p PGPORT       port for psql
-#   -U USER         database role for psql; needs pg_monitor (or superuser) for everything
-#   --perf SECONDS  also record `perf record -F 99 -a -g` for SECONDS (default: off)
+#   -o OUTDIR       where the bundle is written (default: $TMPDIR or /tmp); `-o -` writes the
+#                   archive to stdout (for `kubectl exec -i POD -- sh -s -- -o - < THIS > B.tgz`)
+#   -D PGDATA       the data directory (default: the running postmaster's, else the one
+#                   directory found under /var/lib/postgresql/*/* or /var/lib/pgsql)
+#   -h PGHOST       host or socket directory for psql (default: from postmaster.pid)
+#   -p PGPORT       port for psql (default: from postmaster.pid)
+#   -U USER         database role for psql (default: as root, the data directory's owner
+#                   through peer authentication; else psql's own default)
+#   --pid PID       the postmaster to collect (default: from postmaster.pid, else the only
+#                   postgres process whose parent is not one)
+#   --bindir DIR    the server's binaries, for `postgres -C` when the server cannot be asked
+#                   (default: from postmaster.opts, else the packaging's usual places)
+#   --log FILE      the server log (default: current_logfiles, log_directory, then
+#                   /var/log/postgresql, PGDATA/log, PGDATA/pg_log, the unit's journal)
 #   --log-bytes N   bytes of the server log to keep, from its end (default 20 MiB)
-#   --log FILE      the server log (default: from PGDATA/current_logfiles, pg_current_logfile(),
-#                   else the newest /var/log/postgresql/*.log)
+#   --perf SECONDS  also record `perf record -F 99 -a -g` for SECONDS (default: off)
+#   --max-time S    stop collecting after S seconds; what is left is recorded as skipped (600)
+#   --dry-run       print what would be collected, collect nothing
 #
 # Prints progress on stderr and the bundle's path, last, on stdout:
 #   OUTDIR/pgmortem-<host>-<utc>.tar.gz
 #
-# What it reads: kernel log, /proc and /sys memory and CPU state, the postgres processes'
-# /proc files and memory cgroup, df, psql queries (read-only, with statement and lock
-# timeouts), the last bytes of the server log with password literals redacted.
-# What it never reads: .pgpass, /proc/*/environ, pg_hba.conf/pg_ident.conf contents (only a
-# count of rules per method), postgresql.auto.conf, keys, table data. Passwords are never
-# passed on the command line; psql never prompts (-w): use peer auth or a .pgpass.
+# Order: kernel log, /proc and /sys state, the postmaster's processes, cgroup and mounts as it
+# sees them (/proc/PID/root, /proc/PID/mountinfo: right from the host for a containerised
+# server), the configuration files, the server log, and only then one psql session (read-only,
+# statement and lock timeouts, a superuser's reserved slot when run as root): when every slot
+# is taken, the log is already collected and at most one refused attempt is added to it. When
+# the server cannot be asked, the key settings come from the server binary (`postgres -C` as
+# the data directory's owner), and postgresql.conf is always collected with its includes and
+# postgresql.auto.conf resolved.
+# What it never reads: .pgpass, the environment of any process except PG_OOM_ADJUST_FILE and
+# PG_OOM_ADJUST_VALUE of the postmaster, pg_hba.conf/pg_ident.conf contents (only a count of
+# rules per method), keys, table data. Connection strings, commands and passwords in settings,
+# configuration files and the server log are masked. Passwords are never passed on the command
+# line; psql never prompts (-w): use peer auth or a .pgpass.
 #
-# Every step runs under timeout, nice and ionice, its output capped in bytes; a missing tool or
-# a failing step is recorded in manifest.json (exit status, duration, size), never fatal.
-# POSIX sh: runs under dash, bash and busybox ash.
+# Every step runs under timeout, nice and ionice, its output capped in bytes; a missing tool, a
+# refusal or a failing step is recorded in manifest.json (exit status, duration, size, note),
+# never fatal. Free space is checked before every step; the whole run is capped in time.
+# POSIX sh: runs under dash, bash and busybox ash, also read from stdin (`sh -s`).
 
 set -u
 umask 077
@@ -36,30 +54,36 @@ LC_ALL=C
 LANG=C
 export LC_ALL LANG
 
-COLLECTOR_VERSION=0.1.0
+COLLECTOR_VERSION=0.2.0
 FORMAT_VERSION=1
 CAP=$((8 * 1024 * 1024))        # default cap per item, bytes
 KERNEL_LOG_BYTES=$((5 * 1024 * 1024))
 PERF_SCRIPT_BYTES=$((200 * 1024 * 1024))
 MAX_PROCS=500                   # postgres processes whose /proc files are read
 MIN_FREE_KB=$((1024 * 1024))    # disk guard: at least 1 GiB and 5% free for heavy items
+MIN_ITEM_FREE_KB=16             # below this, an item is not even tried
 
 OUTDIR=${TMPDIR:-/tmp}
+TO_STDOUT=0
 PGDATA_DIR=
 PG_HOST=
 PG_PORT=
 PG_USER=
+PM_ARG=
+BINDIR_ARG=
 PERF_SECONDS=0
 LOG_BYTES=$((20 * 1024 * 1024))
 LOGFILE_ARG=
+MAX_TIME=600
+DRY_RUN=0
 ARGUMENTS=$*
 
 say() { printf 'pgmortem-collect: %s\n' "$*" >&2; }
 die() { say "error: $*"; exit 2; }
 
 usage() {
-    sed -n '3,/^$/s/^# \{0,1\}//p' "$0" 2>/dev/null ||
-        echo "usage: sh pgmortem-collect.sh [-o OUTDIR] [-D PGDATA] [-h PGHOST] [-p PGPORT] [-U USER] [--perf SECONDS] [--log-bytes N]"
+    { sed -n '3,/^$/s/^# \{0,1\}//p' "$0" 2>/dev/null | grep . ; } ||
+        echo "usage: sh pgmortem-collect.sh [-o OUTDIR|-] [-D PGDATA] [-h PGHOST] [-p PGPORT] [-U USER] [--pid PID] [--bindir DIR] [--log FILE] [--log-bytes N] [--perf SECONDS] [--max-time SECONDS] [--dry-run]"
 }
 
 is_number() {
@@ -73,14 +97,27 @@ while [ $# -gt 0 ]; do
     -h) [ $# -ge 2 ] || die "-h needs a host"; PG_HOST=$2; shift 2 ;;
     -p) [ $# -ge 2 ] || die "-p needs a port"; PG_PORT=$2; shift 2 ;;
     -U) [ $# -ge 2 ] || die "-U needs a user"; PG_USER=$2; shift 2 ;;
+    --pid) is_number "${2:-}" || die "--pid needs a process id"; PM_ARG=$2; shift 2 ;;
+    --bindir) [ $# -ge 2 ] || die "--bindir needs a directory"; BINDIR_ARG=$2; shift 2 ;;
     --perf) is_number "${2:-}" || die "--perf needs seconds"; PERF_SECONDS=$2; shift 2 ;;
     --log-bytes) is_number "${2:-}" || die "--log-bytes needs a number"; LOG_BYTES=$2; shift 2 ;;
     --log) [ $# -ge 2 ] || die "--log needs a file"; LOGFILE_ARG=$2; shift 2 ;;
+    --max-time)
+        if ! is_number "${2:-}" || [ "$2" -lt 1 ]; then die "--max-time needs seconds (at least 1)"; fi
+        MAX_TIME=$2
+        shift 2
+        ;;
+    --dry-run) DRY_RUN=1; shift ;;
     --help) usage; exit 0 ;;
     *) usage >&2; die "unknown argument: $1" ;;
     esac
 done
 [ -n "$PG_PORT" ] && ! is_number "$PG_PORT" && die "-p needs a number"
+if [ "$OUTDIR" = - ]; then
+    TO_STDOUT=1
+    OUTDIR=${TMPDIR:-/tmp}
+    [ -t 1 ] && [ "$DRY_RUN" = 0 ] && die "-o - writes the archive to stdout: redirect it to a file"
+fi
 
 have() { command -v "$1" >/dev/null 2>&1; }
 
@@ -100,6 +137,10 @@ utc_now() {
     esac
 }
 
+START_S=$(date -u +%s)
+DEADLINE=$((START_S + MAX_TIME))
+MY_UID=$(id -u)
+
 # ---------------------------------------------------------------------------------------------
 # Output directory and disk guard
 
@@ -108,18 +149,28 @@ HOST=$(uname -n 2>/dev/null | tr -cd 'A-Za-z0-9.-' | cut -c1-63)
 [ -n "$HOST" ] || HOST=host
 STAMP=$(date -u +%Y%m%dT%H%M%SZ)
 NAME=pgmortem-$HOST-$STAMP
-WORK=$(mktemp -d "$OUTDIR/.pgmortem-collect.XXXXXX") || die "cannot create a directory in $OUTDIR"
-D=$WORK/$NAME
-mkdir "$D" || die "cannot create $D"
 # Manifest entries are kept in memory: on a full disk they must survive to the end.
 ENTRIES=
-trap 'rm -rf "$WORK"' EXIT
-trap 'rm -rf "$WORK"; exit 130' INT TERM
+if [ "$DRY_RUN" = 1 ]; then
+    WORK=
+    D=/nonexistent
+else
+    WORK=$(mktemp -d "$OUTDIR/.pgmortem-collect.XXXXXX") || die "cannot create a directory in $OUTDIR"
+    D=$WORK/$NAME
+    mkdir "$D" || die "cannot create $D"
+    trap 'rm -rf "$WORK"' EXIT
+    trap 'rm -rf "$WORK"; exit 130' INT TERM
+fi
+
+# free_kb: the output file system's size and free space in KB ("SIZE AVAIL"), empty if unknown.
+free_kb() {
+    df -Pk "$OUTDIR" 2>/dev/null | awk 'NR == 2 { print $2, $4 }'
+}
 
 # free_ok: true when the output file system has at least max(1 GiB, 5%) free; sets AVAIL_KB.
 AVAIL_KB=
 free_ok() {
-    f_line=$(df -Pk "$OUTDIR" 2>/dev/null | awk 'NR == 2 { print $2, $4 }')
+    f_line=$(free_kb)
     f_size=${f_line% *}
     f_avail=${f_line#* }
     is_number "$f_size" && is_number "$f_avail" || return 0
@@ -129,18 +180,22 @@ free_ok() {
     [ "$f_avail" -ge "$f_need" ]
 }
 
+# low_disk: heavy items are skipped from now on, and every item is capped to an eighth of what
+# is free, so the small ones still fit.
 LOW_DISK=0
-if ! free_ok; then
+low_disk() {
+    if [ "$LOW_DISK" = 0 ]; then
+        say "less than max(1 GiB, 5%) free in $OUTDIR: heavy items (perf, server log) are skipped"
+    fi
     LOW_DISK=1
-    say "less than max(1 GiB, 5%) free in $OUTDIR: heavy items (perf, server log) are skipped"
-    # Every item is capped to an eighth of what is free, so the small ones still fit.
     if is_number "$AVAIL_KB"; then
         l_cap=$((AVAIL_KB * 1024 / 8))
         [ "$l_cap" -lt 4096 ] && l_cap=4096
         [ "$CAP" -gt "$l_cap" ] && CAP=$l_cap
         [ "$KERNEL_LOG_BYTES" -gt "$l_cap" ] && KERNEL_LOG_BYTES=$l_cap
     fi
-fi
+}
+[ "$DRY_RUN" = 1 ] || free_ok || low_disk
 
 # ---------------------------------------------------------------------------------------------
 # Running one item
@@ -151,13 +206,30 @@ json_escape() {
 
 # record PATH KIND COMMAND STATUS DURATION_MS BYTES CAPPED NOTE
 record() {
+    if [ "$DRY_RUN" = 1 ]; then
+        printf '%-44s %-20s %s%s\n' "$1" "$2" "$3" "${8:+  ($8)}"
+        return 0
+    fi
     r_entry=$(printf '{"path":"%s","kind":"%s","command":"%s","status":%s,"duration_ms":%s,"bytes":%s,"capped":%s,"note":"%s"}' \
         "$(json_escape "$1")" "$2" "$(json_escape "$3")" "$4" "$5" "$6" "$7" "$(json_escape "$8")")
     ENTRIES="$ENTRIES$r_entry
 "
 }
 
-# wrap SECONDS CMD [ARGS...]: the command under timeout, nice and ionice when they exist.
+# amend PATH NOTE: the entry of PATH says NOTE (first) and 0 bytes; its file is removed.
+amend() {
+    rm -f "$D/$1"
+    ENTRIES="$(printf '%s' "$ENTRIES" | awk -v p="$1" -v n="$(json_escape "$2")" '
+        index($0, "{\"path\":\"" p "\",") == 1 {
+            sub(/"bytes":[0-9]*/, "\"bytes\":0"); sub(/"capped":true/, "\"capped\":false")
+            if (!sub(/"note":""/, "\"note\":\"" n "\"")) sub(/"note":"/, "\"note\":\"" n "; ")
+        }
+        { print }')
+"
+}
+
+# wrap SECONDS CMD [ARGS...]: the command under timeout, nice and ionice when they exist, its
+# stdin closed (the script itself may be on stdin: `sh -s`).
 HAVE_NICE=0 HAVE_IONICE=0 HAVE_TIMEOUT=0
 have nice && HAVE_NICE=1
 have ionice && ionice -c3 true 2>/dev/null && HAVE_IONICE=1
@@ -169,22 +241,54 @@ wrap() {
     [ "$HAVE_NICE" = 1 ] && set -- nice -n 19 "$@"
     [ "$HAVE_IONICE" = 1 ] && set -- ionice -c3 "$@"
     [ "$HAVE_TIMEOUT" = 1 ] && set -- timeout -k 5 "$w_secs" "$@"
-    "$@"
+    "$@" </dev/null
+}
+
+# budget SECONDS: prints the seconds a step may take (SECONDS, or what is left of --max-time),
+# false when the time is up.
+budget() {
+    b_left=$((DEADLINE - $(date -u +%s)))
+    [ "$b_left" -gt 0 ] || return 1
+    [ "$b_left" -lt "$1" ] && echo "$b_left" || echo "$1"
+}
+
+# preflight PATH KIND COMMAND: false (and recorded) when the step must not run: out of time, or
+# no room left on the output file system. Also lowers the caps when the disk is getting full.
+preflight() {
+    if ! budget 1 >/dev/null; then
+        record "$1" "$2" "$3" 1 0 0 false "skipped: the collector's time cap (--max-time $MAX_TIME s) was reached"
+        return 1
+    fi
+    free_ok || low_disk
+    if is_number "$AVAIL_KB" && [ "$AVAIL_KB" -lt "$MIN_ITEM_FREE_KB" ]; then
+        record "$1" "$2" "$3" 1 0 0 false "skipped: $AVAIL_KB KB free in $OUTDIR: no space left on device"
+        return 1
+    fi
+    return 0
 }
 
 # run PATH KIND SECONDS CAP CMD [ARGS...]: CMD's stdout into the bundle at PATH, capped to CAP
 # bytes (negative CAP keeps the last -CAP bytes instead of the first); stderr's first line
-# goes to the manifest's note.
+# goes to the manifest's note. The manifest shows DESCRIBE as the command when it is set (a
+# program too long to be read there), and run clears it.
+DESCRIBE=
 run() {
     r_path=$1 r_kind=$2 r_secs=$3 r_cap=$4
     shift 4
-    r_out=$D/$r_path
-    mkdir -p "${r_out%/*}"
-    r_cmd=$*
+    r_cmd=${DESCRIBE:-$*}
+    DESCRIBE=
     if ! have "$1"; then
         record "$r_path" "$r_kind" "$r_cmd" 127 0 0 false "tool missing: $1"
         return 0
     fi
+    if [ "$DRY_RUN" = 1 ]; then
+        record "$r_path" "$r_kind" "$r_cmd" 0 0 0 false ""
+        return 0
+    fi
+    preflight "$r_path" "$r_kind" "$r_cmd" || return 0
+    r_secs=$(budget "$r_secs")
+    r_out=$D/$r_path
+    mkdir -p "${r_out%/*}"
     r_start=$(now_ms)
     case $r_cap in -*) r_keep="tail" ;; *) r_keep="head" ;; esac
     # The command's status and the writer's come back on fd 3 (one short write each, so they
@@ -203,8 +307,7 @@ run() {
     r_rc=$(printf '%s\n' "$r_st" | sed -n 's/^rc=//p' | head -n 1)
     is_number "$r_rc" || r_rc=255
     r_w=$(printf '%s\n' "$r_st" | sed -n 's/^w=//p' | head -n 1)
-    r_bytes=$(wc -c <"$r_out" 2>/dev/null | tr -d ' ')
-    is_number "$r_bytes" || r_bytes=0
+    r_bytes=$(size_of "$r_out")
     r_capped=false
     [ "$r_bytes" -ge "${r_cap#-}" ] && r_capped=true
     r_note=$(head -c 300 "$WORK/err" 2>/dev/null | head -n 1)
@@ -231,22 +334,69 @@ run() {
     return 0
 }
 
+# size_of FILE: its size in bytes, 0 when it does not exist.
+size_of() {
+    s_n=$({ wc -c <"$1"; } 2>/dev/null | tr -d ' ')
+    is_number "$s_n" && echo "$s_n" || echo 0
+}
+
+# why_not PATH: why a file cannot be read by us: no such file, or permission denied.
+why_not() {
+    if [ -e "$1" ]; then
+        echo "permission denied to uid $MY_UID"
+    elif [ -d "${1%/*}" ] && [ ! -x "${1%/*}" ]; then
+        echo "permission denied to uid $MY_UID: cannot enter ${1%/*}"
+    elif [ -d "${1%/*}" ]; then
+        echo "no such file"
+    else
+        echo "no such file, or a directory uid $MY_UID cannot enter"
+    fi
+}
+
 # copy PATH KIND SOURCE: one small file (a /proc or /sys file) through run.
 copy() {
     if [ -r "$3" ]; then
         run "$1" "$2" 10 "$CAP" cat "$3"
     else
-        record "$1" "$2" "cat $3" 1 0 0 false "not readable: $3"
+        record "$1" "$2" "cat $3" 1 0 0 false "not readable: $3 ($(why_not "$3"))"
     fi
 }
 
-say "collecting into $D"
+# as_owner USER CMD [ARGS...]: CMD as USER when root and USER is another user, else as is.
+as_owner() {
+    a_user=$1
+    shift
+    if [ "$MY_UID" = 0 ] && [ -n "$a_user" ] && [ "$a_user" != root ]; then
+        if have runuser; then
+            runuser -u "$a_user" -- "$@"
+        elif have setpriv && a_uid=$(id -u "$a_user" 2>/dev/null) && a_gid=$(id -g "$a_user" 2>/dev/null); then
+            setpriv --reuid="$a_uid" --regid="$a_gid" --init-groups -- "$@"
+        else
+            # su runs a shell: the command and its arguments are passed as positional parameters.
+            su -s /bin/sh "$a_user" -c '"$0" "$@"' -- "$@"
+        fi
+    else
+        "$@"
+    fi
+}
+
+# owner_run USER SECONDS CMD [ARGS...]: CMD as USER (as_owner) under timeout and nice, its stdin
+# left to the caller.
+owner_run() {
+    o_user=$1 o_secs=$2
+    shift 2
+    [ "$HAVE_NICE" = 1 ] && set -- nice -n 19 "$@"
+    [ "$HAVE_TIMEOUT" = 1 ] && set -- timeout -k 5 "$o_secs" "$@"
+    as_owner "$o_user" "$@"
+}
+
+if [ "$DRY_RUN" = 1 ]; then say "dry run: what would be collected"; else say "collecting into $D"; fi
 STARTED=$(utc_now)
 
 # ---------------------------------------------------------------------------------------------
 # Clock: the three readings back to back, so kernel monotonic times map to UTC.
 
-mkdir -p "$D/clock"
+[ "$DRY_RUN" = 1 ] || mkdir -p "$D/clock"
 c_start=$(now_ms)
 c_up=$(cat /proc/uptime 2>/dev/null)
 c_now=$(utc_now)
@@ -256,12 +406,11 @@ for c_item in uptime:/proc/uptime date:'date -u +%Y-%m-%dT%H:%M:%S.%NZ' btime:'g
     c_kind=${c_item%%:*}
     case $c_kind in uptime) c_val=$c_up ;; date) c_val=$c_now ;; *) c_val=$c_bt ;; esac
     c_note=
-    if ! printf '%s\n' "$c_val" >"$D/clock/$c_kind.txt" 2>/dev/null; then
+    if [ "$DRY_RUN" = 0 ] && ! printf '%s\n' "$c_val" >"$D/clock/$c_kind.txt" 2>/dev/null; then
         rm -f "$D/clock/$c_kind.txt"
         c_note="not kept: writing it to $OUTDIR failed; the reading was: $c_val"
     fi
-    c_bytes=$(wc -c <"$D/clock/$c_kind.txt" 2>/dev/null | tr -d ' ')
-    is_number "$c_bytes" || c_bytes=0
+    c_bytes=$(size_of "$D/clock/$c_kind.txt")
     record "clock/$c_kind.txt" "$c_kind" "${c_item#*:}" 0 $((c_end - c_start)) "$c_bytes" false "$c_note"
 done
 
@@ -277,13 +426,39 @@ run identity/virt.txt reference 10 "$CAP" systemd-detect-virt
 run identity/dmi.txt reference 10 "$CAP" sh -c 'grep -H . /sys/class/dmi/id/sys_vendor /sys/class/dmi/id/product_name 2>/dev/null'
 
 # ---------------------------------------------------------------------------------------------
-# Kernel log: raw (monotonic stamps) and -T (wall clock), or the journal when dmesg is closed.
+# Kernel log: raw (monotonic stamps) and -T (wall clock); when dmesg is closed (not root and
+# kernel.dmesg_restrict=1), the journal, then the syslog files. Each refusal is recorded.
+
+# has_entries FILE: the file holds a line that is not one of journalctl's `-- ... --` notes.
+has_entries() {
+    [ -s "$1" ] && grep -qv '^-- ' "$1" 2>/dev/null
+}
 
 run kernel/dmesg.txt kernel_log 60 "-$KERNEL_LOG_BYTES" dmesg
 run kernel/dmesg-T.txt kernel_log 60 "-$KERNEL_LOG_BYTES" dmesg -T
-if [ ! -s "$D/kernel/dmesg.txt" ]; then
+if [ "$DRY_RUN" = 1 ] || [ ! -s "$D/kernel/dmesg.txt" ]; then
     run kernel/journal-k.txt kernel_log 60 "-$KERNEL_LOG_BYTES" \
         journalctl -k -o short-precise --no-pager --since=-3d
+    if [ "$DRY_RUN" = 0 ] && [ -e "$D/kernel/journal-k.txt" ] && ! has_entries "$D/kernel/journal-k.txt"; then
+        amend kernel/journal-k.txt "no entries: uid $MY_UID sees no kernel messages in the journal (not root, not in the adm or systemd-journal group)"
+    fi
+    if [ "$DRY_RUN" = 1 ] || [ ! -s "$D/kernel/journal-k.txt" ]; then
+        # Kernel lines only (`HOST kernel: ...`): the other programs' lines are not ours to take.
+        for k_src in /var/log/kern.log /var/log/messages /var/log/syslog; do
+            k_name=${k_src##*/}
+            case $k_name in *.log) ;; *) k_name=$k_name.txt ;; esac
+            if [ ! -e "$k_src" ]; then
+                continue
+            elif [ ! -r "$k_src" ]; then
+                record "kernel/$k_name" kernel_log "grep ' kernel: ' $k_src" 1 0 0 false \
+                    "not readable: $k_src (permission denied to uid $MY_UID; members of adm can read it)"
+                continue
+            fi
+            run "kernel/$k_name" kernel_log 60 "-$KERNEL_LOG_BYTES" \
+                sh -c 'tail -c 268435456 "$1" | grep -a " kernel: "' sh "$k_src"
+            [ "$DRY_RUN" = 0 ] && [ -s "$D/kernel/$k_name" ] && break
+        done
+    fi
 fi
 
 # ---------------------------------------------------------------------------------------------
@@ -314,33 +489,70 @@ run audit/rules.txt audit_rules 10 "$CAP" auditctl -l
 
 run processes/ps.txt reference 20 "$CAP" ps -eo pid,ppid,user,comm,stat,ni,rss,vsz,pcpu,etimes,wchan:32
 
+is_postgres() {
+    case $(cat "/proc/$1/comm" 2>/dev/null) in postgres | postmaster) return 0 ;; *) return 1 ;; esac
+}
+
 PG_PIDS=
 PM_PIDS=
 p_count=0
 for p_dir in /proc/[0-9]*; do
     p_pid=${p_dir#/proc/}
-    p_comm=$(cat "$p_dir/comm" 2>/dev/null) || continue
-    case $p_comm in postgres | postmaster) ;; *) continue ;; esac
+    is_postgres "$p_pid" || continue
     p_count=$((p_count + 1))
     [ "$p_count" -gt "$MAX_PROCS" ] && break
     PG_PIDS="$PG_PIDS $p_pid"
     p_ppid=$(awk '/^PPid:/ { print $2 }' "$p_dir/status" 2>/dev/null)
-    p_pcomm=$(cat "/proc/$p_ppid/comm" 2>/dev/null)
-    case $p_pcomm in postgres | postmaster) ;; *) PM_PIDS="$PM_PIDS $p_pid" ;; esac
+    is_postgres "$p_ppid" || PM_PIDS="$PM_PIDS $p_pid"
 done
-if [ -n "$PGDATA_DIR" ] && [ -r "$PGDATA_DIR/postmaster.pid" ]; then
-    p_pm=$(head -n 1 "$PGDATA_DIR/postmaster.pid")
-    is_number "$p_pm" && [ -d "/proc/$p_pm" ] && PM_PIDS=" $p_pm"
-fi
-say "postgres processes:$PG_PIDS (postmaster:$PM_PIDS)"
 
-: >"$WORK/titles"
-for p_pid in $PG_PIDS; do
-    # A process that exited since it was listed (or a zombie) has no command line left.
-    p_title=$(tr '\000' ' ' <"/proc/$p_pid/cmdline" 2>/dev/null)
-    [ -n "$p_title" ] && printf '%s %s\n' "$p_pid" "$p_title" >>"$WORK/titles"
-done
-run processes/postgres-titles.txt process_titles 10 "$CAP" cat "$WORK/titles"
+# The postmaster: --pid, else the data directory's postmaster.pid, else the only one running.
+PM=
+if [ -n "$PM_ARG" ]; then
+    is_postgres "$PM_ARG" || die "--pid $PM_ARG is not a running postgres process"
+    PM=$PM_ARG
+elif [ -n "$PGDATA_DIR" ]; then
+    p_pm=$(head -n 1 "$PGDATA_DIR/postmaster.pid" 2>/dev/null)
+    # A stale file after a crash names a pid that is gone, or reused by another program.
+    is_number "$p_pm" && is_postgres "$p_pm" && PM=$p_pm
+else
+    # shellcheck disable=SC2086 # one word per pid
+    set -- $PM_PIDS
+    [ $# = 1 ] && PM=$1
+    [ $# -gt 1 ] && say "several postmasters ($PM_PIDS): give -D or --pid to choose one"
+fi
+[ -n "$PM" ] && PM_PIDS=" $PM"
+
+# ROOTFS: the postmaster's view of the file system (/proc/PID/root) when it runs in another
+# mount namespace (a container), so /dev/shm, cgroups, its data directory and log are read as
+# it sees them; empty when it shares ours.
+ROOTFS=
+PM_NS_NOTE=
+if [ -n "$PM" ]; then
+    p_ns_self=$(readlink /proc/self/ns/mnt 2>/dev/null)
+    p_ns_pm=$(readlink "/proc/$PM/ns/mnt" 2>/dev/null)
+    if [ -z "$p_ns_pm" ]; then
+        PM_NS_NOTE="its mount namespace is not visible to uid $MY_UID: files are read in the collector's own view"
+    elif [ "$p_ns_self" != "$p_ns_pm" ]; then
+        if [ -d "/proc/$PM/root/" ] && ls "/proc/$PM/root/" >/dev/null 2>&1; then
+            ROOTFS=/proc/$PM/root
+        else
+            PM_NS_NOTE="it runs in another mount namespace that uid $MY_UID cannot enter (/proc/$PM/root)"
+        fi
+    fi
+fi
+say "postgres processes:$PG_PIDS (postmaster: ${PM:-none found}${ROOTFS:+, in another mount namespace})"
+[ -n "$PM_NS_NOTE" ] && say "postmaster $PM: $PM_NS_NOTE"
+
+if [ "$DRY_RUN" = 0 ]; then
+    : >"$WORK/titles"
+    for p_pid in $PG_PIDS; do
+        # A process that exited since it was listed (or a zombie) has no command line left.
+        p_title=$(tr '\000' ' ' <"/proc/$p_pid/cmdline" 2>/dev/null)
+        [ -n "$p_title" ] && printf '%s %s\n' "$p_pid" "$p_title" >>"$WORK/titles"
+    done
+fi
+run processes/postgres-titles.txt process_titles 10 "$CAP" cat "${WORK:-/nonexistent}/titles"
 
 for p_pid in $PG_PIDS; do
     copy "processes/$p_pid/status" proc_status "/proc/$p_pid/status"
@@ -350,130 +562,564 @@ for p_pid in $PG_PIDS; do
     copy "processes/$p_pid/limits" proc_limits "/proc/$p_pid/limits"
 done
 
-# The postmaster's memory cgroup: v2 (0::/path) and v1 (N:memory:/path).
-# mountinfo: mount point is field 5; after the "-" separator come fstype, source, options.
+# The postmaster's OOM protection: the two variables that make its children reset their
+# oom_score_adj (never anything else of its environment), and the service manager's setting.
+PM_UNIT=
+if [ -n "$PM" ]; then
+    DESCRIBE="PG_OOM_ADJUST_FILE and PG_OOM_ADJUST_VALUE of /proc/$PM/environ (nothing else)"
+    run "processes/$PM/pg-oom-adjust.txt" pg_oom_adjust 10 "$CAP" sh -c '
+        e=$(tr "\000" "\n" <"$1") || exit 1
+        printf "%s\n" "$e" | awk -F= "
+            \$1 == \"PG_OOM_ADJUST_FILE\" { f = \$0 }
+            \$1 == \"PG_OOM_ADJUST_VALUE\" { v = \$0 }
+            END {
+                print (f != \"\" ? f : \"unset PG_OOM_ADJUST_FILE\")
+                print (v != \"\" ? v : \"unset PG_OOM_ADJUST_VALUE\")
+            }"' sh "/proc/$PM/environ"
+    # The unit is the innermost `.service` of its cgroup path (systemd's own layout).
+    PM_UNIT=$(sed -n 's#^[^:]*:[^:]*:.*/\([^/]*\.service\)\(/.*\)\{0,1\}$#\1#p' "/proc/$PM/cgroup" 2>/dev/null | head -n 1)
+    if [ -n "$PM_UNIT" ] && [ -d /run/systemd/system ]; then
+        run "processes/$PM/systemd-unit.txt" systemd_unit 10 "$CAP" \
+            systemctl show -p Id -p OOMScoreAdjust -p MemoryMax -p MemoryHigh "$PM_UNIT"
+    fi
+fi
+
+# The postmaster's memory cgroup: v2 (0::/path) and v1 (N:memory:/path), found through its own
+# mountinfo (mount point field 5, the mount's root field 4; after the "-" separator come
+# fstype, source, options), read through its root.
 MOUNTS_AWK='{ for (i = 7; i < NF; i++) if ($i == "-") break; t = $(i + 1); o = $(i + 3) }'
-v1_root=$(awk "$MOUNTS_AWK"' t == "cgroup" && o ~ /(^|,)memory(,|$)/ { print $5; exit }' /proc/self/mountinfo 2>/dev/null)
-v2_root=$(awk "$MOUNTS_AWK"' t == "cgroup2" { print $5; exit }' /proc/self/mountinfo 2>/dev/null)
+# cg_dir ROOT_OF_MOUNT MOUNT_POINT CGROUP_PATH: the cgroup's directory in our view.
+cg_dir() {
+    c_rel=$3
+    case $1 in
+    / | '') ;;
+    *) case $3 in "$1" | "$1"/*) c_rel=${3#"$1"} ;; esac ;;
+    esac
+    printf '%s%s%s\n' "$ROOTFS" "$2" "$c_rel"
+}
 for p_pid in $PM_PIDS; do
     [ -r "/proc/$p_pid/cgroup" ] || continue
-    g_v2=$(awk -F: '$1 == "0" && $2 == "" { print $3; exit }' "/proc/$p_pid/cgroup")
-    g_v1=$(awk -F: '$2 ~ /(^|,)memory(,|$)/ { print $3; exit }' "/proc/$p_pid/cgroup")
-    if [ -n "$g_v2" ] && [ -n "$v2_root" ] && [ -e "$v2_root$g_v2/memory.max" ]; then
-        for g_f in memory.max memory.current memory.peak memory.swap.max memory.swap.current; do
-            [ -e "$v2_root$g_v2/$g_f" ] && copy "cgroup/$p_pid/$g_f" cgroup_value "$v2_root$g_v2/$g_f"
+    g_mi=/proc/$p_pid/mountinfo
+    [ -r "$g_mi" ] || g_mi=/proc/self/mountinfo
+    g_v1=$(awk "$MOUNTS_AWK"' t == "cgroup" && o ~ /(^|,)memory(,|$)/ { print $4, $5; exit }' "$g_mi" 2>/dev/null)
+    g_v2=$(awk "$MOUNTS_AWK"' t == "cgroup2" { print $4, $5; exit }' "$g_mi" 2>/dev/null)
+    g_p2=$(awk -F: '$1 == "0" && $2 == "" { print $3; exit }' "/proc/$p_pid/cgroup")
+    g_p1=$(awk -F: '$2 ~ /(^|,)memory(,|$)/ { print $3; exit }' "/proc/$p_pid/cgroup")
+    g_d2=
+    [ -n "$g_v2" ] && [ -n "$g_p2" ] && g_d2=$(cg_dir "${g_v2% *}" "${g_v2#* }" "$g_p2")
+    g_d1=
+    [ -n "$g_v1" ] && [ -n "$g_p1" ] && g_d1=$(cg_dir "${g_v1% *}" "${g_v1#* }" "$g_p1")
+    if [ -n "$g_d2" ] && [ -e "$g_d2/memory.max" ]; then
+        for g_f in memory.max memory.high memory.current memory.peak memory.swap.max memory.swap.current; do
+            [ -e "$g_d2/$g_f" ] && copy "cgroup/$p_pid/$g_f" cgroup_value "$g_d2/$g_f"
         done
-        copy "cgroup/$p_pid/memory.events" cgroup_events "$v2_root$g_v2/memory.events"
-        copy "cgroup/$p_pid/memory.stat" cgroup_stat "$v2_root$g_v2/memory.stat"
+        copy "cgroup/$p_pid/memory.events" cgroup_events "$g_d2/memory.events"
+        copy "cgroup/$p_pid/memory.stat" cgroup_stat "$g_d2/memory.stat"
     fi
-    if [ -n "$g_v1" ] && [ -n "$v1_root" ] && [ -d "$v1_root$g_v1" ]; then
+    if [ -n "$g_d1" ] && [ -d "$g_d1" ]; then
         for g_f in memory.limit_in_bytes memory.usage_in_bytes memory.max_usage_in_bytes \
             memory.failcnt memory.memsw.limit_in_bytes memory.memsw.usage_in_bytes; do
-            [ -e "$v1_root$g_v1/$g_f" ] && copy "cgroup/$p_pid/$g_f" cgroup_value "$v1_root$g_v1/$g_f"
+            [ -e "$g_d1/$g_f" ] && copy "cgroup/$p_pid/$g_f" cgroup_value "$g_d1/$g_f"
         done
-        copy "cgroup/$p_pid/memory.oom_control" cgroup_events "$v1_root$g_v1/memory.oom_control"
-        copy "cgroup/$p_pid/memory.stat" cgroup_stat "$v1_root$g_v1/memory.stat"
+        copy "cgroup/$p_pid/memory.oom_control" cgroup_events "$g_d1/memory.oom_control"
+        copy "cgroup/$p_pid/memory.stat" cgroup_stat "$g_d1/memory.stat"
     fi
 done
 
 # ---------------------------------------------------------------------------------------------
-# PostgreSQL (read-only session, short timeouts, never a password prompt)
+# The data directory, its owner, the configuration file and the server binary, without asking
+# the server: -D, else the postmaster's working directory (it runs in its data directory),
+# else the only data directory where the packaging puts them.
 
-PGAPPNAME=pgmortem-collect
-PGCONNECT_TIMEOUT=5
-PGOPTIONS='-c statement_timeout=5000 -c lock_timeout=50 -c default_transaction_read_only=on -c idle_in_transaction_session_timeout=10000'
-export PGAPPNAME PGCONNECT_TIMEOUT PGOPTIONS
-set -- psql -X -w -v ON_ERROR_STOP=0 -d postgres
-[ -n "$PG_HOST" ] && set -- "$@" -h "$PG_HOST"
-[ -n "$PG_PORT" ] && set -- "$@" -p "$PG_PORT"
-[ -n "$PG_USER" ] && set -- "$@" -U "$PG_USER"
+PM_CMDLINE=
+[ -n "$PM" ] && PM_CMDLINE=$(tr '\000' '\n' <"/proc/$PM/cmdline" 2>/dev/null)
+if [ -z "$PGDATA_DIR" ] && [ -n "$PM" ]; then
+    PGDATA_DIR=$(readlink "/proc/$PM/cwd" 2>/dev/null)
+    [ -z "$PGDATA_DIR" ] && PGDATA_DIR=$(printf '%s\n' "$PM_CMDLINE" | awk 'p { print; exit } $0 == "-D" { p = 1 }')
+fi
+if [ -z "$PGDATA_DIR" ] && [ -z "$PM" ]; then
+    d_found=
+    for d_try in /var/lib/postgresql/*/* /var/lib/pgsql/data /var/lib/pgsql/*/data /var/lib/postgres/data; do
+        [ -f "$d_try/PG_VERSION" ] && d_found="$d_found $d_try"
+    done
+    # shellcheck disable=SC2086 # one word per directory
+    set -- $d_found
+    if [ $# = 1 ]; then
+        PGDATA_DIR=$1
+        say "data directory: $1 (the only one found; give -D to choose another)"
+    elif [ $# -gt 1 ]; then
+        say "several data directories ($d_found): give -D to choose one"
+    fi
+fi
+# In the postmaster's view (its namespace), read through ROOTFS.
+DATA=${PGDATA_DIR:+$ROOTFS$PGDATA_DIR}
+PG_OWNER=
+PG_MAJOR=
+if [ -n "$DATA" ]; then
+    PG_OWNER=$(stat -c %U "$DATA" 2>/dev/null)
+    # shellcheck disable=SC2012 # busybox without stat: the owner column of ls -ld
+    case $PG_OWNER in UNKNOWN | '') PG_OWNER=$(ls -ld "$DATA" 2>/dev/null | awk '{ print $3 }') ;; esac
+    PG_MAJOR=$(cat "$DATA/PG_VERSION" 2>/dev/null)
+fi
 
-# sql PATH KIND SQL [PSQL OPTIONS...]
-sql() {
-    s_path=$1 s_kind=$2 s_sql=$3
-    shift 3
-    run "$s_path" "$s_kind" 30 "$CAP" "$@" -c "$s_sql"
+# postmaster.opts: how the server was last started (`BIN/postgres "-D" "DIR" "-c" "config_file=…"`).
+OPTS=
+[ -n "$DATA" ] && OPTS=$(cat "$DATA/postmaster.opts" 2>/dev/null)
+opt_value() {
+    printf '%s\n%s\n' "$PM_CMDLINE" "$OPTS" | tr ' ' '\n' | tr -d '"' | sed -n "s/^$1=//p" | head -n 1
 }
+CONF=$(opt_value config_file)
+HBA=$(opt_value hba_file)
+if [ -z "$CONF" ] && [ -n "$PGDATA_DIR" ]; then
+    # Debian: /var/lib/postgresql/VERSION/CLUSTER is configured in /etc/postgresql/VERSION/CLUSTER.
+    case $PGDATA_DIR in
+    /var/lib/postgresql/*/*) d_c=/etc/postgresql/${PGDATA_DIR#/var/lib/postgresql/} ;;
+    *) d_c= ;;
+    esac
+    if [ -n "$d_c" ] && [ -f "$ROOTFS$d_c/postgresql.conf" ]; then
+        CONF=$d_c/postgresql.conf
+    else
+        CONF=$PGDATA_DIR/postgresql.conf
+    fi
+fi
+[ -z "$HBA" ] && [ -n "$CONF" ] && HBA=${CONF%/*}/pg_hba.conf
 
-REDACT="name IN ('primary_conninfo', 'archive_command', 'restore_command', 'archive_cleanup_command',
-    'recovery_end_command', 'ssl_passphrase_command') OR setting ~* '(password|secret|key)[[:space:]]*='"
-sql postgres/version.txt pg_version "SELECT version(), pg_postmaster_start_time(), pg_is_in_recovery(), now()" "$@" -At
-sql postgres/pg_settings.txt pg_settings "SELECT name, CASE WHEN $REDACT THEN '<redacted>' ELSE setting END AS setting, unit, source, sourcefile, pending_restart FROM pg_settings ORDER BY name" "$@" -A -F '|'
-sql postgres/activity-summary.txt pg_activity "SELECT state, wait_event_type, wait_event, backend_type, count(*) FROM pg_stat_activity GROUP BY 1, 2, 3, 4 ORDER BY 5 DESC" "$@" -A -F '|'
-sql postgres/activity.txt reference "SELECT pid, backend_type, state, wait_event_type, wait_event, now() - xact_start AS xact_age, md5(coalesce(query, '')) AS query_md5, left(regexp_replace(query, '''[^'']*''', '''?''', 'g'), 200) AS query FROM pg_stat_activity ORDER BY pid" "$@" -A -F '|'
-sql postgres/database-ages.txt reference "SELECT datname, age(datfrozenxid), pg_database_size(oid) FROM pg_database ORDER BY 1" "$@" -A -F '|'
-sql postgres/subtrans-sql.txt reference "SELECT count(*) FROM pg_ls_dir('pg_subtrans')" "$@" -At
+# The server binary: --bindir, the one that started the server (postmaster.opts, the running
+# postmaster's executable), else the packaging's places for the data directory's major version.
+PG_SERVER=
+if [ -n "$BINDIR_ARG" ]; then
+    PG_SERVER=$BINDIR_ARG/postgres
+else
+    for b_try in "$(printf '%s\n' "$OPTS" | awk '{ gsub(/"/, "", $1); print $1; exit }')" \
+        "${PM:+$(readlink "/proc/$PM/exe" 2>/dev/null)}" \
+        "/usr/lib/postgresql/$PG_MAJOR/bin/postgres" "/usr/pgsql-$PG_MAJOR/bin/postgres" \
+        "$(pg_config --bindir 2>/dev/null)/postgres" "$(command -v postgres 2>/dev/null)"; do
+        if [ -z "$b_try" ] || [ ! -x "$ROOTFS$b_try" ]; then continue; fi
+        # The right major version only: another one refuses the data directory anyway.
+        # `postgres (PostgreSQL) 15.10 (Debian 15.10-0+deb12u1)`: 15; 9.6.24: 9.6.
+        b_v=$("$ROOTFS$b_try" -V 2>/dev/null </dev/null | awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]/) {
+            split($i, a, /[^0-9]/); print (a[1] < 10 ? a[1] "." a[2] : a[1]); exit } }')
+        if [ -z "$PG_MAJOR" ] || [ "$b_v" = "$PG_MAJOR" ]; then
+            PG_SERVER=$ROOTFS$b_try
+            break
+        fi
+    done
+fi
+say "data directory: ${PGDATA_DIR:-unknown}${PG_OWNER:+ (owner $PG_OWNER)}${PG_MAJOR:+, PostgreSQL $PG_MAJOR}; configuration: ${CONF:-unknown}; server binary: ${PG_SERVER:-not found}"
 
-# Data directory: -D, else what the server says.
-if [ -z "$PGDATA_DIR" ]; then
-    PGDATA_DIR=$(wrap 10 "$@" -At -c "SHOW data_directory" 2>/dev/null | head -n 1)
-fi
-if [ -n "$PGDATA_DIR" ] && [ -d "$PGDATA_DIR" ]; then
-    run storage/pg_subtrans-files.txt subtrans_files 20 "$CAP" sh -c 'ls "$1" | wc -l' sh "$PGDATA_DIR/pg_subtrans"
-fi
-CONF=$(wrap 10 "$@" -At -c "SHOW config_file" 2>/dev/null | head -n 1)
-HBA=$(wrap 10 "$@" -At -c "SHOW hba_file" 2>/dev/null | head -n 1)
-if [ -n "$PGDATA_DIR" ]; then
-    [ -n "$CONF" ] || CONF=$PGDATA_DIR/postgresql.conf
-    [ -n "$HBA" ] || HBA=$PGDATA_DIR/pg_hba.conf
-fi
-# postgresql.conf with connection strings, commands and passwords masked; includes are listed
-# by the parser, not read here.
-cat >"$WORK/conf.sed" <<'EOF'
-s/^\([[:space:]]*[a-z_]*conninfo[[:space:]=]*\).*/\1'<redacted>'/
-s/^\([[:space:]]*[a-z_]*command[[:space:]=]*\).*/\1'<redacted>'/
-s/^\([[:space:]]*[a-z_.]*password[[:space:]=]*\).*/\1'<redacted>'/
-EOF
-if [ -n "$CONF" ] && [ -r "$CONF" ]; then
-    run postgres/postgresql.conf pg_conf 10 "$CAP" sed -f "$WORK/conf.sed" "$CONF"
+# ---------------------------------------------------------------------------------------------
+# Configuration: postgresql.conf with its include, include_if_exists and include_dir directives
+# followed where they point, then postgresql.auto.conf (what ALTER SYSTEM wrote), each file
+# between `# pgmortem-collect: file PATH` and `# pgmortem-collect: end PATH` lines, in the order
+# PostgreSQL reads them (the last assignment wins). Connection strings, commands and passwords
+# are masked; a file that cannot be read is named with the reason.
+
+# (awk -v q="'": the single quote, which the program itself cannot hold.)
+CONF_AWK='
+function quoted(p,   r) { r = p; gsub(q, q "\\" q q, r); return q r q }
+function dir_of(p) { sub(/\/[^\/]*$/, "", p); return p == "" ? "/" : p }
+function readable(p) { return system("test -r " quoted(root p)) == 0 }
+function exists(p) { return system("test -e " quoted(root p)) == 0 }
+function mask(line) {
+    if (line ~ /^[ \t]*[A-Za-z_.]*(conninfo|command|password|passphrase)[ \t]*(=|[ \t])/) {
+        sub(/(=|[ \t])[ \t]*.*/, " = " q "<redacted>" q, line)
+    }
+    return line
+}
+function unquote(v) {
+    if (substr(v, 1, 1) == q) { v = substr(v, 2); sub(q ".*", "", v) } else sub(/[ \t#].*/, "", v)
+    return v
+}
+function target(line,   v) {
+    v = line
+    sub(/^[ \t]*include(_if_exists|_dir)?[ \t]*=?[ \t]*/, "", v)
+    return unquote(v)
+}
+function read_file(path, depth,   line, n, kind, t, full, cmd, f) {
+    if (depth > 10) { print "# pgmortem-collect: not read " path ": includes nested deeper than 10"; return }
+    if (!exists(path)) { print "# pgmortem-collect: not read " path ": no such file"; return }
+    if (!readable(path)) { print "# pgmortem-collect: not read " path ": permission denied"; return }
+    print "# pgmortem-collect: file " path
+    n = 0
+    while ((getline line < (root path)) > 0) {
+        if (++n > 20000) { print "# pgmortem-collect: cut " path ": more than 20000 lines"; break }
+        print mask(line)
+        if (line !~ /^[ \t]*include(_if_exists|_dir)?([ \t]|=)/) continue
+        kind = line; sub(/^[ \t]*/, "", kind); sub(/[ \t=].*/, "", kind)
+        t = target(line)
+        if (t == "") continue
+        full = (t ~ /^\//) ? t : dir_of(path) "/" t
+        if (kind == "include_dir") {
+            if (!exists(full)) { print "# pgmortem-collect: not read " full ": no such directory"; continue }
+            cmd = "ls -1 " quoted(root full) " 2>/dev/null | LC_ALL=C sort"
+            while ((cmd | getline f) > 0) if (f ~ /\.conf$/ && f !~ /^\./) read_file(full "/" f, depth + 1)
+            close(cmd)
+        } else if (kind == "include_if_exists" && !exists(full)) {
+            print "# pgmortem-collect: not read " full ": no such file (include_if_exists)"
+        } else {
+            read_file(full, depth + 1)
+        }
+    }
+    close(root path)
+    print "# pgmortem-collect: end " path
+}
+BEGIN {
+    root = ENVIRON["ROOTFS"]
+    read_file(ENVIRON["CONF"], 0)
+    if (ENVIRON["AUTO"] != "" && exists(ENVIRON["AUTO"])) read_file(ENVIRON["AUTO"], 0)
+}'
+if [ -n "$CONF" ]; then
+    AUTO=${PGDATA_DIR:+$PGDATA_DIR/postgresql.auto.conf}
+    export ROOTFS CONF AUTO
+    if [ -r "$ROOTFS$CONF" ]; then
+        DESCRIBE="awk (includes followed, postgresql.auto.conf appended, secrets masked) $CONF"
+        run postgres/postgresql.conf pg_conf 20 "$CAP" awk -v q="'" "$CONF_AWK"
+    else
+        record postgres/postgresql.conf pg_conf "awk (includes resolved) $CONF" 1 0 0 false \
+            "not readable: $CONF ($(why_not "$ROOTFS$CONF"); run as root or as ${PG_OWNER:-the owner of the data directory})"
+    fi
 fi
 # pg_hba.conf: rule count per method, and trust on non-local lines; never the rules.
-if [ -n "$HBA" ] && [ -r "$HBA" ]; then
+if [ -n "$HBA" ] && [ -r "$ROOTFS$HBA" ]; then
+    DESCRIBE="awk (rules per method, never the rules) $HBA"
     run postgres/hba-summary.txt reference 10 "$CAP" awk '
         /^[[:space:]]*(#|$)/ { next }
         { m = "other"
           for (i = 2; i <= NF; i++) if ($i ~ /^(trust|reject|md5|password|scram-sha-256|gss|sspi|ident|peer|ldap|radius|cert|pam|bsd)$/) { m = $i; break }
           n[m]++; if (m == "trust" && $1 != "local") t++ }
-        END { for (k in n) print "method " k " " n[k]; print "trust_on_non_local " (t + 0) }' "$HBA"
+        END { for (k in n) print "method " k " " n[k]; print "trust_on_non_local " (t + 0) }' "$ROOTFS$HBA"
 fi
 
-DF_ARGS=/dev/shm
-[ -n "$PGDATA_DIR" ] && [ -d "$PGDATA_DIR" ] && DF_ARGS="/dev/shm $PGDATA_DIR"
-# shellcheck disable=SC2086 # two paths, split on purpose
-run storage/df.txt df 20 "$CAP" df -Pk $DF_ARGS
-# shellcheck disable=SC2086
-run storage/df-i.txt df 20 "$CAP" df -Pi $DF_ARGS
+# conf_value NAME: the last value the resolved configuration gives NAME (quotes removed).
+conf_value() {
+    [ -s "$D/postgres/postgresql.conf" ] || return 0
+    awk -v n="$1" -v q="'" '
+        { l = $0; sub(/^[ \t]*/, "", l) }
+        tolower(l) ~ "^" n "[ \t=]" {
+            v = l; sub("^[A-Za-z_]*[ \t]*=?[ \t]*", "", v)
+            if (substr(v, 1, 1) == q) { v = substr(v, 2); sub(q ".*", "", v) } else sub(/[ \t#].*/, "", v)
+            last = v
+        }
+        END { if (last != "") print last }' "$D/postgres/postgresql.conf"
+}
 
 # ---------------------------------------------------------------------------------------------
-# Server log: the current file, its last LOG_BYTES, password literals redacted.
+# Storage: /dev/shm and the data directory as the postmaster sees them.
 
+DF_PATHS=/dev/shm
+[ -n "$PGDATA_DIR" ] && DF_PATHS="/dev/shm $PGDATA_DIR"
+if [ -n "$ROOTFS" ]; then
+    # df in our namespace would show our /dev/shm, not the container's: statfs through its root,
+    # printed as df -Pk prints it.
+    DESCRIBE="stat -f through $ROOTFS, as df -Pk: $DF_PATHS"
+    # shellcheck disable=SC2086 # two paths, split on purpose
+    run storage/df.txt df 20 "$CAP" sh -c '
+        root=$1; shift
+        echo "Filesystem 1024-blocks Used Available Capacity Mounted on"
+        for p in "$@"; do
+            s=$(stat -f -c "%T %S %b %f %a" "$root$p") || exit 1
+            set -- $s "$p"
+            echo "$1 $2 $3 $4 $5 $6" | awk "{ t = \$3 * \$2 / 1024; u = (\$3 - \$4) * \$2 / 1024; a = \$5 * \$2 / 1024
+                c = (u + a > 0) ? int((u * 100 + u + a - 1) / (u + a)) : 0
+                printf \"%s %d %d %d %d%% %s\\n\", \$1, t, u, a, c, \$6 }"
+        done' sh "$ROOTFS" $DF_PATHS
+    # shellcheck disable=SC2086 # two paths, split on purpose
+    run storage/df-collector.txt reference 20 "$CAP" df -Pk $DF_PATHS
+else
+    # shellcheck disable=SC2086
+    run storage/df.txt df 20 "$CAP" df -Pk $DF_PATHS
+    # shellcheck disable=SC2086
+    run storage/df-i.txt df 20 "$CAP" df -Pi $DF_PATHS
+fi
+if [ -n "$DATA" ] && [ -d "$DATA" ]; then
+    run storage/pg_subtrans-files.txt subtrans_files 20 "$CAP" sh -c 'ls "$1" | wc -l' sh "$DATA/pg_subtrans"
+fi
+
+# ---------------------------------------------------------------------------------------------
+# Server log, before any connection: when every slot is taken, a connection attempt only adds a
+# FATAL line to it. The current file (current_logfiles, else log_directory's newest file when
+# logging_collector is on), else the packaging's places, else the unit's journal.
+
+newest_in() {
+    # shellcheck disable=SC2012 # newest by mtime; PostgreSQL's file names have no newlines
+    [ -d "$1" ] && ls -t "$1" 2>/dev/null | while IFS= read -r n_f; do
+        case $n_f in *.log | *.csv | *.json | postgresql-*) [ -f "$1/$n_f" ] && { echo "$1/$n_f"; break; } ;; esac
+    done
+}
 LOGFILE=$LOGFILE_ARG
-if [ -z "$LOGFILE" ] && [ -n "$PGDATA_DIR" ] && [ -r "$PGDATA_DIR/current_logfiles" ]; then
-    l_rel=$(awk '$1 == "stderr" { print $2; exit }' "$PGDATA_DIR/current_logfiles")
-    [ -z "$l_rel" ] && l_rel=$(awk '{ print $2; exit }' "$PGDATA_DIR/current_logfiles")
-    case $l_rel in /*) LOGFILE=$l_rel ;; ?*) LOGFILE=$PGDATA_DIR/$l_rel ;; esac
+LOG_HOW=${LOGFILE:+--log}
+if [ -z "$LOGFILE" ] && [ -n "$DATA" ] && [ -r "$DATA/current_logfiles" ]; then
+    l_rel=$(awk '$1 == "stderr" { print $2; exit }' "$DATA/current_logfiles")
+    [ -z "$l_rel" ] && l_rel=$(awk '{ print $2; exit }' "$DATA/current_logfiles")
+    case $l_rel in /*) LOGFILE=$ROOTFS$l_rel ;; ?*) LOGFILE=$DATA/$l_rel ;; esac
+    LOG_HOW=current_logfiles
 fi
-if [ -z "$LOGFILE" ]; then
-    l_sql=$(wrap 10 "$@" -At -c "SELECT pg_current_logfile()" 2>/dev/null | head -n 1)
-    case $l_sql in /*) LOGFILE=$l_sql ;; ?*) [ -n "$PGDATA_DIR" ] && LOGFILE=$PGDATA_DIR/$l_sql ;; esac
+if [ -z "$LOGFILE" ] && [ -n "$DATA" ]; then
+    l_collector=$(conf_value logging_collector)
+    l_dir=$(conf_value log_directory)
+    case $l_collector in on | true | yes | 1)
+        [ -n "$l_dir" ] || l_dir=log
+        case $l_dir in /*) l_dir=$ROOTFS$l_dir ;; *) l_dir=$DATA/$l_dir ;; esac
+        LOGFILE=$(newest_in "$l_dir")
+        LOG_HOW="log_directory, newest file"
+        ;;
+    esac
 fi
-if [ -z "$LOGFILE" ] && [ -d /var/log/postgresql ]; then
-    # shellcheck disable=SC2012 # newest copy by mtime; names are Debian's, no newlines
-    LOGFILE=$(ls -t /var/log/postgresql/*.log 2>/dev/null | head -n 1)
+# Debian's directory holds the logs of every cluster: only for a cluster of Debian's layout.
+case $PGDATA_DIR in '' | /var/lib/postgresql/*) l_debian=1 ;; *) l_debian=0 ;; esac
+if [ -z "$LOGFILE" ] && [ "$l_debian" = 1 ] && [ -d "$ROOTFS/var/log/postgresql" ]; then
+    # Debian's pg_ctlcluster: postgresql-VERSION-CLUSTER.log
+    case $PGDATA_DIR in
+    /var/lib/postgresql/*/*)
+        l_vc=${PGDATA_DIR#/var/lib/postgresql/}
+        l_try=$ROOTFS/var/log/postgresql/postgresql-${l_vc%%/*}-${l_vc#*/}.log
+        [ -f "$l_try" ] && LOGFILE=$l_try
+        ;;
+    esac
+    [ -z "$LOGFILE" ] && LOGFILE=$(newest_in "$ROOTFS/var/log/postgresql")
+    LOG_HOW=/var/log/postgresql
 fi
-if [ "$LOW_DISK" = 1 ]; then
-    record postgres/server.log postgres_log "tail -c $LOG_BYTES $LOGFILE" 1 0 0 false "skipped: low disk space"
-elif [ -n "$LOGFILE" ] && [ -r "$LOGFILE" ]; then
-    cat >"$WORK/log.sed" <<'EOF'
+if [ -z "$LOGFILE" ] && [ -n "$DATA" ]; then
+    for l_dir in "$DATA/log" "$DATA/pg_log"; do
+        LOGFILE=$(newest_in "$l_dir")
+        LOG_HOW="$l_dir, newest file"
+        [ -n "$LOGFILE" ] && break
+    done
+fi
+
+LOG_SED=${WORK:-/nonexistent}/log.sed
+[ "$DRY_RUN" = 1 ] || cat >"$LOG_SED" <<'EOF'
 s/\([Pp][Aa][Ss][Ss][Ww][Oo][Rr][Dd][[:space:]]*\)'[^']*'/\1'<redacted>'/g
 s/\([Pp][Aa][Ss][Ss][Ww][Oo][Rr][Dd][[:space:]]*=[[:space:]]*\)'[^']*'/\1'<redacted>'/g
 s/\([Pp][Aa][Ss][Ss][Ww][Oo][Rr][Dd][[:space:]]*=[[:space:]]*\)[^[:space:]'"<][^[:space:]'"]*/\1<redacted>/g
 s#\(postgres[a-z]*://[^:/@[:space:]]*:\)[^@[:space:]]*@#\1<redacted>@#g
 EOF
-    run postgres/server.log postgres_log 120 "$LOG_BYTES" sh -c 'tail -c "$1" "$2" | sed -f "$3"' \
-        sh "$LOG_BYTES" "$LOGFILE" "$WORK/log.sed"
-else
-    record postgres/server.log postgres_log "tail -c $LOG_BYTES" 1 0 0 false "no readable server log found (give -D, or run as the postgres OS user)"
+LOG_DONE=0
+collect_log() {
+    if [ "$LOW_DISK" = 1 ]; then
+        record postgres/server.log postgres_log "tail -c $LOG_BYTES $LOGFILE" 1 0 0 false "skipped: low disk space"
+    elif [ -r "$LOGFILE" ]; then
+        say "server log: $LOGFILE (from $LOG_HOW)"
+        DESCRIBE="tail -c $LOG_BYTES $LOGFILE | sed (passwords masked)"
+        run postgres/server.log postgres_log 120 "$LOG_BYTES" sh -c 'tail -c "$1" "$2" | sed -f "$3"' \
+            sh "$LOG_BYTES" "$LOGFILE" "$LOG_SED"
+    else
+        record postgres/server.log postgres_log "tail -c $LOG_BYTES $LOGFILE" 1 0 0 false \
+            "not readable: $LOGFILE (found from $LOG_HOW; permission denied to uid $MY_UID: run as root or as ${PG_OWNER:-the owner of the data directory})"
+    fi
+    LOG_DONE=1
+}
+if [ -z "$PM_UNIT" ] && [ -d /run/systemd/system ] && have systemctl; then
+    # A server that is down has no cgroup to name its unit: the packaging's unit names.
+    case $PGDATA_DIR in
+    /var/lib/postgresql/*/*) u_vc=${PGDATA_DIR#/var/lib/postgresql/}; u_try="postgresql@${u_vc%%/*}-${u_vc#*/}.service" ;;
+    *) u_try="postgresql-$PG_MAJOR.service postgresql.service" ;;
+    esac
+    for u_name in $u_try; do
+        if [ "$(systemctl show -p LoadState "$u_name" 2>/dev/null </dev/null)" = LoadState=loaded ]; then
+            PM_UNIT=$u_name
+            break
+        fi
+    done
+fi
+if [ -n "$LOGFILE" ]; then
+    collect_log
+elif [ -n "$PM_UNIT" ] && have journalctl; then
+    # A server started by systemd without a log file of its own logs to the journal.
+    say "server log: the journal of $PM_UNIT"
+    run postgres/server.log postgres_log 120 "-$LOG_BYTES" \
+        journalctl -u "$PM_UNIT" -o short-precise --no-pager --since=-3d
+    [ "$DRY_RUN" = 0 ] && [ -e "$D/postgres/server.log" ] && ! has_entries "$D/postgres/server.log" &&
+        amend postgres/server.log "no entries: uid $MY_UID sees nothing of $PM_UNIT in the journal"
+    LOG_DONE=1
+fi
+
+# ---------------------------------------------------------------------------------------------
+# PostgreSQL: one session for every query (one connection slot, at most one refused attempt
+# in the log), read-only, short timeouts, never a password prompt. As root, psql runs as the
+# data directory's owner: peer authentication as a superuser, whose reserved slots are left
+# when every other one is taken.
+
+PGAPPNAME=pgmortem-collect
+PGCONNECT_TIMEOUT=5
+PGOPTIONS='-c statement_timeout=5000 -c lock_timeout=50 -c default_transaction_read_only=on -c idle_in_transaction_session_timeout=10000'
+export PGAPPNAME PGCONNECT_TIMEOUT PGOPTIONS
+if [ -z "$PG_HOST" ] || [ -z "$PG_PORT" ]; then
+    # postmaster.pid: line 4 the port, line 5 the first socket directory.
+    if [ -n "$DATA" ] && [ -n "$PM" ] && [ -r "$DATA/postmaster.pid" ]; then
+        p_port=$(sed -n 4p "$DATA/postmaster.pid")
+        p_sock=$(sed -n 5p "$DATA/postmaster.pid")
+        [ -z "$PG_PORT" ] && is_number "$p_port" && PG_PORT=$p_port
+        [ -z "$PG_HOST" ] && [ -n "$p_sock" ] && PG_HOST=$ROOTFS$p_sock
+    fi
+fi
+PSQL_USER=
+[ -z "$PG_USER" ] && [ "$MY_UID" = 0 ] && PSQL_USER=$PG_OWNER
+set -- psql -X -w -q -P pager=off -v ON_ERROR_STOP=0 -d postgres
+[ -n "$PG_HOST" ] && set -- "$@" -h "$PG_HOST"
+[ -n "$PG_PORT" ] && set -- "$@" -p "$PG_PORT"
+[ -n "$PG_USER" ] && set -- "$@" -U "$PG_USER"
+PSQL_CMD="$*${PSQL_USER:+ (as OS user $PSQL_USER)}"
+
+REDACT="name IN ('primary_conninfo', 'archive_command', 'restore_command', 'archive_cleanup_command', 'recovery_end_command', 'ssl_passphrase_command') OR setting ~* '(password|secret|key)[[:space:]]*='"
+# The session's steps, one a line: PATH, KIND, FORMAT (`t` rows only, `h` header and footer)
+# and SQL, separated by tabs.
+T=$(printf '\t')
+STEPS="postgres/version.txt${T}pg_version${T}t${T}SELECT version(), pg_postmaster_start_time(), pg_is_in_recovery(), now();
+postgres/pg_settings.txt${T}pg_settings${T}h${T}SELECT name, CASE WHEN $REDACT THEN '<redacted>' ELSE setting END AS setting, unit, source, sourcefile, pending_restart FROM pg_settings ORDER BY name;
+postgres/activity-summary.txt${T}pg_activity${T}h${T}SELECT state, wait_event_type, wait_event, backend_type, count(*) FROM pg_stat_activity GROUP BY 1, 2, 3, 4 ORDER BY 5 DESC;
+postgres/activity.txt${T}reference${T}h${T}SELECT pid, backend_type, state, wait_event_type, wait_event, now() - xact_start AS xact_age, md5(coalesce(query, '')) AS query_md5, left(regexp_replace(query, '''[^'']*''', '''?''', 'g'), 200) AS query FROM pg_stat_activity ORDER BY pid;
+postgres/database-ages.txt${T}reference${T}h${T}SELECT datname, age(datfrozenxid), pg_database_size(oid) FROM pg_database ORDER BY 1;
+postgres/subtrans-sql.txt${T}reference${T}t${T}SELECT count(*) FROM pg_ls_dir('pg_subtrans');
+-${T}paths${T}t${T}SELECT 'config_file=' || current_setting('config_file') UNION ALL SELECT 'hba_file=' || current_setting('hba_file') UNION ALL SELECT 'data_directory=' || current_setting('data_directory') UNION ALL SELECT 'logfile=' || coalesce(pg_current_logfile(), '');"
+
+if [ "$DRY_RUN" = 1 ]; then
+    printf '%s\n' "$STEPS" | while IFS=$T read -r s_path s_kind _ s_sql; do
+        [ "$s_path" = - ] || record "$s_path" "$s_kind" "$PSQL_CMD -c ${s_sql%%,*} ..." 0 0 0 false "one session"
+    done
+elif ! have psql; then
+    printf '%s\n' "$STEPS" | while IFS=$T read -r s_path s_kind _; do
+        [ "$s_path" = - ] || echo "$s_path $s_kind"
+    done >"$WORK/steps"
+    while read -r s_path s_kind; do
+        record "$s_path" "$s_kind" "psql -c ..." 127 0 0 false "tool missing: psql"
+    done <"$WORK/steps"
+elif preflight postgres/session pg_settings "$PSQL_CMD"; then
+    # A marker no query result can forge (a query text is the client's to choose).
+    MARK="@@pgmortem-$(od -An -N8 -tx1 /dev/urandom 2>/dev/null | tr -d ' \n')$$"
+    printf '%s\n' "$STEPS" | awk -F'\t' -v mark="$MARK" '
+        { path = $1; fmt = $3; sql = substr($0, length($1 $2 $3) + 4)
+          print "\\echo " mark " " path
+          print (fmt == "t" ? "\\pset tuples_only on" : "\\pset tuples_only off")
+          print sql
+          print "\\echo " mark " " path " lines " NR }' >"$WORK/session.sql"
+    s_start=$(now_ms)
+    s_secs=$(budget 90 || echo 1)
+    # psql reads the session from stdin, so it runs as another user without reading our files.
+    s_rc=0
+    owner_run "$PSQL_USER" "$s_secs" "$@" -A -F '|' -f - <"$WORK/session.sql" >"$WORK/session.out" 2>"$WORK/session.err" || s_rc=$?
+    s_end=$(now_ms)
+    s_first_err=$(grep -v -e '^psql:<stdin>:[0-9]*: NOTICE' -e '^psql:<stdin>:[0-9]*: WARNING' "$WORK/session.err" | head -c 300 | head -n 1)
+    [ "$s_rc" = 124 ] && s_first_err="timed out after ${s_secs}s; $s_first_err"
+    # Split the output at the markers; a step's errors are psql's lines for its SQL line.
+    awk -v mark="$MARK" -v dir="$D" -v work="$WORK" '
+        $1 == mark && NF == 2 { out = ($2 == "-") ? work "/paths" : dir "/" $2; printf "" > out; next }
+        $1 == mark && NF == 4 { close(out); out = ""; next }
+        out != "" { print > out }' "$WORK/session.out"
+    printf '%s\n' "$STEPS" | awk -F'\t' '{ print $1, $2, NR }' >"$WORK/steps"
+    while read -r s_path s_kind s_n; do
+        # The SQL of step N is line 4N - 1 of the session script.
+        s_err=$(sed -n "s/^psql:<stdin>:$((4 * s_n - 1)): //p" "$WORK/session.err" | grep -v -e '^NOTICE' -e '^WARNING' | head -n 1)
+        [ "$s_path" = - ] && continue
+        s_bytes=$(size_of "$D/$s_path")
+        s_capped=false
+        if [ "$s_bytes" -gt "$CAP" ]; then
+            head -c "$CAP" "$D/$s_path" >"$WORK/cut" && mv "$WORK/cut" "$D/$s_path"
+            s_bytes=$CAP s_capped=true
+        fi
+        if [ "$s_bytes" -gt 0 ] && [ -z "$s_err" ]; then
+            record "$s_path" "$s_kind" "$PSQL_CMD: ${s_path##*/} query" 0 $((s_end - s_start)) "$s_bytes" "$s_capped" "one session"
+        else
+            rm -f "$D/$s_path"
+            s_st=$s_rc
+            [ "$s_st" = 0 ] && s_st=1
+            record "$s_path" "$s_kind" "$PSQL_CMD: ${s_path##*/} query" "$s_st" $((s_end - s_start)) 0 false "${s_err:-$s_first_err}"
+        fi
+    done <"$WORK/steps"
+fi
+
+# What the server told us, for what was not found without it.
+if [ -s "${WORK:-/nonexistent}/paths" ]; then
+    s_conf=$(sed -n 's/^config_file=//p' "$WORK/paths")
+    s_data=$(sed -n 's/^data_directory=//p' "$WORK/paths")
+    s_log=$(sed -n 's/^logfile=//p' "$WORK/paths")
+    [ -z "$PGDATA_DIR" ] && [ -n "$s_data" ] && PGDATA_DIR=$s_data && DATA=$ROOTFS$s_data
+    if [ -n "$s_conf" ] && [ ! -e "$D/postgres/postgresql.conf" ] && [ -r "$ROOTFS$s_conf" ]; then
+        CONF=$s_conf
+        AUTO=$PGDATA_DIR/postgresql.auto.conf
+        export CONF AUTO
+        DESCRIBE="awk (includes followed, postgresql.auto.conf appended, secrets masked) $CONF"
+        run postgres/postgresql.conf pg_conf 20 "$CAP" awk -v q="'" "$CONF_AWK"
+    fi
+    if [ "$LOG_DONE" = 0 ] && [ -n "$s_log" ]; then
+        case $s_log in /*) LOGFILE=$ROOTFS$s_log ;; *) LOGFILE=$DATA/$s_log ;; esac
+        LOG_HOW="pg_current_logfile()"
+        collect_log
+    fi
+fi
+if [ "$LOG_DONE" = 0 ]; then
+    if [ -z "$PGDATA_DIR" ]; then
+        l_why="no data directory known: give -D, or --log FILE"
+    elif [ ! -x "$DATA" ] || [ ! -r "$DATA" ]; then
+        l_why="the data directory $PGDATA_DIR cannot be read by uid $MY_UID: run as root or as ${PG_OWNER:-its owner}, or give --log FILE"
+    else
+        l_why="none in current_logfiles, log_directory or the packaging's places: give --log FILE"
+    fi
+    record postgres/server.log postgres_log "tail -c $LOG_BYTES" 1 0 0 false "no readable server log found ($l_why)"
+fi
+
+# ---------------------------------------------------------------------------------------------
+# Settings from the server binary when the server could not be asked (down, every slot taken,
+# no psql, a role refused): `postgres -C NAME` as the data directory's owner reads the same
+# files the server reads. Printed in pg_settings' form with the unit of each value.
+
+C_SETTINGS='server_version_num: shared_buffers:8kB huge_pages: huge_page_size:kB work_mem:kB
+hash_mem_multiplier: maintenance_work_mem:kB autovacuum_work_mem:kB max_connections:
+superuser_reserved_connections: reserved_connections: autovacuum_max_workers: max_worker_processes:
+max_parallel_workers: max_parallel_workers_per_gather: shared_memory_size:MB
+shared_memory_size_in_huge_pages: dynamic_shared_memory_type: min_dynamic_shared_memory:MB
+temp_buffers:8kB wal_buffers:8kB max_wal_senders: max_locks_per_transaction:
+max_prepared_transactions: log_line_prefix: log_timezone: lc_messages: logging_collector:
+log_destination: log_directory: log_filename: log_temp_files:kB debug_parallel_query:
+force_parallel_mode: debug_discard_caches: zero_damaged_pages: ignore_checksum_failure:
+ignore_system_indexes: ignore_invalid_pages: fsync: full_page_writes: data_sync_retry:
+allow_system_table_mods: pre_auth_delay:s post_auth_delay:s track_io_timing:'
+if [ "$DRY_RUN" = 0 ] && [ ! -s "$D/postgres/pg_settings.txt" ]; then
+    c_why=
+    if [ -z "$PGDATA_DIR" ]; then
+        c_why="no data directory known (give -D)"
+    elif [ -z "$PG_MAJOR" ]; then
+        c_why="$PGDATA_DIR is not a data directory uid $MY_UID can read (no PG_VERSION)"
+    elif [ "$PG_OWNER" = root ]; then
+        c_why="$PGDATA_DIR belongs to root, and postgres refuses to run as root"
+    elif [ -z "$PG_SERVER" ]; then
+        c_why="no postgres binary of version ${PG_MAJOR:-?} found (give --bindir)"
+    elif [ "$MY_UID" != 0 ] && [ "$(id -un)" != "$PG_OWNER" ]; then
+        c_why="needs root or the data directory's owner ${PG_OWNER:-?}, not uid $MY_UID"
+    fi
+    c_conf_arg=
+    [ -n "$CONF" ] && [ "$CONF" != "$PGDATA_DIR/postgresql.conf" ] && c_conf_arg="config_file=$CONF"
+    c_cmd="$PG_SERVER -D $PGDATA_DIR${c_conf_arg:+ -c $c_conf_arg} -C NAME${PG_OWNER:+ (as $PG_OWNER)}"
+    if [ -n "$c_why" ]; then
+        record postgres/pg_settings-postgres-C.txt pg_settings "$c_cmd" 1 0 0 false "not run: $c_why"
+    elif preflight postgres/pg_settings-postgres-C.txt pg_settings "$c_cmd"; then
+        c_start=$(now_ms)
+        {
+            echo "name|setting|unit|source|sourcefile|pending_restart"
+            c_n=0
+            for c_item in $C_SETTINGS; do
+                c_name=${c_item%%:*}
+                set -- "$PG_SERVER" -D "$PGDATA_DIR"
+                [ -n "$c_conf_arg" ] && set -- "$@" -c "$c_conf_arg"
+                c_val=$(cd / && owner_run "$PG_OWNER" 10 "$@" -C "$c_name" </dev/null 2>>"$WORK/c.err") || continue
+                case $c_val in *'
+'*) continue ;; esac
+                printf '%s|%s|%s|postgres -C||f\n' "$c_name" "$c_val" "${c_item#*:}"
+                c_n=$((c_n + 1))
+            done
+            echo "($c_n rows)"
+        } >"$D/postgres/pg_settings-postgres-C.txt" 2>/dev/null
+        c_end=$(now_ms)
+        c_bytes=$(size_of "$D/postgres/pg_settings-postgres-C.txt")
+        c_note=$(grep -v 'unrecognized configuration parameter' "$WORK/c.err" 2>/dev/null | head -c 300 | head -n 1)
+        if grep -q '^[a-z_]*|' "$D/postgres/pg_settings-postgres-C.txt" 2>/dev/null; then
+            record postgres/pg_settings-postgres-C.txt pg_settings "$c_cmd" 0 $((c_end - c_start)) "$c_bytes" false \
+                "the server could not be asked: its binary's own reading of its configuration${c_note:+; $c_note}"
+        else
+            rm -f "$D/postgres/pg_settings-postgres-C.txt"
+            record postgres/pg_settings-postgres-C.txt pg_settings "$c_cmd" 1 $((c_end - c_start)) 0 false "${c_note:-postgres -C printed nothing}"
+        fi
+    fi
 fi
 
 # ---------------------------------------------------------------------------------------------
@@ -485,10 +1131,14 @@ if [ "$PERF_SECONDS" -gt 0 ]; then
     paranoid=$(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null || echo 2)
     if ! have perf; then
         record perf/perf-script.txt perf_script "perf record" 127 0 0 false "tool missing: perf"
-    elif [ "$(id -u)" != 0 ] && [ "$paranoid" -gt 1 ]; then
+    elif [ "$MY_UID" != 0 ] && [ "$paranoid" -gt 1 ]; then
         record perf/perf-script.txt perf_script "perf record" 1 0 0 false "not root and perf_event_paranoid=$paranoid"
+    elif [ "$DRY_RUN" = 1 ]; then
+        record perf/perf-script.txt perf_script "perf record -e cpu-clock -e cpu-migrations -F 99 -a -g -- sleep $PERF_SECONDS; perf script --header" 0 0 0 false ""
     elif ! free_ok; then
         record perf/perf-script.txt perf_script "perf record" 1 0 0 false "skipped: low disk space"
+    elif ! budget $((PERF_SECONDS + 60)) >/dev/null || [ "$(budget $((PERF_SECONDS + 60)))" -lt $((PERF_SECONDS + 60)) ]; then
+        record perf/perf-script.txt perf_script "perf record" 1 0 0 false "skipped: less than $((PERF_SECONDS + 60)) s left of --max-time $MAX_TIME"
     else
         say "perf record for $PERF_SECONDS s"
         # Two events in one recording. cpu-clock: the same sampling clock on every host (virtual
@@ -512,19 +1162,37 @@ if [ "$PERF_SECONDS" -gt 0 ]; then
     fi
 fi
 
+if [ "$DRY_RUN" = 1 ]; then
+    say "dry run: nothing collected, nothing written"
+    exit 0
+fi
+
 # ---------------------------------------------------------------------------------------------
 # Manifest and archive
 
 ENDED=$(utc_now)
 OUT=$OUTDIR/$NAME.tar.gz
+[ "$TO_STDOUT" = 1 ] && OUT=$WORK/$NAME.tar.gz
+if [ -s "$D/postgres/pg_settings.txt" ]; then
+    SETTINGS_FROM=pg_settings
+elif [ -s "$D/postgres/pg_settings-postgres-C.txt" ]; then
+    SETTINGS_FROM="postgres -C"
+elif [ -s "$D/postgres/postgresql.conf" ]; then
+    SETTINGS_FROM=postgresql.conf
+else
+    SETTINGS_FROM=none
+fi
 
 # write_manifest: manifest.json from the entries; false when it could not be written whole.
 write_manifest() {
     {
         printf '{\n  "format": "pgmortem.bundle",\n  "format_version": %s,\n' "$FORMAT_VERSION"
         printf '  "collector": "pgmortem-collect.sh",\n  "collector_version": "%s",\n' "$COLLECTOR_VERSION"
-        printf '  "arguments": "%s",\n  "uid": %s,\n' "$(json_escape "$ARGUMENTS")" "$(id -u)"
-        printf '  "started": "%s",\n  "ended": "%s",\n  "files": [\n' "$STARTED" "$ENDED"
+        printf '  "arguments": "%s",\n  "uid": %s,\n' "$(json_escape "$ARGUMENTS")" "$MY_UID"
+        printf '  "started": "%s",\n  "ended": "%s",\n' "$STARTED" "$ENDED"
+        printf '  "postmaster_pid": %s,\n  "data_directory": "%s",\n  "settings_from": "%s",\n' \
+            "${PM:-null}" "$(json_escape "$PGDATA_DIR")" "$SETTINGS_FROM"
+        printf '  "files": [\n'
         printf '%s' "$ENTRIES" | sed -e 's/^/    /' -e '$!s/$/,/'
         printf '  ]\n}\n'
     } >"$D/manifest.json" 2>/dev/null && [ "$(tail -c 2 "$D/manifest.json")" = "}" ]
@@ -543,24 +1211,21 @@ drop_biggest() {
     d_file=$D/${d_line#* }
     [ -n "$d_line" ] && [ -f "$d_file" ] || return 1
     d_rel=${d_file#"$D"/}
-    rm -f "$d_file"
     say "no room for the archive in $OUTDIR: dropped $d_rel (${d_line%% *} bytes)"
-    d_note="not kept: no room for it in the archive in $OUTDIR (${d_line%% *} bytes)"
-    ENTRIES="$(printf '%s' "$ENTRIES" | awk -v p="$d_rel" -v n="$d_note" '
-        index($0, "{\"path\":\"" p "\",") == 1 {
-            sub(/"bytes":[0-9]*/, "\"bytes\":0"); sub(/"capped":true/, "\"capped\":false")
-            if (!sub(/"note":""/, "\"note\":\"" n "\"")) sub(/"note":"/, "\"note\":\"" n "; ")
-        }
-        { print }')
-"
+    amend "$d_rel" "not kept: no room for it in the archive in $OUTDIR (${d_line%% *} bytes)"
 }
 
 # The archive is written next to the collected files; on a full disk the largest files go
 # first until the rest fits, each one named in the manifest.
 while ! { write_manifest && tar -C "$WORK" -czf "$OUT" "$NAME" 2>/dev/null; }; do
     rm -f "$OUT"
-    drop_biggest || die "could not write $OUT"
+    drop_biggest || die "could not write $OUT: no room left in $OUTDIR even for the manifest"
 done
+if [ "$TO_STDOUT" = 1 ]; then
+    say "writing the archive to stdout ($(size_of "$OUT") bytes)"
+    cat "$OUT"
+    exit 0
+fi
 chmod 600 "$OUT" 2>/dev/null
-say "wrote $OUT ($(wc -c <"$OUT" | tr -d ' ') bytes)"
+say "wrote $OUT ($(size_of "$OUT") bytes)"
 printf '%s\n' "$OUT"
