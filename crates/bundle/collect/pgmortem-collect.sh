@@ -312,6 +312,7 @@ run() {
     [ "$r_bytes" -ge "${r_cap#-}" ] && r_capped=true
     r_note=$(head -c 300 "$WORK/err" 2>/dev/null | head -n 1)
     [ "$r_rc" = 124 ] && r_note="timed out after ${r_secs}s; $r_note"
+    [ "$r_rc" != 0 ] && [ -z "$r_note" ] && r_note="exited with status $r_rc, nothing on stderr"
     if [ "$r_w" != 0 ]; then
         # Why, from the free space left (the writer's own message could interleave with the
         # status lines, so it is not kept).
@@ -1002,6 +1003,7 @@ elif preflight postgres/session pg_settings "$PSQL_CMD"; then
     s_first_err=$(grep -v -e '^psql:<stdin>:[0-9]*: NOTICE' -e '^psql:<stdin>:[0-9]*: WARNING' "$WORK/session.err" | head -c 300 | head -n 1)
     [ "$s_rc" = 124 ] && s_first_err="timed out after ${s_secs}s; $s_first_err"
     # Split the output at the markers; a step's errors are psql's lines for its SQL line.
+    mkdir -p "$D/postgres"
     awk -v mark="$MARK" -v dir="$D" -v work="$WORK" '
         $1 == mark && NF == 2 { out = ($2 == "-") ? work "/paths" : dir "/" $2; printf "" > out; next }
         $1 == mark && NF == 4 { close(out); out = ""; next }
@@ -1078,14 +1080,14 @@ if [ "$DRY_RUN" = 0 ] && [ ! -s "$D/postgres/pg_settings.txt" ]; then
     c_why=
     if [ -z "$PGDATA_DIR" ]; then
         c_why="no data directory known (give -D)"
+    elif [ "$MY_UID" != 0 ] && [ "$(id -un)" != "$PG_OWNER" ]; then
+        c_why="needs root or the data directory's owner ${PG_OWNER:-?}, not uid $MY_UID"
     elif [ -z "$PG_MAJOR" ]; then
         c_why="$PGDATA_DIR is not a data directory uid $MY_UID can read (no PG_VERSION)"
     elif [ "$PG_OWNER" = root ]; then
         c_why="$PGDATA_DIR belongs to root, and postgres refuses to run as root"
     elif [ -z "$PG_SERVER" ]; then
         c_why="no postgres binary of version ${PG_MAJOR:-?} found (give --bindir)"
-    elif [ "$MY_UID" != 0 ] && [ "$(id -un)" != "$PG_OWNER" ]; then
-        c_why="needs root or the data directory's owner ${PG_OWNER:-?}, not uid $MY_UID"
     fi
     c_conf_arg=
     [ -n "$CONF" ] && [ "$CONF" != "$PGDATA_DIR/postgresql.conf" ] && c_conf_arg="config_file=$CONF"

@@ -233,7 +233,12 @@ fn without_psql() {
         assert_eq!(e.status, Some(127), "{e:?}");
         assert_eq!(e.note, "tool missing: psql");
     }
-    assert!(!bundle.sources.iter().any(|s| s.path == "postgres/pg_settings.txt"));
+    assert!(
+        !bundle
+            .sources
+            .iter()
+            .any(|s| s.path == "postgres/pg_settings.txt")
+    );
     // Without psql, the settings come from the server binary when a data directory is found
     // (this machine's Debian cluster), and the manifest says so; else it says why not.
     if let Some(c) = bundle
@@ -378,4 +383,99 @@ fn on_a_full_disk() {
     assert!(has(&bundle, SourceKind::Uptime), "{stderr}");
     assert!(has(&bundle, SourceKind::Date), "{stderr}");
     every_entry_accounted_for(&bundle);
+}
+
+#[test]
+fn a_dry_run_lists_what_it_would_collect_and_writes_nothing() {
+    let scratch = Scratch::new();
+    let out = scratch.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    let run = Command::new("sh")
+        .arg(scratch.script())
+        .args(["--dry-run", "-h", "/nonexistent", "-p", "5", "-o"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let listing = String::from_utf8(run.stdout).unwrap();
+    for path in [
+        "kernel/dmesg.txt",
+        "memory/meminfo.txt",
+        "postgres/pg_settings.txt",
+        "postgres/server.log",
+    ] {
+        assert!(
+            listing.lines().any(|l| l.starts_with(path)),
+            "{path} not listed:\n{listing}"
+        );
+    }
+    assert!(String::from_utf8_lossy(&run.stderr).contains("dry run: nothing collected"));
+    assert_eq!(std::fs::read_dir(&out).unwrap().count(), 0);
+}
+
+#[test]
+fn the_time_cap_skips_what_is_left_and_still_writes_a_bundle() {
+    let scratch = Scratch::new();
+    let mut c = Command::new("sh");
+    c.arg(scratch.script()).arg("-o").arg(scratch.path()).args([
+        "-h",
+        "/nonexistent",
+        "-p",
+        "5",
+        "--max-time",
+        "1",
+    ]);
+    let (bundle, _) = collect(c);
+    let skipped: Vec<&ManifestFile> = bundle
+        .manifest
+        .as_ref()
+        .unwrap()
+        .files
+        .iter()
+        .filter(|f| f.note == "skipped: the collector's time cap (--max-time 1 s) was reached")
+        .collect();
+    assert!(!skipped.is_empty());
+    assert!(has(&bundle, SourceKind::Uptime));
+    every_entry_accounted_for(&bundle);
+}
+
+#[test]
+fn read_from_stdin_it_writes_the_archive_to_stdout() {
+    // As `kubectl exec -i POD -- sh -s -- -o - < pgmortem-collect.sh > bundle.tar.gz` runs it:
+    // no step may read the rest of the script from stdin.
+    let scratch = Scratch::new();
+    let archive = scratch.path().join("bundle.tar.gz");
+    let run = Command::new("sh")
+        .args(["-s", "--", "-o", "-", "-h", "/nonexistent", "-p", "5"])
+        .env("TMPDIR", scratch.path())
+        .stdin(std::fs::File::open(scratch.script()).unwrap())
+        .stdout(std::fs::File::create(&archive).unwrap())
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "{stderr}");
+    assert!(stderr.contains("writing the archive to stdout"), "{stderr}");
+    let bundle = open(&archive, &OpenOptions::default()).unwrap();
+    assert!(has(&bundle, SourceKind::Meminfo));
+    // The last step of the script ran: the manifest is whole.
+    assert!(
+        bundle
+            .manifest
+            .as_ref()
+            .unwrap()
+            .file("perf/kptr_restrict.txt")
+            .is_some()
+    );
+    // Nothing is left behind in TMPDIR.
+    let left: Vec<_> = std::fs::read_dir(scratch.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n != "collect.sh" && n != "bundle.tar.gz")
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
 }
