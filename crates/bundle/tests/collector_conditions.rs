@@ -479,3 +479,71 @@ fn read_from_stdin_it_writes_the_archive_to_stdout() {
         .collect();
     assert!(left.is_empty(), "{left:?}");
 }
+
+#[test]
+fn without_dmesg_or_the_journal_the_kernel_lines_of_the_syslog_files() {
+    if !can_run("the kern.log fallback run", true) {
+        return;
+    }
+    let _serial = DMESG_SYSCTL.lock().unwrap_or_else(|e| e.into_inner());
+    let scratch = Scratch::new();
+    // A /var/log of our own (a private mount namespace): kern.log written as rsyslog writes
+    // it, from this machine's kernel log read as root, and one line of another program that
+    // must not be taken. (The file is made here; the kernel lines are real.)
+    let var_log = scratch.path().join("var-log");
+    std::fs::create_dir(&var_log).unwrap();
+    let dmesg = Command::new("dmesg").output().unwrap();
+    assert!(dmesg.status.success());
+    let mut kern = String::from("Nov 24 11:30:00 dbhost sshd[812]: Accepted publickey for admin\n");
+    for line in String::from_utf8_lossy(&dmesg.stdout)
+        .lines()
+        .rev()
+        .take(50)
+    {
+        kern.push_str(&format!("Nov 24 11:30:01 dbhost kernel: {line}\n"));
+    }
+    std::fs::write(var_log.join("kern.log"), &kern).unwrap();
+    std::fs::set_permissions(
+        var_log.join("kern.log"),
+        std::fs::Permissions::from_mode(0o644),
+    )
+    .unwrap();
+    std::fs::write(var_log.join("messages"), "unreadable\n").unwrap();
+    std::fs::set_permissions(
+        var_log.join("messages"),
+        std::fs::Permissions::from_mode(0o600),
+    )
+    .unwrap();
+    let program = r#"mount --bind "$1" /var/log || exit 1
+exec runuser -u "$2" -- sh "$3" -o "$4" -h /nonexistent -p 5"#;
+    let mut c = Command::new("unshare");
+    c.args(["-m", "sh", "-c", program, "sh"])
+        .arg(&var_log)
+        .arg(USER)
+        .arg(scratch.script())
+        .arg(scratch.path());
+    let (bundle, _) = {
+        let _restrict = DmesgRestrict::set("1");
+        collect(c)
+    };
+    assert_ne!(entry(&bundle, "kernel/dmesg.txt").status, Some(0));
+    let kern_log = bundle
+        .sources
+        .iter()
+        .find(|s| s.path == "kernel/kern.log")
+        .expect("kernel/kern.log");
+    assert_eq!(kern_log.kind, SourceKind::KernelLog);
+    let text = String::from_utf8_lossy(&kern_log.bytes);
+    assert_eq!(text.lines().count(), 50, "{text}");
+    assert!(!text.contains("sshd"), "{text}");
+    // The first readable file with kernel lines is taken; the others are not tried.
+    assert!(
+        bundle
+            .manifest
+            .as_ref()
+            .unwrap()
+            .file("kernel/messages.txt")
+            .is_none()
+    );
+    every_entry_accounted_for(&bundle);
+}
