@@ -2,12 +2,15 @@
 //! extracted, no link is followed, and every size is capped. Each regular file is kept in
 //! memory when small, else spooled to a temporary file of its own (see [`crate::body`]).
 
+use std::cell::RefCell;
 use std::collections::HashSet;
 use std::io::{self, Read};
+use std::rc::Rc;
 
 use crate::body::{Budget, Content, CopyError, Spool};
 use crate::compressed;
 use crate::open::{OpenOptions, Skipped};
+use crate::tar_guard;
 
 /// What a compressed or archived file is, from its first bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -121,7 +124,11 @@ pub(crate) fn read_tar<R: Read>(
     options: &OpenOptions,
     budget: &mut Budget,
 ) -> ArchiveContents {
-    let mut archive = tar::Archive::new(reader);
+    // Extension headers over 64 KiB are dropped before the tar reader would hold them whole.
+    let dropped = Rc::new(RefCell::new(Vec::new()));
+    let guarded =
+        tar_guard::ExtensionGuard::new(reader, tar_guard::MAX_EXTENSION_BYTES, dropped.clone());
+    let mut archive = tar::Archive::new(guarded);
     let mut out = ArchiveContents {
         members: Vec::new(),
         skipped: Vec::new(),
@@ -263,6 +270,11 @@ pub(crate) fn read_tar<R: Read>(
             }
         }
     }
+    out.skipped
+        .extend(dropped.borrow_mut().drain(..).map(|d| Skipped {
+            path: d.name,
+            reason: d.reason,
+        }));
     out
 }
 

@@ -24,6 +24,7 @@ mod kind;
 mod manifest;
 mod open;
 mod stats;
+mod tar_guard;
 
 pub use body::SourceReader;
 pub use compressed::decompressing;

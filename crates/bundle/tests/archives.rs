@@ -1,6 +1,6 @@
 //! Archives built in memory with the tar crate, hostile ones included, opened as bundles.
 
-use std::io::Write;
+use std::io::{self, Read, Write};
 
 use pgmortem_bundle::{OpenOptions, RecognizedBy, SourceKind, open};
 
@@ -391,4 +391,29 @@ fn rotated_compressed_logs_in_a_directory_are_decompressed_and_a_cut_one_keeps_i
     assert!(!cut.bytes.is_empty() && big.starts_with(&cut.bytes));
     let note = cut.note.as_deref().unwrap();
     assert!(note.contains("stopped after"), "{note}");
+}
+
+#[test]
+fn an_oversized_long_name_header_is_dropped_not_held() {
+    // A GNU long name of 64 MiB (1 GiB in the hostile sample that took 4.7 GB of memory; a
+    // few kilobytes of zstd either way) before an ordinary entry: the header is skipped as it
+    // streams by, the entry after it is read under its own header's name.
+    let size: u64 = 64 << 20;
+    let mut b = tar::Builder::new(Vec::new());
+    let h = header(b"././@LongLink", size, tar::EntryType::GNULongName);
+    b.append(&h, io::repeat(b'a').take(size)).unwrap();
+    let b = TarBuilder(b).file("memory/meminfo.txt", b"MemTotal: 1024 kB\n");
+    let bundle = open_bytes("long.tar.zst", &b.zst(), &OpenOptions::default());
+    assert_eq!(
+        skipped(&bundle),
+        [(
+            "././@LongLink",
+            "GNU long name of 67108864 bytes, over the 65536 bytes kept: not read (the next \
+             entry keeps the name in its own header)"
+        )]
+    );
+    assert_eq!(
+        kinds(&bundle),
+        [("memory/meminfo.txt", SourceKind::Meminfo)]
+    );
 }
