@@ -270,6 +270,25 @@ pub(crate) fn read_tar<R: Read>(
             }
         }
     }
+    if out.stopped.is_none() {
+        // Read on to the end of the stream (a few MiB at most): so the decompressor reaches
+        // any trailer or trailing data to report, and data after the archive's end is named.
+        let mut after = archive.into_inner().take(16 << 20);
+        let mut buf = vec![0; 64 * 1024];
+        let mut nonzero = 0u64;
+        while let Ok(n) = after.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            nonzero += buf[..n].iter().filter(|&&b| b != 0).count() as u64;
+        }
+        if nonzero > 0 {
+            out.skipped.push(Skipped {
+                path: "(after the end of the tar archive)".into(),
+                reason: format!("{nonzero} bytes of data after the archive's end, not read"),
+            });
+        }
+    }
     out.skipped
         .extend(dropped.borrow_mut().drain(..).map(|d| Skipped {
             path: d.name,

@@ -7,7 +7,9 @@
 //! [`decompressing`] does the same for a single input stream (`pgmortem parse pglog
 //! postgresql.log.1.gz`, the Python bindings' paths).
 
-use std::io::{self, BufReader, Read};
+use std::cell::RefCell;
+use std::io::{self, BufRead, BufReader, Read};
+use std::rc::Rc;
 
 use crate::archive::{Capped, Container, container};
 use crate::body::{CopyError, Spool};
@@ -55,11 +57,19 @@ pub(crate) fn decompress<R: Read>(
     spool: &mut Spool<'_>,
     limit: u64,
 ) -> io::Result<Decompressed> {
+    let shape = Rc::new(RefCell::new(GzipShape::default()));
     let stopped = match compression {
-        "gzip" => copy_until_error(flate2::read::MultiGzDecoder::new(reader), spool, limit)?,
+        "gzip" => copy_until_error(
+            GzipMembers::new(BufReader::new(reader), shape.clone()),
+            spool,
+            limit,
+        )?,
         _ => copy_until_error(zstd::stream::read::Decoder::new(reader)?, spool, limit)?,
     };
     let mut note = format!("decompressed from {compression}");
+    if let Some(shape) = shape.borrow().describe() {
+        note.push_str(&format!(" ({shape})"));
+    }
     if let Some(why) = stopped {
         note.push_str(&format!(
             " (stopped after {} bytes: {why}; the lines before are read)",
@@ -91,9 +101,82 @@ fn copy_until_error<R: Read>(
 }
 
 /// Ends the stream at the first error instead of failing it, and keeps the error.
-struct StopAtError<R> {
-    inner: R,
-    error: Option<io::Error>,
+/// Reads `inner` until its first error, then ends there, keeping the error.
+pub(crate) struct StopAtError<R> {
+    pub inner: R,
+    pub error: Option<io::Error>,
+}
+
+/// What a gzip stream held besides its data.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub(crate) struct GzipShape {
+    /// Members read (more than one: files concatenated with `cat a.gz b.gz`).
+    pub members: u32,
+    /// Bytes that are not a gzip member came after the last one (zero padding, garbage).
+    pub trailing: bool,
+}
+
+impl GzipShape {
+    /// A note for the report when the stream was not one plain member.
+    pub(crate) fn describe(&self) -> Option<String> {
+        let mut parts = Vec::new();
+        if self.members > 1 {
+            parts.push(format!(
+                "{} concatenated gzip members, read one after the other",
+                self.members
+            ));
+        }
+        if self.trailing {
+            parts.push("data after the last gzip member, not gzip, was not read".to_owned());
+        }
+        (!parts.is_empty()).then(|| parts.join("; "))
+    }
+}
+
+/// A gzip stream of any number of members, decoded one after the other as `gzip -d` does;
+/// the members and any trailing data are counted in `shape` for the report. Each member's
+/// CRC and length are checked (a mismatch is an error after its data).
+pub(crate) struct GzipMembers<R: BufRead> {
+    decoder: Option<flate2::bufread::GzDecoder<R>>,
+    shape: Rc<RefCell<GzipShape>>,
+}
+
+impl<R: BufRead> GzipMembers<R> {
+    /// Decodes `inner`, counting into `shape`.
+    pub(crate) fn new(inner: R, shape: Rc<RefCell<GzipShape>>) -> Self {
+        shape.borrow_mut().members = 1;
+        Self {
+            decoder: Some(flate2::bufread::GzDecoder::new(inner)),
+            shape,
+        }
+    }
+}
+
+impl<R: BufRead> Read for GzipMembers<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        loop {
+            let Some(decoder) = self.decoder.as_mut() else {
+                return Ok(0);
+            };
+            let n = decoder.read(buf)?;
+            if n > 0 || buf.is_empty() {
+                return Ok(n);
+            }
+            // This member is done: another one, trailing data, or the end.
+            let mut inner = self.decoder.take().expect("a decoder").into_inner();
+            let rest = inner.fill_buf()?;
+            if rest.is_empty() {
+                return Ok(0);
+            }
+            if rest.starts_with(&[0x1f, 0x8b]) {
+                self.shape.borrow_mut().members += 1;
+                self.decoder = Some(flate2::bufread::GzDecoder::new(inner));
+            } else {
+                self.shape.borrow_mut().trailing = true;
+                return Ok(0);
+            }
+        }
+    }
 }
 
 impl<R: Read> Read for StopAtError<R> {

@@ -1,9 +1,11 @@
 //! Opening a bundle: a directory of loose files, a tar archive (plain, `.tar.gz`, `.tar.zst`)
 //! read as a stream, or one file (compressed or not).
 
+use std::cell::RefCell;
 use std::fs;
 use std::io::{self, Cursor, Read};
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
 use serde::Serialize;
 
@@ -235,9 +237,10 @@ pub fn open(path: &Path, options: &OpenOptions) -> Result<Bundle, BundleError> {
             .read_to_end(&mut head)
             .map_err(io_err)?;
         let stream = Cursor::new(head.clone()).chain(file);
+        let gzip_shape = Rc::new(RefCell::new(compressed::GzipShape::default()));
         let archived = match container(&head) {
             Container::Gzip => Some(read_stream(
-                flate2::read::MultiGzDecoder::new(stream),
+                compressed::GzipMembers::new(std::io::BufReader::new(stream), gzip_shape.clone()),
                 &name,
                 Some("gzip"),
                 options,
@@ -259,6 +262,12 @@ pub fn open(path: &Path, options: &OpenOptions) -> Result<Bundle, BundleError> {
             Some(Ok((m, s))) => {
                 members = m;
                 skipped = s;
+                if let Some(shape) = gzip_shape.borrow().describe() {
+                    skipped.push(Skipped {
+                        path: name.clone(),
+                        reason: format!("the archive itself: {shape}"),
+                    });
+                }
             }
             Some(Err(reason)) => {
                 return Err(BundleError::Archive {
@@ -296,20 +305,35 @@ fn read_stream<R: Read>(
         .take(512)
         .read_to_end(&mut head)
         .map_err(|e| format!("cannot decompress: {e}"))?;
-    let mut stream = Cursor::new(head.clone()).chain(reader);
+    let stream = Cursor::new(head.clone()).chain(reader);
     if container(&head) != Container::Tar {
         let inner =
             compression.map_or_else(|| name.to_owned(), |c| compressed::strip_suffix(name, c));
         let mut spool = Spool::new(options, budget);
-        spool.copy_from(&mut stream).map_err(|e| match e {
+        // A damaged stream (a bad CRC or length, cut short) keeps what came out before the
+        // damage, with a note; nothing at all is an error.
+        let mut stopping = compressed::StopAtError {
+            inner: stream,
+            error: None,
+        };
+        spool.copy_from(&mut stopping).map_err(|e| match e {
             crate::body::CopyError::Read(e) => format!("cannot decompress: {e}"),
             crate::body::CopyError::Spool(e) => e.to_string(),
         })?;
+        let note = match stopping.error {
+            Some(e) if spool.len() == 0 => return Err(format!("cannot decompress: {e}")),
+            Some(e) => Some(format!(
+                "decompressed from {} (stopped after {} bytes: {e}; the lines before are read)",
+                compression.unwrap_or("its compression"),
+                spool.len()
+            )),
+            None => None,
+        };
         return Ok((
             vec![Member {
                 path: inner,
                 content: spool.finish(),
-                note: None,
+                note,
             }],
             Vec::new(),
         ));

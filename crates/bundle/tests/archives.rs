@@ -417,3 +417,75 @@ fn an_oversized_long_name_header_is_dropped_not_held() {
         [("memory/meminfo.txt", SourceKind::Meminfo)]
     );
 }
+
+#[test]
+fn a_damaged_gzip_file_keeps_its_data_and_says_what_is_wrong() {
+    let log = real_pg_log();
+    let good = gzip(&log);
+    let n = good.len();
+    // CRC field zeroed; length field wrong; trailer missing.
+    let mut bad_crc = good.clone();
+    bad_crc[n - 8..n - 4].copy_from_slice(&[0; 4]);
+    let mut bad_len = good.clone();
+    bad_len[n - 4..].copy_from_slice(&[1, 0, 0, 0]);
+    let no_trailer = good[..n - 8].to_vec();
+    for (bytes, why) in [
+        (bad_crc, "does not have a matching checksum"),
+        (bad_len, "does not have a matching checksum"),
+        (no_trailer, "unexpected end of file"),
+    ] {
+        let bundle = open_bytes("server.log.gz", &bytes, &OpenOptions::default());
+        let source = &bundle.sources[0];
+        assert_eq!(source.path, "server.log");
+        assert_eq!(source.bytes, log);
+        let note = source.note.as_deref().unwrap();
+        assert!(
+            note.starts_with(&format!(
+                "decompressed from gzip (stopped after {} bytes: ",
+                log.len()
+            )) && note.contains(why),
+            "{note}"
+        );
+    }
+}
+
+#[test]
+fn concatenated_gzip_members_and_trailing_data_are_noted() {
+    let log = real_pg_log();
+    let (a, b) = log.split_at(log.len() / 2);
+    let mut two = gzip(a);
+    two.extend(gzip(b));
+    let bundle = open_bytes("server.log.gz", &two, &OpenOptions::default());
+    assert_eq!(bundle.sources[0].bytes, log);
+    assert_eq!(
+        skipped(&bundle),
+        [(
+            "server.log.gz",
+            "the archive itself: 2 concatenated gzip members, read one after the other"
+        )]
+    );
+    // A tar.gz padded with zeros after its gzip stream (a tape block, dd).
+    let mut padded = collected().gz();
+    padded.extend([0; 1024]);
+    let bundle = open_bytes("bundle.tar.gz", &padded, &OpenOptions::default());
+    assert!(!bundle.sources.is_empty());
+    assert_eq!(
+        skipped(&bundle),
+        [(
+            "bundle.tar.gz",
+            "the archive itself: data after the last gzip member, not gzip, was not read"
+        )]
+    );
+    // Data after the tar archive's end, inside the compressed stream.
+    let mut tar = collected().tar();
+    tar.extend(b"appended by hand\n");
+    let bundle = open_bytes("bundle.tar.gz", &gzip(&tar), &OpenOptions::default());
+    assert!(!bundle.sources.is_empty());
+    assert_eq!(
+        skipped(&bundle),
+        [(
+            "(after the end of the tar archive)",
+            "17 bytes of data after the archive's end, not read"
+        )]
+    );
+}
