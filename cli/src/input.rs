@@ -5,9 +5,16 @@
 use std::fs::File;
 use std::io::Read;
 use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use anyhow::{Context, Result};
 use pgmortem::bundle::decompressing;
+
+/// Longest line the `parse kernel`, `parse perf` and `collapse-perf` inputs keep: a kernel
+/// line is at most about 1 KiB and a perf frame line a few hundred bytes, so a longer one
+/// is damage (a run of NULs, a file of another kind, a decompression bomb with no newline).
+pub(crate) const MAX_LINE_BYTES: usize = 64 * 1024;
 
 /// `path` (or standard input for `-`) as a stream of its decompressed bytes.
 pub(crate) fn open(path: &Path) -> Result<Box<dyn Read + Send>> {
@@ -19,11 +26,123 @@ pub(crate) fn open(path: &Path) -> Result<Box<dyn Read + Send>> {
     decompressing(raw).with_context(|| format!("cannot read {}", path.display()))
 }
 
-/// The whole of `path` (or standard input), decompressed.
-pub(crate) fn read_all(path: &Path) -> Result<Vec<u8>> {
+/// A command's input with its lines cut (see [`open_lines`]).
+pub(crate) type CappedInput = LineCap<Box<dyn Read + Send>>;
+
+/// [`open`], every line cut to [`MAX_LINE_BYTES`]; the counter says how many were cut.
+pub(crate) fn open_lines(path: &Path) -> Result<(CappedInput, Arc<AtomicU64>)> {
+    let cut = Arc::new(AtomicU64::new(0));
+    Ok((LineCap::new(open(path)?, MAX_LINE_BYTES, cut.clone()), cut))
+}
+
+/// The whole of `path` (or standard input), decompressed, every line cut to [`MAX_LINE_BYTES`] (said on standard error).
+pub(crate) fn read_all_lines(path: &Path) -> Result<Vec<u8>> {
+    let (mut reader, cut) = open_lines(path)?;
     let mut bytes = Vec::new();
-    open(path)?
+    reader
         .read_to_end(&mut bytes)
         .with_context(|| format!("cannot read {}", path.display()))?;
+    report_cut(path, &cut);
     Ok(bytes)
+}
+
+/// Says on standard error how many lines of `path` were cut, if any.
+pub(crate) fn report_cut(path: &Path, cut: &AtomicU64) {
+    let n = cut.load(Ordering::Relaxed);
+    if n > 0 {
+        #[allow(clippy::print_stderr)]
+        {
+            eprintln!(
+                "pgmortem: note: {}: {n} line{} longer than {MAX_LINE_BYTES} bytes kept only \
+                 {} first bytes",
+                path.display(),
+                if n == 1 { "" } else { "s" },
+                if n == 1 { "its" } else { "their" }
+            );
+        }
+    }
+}
+
+/// Passes a stream through with each line cut to `max` bytes (the newline kept), counting the
+/// lines cut: memory for a line stays bounded whatever the input.
+pub(crate) struct LineCap<R> {
+    inner: R,
+    max: usize,
+    /// Bytes of the current line passed so far.
+    line: usize,
+    cut: Arc<AtomicU64>,
+    /// The current line was cut: its bytes are dropped up to its newline.
+    dropping: bool,
+    buf: Vec<u8>,
+}
+
+impl<R: Read> LineCap<R> {
+    /// Cuts the lines of `inner` to `max` bytes, counting into `cut`.
+    pub(crate) fn new(inner: R, max: usize, cut: Arc<AtomicU64>) -> Self {
+        Self {
+            inner,
+            max,
+            line: 0,
+            cut,
+            dropping: false,
+            buf: vec![0; 64 * 1024],
+        }
+    }
+}
+
+impl<R: Read> Read for LineCap<R> {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        loop {
+            let want = out.len().min(self.buf.len());
+            if want == 0 {
+                return Ok(0);
+            }
+            let n = self.inner.read(&mut self.buf[..want])?;
+            if n == 0 {
+                return Ok(0);
+            }
+            let mut written = 0;
+            for &b in &self.buf[..n] {
+                if b == b'\n' {
+                    self.line = 0;
+                    self.dropping = false;
+                    out[written] = b;
+                    written += 1;
+                } else if self.dropping {
+                } else if self.line == self.max {
+                    self.dropping = true;
+                    self.cut.fetch_add(1, Ordering::Relaxed);
+                } else {
+                    self.line += 1;
+                    out[written] = b;
+                    written += 1;
+                }
+            }
+            if written > 0 {
+                return Ok(written);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cap(input: &[u8], max: usize) -> (Vec<u8>, u64) {
+        let cut = Arc::new(AtomicU64::new(0));
+        let mut out = Vec::new();
+        LineCap::new(input, max, cut.clone())
+            .read_to_end(&mut out)
+            .unwrap();
+        (out, cut.load(Ordering::Relaxed))
+    }
+
+    #[test]
+    fn long_lines_are_cut_and_counted_short_ones_pass() {
+        assert_eq!(cap(b"ab\ncdefgh\nij", 4), (b"ab\ncdef\nij".to_vec(), 1));
+        assert_eq!(cap(b"abcd\n", 4), (b"abcd\n".to_vec(), 0));
+        assert_eq!(cap(&[b'a'; 10_000], 4), (b"aaaa".to_vec(), 1));
+        assert_eq!(cap(b"", 4), (Vec::new(), 0));
+    }
 }

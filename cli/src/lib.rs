@@ -218,7 +218,7 @@ fn dispatch(
             .write_all(pgmortem::bundle::COLLECTOR_SCRIPT.as_bytes())
             .context("cannot write the collector script"),
         Command::Parse(ParseCommand::Kernel { file, stats, year }) => {
-            let bytes = read(&file)?;
+            let bytes = input::read_all_lines(&file)?;
             let options = kernel::KernelOptions {
                 year,
                 ..Default::default()
@@ -254,10 +254,6 @@ pub(crate) fn refuse_to_overwrite(output: &Path, input: &Path) -> Result<()> {
         );
     }
     Ok(())
-}
-
-fn read(path: &Path) -> Result<Vec<u8>> {
-    input::read_all(path)
 }
 
 fn print_json<T: Serialize + ?Sized>(out: &mut dyn Write, value: &T) -> Result<()> {

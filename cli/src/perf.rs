@@ -105,7 +105,7 @@ pub(crate) struct FlamegraphArgs {
 }
 
 fn read_input(path: &Path) -> Result<Vec<u8>> {
-    crate::input::read_all(path)
+    crate::input::read_all_lines(path)
 }
 
 fn parse_query(text: &str) -> Result<perf::StackQuery> {
@@ -157,7 +157,7 @@ fn fold_file(path: &Path, fold: &FoldArgs) -> Result<String> {
         .nthreads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let mut folder = perf::Folder::new(fold.options());
-    let mut reader = crate::input::open(path)?;
+    let (mut reader, cut) = crate::input::open_lines(path)?;
     let mut buffer: Vec<u8> = Vec::new();
     loop {
         let before = buffer.len();
@@ -169,12 +169,18 @@ fn fold_file(path: &Path, fold: &FoldArgs) -> Result<String> {
             folder.add_input(&buffer, threads);
             break;
         }
-        let cut = perf::last_sample_start(&buffer);
-        if cut > 0 {
-            folder.add_input(&buffer[..cut], threads);
-            buffer.drain(..cut);
+        let start = perf::last_sample_start(&buffer);
+        if start > 0 {
+            folder.add_input(&buffer[..start], threads);
+            buffer.drain(..start);
+        } else if buffer.len() >= 2 * BLOCK_BYTES {
+            // Two blocks without a second sample start: not a profile (or one sample of
+            // 32 MiB of frames): folded as it is, so memory stays bounded.
+            folder.add_input(&buffer, threads);
+            buffer.clear();
         }
     }
+    crate::input::report_cut(path, &cut);
     Ok(folder.render())
 }
 

@@ -1,5 +1,6 @@
 //! `pgmortem collapse-perf`, `parse perf` and `flamegraph` end to end on the perf fixtures.
 
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 mod common;
@@ -220,4 +221,28 @@ fn missing_file_is_a_clear_error() {
         .stderr(predicate::str::contains(
             "cannot read /nonexistent/perf.txt",
         ));
+}
+
+#[test]
+fn a_line_without_end_is_cut_not_held() {
+    // 64 MiB of one byte and no newline, zstd-compressed to a few kilobytes (a 2 GB one took
+    // 3 to 4 GB of memory and a minute before lines were cut): each reader keeps its first
+    // 64 KiB and says so.
+    let dir = tempfile::tempdir().unwrap();
+    let bomb = dir.path().join("bomb.zst");
+    let bytes = zstd::encode_all(std::io::repeat(b'a').take(64 << 20), 3).unwrap();
+    std::fs::write(&bomb, bytes).unwrap();
+    for args in [
+        &["parse", "kernel"][..],
+        &["parse", "perf"],
+        &["collapse-perf"],
+    ] {
+        let output = pgmortem().args(args).arg(&bomb).output().unwrap();
+        assert!(output.status.success(), "{args:?}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            stderr.contains("bomb.zst: 1 line longer than 65536 bytes kept only its first bytes"),
+            "{args:?}: {stderr}"
+        );
+    }
 }
