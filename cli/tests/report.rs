@@ -156,3 +156,30 @@ fn control_characters_of_a_bundle_never_reach_the_terminal() {
         );
     }
 }
+
+#[test]
+fn a_cut_oom_report_keeps_what_it_has_at_a_lower_confidence() {
+    // A report cut in its task table (fixtures/formats/kernel, named edge-): no victim is
+    // invented, what is missing is said, and the incident is not sure.
+    let out = stdout_ok(
+        pgmortem()
+            .args(["analyze", "--format", "json"])
+            .arg(fixture("formats/kernel/edge-truncated-mid-task-table.txt")),
+    );
+    let report: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    let incident = &report["incidents"][0];
+    assert_eq!(incident["confidence"], 0.6);
+    let notes: Vec<&str> = incident["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_str().unwrap())
+        .collect();
+    assert!(
+        notes.contains(&"cut before its kill line: the input ended"),
+        "{notes:?}"
+    );
+    assert!(notes.contains(&"no victim recorded"), "{notes:?}");
+    assert!(incident["kernel_kill"]["pid"].is_null(), "{incident}");
+    assert_eq!(incident["kernel_kill"]["trigger_pid"], 20718);
+}

@@ -161,7 +161,9 @@ pub struct Evidence {
 /// The kernel's side of an incident: the OOM kill.
 #[derive(Debug, Clone, Serialize)]
 pub struct KernelKill {
-    /// PID in the kernel's (init) namespace.
+    /// PID in the kernel's (init) namespace. 0 when the report names no victim (cut before
+    /// its kill line, or the OOM killer found none): no task has pid 0, and JSON says `null`.
+    #[serde(serialize_with = "zero_as_null")]
     pub pid: u32,
     /// Command name.
     pub comm: String,
@@ -421,4 +423,12 @@ pub struct TimelineEvent {
     pub path: String,
     /// 1-based line.
     pub line: u64,
+}
+
+/// A pid of 0 (none recorded) as JSON `null`, never as a pid.
+fn zero_as_null<S: serde::Serializer>(pid: &u32, serializer: S) -> Result<S::Ok, S::Error> {
+    match pid {
+        0 => serializer.serialize_none(),
+        pid => serializer.serialize_u32(*pid),
+    }
 }

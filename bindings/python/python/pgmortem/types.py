@@ -103,7 +103,7 @@ class OomTaskRss(TypedDict):
 
 
 class KernelKill(TypedDict):
-    pid: int
+    pid: int | None
     comm: str
     anon_rss_kb: int | None
     file_rss_kb: int | None

@@ -41,6 +41,9 @@ impl Tie {
     }
 }
 
+/// The highest confidence of an incident whose kernel OOM report was cut short.
+pub(crate) const TRUNCATED_REPORT_CONFIDENCE: f64 = 0.6;
+
 /// The incident made of `kill` and `side`.
 pub(crate) fn build(kill: Option<&OomKill<'_>>, side: PgSide<'_, '_>, tie: Tie) -> Incident {
     let Tie {
@@ -48,6 +51,13 @@ pub(crate) fn build(kill: Option<&OomKill<'_>>, side: PgSide<'_, '_>, tie: Tie) 
         matched_by,
         mut notes,
     } = tie;
+    // A report cut before its end (the kill line, the task table) may have lost the very
+    // facts the incident rests on: what it has is kept, at a lower confidence.
+    let confidence = if kill.is_some_and(|k| k.report.truncated) {
+        confidence.min(TRUNCATED_REPORT_CONFIDENCE)
+    } else {
+        confidence
+    };
     let kernel_kill = kill.map(kernel_kill);
     if let Some(kill) = kill {
         notes.extend(kill.report.notes.iter().cloned());
