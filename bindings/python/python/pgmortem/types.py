@@ -1212,15 +1212,29 @@ class ConfEntry(TypedDict):
     name: str
     value: str
     line: int
+    host_file: str | None
+    host_line: int | None
 
 class ConfInclude(TypedDict):
     directive: str
     path: str
     line: int
+    host_file: str | None
+    host_line: int | None
+
+class ConfNotRead(TypedDict):
+    """A file the collector could not inline into ``postgresql.conf``
+    (``# pgmortem-collect: not read PATH: REASON``)."""
+
+    path: str
+    reason: str
+    line: int
+    host_file: str | None
 
 class PgConf(TypedDict):
     entries: list[ConfEntry]
     includes: list[ConfInclude]
+    not_read: list[ConfNotRead]
     stats: ParseStats
 
 class CgroupMemory(TypedDict):
@@ -1253,6 +1267,7 @@ __all__ = [
     "ClockInfo",
     "ConfEntry",
     "ConfInclude",
+    "ConfNotRead",
     "CpuFacts",
     "DevShm",
     "Evidence",
