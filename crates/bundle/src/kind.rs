@@ -265,7 +265,7 @@ pub fn kind_from_path(path: &str) -> Option<SourceKind> {
         | "memory.memsw.limit_in_bytes"
         | "memory.memsw.usage_in_bytes" => SourceKind::CgroupValue,
         "postgresql.conf" => SourceKind::PgConf,
-        "pg_settings" | "pg_settings.csv" => SourceKind::PgSettings,
+        "pg_settings" | "pg_settings.csv" | "pg_settings-postgres-C" => SourceKind::PgSettings,
         "oom_score_adj" => SourceKind::OomScoreAdj,
         "limits" if path.contains("proc") || path.contains("pid") => SourceKind::ProcLimits,
         "flags" if path.contains("cpu") => SourceKind::CpuFlags,
@@ -373,6 +373,10 @@ mod tests {
             Some(SourceKind::ProcLimits)
         );
         assert_eq!(kind_from_path("cpu/flags.txt"), Some(SourceKind::CpuFlags));
+        assert_eq!(
+            kind_from_path("postgres/pg_settings-postgres-C.txt"),
+            Some(SourceKind::PgSettings)
+        );
         assert_eq!(kind_from_path("flags.txt"), None);
     }
 

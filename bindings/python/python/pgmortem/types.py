@@ -195,6 +195,10 @@ class Evidence(TypedDict):
     what: str
     key: NotRequired[str]
     """The snapshot key or setting read on that line, when there is one."""
+    host_file: NotRequired[str]
+    """The database host's file the collector copied that line from (``postgresql.conf``'s
+    includes, ``postgresql.auto.conf``), when it marked one."""
+    host_line: NotRequired[int]
 
 
 class Finding(TypedDict):
@@ -349,9 +353,18 @@ class SubtransFacts(TypedDict):
 SettingFromPgSettings = TypedDict(
     "SettingFromPgSettings", {"from": Literal["pg_settings"], "path": str, "line": int}
 )
-SettingFromPgConf = TypedDict(
-    "SettingFromPgConf", {"from": Literal["pg_conf"], "path": str, "line": int}
+_SettingFromPgConfLine = TypedDict(
+    "_SettingFromPgConfLine", {"from": Literal["pg_conf"], "path": str, "line": int}
 )
+
+
+class SettingFromPgConf(_SettingFromPgConfLine):
+    host_file: NotRequired[str]
+    """The database host's file the collector copied that line from (an included file,
+    ``postgresql.auto.conf``), when it marked one."""
+    host_line: NotRequired[int]
+
+
 SettingFromDefault = TypedDict("SettingFromDefault", {"from": Literal["default"], "conf": str})
 SettingOrigin = Union[SettingFromPgSettings, SettingFromPgConf, SettingFromDefault]
 """Where a setting's value comes from: ``origin["from"]`` tells which."""

@@ -63,6 +63,8 @@ impl PgProcess {
             line: *line,
             what: what.into(),
             key: Some(field.to_owned()),
+            host_file: None,
+            host_line: None,
         })
     }
 }

@@ -45,7 +45,8 @@ pub use process::{
     parse_limits, parse_smaps_rollup, parse_status, sniff_limits, sniff_smaps_rollup, sniff_status,
 };
 pub use settings::{
-    DEFAULT_COLUMNS, PgSetting, PgSettings, SettingsForm, parse_pg_settings, sniff_pg_settings,
+    DEFAULT_COLUMNS, POSTGRES_C_SOURCE, PgSetting, PgSettings, SettingsForm, parse_pg_settings,
+    sniff_pg_settings,
 };
 pub use sysctl::{
     Choice, Sysctl, SysctlSet, parse_choice, parse_proc_sys_file, parse_sysctl, sniff_choice,
