@@ -111,7 +111,9 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
                     path: k.path.to_owned(),
                     line: k.line,
                     what: "the kernel's segfault report".to_owned(),
-                    key: None, host_file: None, host_line: None,
+                    key: None,
+                    host_file: None,
+                    host_line: None,
                 },
             );
         }

@@ -175,7 +175,9 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
             path: path.to_owned(),
             line: *line,
             what: format!("the largest temporary file, {}", human_bytes(*bytes)),
-            key: None, host_file: None, host_line: None,
+            key: None,
+            host_file: None,
+            host_line: None,
         });
     }
     if let Some(k) = facts.log.kind("temp_file") {
@@ -188,7 +190,9 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
                     path: place.0.clone(),
                     line: place.1,
                     what: format!("the {what} temporary file logged"),
-                    key: None, host_file: None, host_line: None,
+                    key: None,
+                    host_file: None,
+                    host_line: None,
                 });
             }
         }

@@ -201,7 +201,9 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
             path: (*path).to_owned(),
             line: r.line,
             what: cut(&r.message, 160),
-            key: None, host_file: None, host_line: None,
+            key: None,
+            host_file: None,
+            host_line: None,
         })
         .collect();
     if let Some(d) = dev_shm {

@@ -107,7 +107,9 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
         path: k.path.clone(),
         line: k.line,
         what: format!("OOM kill of {} {}", k.comm, k.pid),
-        key: None, host_file: None, host_line: None,
+        key: None,
+        host_file: None,
+        host_line: None,
     }));
     let mut f = finding(
         &META,

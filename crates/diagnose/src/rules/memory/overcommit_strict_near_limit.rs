@@ -125,7 +125,9 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
                         .map(|b| format!(" (failed on a request of {})", human_bytes(b)))
                         .unwrap_or_default()
                 ),
-                key: None, host_file: None, host_line: None,
+                key: None,
+                host_file: None,
+                host_line: None,
             }),
     );
 
