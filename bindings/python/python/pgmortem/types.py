@@ -409,10 +409,34 @@ class LimitFacts(TypedDict):
     max_data_size: KnownResourceLimit | None
 
 
+class KnownOptionalStr(TypedDict):
+    value: str | None
+    path: str
+    line: int
+    key: str
+
+
+class OomAdjustFacts(TypedDict):
+    """The postmaster's ``PG_OOM_ADJUST_FILE`` and ``PG_OOM_ADJUST_VALUE``: ``value`` is
+    ``None`` when the variable is unset."""
+
+    file: KnownOptionalStr | None
+    value: KnownOptionalStr | None
+
+
+class UnitFacts(TypedDict):
+    """The postmaster's systemd unit: its name and ``OOMScoreAdjust``."""
+
+    id: KnownStr | None
+    oom_score_adjust: KnownInt | None
+
+
 class ProcessFacts(TypedDict):
     processes: list[PgProcess]
     postmaster: int | None
     limits: LimitFacts | None
+    oom_adjust: OomAdjustFacts | None
+    unit: UnitFacts | None
 
 
 class HostFacts(TypedDict):
@@ -1297,6 +1321,7 @@ __all__ = [
     "KernelStats",
     "KernelTime",
     "KnownInt",
+    "KnownOptionalStr",
     "KnownPgVersion",
     "KnownResourceLimit",
     "KnownStr",
@@ -1314,6 +1339,7 @@ __all__ = [
     "MemoryFacts",
     "MemoryTotals",
     "NotEvaluated",
+    "OomAdjustFacts",
     "OomReaped",
     "OomReport",
     "OomSummary",
@@ -1419,6 +1445,7 @@ __all__ = [
     "ThpFacts",
     "TimelineEntry",
     "TimelineEvent",
+    "UnitFacts",
     "VmFacts",
     "WallClock",
 ]

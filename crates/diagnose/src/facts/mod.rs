@@ -22,7 +22,7 @@ pub use host::{
 pub use log::{LogFacts, LogKind, OomError, TempFileFacts};
 pub use perf::PerfFacts;
 pub use postgres::{PgFacts, Setting, SettingOrigin};
-pub use processes::{LimitFacts, PgProcess, ProcessFacts};
+pub use processes::{LimitFacts, OomAdjustFacts, PgProcess, ProcessFacts, UnitFacts};
 
 /// A value read from the bundle, with where it was read.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -450,5 +450,40 @@ work_mem|4096|kB|postgres -C||f
             Some("pg_settings (postgres/pg_settings.txt)")
         );
         assert_eq!(pg.number("max_connections"), Some(20.0));
+    }
+
+    #[test]
+    fn the_postmasters_environment_and_unit_are_its_own() {
+        let scratch = collected()
+            .write(
+                "processes/16859/pg-oom-adjust.txt",
+                "PG_OOM_ADJUST_FILE=/proc/self/oom_score_adj\nunset PG_OOM_ADJUST_VALUE\n",
+            )
+            .write(
+                "processes/16859/systemd-unit.txt",
+                "OOMScoreAdjust=-900\nId=postgresql@15-main.service\n",
+            )
+            // Another process's files are not the postmaster's.
+            .write(
+                "processes/16862/pg-oom-adjust.txt",
+                "unset PG_OOM_ADJUST_FILE\n",
+            );
+        let processes = scratch.report().host.processes;
+        let env = processes.oom_adjust.unwrap();
+        assert_eq!(env.children_reset(), Some(true));
+        assert_eq!(env.reset_to(), "0");
+        let file = env.file.unwrap();
+        assert_eq!(
+            (file.path.as_str(), file.line, file.key.as_str()),
+            ("processes/16859/pg-oom-adjust.txt", 1, "PG_OOM_ADJUST_FILE")
+        );
+        assert_eq!(env.value.unwrap().value, None);
+        let unit = processes.unit.unwrap();
+        assert_eq!(unit.id.unwrap().value, "postgresql@15-main.service");
+        let adjust = unit.oom_score_adjust.unwrap();
+        assert_eq!((adjust.value, adjust.line), (-900, 1));
+        // Without the files: unknown, not guessed.
+        let processes = collected().report().host.processes;
+        assert!(processes.oom_adjust.is_none() && processes.unit.is_none());
     }
 }
