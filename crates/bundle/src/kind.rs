@@ -266,6 +266,7 @@ pub fn kind_from_path(path: &str) -> Option<SourceKind> {
         "memory.stat" => SourceKind::CgroupStat,
         "memory.events" | "memory.oom_control" => SourceKind::CgroupEvents,
         "memory.max"
+        | "memory.high"
         | "memory.current"
         | "memory.peak"
         | "memory.swap.max"
@@ -363,6 +364,10 @@ mod tests {
         );
         assert_eq!(
             kind_from_path("cgroup/memory.max"),
+            Some(SourceKind::CgroupValue)
+        );
+        assert_eq!(
+            kind_from_path("cgroup/1234/memory.high"),
             Some(SourceKind::CgroupValue)
         );
         assert_eq!(kind_from_path("notes.txt"), None);

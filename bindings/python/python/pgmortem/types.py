@@ -323,6 +323,8 @@ class CgroupFacts(TypedDict):
     dir: str
     limit: KnownInt | None
     limit_read: bool
+    high: KnownInt | None
+    high_events: KnownInt | None
     usage: KnownInt | None
     peak: KnownInt | None
     failcnt: KnownInt | None
@@ -1283,6 +1285,8 @@ class CgroupMemory(TypedDict):
     failcnt: int | None
     oom_kills: int | None
     max_events: int | None
+    high_bytes: int | None
+    high_events: int | None
     swap_limit_bytes: int | None
     swap_usage_bytes: int | None
     stat: NotRequired[FlatKeyed]
