@@ -257,6 +257,8 @@ pub fn kind_from_path(path: &str) -> Option<SourceKind> {
         .unwrap_or(name);
     let kind = match stem {
         "manifest.json" => SourceKind::Manifest,
+        "kern.log" => SourceKind::KernelLog,
+        "messages" | "syslog" if path.starts_with("kernel/") => SourceKind::KernelLog,
         "meminfo" => SourceKind::Meminfo,
         "vmstat" if path.contains("proc") => SourceKind::Vmstat,
         "status" if path.contains("audit") => SourceKind::AuditStatus,
@@ -392,6 +394,15 @@ mod tests {
             Some(SourceKind::ProcLimits)
         );
         assert_eq!(kind_from_path("cpu/flags.txt"), Some(SourceKind::CpuFlags));
+        for path in [
+            "kernel/kern.log",
+            "kernel/messages.txt",
+            "kernel/syslog.txt",
+        ] {
+            assert_eq!(kind_from_path(path), Some(SourceKind::KernelLog), "{path}");
+        }
+        // A system log elsewhere may be anything's.
+        assert_eq!(kind_from_path("var/log/syslog"), None);
         assert_eq!(
             kind_from_path("postgres/pg_settings-postgres-C.txt"),
             Some(SourceKind::PgSettings)

@@ -226,6 +226,8 @@ pub(crate) fn parse_all(
         .map(|t| t.to_zoned(jiff::tz::TimeZone::UTC).year());
     let kernel_options = KernelOptions {
         year,
+        // A December line of a log collected in January is of the year before.
+        collected_on: date.map(|d| d.at.to_zoned(jiff::tz::TimeZone::UTC).date()),
         ..KernelOptions::default()
     };
     let pg_options = PgLogOptions {
@@ -268,7 +270,17 @@ pub(crate) fn parse_all(
         };
         match source.kind {
             SourceKind::KernelLog => {
-                let (log, read) = read_kernel_log(source, &kernel_options);
+                let (mut log, read) = read_kernel_log(source, &kernel_options);
+                let earlier = wall_time_only_before_last_boot(&mut log);
+                if earlier > 0 {
+                    notes_early.push(format!(
+                        "{} spans {} boots: its {earlier} events of the boots before the last are \
+                         placed by their printed wall time, not by their monotonic time (which \
+                         counts from another boot than the bundle's anchor)",
+                        source.path,
+                        log.boot_starts.len() + 1
+                    ));
+                }
                 fill(&mut summary, &log.stats);
                 read.note(source, &mut summary);
                 kernel.push(KernelSource {
@@ -497,6 +509,26 @@ fn ctime_pair(kernel: &[KernelSource], clock: &Clock) -> Option<BootAnchor> {
             source: "dmesg_ctime_pair",
         })
     })
+}
+
+/// Takes the monotonic time off the records of a kernel log's earlier boots (a kern.log or
+/// messages file spanning reboots): it counts from that boot's start, while the bundle's boot
+/// anchor is the last boot's (the one the bundle was collected in), so placing it with the
+/// anchor would move an old event into the current boot. The printed wall time (syslog's
+/// receive time) stays; a record without one is left off the clock. Returns the records
+/// changed.
+fn wall_time_only_before_last_boot(log: &mut KernelLog) -> usize {
+    if log.boot_starts.is_empty() {
+        return 0;
+    }
+    let last_boot = log.boot_starts[log.boot_starts.len() - 1];
+    let mut changed = 0;
+    for record in log.records.iter_mut().filter(|r| r.line < last_boot) {
+        if record.time.monotonic_us.take().is_some() {
+            changed += 1;
+        }
+    }
+    changed
 }
 
 fn uses_local_wall_time(kernel: &[KernelSource]) -> bool {
