@@ -48,6 +48,8 @@ CaveatKind = Literal[
     "clock_anchors_disagree",
     "no_kernel_log",
     "no_postgres_log",
+    "no_settings",
+    "settings_not_from_server",
 ]
 
 

@@ -21,7 +21,7 @@ pub use host::{
 };
 pub use log::{LogFacts, LogKind, OomError, TempFileFacts};
 pub use perf::PerfFacts;
-pub use postgres::{PgFacts, Setting, SettingOrigin};
+pub use postgres::{PgFacts, Setting, SettingOrigin, SettingsSource};
 pub use processes::{LimitFacts, OomAdjustFacts, PgProcess, ProcessFacts, UnitFacts};
 
 /// A value read from the bundle, with where it was read.

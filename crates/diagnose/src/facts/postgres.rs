@@ -162,6 +162,18 @@ impl Setting {
     }
 }
 
+/// Which of the bundle's files the settings were read from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SettingsSource {
+    /// A running server's `pg_settings` dump.
+    PgSettings,
+    /// The `postgres -C` answer the collector took when the server could not be asked.
+    PostgresC,
+    /// `postgresql.conf`.
+    PgConf,
+}
+
 /// PostgreSQL as the bundle shows it.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct PgFacts {
@@ -174,6 +186,10 @@ pub struct PgFacts {
     pub settings_from: Option<String>,
     /// The settings the rules read, by name.
     pub settings: BTreeMap<String, Setting>,
+    /// Which file `settings_from` names, for code (not in the JSON report: `settings_from`
+    /// says it there).
+    #[serde(skip)]
+    pub settings_source: Option<SettingsSource>,
 }
 
 impl PgFacts {
@@ -300,6 +316,11 @@ pub(super) fn build(bundle: &Bundle, logs: &[PgSource]) -> PgFacts {
     let mut facts = PgFacts::default();
     if let Some((source, dump)) = crate::settings::dump(bundle) {
         facts.settings_from = Some(crate::settings::dump_provenance(&source.path, &dump));
+        facts.settings_source = Some(if dump.is_postgres_c() {
+            SettingsSource::PostgresC
+        } else {
+            SettingsSource::PgSettings
+        });
         for &(name, kind, _) in SETTINGS {
             let Some(s) = dump.get(name) else { continue };
             let origin = SettingOrigin::PgSettings {
@@ -337,6 +358,7 @@ pub(super) fn build(bundle: &Bundle, logs: &[PgSource]) -> PgFacts {
     {
         let conf = system::parse_pg_conf(&source.bytes);
         facts.settings_from = Some(conf_provenance(&source.path, &conf));
+        facts.settings_source = Some(SettingsSource::PgConf);
         let major = facts.major().unwrap_or(u32::MAX);
         for &(name, kind, default) in SETTINGS {
             let setting = match conf.get(name) {
