@@ -69,6 +69,12 @@ pub enum SourceKind {
     AuditStatus,
     /// `auditctl -l`.
     AuditRules,
+    /// The postmaster's `PG_OOM_ADJUST_FILE` and `PG_OOM_ADJUST_VALUE` (`NAME=VALUE` or `unset
+    /// NAME`, `processes/PID/pg-oom-adjust.txt`).
+    PgOomAdjust,
+    /// The postmaster's systemd unit (`systemctl show -p Id -p OOMScoreAdjust UNIT`,
+    /// `processes/PID/systemd-unit.txt`).
+    SystemdUnit,
     /// The collector's `manifest.json`.
     Manifest,
     /// A file the collector keeps for a person to read (`uname -a`, os-release, `id`, the `ps`
@@ -111,6 +117,8 @@ const ALL: &[SourceKind] = &[
     SourceKind::PgActivity,
     SourceKind::AuditStatus,
     SourceKind::AuditRules,
+    SourceKind::PgOomAdjust,
+    SourceKind::SystemdUnit,
     SourceKind::Manifest,
     SourceKind::Reference,
     SourceKind::Unknown,
@@ -150,6 +158,8 @@ impl SourceKind {
             SourceKind::PgActivity => "pg_activity",
             SourceKind::AuditStatus => "audit_status",
             SourceKind::AuditRules => "audit_rules",
+            SourceKind::PgOomAdjust => "pg_oom_adjust",
+            SourceKind::SystemdUnit => "systemd_unit",
             SourceKind::Manifest => "manifest",
             SourceKind::Reference => "reference",
             SourceKind::Unknown => "unknown",
@@ -198,6 +208,8 @@ pub fn recognize(head: &[u8]) -> SourceKind {
         (SourceKind::CpuFlags, system::sniff_cpu_flags(head)),
         (SourceKind::ProcLimits, system::sniff_limits(head)),
         (SourceKind::PgVersion, sniff_version(head)),
+        (SourceKind::PgOomAdjust, system::sniff_pg_oom_adjust(head)),
+        (SourceKind::SystemdUnit, system::sniff_systemctl_show(head)),
     ];
     candidates
         .into_iter()
@@ -245,6 +257,8 @@ pub fn kind_from_path(path: &str) -> Option<SourceKind> {
         .unwrap_or(name);
     let kind = match stem {
         "manifest.json" => SourceKind::Manifest,
+        "kern.log" => SourceKind::KernelLog,
+        "messages" | "syslog" if path.starts_with("kernel/") => SourceKind::KernelLog,
         "meminfo" => SourceKind::Meminfo,
         "vmstat" if path.contains("proc") => SourceKind::Vmstat,
         "status" if path.contains("audit") => SourceKind::AuditStatus,
@@ -254,6 +268,7 @@ pub fn kind_from_path(path: &str) -> Option<SourceKind> {
         "memory.stat" => SourceKind::CgroupStat,
         "memory.events" | "memory.oom_control" => SourceKind::CgroupEvents,
         "memory.max"
+        | "memory.high"
         | "memory.current"
         | "memory.peak"
         | "memory.swap.max"
@@ -265,7 +280,7 @@ pub fn kind_from_path(path: &str) -> Option<SourceKind> {
         | "memory.memsw.limit_in_bytes"
         | "memory.memsw.usage_in_bytes" => SourceKind::CgroupValue,
         "postgresql.conf" => SourceKind::PgConf,
-        "pg_settings" | "pg_settings.csv" => SourceKind::PgSettings,
+        "pg_settings" | "pg_settings.csv" | "pg_settings-postgres-C" => SourceKind::PgSettings,
         "oom_score_adj" => SourceKind::OomScoreAdj,
         "limits" if path.contains("proc") || path.contains("pid") => SourceKind::ProcLimits,
         "flags" if path.contains("cpu") => SourceKind::CpuFlags,
@@ -275,6 +290,8 @@ pub fn kind_from_path(path: &str) -> Option<SourceKind> {
         "version" if path.contains("postgres") => SourceKind::PgVersion,
         "activity-summary" => SourceKind::PgActivity,
         "rules" if path.contains("audit") => SourceKind::AuditRules,
+        "pg-oom-adjust" => SourceKind::PgOomAdjust,
+        "systemd-unit" => SourceKind::SystemdUnit,
         _ => return None,
     };
     Some(kind)
@@ -351,6 +368,10 @@ mod tests {
             kind_from_path("cgroup/memory.max"),
             Some(SourceKind::CgroupValue)
         );
+        assert_eq!(
+            kind_from_path("cgroup/1234/memory.high"),
+            Some(SourceKind::CgroupValue)
+        );
         assert_eq!(kind_from_path("notes.txt"), None);
         assert_eq!(
             kind_from_path("processes/1234/oom_score_adj"),
@@ -373,7 +394,28 @@ mod tests {
             Some(SourceKind::ProcLimits)
         );
         assert_eq!(kind_from_path("cpu/flags.txt"), Some(SourceKind::CpuFlags));
+        for path in [
+            "kernel/kern.log",
+            "kernel/messages.txt",
+            "kernel/syslog.txt",
+        ] {
+            assert_eq!(kind_from_path(path), Some(SourceKind::KernelLog), "{path}");
+        }
+        // A system log elsewhere may be anything's.
+        assert_eq!(kind_from_path("var/log/syslog"), None);
+        assert_eq!(
+            kind_from_path("postgres/pg_settings-postgres-C.txt"),
+            Some(SourceKind::PgSettings)
+        );
         assert_eq!(kind_from_path("flags.txt"), None);
+        assert_eq!(
+            kind_from_path("processes/1234/pg-oom-adjust.txt"),
+            Some(SourceKind::PgOomAdjust)
+        );
+        assert_eq!(
+            kind_from_path("processes/1234/systemd-unit.txt"),
+            Some(SourceKind::SystemdUnit)
+        );
     }
 
     #[test]
@@ -412,6 +454,14 @@ mod tests {
                   Max cpu time              unlimited            unlimited            seconds   \n"
             ),
             SourceKind::ProcLimits
+        );
+        assert_eq!(
+            recognize(b"PG_OOM_ADJUST_FILE=/proc/self/oom_score_adj\nunset PG_OOM_ADJUST_VALUE\n"),
+            SourceKind::PgOomAdjust
+        );
+        assert_eq!(
+            recognize(b"OOMScoreAdjust=-900\nId=postgresql@15-main.service\n"),
+            SourceKind::SystemdUnit
         );
         assert_eq!(recognize(b"hello world\n"), SourceKind::Unknown);
     }

@@ -55,6 +55,8 @@ pub fn snapshot_stats(kind: SourceKind, bytes: &[u8]) -> Option<ParseStats> {
         SourceKind::PgActivity => system::parse_pipe_table(bytes).stats,
         SourceKind::AuditStatus => system::parse_flat_keyed(bytes).stats,
         SourceKind::AuditRules => system::parse_audit_rules(bytes).stats,
+        SourceKind::PgOomAdjust => system::parse_pg_oom_adjust(bytes).stats,
+        SourceKind::SystemdUnit => system::parse_systemctl_show(bytes).stats,
         SourceKind::Manifest => match Manifest::parse(bytes) {
             Some(m) => whole(m.files.len() as u64, true),
             None => whole(0, false),

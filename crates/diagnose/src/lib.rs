@@ -6,6 +6,7 @@
 //! `pgmortem.report/v1`). Nothing here reads the machine's clock or environment: the same bundle
 //! gives the same report anywhere.
 
+mod caveats;
 mod clock;
 mod correlate;
 mod digest;
@@ -118,6 +119,8 @@ pub fn diagnose(bundle: &Bundle, options: &DiagnoseOptions) -> Result<Report, Di
     let facts = analysis.facts();
     let (findings, not_evaluated) = rules::evaluate(&facts);
     let host = facts.host;
+    let mut read_first = analysis.parsed.caveats.clone();
+    read_first.extend(caveats::settings(bundle, &host.postgres));
     let parsed = &analysis.parsed;
     let timeline = timeline::build(&parsed.kernel, &parsed.postgres, &parsed.clock);
     let perf = facts
@@ -128,7 +131,7 @@ pub fn diagnose(bundle: &Bundle, options: &DiagnoseOptions) -> Result<Report, Di
     Ok(Report {
         schema: SCHEMA,
         generator: format!("pgmortem {}", env!("CARGO_PKG_VERSION")),
-        caveats: parsed.caveats.clone(),
+        caveats: read_first,
         clock: parsed.clock_info.clone(),
         collection: sources::collection(bundle),
         sources: parsed.summaries.clone(),

@@ -156,6 +156,37 @@ pub struct Evidence {
     /// For a snapshot or a setting: the key read on that line (`MemTotal`, `work_mem`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub key: Option<String>,
+    /// For a line the collector copied from another file of the database host (a
+    /// `postgresql.conf` with its includes inlined and `postgresql.auto.conf` appended): that
+    /// file (`/etc/postgresql/15/main/conf.d/10-mem.conf`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host_file: Option<String>,
+    /// The line's number in `host_file`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host_line: Option<u64>,
+}
+
+impl Evidence {
+    /// Where the line is, for a person: `path:line`, followed by `, from HOST_FILE:LINE` when
+    /// the bundle's file copied it from another file of the host.
+    pub fn place(&self) -> String {
+        let mut place = format!("{}:{}", self.path, self.line);
+        if let Some(from) = self.host_place() {
+            place.push_str(", from ");
+            place.push_str(&from);
+        }
+        place
+    }
+
+    /// `HOST_FILE:LINE` (or `HOST_FILE`), when the line was copied from another file of the
+    /// host.
+    pub fn host_place(&self) -> Option<String> {
+        let file = self.host_file.as_deref()?;
+        Some(match self.host_line {
+            Some(line) => format!("{file}:{line}"),
+            None => file.to_owned(),
+        })
+    }
 }
 
 /// The kernel's side of an incident: the OOM kill.
@@ -430,5 +461,41 @@ fn zero_as_null<S: serde::Serializer>(pid: &u32, serializer: S) -> Result<S::Ok,
     match pid {
         0 => serializer.serialize_none(),
         pid => serializer.serialize_u32(*pid),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Evidence;
+
+    #[test]
+    fn a_place_names_the_host_file_a_line_was_copied_from() {
+        let mut e = Evidence {
+            path: "postgres/postgresql.conf".into(),
+            line: 7,
+            what: "work_mem = 64 MiB".into(),
+            key: Some("work_mem".into()),
+            host_file: None,
+            host_line: None,
+        };
+        assert_eq!(e.place(), "postgres/postgresql.conf:7");
+        assert_eq!(e.host_place(), None);
+        e.host_file = Some("/etc/postgresql/15/main/conf.d/10-mem.conf".into());
+        assert_eq!(
+            e.host_place().as_deref(),
+            Some("/etc/postgresql/15/main/conf.d/10-mem.conf")
+        );
+        e.host_line = Some(1);
+        assert_eq!(
+            e.place(),
+            "postgres/postgresql.conf:7, from /etc/postgresql/15/main/conf.d/10-mem.conf:1"
+        );
+        // Serialised only when known.
+        let json = serde_json::to_value(&e).unwrap();
+        assert_eq!(json["host_line"], 1);
+        e.host_file = None;
+        e.host_line = None;
+        let json = serde_json::to_value(&e).unwrap();
+        assert!(json.get("host_file").is_none() && json.get("host_line").is_none());
     }
 }

@@ -1,19 +1,20 @@
-//! The server settings a bundle carries (`pg_settings` dump, `postgresql.conf`) that decide how
+//! The server settings a bundle carries (`pg_settings` dump, `postgres -C` answer,
+//! `postgresql.conf`): which of them a diagnosis reads, and those that decide how
 //! its PostgreSQL log is read: `log_line_prefix` (how lines are cut into fields) and
 //! `log_timezone` (what a printed zone abbreviation such as `CEST` means).
 
 use jiff::tz::{AmbiguousOffset, TimeZone, TimeZoneDatabase};
 use jiff::{Timestamp, tz::Offset};
-use pgmortem_bundle::{Bundle, SourceKind};
+use pgmortem_bundle::{Bundle, Source, SourceKind};
 use pgmortem_parse::pglog::PgTime;
-use pgmortem_parse::system::{self, SettingsForm};
+use pgmortem_parse::system::{self, PgSettings, SettingsForm};
 
 /// A setting's value and the file it was read from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Setting {
     /// The value as the file gives it.
     pub value: String,
-    /// `pg_settings` or `postgresql.conf`, with the file's path.
+    /// `pg_settings`, `postgres -C` or `postgresql.conf`, with the file's path.
     pub from: String,
     /// The file printed the value padded (psql's aligned table): its own leading and trailing
     /// spaces are lost, so `%m [%p] ` reads `%m [%p]`.
@@ -30,43 +31,73 @@ pub(crate) struct LogSettings {
 }
 
 /// The bundle's `log_line_prefix` and `log_timezone`. A `pg_settings` dump (what the running
-/// server used) wins over `postgresql.conf` (what a restart would use).
+/// server used) wins over the `postgres -C` answer and `postgresql.conf` (what a restart would
+/// use).
 pub(crate) fn from_bundle(bundle: &Bundle) -> LogSettings {
     let mut from_settings = LogSettings::default();
     let mut from_conf = LogSettings::default();
-    for source in &bundle.sources {
-        match source.kind {
-            SourceKind::PgSettings => {
-                let settings = system::parse_pg_settings(&source.bytes);
-                let spaces_lost = settings.form == SettingsForm::Aligned;
-                let get = |name: &str| {
-                    settings.get(name).map(|s| Setting {
-                        value: s.setting.clone(),
-                        from: format!("pg_settings ({})", source.path),
-                        spaces_lost,
-                    })
-                };
-                from_settings.prefix = from_settings.prefix.or_else(|| get("log_line_prefix"));
-                from_settings.time_zone = from_settings.time_zone.or_else(|| get("log_timezone"));
-            }
-            SourceKind::PgConf => {
-                let conf = system::parse_pg_conf(&source.bytes);
-                let get = |name: &str| {
-                    conf.get(name).map(|e| Setting {
-                        value: e.value.clone(),
-                        from: format!("postgresql.conf ({})", source.path),
-                        spaces_lost: false,
-                    })
-                };
-                from_conf.prefix = from_conf.prefix.or_else(|| get("log_line_prefix"));
-                from_conf.time_zone = from_conf.time_zone.or_else(|| get("log_timezone"));
-            }
-            _ => {}
-        }
+    if let Some((source, settings)) = dump(bundle) {
+        let spaces_lost = settings.form == SettingsForm::Aligned;
+        let get = |name: &str| {
+            settings.get(name).map(|s| Setting {
+                value: s.setting.clone(),
+                from: dump_provenance(&source.path, &settings),
+                spaces_lost,
+            })
+        };
+        from_settings.prefix = get("log_line_prefix");
+        from_settings.time_zone = get("log_timezone");
+    }
+    for source in bundle
+        .sources
+        .iter()
+        .filter(|s| s.kind == SourceKind::PgConf)
+    {
+        let conf = system::parse_pg_conf(&source.bytes);
+        let get = |name: &str| {
+            conf.get(name).map(|e| Setting {
+                value: e.value.clone(),
+                from: format!("postgresql.conf ({})", source.path),
+                spaces_lost: false,
+            })
+        };
+        from_conf.prefix = from_conf.prefix.or_else(|| get("log_line_prefix"));
+        from_conf.time_zone = from_conf.time_zone.or_else(|| get("log_timezone"));
     }
     LogSettings {
         prefix: from_settings.prefix.or(from_conf.prefix),
         time_zone: from_settings.time_zone.or(from_conf.time_zone),
+    }
+}
+
+/// The bundle's settings dump: a running server's `pg_settings`, else the `postgres -C`
+/// answer the collector took when the server could not be asked (neither when empty).
+pub(crate) fn dump(bundle: &Bundle) -> Option<(&Source, PgSettings)> {
+    let mut answer = None;
+    for source in bundle
+        .sources
+        .iter()
+        .filter(|s| s.kind == SourceKind::PgSettings)
+    {
+        let dump = system::parse_pg_settings(&source.bytes);
+        if dump.settings.is_empty() {
+            continue;
+        }
+        if !dump.is_postgres_c() {
+            return Some((source, dump));
+        }
+        answer.get_or_insert((source, dump));
+    }
+    answer
+}
+
+/// How a dump's provenance is named: `pg_settings (PATH)`, or `postgres -C (PATH)` for the
+/// server binary's answer.
+pub(crate) fn dump_provenance(path: &str, dump: &PgSettings) -> String {
+    if dump.is_postgres_c() {
+        format!("postgres -C ({path})")
+    } else {
+        format!("pg_settings ({path})")
     }
 }
 
@@ -227,6 +258,33 @@ mod tests {
             ("pg_settings", "pg_settings/unaligned.txt"),
         ]));
         assert!(both.time_zone.unwrap().from.starts_with("pg_settings"));
+    }
+
+    #[test]
+    fn the_postgres_c_answer_is_named_and_a_running_servers_dump_wins() {
+        let answer = "name|setting|unit|source|sourcefile|pending_restart\n\
+                      log_timezone|Europe/Paris||postgres -C||f\n(1 row)\n";
+        let dir = tempfile::tempdir().unwrap();
+        let postgres = dir.path().join("postgres");
+        std::fs::create_dir(&postgres).unwrap();
+        std::fs::write(postgres.join("pg_settings-postgres-C.txt"), answer).unwrap();
+        let open = || pgmortem_bundle::open(dir.path(), &Default::default()).unwrap();
+        let zone = from_bundle(&open()).time_zone.unwrap();
+        assert_eq!(zone.value, "Europe/Paris");
+        assert_eq!(
+            zone.from,
+            "postgres -C (postgres/pg_settings-postgres-C.txt)"
+        );
+        let system =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/formats/system");
+        std::fs::copy(
+            system.join("pg_settings/unaligned.txt"),
+            postgres.join("pg_settings.txt"),
+        )
+        .unwrap();
+        let zone = from_bundle(&open()).time_zone.unwrap();
+        assert_eq!(zone.value, "UTC");
+        assert_eq!(zone.from, "pg_settings (postgres/pg_settings.txt)");
     }
 
     #[test]

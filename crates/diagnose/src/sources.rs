@@ -52,107 +52,6 @@ fn anchor_name(a: &BootAnchor) -> &'static str {
     }
 }
 
-/// Caveats about how much of the logs was read: logs kept only in part (a cap asked for, a
-/// perf script over the memory limit, a read that failed half way), records of a kind counted
-/// but not kept.
-fn read_caveats(postgres: &[PgSource], summaries: &[SourceSummary]) -> Vec<Caveat> {
-    let mut caveats = Vec::new();
-    for s in summaries {
-        let log = matches!(s.kind, "postgres_log" | "kernel_log" | "perf_script");
-        let Some(note) = s.note.as_deref().filter(|_| log) else {
-            continue;
-        };
-        for part in note.split("; ") {
-            let after = if part.starts_with("only its last") {
-                "events before that part are not in this report"
-            } else if part.starts_with(STOPPED) {
-                "events after that point are not in this report"
-            } else {
-                continue;
-            };
-            caveats.push(Caveat {
-                kind: "log_not_read_whole",
-                text: format!("{}: {part}; {after}", s.path),
-            });
-        }
-    }
-    for p in postgres {
-        if p.digest.not_kept > 0 {
-            caveats.push(Caveat {
-                kind: "records_not_kept",
-                text: format!(
-                    "{}: {} records of kinds seen more than {} times were counted but not kept: \
-                     incidents and findings beyond those are counted, not detailed",
-                    p.path,
-                    p.digest.not_kept,
-                    crate::digest::MAX_PER_KIND
-                ),
-            });
-        }
-    }
-    caveats
-}
-
-/// What the report cannot see for want of a log: no kernel log (OOM kills, segfaults), no
-/// PostgreSQL log (crash-restart cycles, the log-level rules). When the collector's manifest
-/// says why it got none (`dmesg` refused to a user that is not root), the reason is quoted.
-fn missing_log_caveats(
-    bundle: &Bundle,
-    kernel: &[KernelSource],
-    postgres: &[PgSource],
-) -> Vec<Caveat> {
-    let why = |kind: &str| {
-        let reasons: Vec<String> = bundle
-            .manifest
-            .iter()
-            .flat_map(|m| &m.files)
-            .filter(|f| f.kind == kind && (f.status != Some(0) || f.bytes == Some(0)))
-            .map(|f| {
-                let mut r = format!("`{}`", crate::human::cut(&f.command, 80));
-                match f.status {
-                    Some(0) => r.push_str(" gave nothing"),
-                    Some(code) => r.push_str(&format!(" exited with status {code}")),
-                    None => r.push_str(" did not run"),
-                }
-                if !f.note.is_empty() {
-                    r.push_str(&format!(" ({})", f.note));
-                }
-                r
-            })
-            .collect();
-        if reasons.is_empty() {
-            String::new()
-        } else {
-            format!(" The collector recorded: {}.", reasons.join("; "))
-        }
-    };
-    let mut caveats = Vec::new();
-    if kernel.is_empty() {
-        caveats.push(Caveat {
-            kind: "no_kernel_log",
-            text: format!(
-                "the bundle has no kernel log: OOM kills, segfaults and other kernel events \
-                 cannot be seen, so a process killed by SIGKILL cannot be told from one the OOM \
-                 killer took.{} Collect as root, or as a member of the adm or systemd-journal \
-                 group (dmesg, journalctl -k, /var/log/kern.log).",
-                why("kernel_log")
-            ),
-        });
-    }
-    if postgres.is_empty() {
-        caveats.push(Caveat {
-            kind: "no_postgres_log",
-            text: format!(
-                "the bundle has no PostgreSQL server log: crash-restart cycles, their causes \
-                 and the rules that read the log cannot be seen.{} Point the collector at the \
-                 log (--log FILE) or at the data directory (-D).",
-                why("postgres_log")
-            ),
-        });
-    }
-    caveats
-}
-
 /// Errors that stop a diagnosis (per-file trouble is reported in the sources instead).
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -226,6 +125,8 @@ pub(crate) fn parse_all(
         .map(|t| t.to_zoned(jiff::tz::TimeZone::UTC).year());
     let kernel_options = KernelOptions {
         year,
+        // A December line of a log collected in January is of the year before.
+        collected_on: date.map(|d| d.at.to_zoned(jiff::tz::TimeZone::UTC).date()),
         ..KernelOptions::default()
     };
     let pg_options = PgLogOptions {
@@ -268,7 +169,17 @@ pub(crate) fn parse_all(
         };
         match source.kind {
             SourceKind::KernelLog => {
-                let (log, read) = read_kernel_log(source, &kernel_options);
+                let (mut log, read) = read_kernel_log(source, &kernel_options);
+                let earlier = wall_time_only_before_last_boot(&mut log);
+                if earlier > 0 {
+                    notes_early.push(format!(
+                        "{} spans {} boots: its {earlier} events of the boots before the last are \
+                         placed by their printed wall time, not by their monotonic time (which \
+                         counts from another boot than the bundle's anchor)",
+                        source.path,
+                        log.boot_starts.len() + 1
+                    ));
+                }
                 fill(&mut summary, &log.stats);
                 read.note(source, &mut summary);
                 kernel.push(KernelSource {
@@ -443,8 +354,8 @@ pub(crate) fn parse_all(
         boot_time_uncertainty_seconds: clock.boot.map(|b| b.uncertainty_seconds),
         notes,
     };
-    caveats.extend(read_caveats(&postgres, &summaries));
-    caveats.extend(missing_log_caveats(bundle, &kernel, &postgres));
+    caveats.extend(crate::caveats::reading(&postgres, &summaries));
+    caveats.extend(crate::caveats::missing_logs(bundle, &kernel, &postgres));
     Ok(Parsed {
         kernel,
         postgres,
@@ -499,6 +410,26 @@ fn ctime_pair(kernel: &[KernelSource], clock: &Clock) -> Option<BootAnchor> {
     })
 }
 
+/// Takes the monotonic time off the records of a kernel log's earlier boots (a kern.log or
+/// messages file spanning reboots): it counts from that boot's start, while the bundle's boot
+/// anchor is the last boot's (the one the bundle was collected in), so placing it with the
+/// anchor would move an old event into the current boot. The printed wall time (syslog's
+/// receive time) stays; a record without one is left off the clock. Returns the records
+/// changed.
+fn wall_time_only_before_last_boot(log: &mut KernelLog) -> usize {
+    if log.boot_starts.is_empty() {
+        return 0;
+    }
+    let last_boot = log.boot_starts[log.boot_starts.len() - 1];
+    let mut changed = 0;
+    for record in log.records.iter_mut().filter(|r| r.line < last_boot) {
+        if record.time.monotonic_us.take().is_some() {
+            changed += 1;
+        }
+    }
+    changed
+}
+
 fn uses_local_wall_time(kernel: &[KernelSource]) -> bool {
     kernel.iter().flat_map(|s| &s.log.records).any(|r| {
         r.time.monotonic_us.is_none() && r.time.wall.is_some_and(|w| w.utc_offset_seconds.is_none())
@@ -522,7 +453,7 @@ const DETECTION_HEAD_BYTES: usize = (1 << 20) + 4096;
 const KERNEL_BLOCK_BYTES: usize = 4 << 20;
 
 /// The start of the note of a log whose reading failed half way.
-const STOPPED: &str = "reading stopped after";
+pub(crate) const STOPPED: &str = "reading stopped after";
 
 /// A source's stream that ends at its first read error instead of failing, keeping the error,
 /// and counts the bytes it gave.
@@ -831,64 +762,6 @@ mod prefix_tests {
 #[cfg(test)]
 mod tests {
     use crate::rules::testing::Scratch;
-
-    /// The memcg OOM capture as a collector run by a user who may not read the kernel log
-    /// would have left it: no kernel files, the manifest saying why.
-    fn without_kernel_log() -> Scratch {
-        Scratch::incident("pg15-memcg-oom-work-mem")
-            .remove("kernel/dmesg.txt")
-            .remove("kernel/dmesg-T.txt")
-            .edit("manifest.json", |m| {
-                m.replace(
-                    r#""command":"dmesg","status":0,"duration_ms":11,"bytes":5272,"capped":false,"note":"""#,
-                    r#""command":"dmesg","status":1,"duration_ms":11,"bytes":0,"capped":false,"note":"dmesg: read kernel buffer failed: Operation not permitted""#,
-                )
-            })
-    }
-
-    #[test]
-    fn a_bundle_without_a_kernel_log_says_what_cannot_be_seen_and_why() {
-        let report = without_kernel_log().report();
-        let caveat = report
-            .caveats
-            .iter()
-            .find(|c| c.kind == "no_kernel_log")
-            .expect("a no_kernel_log caveat");
-        assert!(caveat.text.contains("OOM kills"), "{}", caveat.text);
-        assert!(
-            caveat.text.contains(
-                "`dmesg` exited with status 1 (dmesg: read kernel buffer failed: Operation not permitted)"
-            ),
-            "{}",
-            caveat.text
-        );
-        // The kill is invisible: PostgreSQL's side alone, a SIGKILL from an unknown sender.
-        assert_eq!(report.incidents.len(), 1);
-        assert_eq!(report.incidents[0].kind, "crash_restart");
-        assert!(!report.caveats.iter().any(|c| c.kind == "no_postgres_log"));
-    }
-
-    #[test]
-    fn a_bundle_with_both_logs_has_neither_caveat() {
-        let report = Scratch::incident("pg15-memcg-oom-work-mem").report();
-        assert!(
-            !report
-                .caveats
-                .iter()
-                .any(|c| c.kind == "no_kernel_log" || c.kind == "no_postgres_log"),
-            "{:?}",
-            report.caveats
-        );
-    }
-
-    #[test]
-    fn a_kernel_log_alone_says_crash_cycles_cannot_be_seen() {
-        let report = Scratch::new()
-            .copy("dmesg.txt", "incidents/pg15-memcg-oom-sort/dmesg.txt")
-            .report();
-        assert!(report.caveats.iter().any(|c| c.kind == "no_postgres_log"));
-        assert!(!report.caveats.iter().any(|c| c.kind == "no_kernel_log"));
-    }
 
     #[test]
     fn the_collected_host_is_named_with_its_os_and_virtualization() {

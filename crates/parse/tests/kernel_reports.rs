@@ -374,6 +374,9 @@ fn arbitrary_bytes_never_panic() {
             &input,
             &KernelOptions {
                 year: Some(2026),
+                // Every other round, a collection day early in the year (December stamps go to
+                // the year before).
+                collected_on: (round % 2 == 1).then(|| jiff::civil::date(2027, 1, 3)),
                 max_line_bytes,
             },
         );
@@ -424,4 +427,28 @@ fn comms_with_parentheses_brackets_and_slashes() {
     assert_eq!(r[1].trigger.as_ref().unwrap().comm, "runc:[1:CHILD]");
     assert_eq!(r[1].trigger.as_ref().unwrap().oom_score_adj, Some(-999));
     assert!(r[1].truncated && r[1].victim.is_none());
+}
+
+#[test]
+fn a_log_spanning_reboots_says_where_each_boot_starts() {
+    // kern.log keeps the kernel lines of every boot: the monotonic clock starts again at 0.
+    let log = parse(
+        "Nov 20 09:02:33 dbhost kernel: [  465.077641] pgmortem-record: one\n\
+         Nov 20 09:02:34 dbhost kernel: [  465.363677] memhog invoked oom-killer: gfp_mask=0xcc0(GFP_KERNEL), order=0, oom_score_adj=0\n\
+         Nov 21 17:07:48 dbhost kernel: [    0.000000] Linux version 6.18.44\n\
+         Nov 21 17:07:48 dbhost postgres[12]: not the kernel's\n\
+         Nov 21 17:07:49 dbhost kernel: [    1.250000] second line of the boot\n\
+         Nov 21 17:07:49 dbhost kernel: [    1.249000] a CPU's stamp a little out of order\n\
+         Nov 21 17:15:33 dbhost kernel: [  465.077641] pgmortem-record: two\n",
+    );
+    assert_eq!(log.boot_starts, [3]);
+    assert_eq!((log.boot_of(2), log.boot_of(3), log.boot_of(7)), (0, 1, 1));
+    assert!(log.before_last_boot(2));
+    assert!(!log.before_last_boot(3));
+    // One boot: nothing to say, and nothing serialised.
+    let one = parse("[    0.000000] Linux version 6.18.44\n[    1.000000] x\n");
+    assert!(one.boot_starts.is_empty());
+    assert!(!one.before_last_boot(1));
+    let json = serde_json::to_value(&one).unwrap();
+    assert!(json.get("boot_starts").is_none());
 }

@@ -235,7 +235,16 @@ fn write_finding(out: &mut String, number: usize, f: &Finding) {
     if !f.evidence.is_empty() {
         let _ = writeln!(out, "Evidence:\n");
         for e in &f.evidence {
-            let _ = writeln!(out, "- {} {}", location(&e.path, e.line), prose(&e.what));
+            let from = e
+                .host_place()
+                .map(|h| format!(", from {}", code(&h)))
+                .unwrap_or_default();
+            let _ = writeln!(
+                out,
+                "- {}{from} {}",
+                location(&e.path, e.line),
+                prose(&e.what)
+            );
         }
         out.push('\n');
     }

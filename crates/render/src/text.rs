@@ -307,13 +307,7 @@ fn write_finding(out: &mut String, paint: &Painter, f: &Finding) {
     if !f.evidence.is_empty() {
         let _ = writeln!(out, "{BODY}Evidence:");
         for e in &f.evidence {
-            let _ = writeln!(
-                out,
-                "{BODY}  {}:{} ({})",
-                e.path,
-                e.line,
-                indented(&e.what, BODY)
-            );
+            let _ = writeln!(out, "{BODY}  {} ({})", e.place(), indented(&e.what, BODY));
         }
     }
 }

@@ -109,6 +109,8 @@ fn hostile_report() -> Report {
                 line: 2,
                 what: HOSTILE.to_owned(),
                 key: None,
+                host_file: None,
+                host_line: None,
             }],
             incident: Some(0),
             confidence: 0.5,

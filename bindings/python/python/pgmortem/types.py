@@ -48,6 +48,8 @@ CaveatKind = Literal[
     "clock_anchors_disagree",
     "no_kernel_log",
     "no_postgres_log",
+    "no_settings",
+    "settings_not_from_server",
 ]
 
 
@@ -195,6 +197,10 @@ class Evidence(TypedDict):
     what: str
     key: NotRequired[str]
     """The snapshot key or setting read on that line, when there is one."""
+    host_file: NotRequired[str]
+    """The database host's file the collector copied that line from (``postgresql.conf``'s
+    includes, ``postgresql.auto.conf``), when it marked one."""
+    host_line: NotRequired[int]
 
 
 class Finding(TypedDict):
@@ -319,6 +325,8 @@ class CgroupFacts(TypedDict):
     dir: str
     limit: KnownInt | None
     limit_read: bool
+    high: KnownInt | None
+    high_events: KnownInt | None
     usage: KnownInt | None
     peak: KnownInt | None
     failcnt: KnownInt | None
@@ -349,9 +357,18 @@ class SubtransFacts(TypedDict):
 SettingFromPgSettings = TypedDict(
     "SettingFromPgSettings", {"from": Literal["pg_settings"], "path": str, "line": int}
 )
-SettingFromPgConf = TypedDict(
-    "SettingFromPgConf", {"from": Literal["pg_conf"], "path": str, "line": int}
+_SettingFromPgConfLine = TypedDict(
+    "_SettingFromPgConfLine", {"from": Literal["pg_conf"], "path": str, "line": int}
 )
+
+
+class SettingFromPgConf(_SettingFromPgConfLine):
+    host_file: NotRequired[str]
+    """The database host's file the collector copied that line from (an included file,
+    ``postgresql.auto.conf``), when it marked one."""
+    host_line: NotRequired[int]
+
+
 SettingFromDefault = TypedDict("SettingFromDefault", {"from": Literal["default"], "conf": str})
 SettingOrigin = Union[SettingFromPgSettings, SettingFromPgConf, SettingFromDefault]
 """Where a setting's value comes from: ``origin["from"]`` tells which."""
@@ -396,10 +413,34 @@ class LimitFacts(TypedDict):
     max_data_size: KnownResourceLimit | None
 
 
+class KnownOptionalStr(TypedDict):
+    value: str | None
+    path: str
+    line: int
+    key: str
+
+
+class OomAdjustFacts(TypedDict):
+    """The postmaster's ``PG_OOM_ADJUST_FILE`` and ``PG_OOM_ADJUST_VALUE``: ``value`` is
+    ``None`` when the variable is unset."""
+
+    file: KnownOptionalStr | None
+    value: KnownOptionalStr | None
+
+
+class UnitFacts(TypedDict):
+    """The postmaster's systemd unit: its name and ``OOMScoreAdjust``."""
+
+    id: KnownStr | None
+    oom_score_adjust: KnownInt | None
+
+
 class ProcessFacts(TypedDict):
     processes: list[PgProcess]
     postmaster: int | None
     limits: LimitFacts | None
+    oom_adjust: OomAdjustFacts | None
+    unit: UnitFacts | None
 
 
 class HostFacts(TypedDict):
@@ -1212,15 +1253,29 @@ class ConfEntry(TypedDict):
     name: str
     value: str
     line: int
+    host_file: str | None
+    host_line: int | None
 
 class ConfInclude(TypedDict):
     directive: str
     path: str
     line: int
+    host_file: str | None
+    host_line: int | None
+
+class ConfNotRead(TypedDict):
+    """A file the collector could not inline into ``postgresql.conf``
+    (``# pgmortem-collect: not read PATH: REASON``)."""
+
+    path: str
+    reason: str
+    line: int
+    host_file: str | None
 
 class PgConf(TypedDict):
     entries: list[ConfEntry]
     includes: list[ConfInclude]
+    not_read: list[ConfNotRead]
     stats: ParseStats
 
 class CgroupMemory(TypedDict):
@@ -1232,6 +1287,8 @@ class CgroupMemory(TypedDict):
     failcnt: int | None
     oom_kills: int | None
     max_events: int | None
+    high_bytes: int | None
+    high_events: int | None
     swap_limit_bytes: int | None
     swap_usage_bytes: int | None
     stat: NotRequired[FlatKeyed]
@@ -1253,6 +1310,7 @@ __all__ = [
     "ClockInfo",
     "ConfEntry",
     "ConfInclude",
+    "ConfNotRead",
     "CpuFacts",
     "DevShm",
     "Evidence",
@@ -1269,6 +1327,7 @@ __all__ = [
     "KernelStats",
     "KernelTime",
     "KnownInt",
+    "KnownOptionalStr",
     "KnownPgVersion",
     "KnownResourceLimit",
     "KnownStr",
@@ -1286,6 +1345,7 @@ __all__ = [
     "MemoryFacts",
     "MemoryTotals",
     "NotEvaluated",
+    "OomAdjustFacts",
     "OomReaped",
     "OomReport",
     "OomSummary",
@@ -1391,6 +1451,7 @@ __all__ = [
     "ThpFacts",
     "TimelineEntry",
     "TimelineEvent",
+    "UnitFacts",
     "VmFacts",
     "WallClock",
 ]

@@ -111,6 +111,11 @@ pub struct CgroupFacts {
     pub limit: Option<Known<u64>>,
     /// A limit file was read.
     pub limit_read: bool,
+    /// v2 `memory.high`: where the kernel starts throttling the cgroup's allocations and
+    /// reclaiming its memory, below the limit; `null` when it is `max` or was not collected.
+    pub high: Option<Known<u64>>,
+    /// v2 `memory.events` `high`: times the cgroup was throttled over `memory.high`.
+    pub high_events: Option<Known<u64>>,
     /// Usage when collected.
     pub usage: Option<Known<u64>>,
     /// Highest usage seen.
@@ -412,6 +417,8 @@ pub(super) fn cgroup(bundle: &Bundle, postmaster: Option<u32>) -> Option<CgroupF
         dir: dir.clone(),
         limit: None,
         limit_read: false,
+        high: None,
+        high_events: None,
         usage: None,
         peak: None,
         failcnt: None,
@@ -427,6 +434,7 @@ pub(super) fn cgroup(bundle: &Bundle, postmaster: Option<u32>) -> Option<CgroupF
                 facts.limit_read = true;
                 facts.limit = memory.limit_bytes.and_then(|v| at(v, name));
             }
+            "memory.high" => facts.high = memory.high_bytes.and_then(|v| at(v, name)),
             "memory.usage_in_bytes" | "memory.current" => {
                 facts.usage = memory.usage_bytes.and_then(|v| at(v, name));
             }
@@ -435,13 +443,14 @@ pub(super) fn cgroup(bundle: &Bundle, postmaster: Option<u32>) -> Option<CgroupF
             }
             "memory.failcnt" => facts.failcnt = memory.failcnt.and_then(|v| at(v, name)),
             "memory.oom_control" | "memory.events" => {
-                let line = system::parse_flat_keyed(&source.bytes)
-                    .fields
-                    .get("oom_kill")
-                    .map_or(1, |f| f.line);
+                let fields = system::parse_flat_keyed(&source.bytes).fields;
+                let line = |key: &str| fields.get(key).map_or(1, |f| f.line);
                 facts.oom_kills = memory
                     .oom_kills
-                    .map(|v| Known::new(v, &source.path, line, "oom_kill"));
+                    .map(|v| Known::new(v, &source.path, line("oom_kill"), "oom_kill"));
+                facts.high_events = memory
+                    .high_events
+                    .map(|v| Known::new(v, &source.path, line("high"), "high"));
             }
             _ => {}
         }

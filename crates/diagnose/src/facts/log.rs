@@ -234,6 +234,8 @@ impl<'a> LogFacts<'a> {
                 line: r.line,
                 what: what(r),
                 key: None,
+                host_file: None,
+                host_line: None,
             })
             .collect()
     }

@@ -110,6 +110,8 @@ impl PerfFacts {
             line: 1,
             what: what.into(),
             key: self.profile.event.clone(),
+            host_file: None,
+            host_line: None,
         }
     }
 }

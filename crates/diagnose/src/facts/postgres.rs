@@ -1,7 +1,8 @@
 //! PostgreSQL's version and the settings the rules read: from a `pg_settings` dump (what the
-//! running server used), else `postgresql.conf` (what the file sets; a setting it does not
-//! set is PostgreSQL's default for the version, and says so), each with the file and line it
-//! came from.
+//! running server used), else the `postgres -C` answer (what the server binary reads from the
+//! configuration files, taken when the server could not be asked), else `postgresql.conf`
+//! (what the file sets; a setting it does not set is PostgreSQL's default for the version, and
+//! says so), each with the file and line it came from.
 
 use std::collections::BTreeMap;
 
@@ -18,7 +19,8 @@ use crate::sources::PgSource;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "from", rename_all = "snake_case")]
 pub enum SettingOrigin {
-    /// A `pg_settings` dump.
+    /// A `pg_settings` dump, or the `postgres -C` answer the collector took when the server
+    /// could not be asked (the setting's `source` is then `postgres -C`).
     PgSettings {
         /// The file.
         path: String,
@@ -31,6 +33,13 @@ pub enum SettingOrigin {
         path: String,
         /// The line setting it.
         line: u64,
+        /// The file of the database host that line was copied from, when the collector
+        /// inlined includes and `postgresql.auto.conf` (`/etc/postgresql/15/main/conf.d/x.conf`).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        host_file: Option<String>,
+        /// The line's number in `host_file`.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        host_line: Option<u64>,
     },
     /// Not set in the `postgresql.conf` the bundle has: PostgreSQL's default.
     Default {
@@ -89,13 +98,21 @@ impl Setting {
     }
 
     /// Where it came from, for a person: `pg_settings.txt:245`, `postgresql.conf:23`,
-    /// `PostgreSQL's default: not set in postgresql.conf`.
+    /// `postgres/postgresql.conf:7, from /etc/postgresql/15/main/conf.d/10-mem.conf:1` (a line
+    /// the collector copied from an included file), `PostgreSQL's default: not set in
+    /// postgresql.conf`.
     pub fn from(&self) -> String {
-        match &self.origin {
-            SettingOrigin::PgSettings { path, line } | SettingOrigin::PgConf { path, line } => {
-                format!("{path}:{line}")
-            }
-            SettingOrigin::Default { conf } => format!("PostgreSQL's default: not set in {conf}"),
+        match self.evidence() {
+            Some(e) => e.place(),
+            None => match &self.origin {
+                SettingOrigin::Default { conf } => {
+                    format!("PostgreSQL's default: not set in {conf}")
+                }
+                SettingOrigin::PgSettings { path, line }
+                | SettingOrigin::PgConf { path, line, .. } => {
+                    format!("{path}:{line}")
+                }
+            },
         }
     }
 
@@ -124,10 +141,14 @@ impl Setting {
 
     /// The line it was read from, as evidence (`None` for a default).
     pub fn evidence(&self) -> Option<Evidence> {
-        let (path, line) = match &self.origin {
-            SettingOrigin::PgSettings { path, line } | SettingOrigin::PgConf { path, line } => {
-                (path, *line)
-            }
+        let (path, line, host_file, host_line) = match &self.origin {
+            SettingOrigin::PgSettings { path, line } => (path, *line, None, None),
+            SettingOrigin::PgConf {
+                path,
+                line,
+                host_file,
+                host_line,
+            } => (path, *line, host_file.clone(), *host_line),
             SettingOrigin::Default { .. } => return None,
         };
         Some(Evidence {
@@ -135,8 +156,22 @@ impl Setting {
             line,
             what: format!("{} = {}", self.name, self.display()),
             key: Some(self.name.clone()),
+            host_file,
+            host_line,
         })
     }
+}
+
+/// Which of the bundle's files the settings were read from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SettingsSource {
+    /// A running server's `pg_settings` dump.
+    PgSettings,
+    /// The `postgres -C` answer the collector took when the server could not be asked.
+    PostgresC,
+    /// `postgresql.conf`.
+    PgConf,
 }
 
 /// PostgreSQL as the bundle shows it.
@@ -145,10 +180,16 @@ pub struct PgFacts {
     /// The server's version: `server_version_num` of pg_settings, `SELECT version()`, or the
     /// log's `starting PostgreSQL …` line.
     pub version: Option<Known<PgVersion>>,
-    /// Where settings came from: `pg_settings`, `postgresql.conf`, or null (neither).
+    /// Where settings came from: `pg_settings (PATH)` (the running server), `postgres -C
+    /// (PATH)` (the server binary's answer, taken when the server could not be asked),
+    /// `postgresql.conf (PATH)` (with the files the collector could not inline), or null.
     pub settings_from: Option<String>,
     /// The settings the rules read, by name.
     pub settings: BTreeMap<String, Setting>,
+    /// Which file `settings_from` names, for code (not in the JSON report: `settings_from`
+    /// says it there).
+    #[serde(skip)]
+    pub settings_source: Option<SettingsSource>,
 }
 
 impl PgFacts {
@@ -273,40 +314,42 @@ const SETTINGS: &[(&str, Kind, DefaultFor)] = &[
 
 pub(super) fn build(bundle: &Bundle, logs: &[PgSource]) -> PgFacts {
     let mut facts = PgFacts::default();
-    if let Some(source) = first_of(bundle, SourceKind::PgSettings) {
-        let dump = system::parse_pg_settings(&source.bytes);
-        if !dump.settings.is_empty() {
-            facts.settings_from = Some(format!("pg_settings ({})", source.path));
-            for &(name, kind, _) in SETTINGS {
-                let Some(s) = dump.get(name) else { continue };
-                let origin = SettingOrigin::PgSettings {
-                    path: source.path.clone(),
-                    line: s.line,
-                };
-                let mut setting = read(name, kind, &s.setting, s.unit.as_deref(), origin);
-                setting.source = s.source.clone().filter(|v| !v.is_empty());
-                setting.sourcefile = s.sourcefile.clone().filter(|v| !v.is_empty());
-                if let Some(b) = s.bytes {
-                    setting.bytes = u64::try_from(b).ok();
-                }
-                if let Some(ms) = s.milliseconds {
-                    setting.seconds = Some(ms / 1000.0);
-                }
-                facts.settings.insert(name.to_owned(), setting);
+    if let Some((source, dump)) = crate::settings::dump(bundle) {
+        facts.settings_from = Some(crate::settings::dump_provenance(&source.path, &dump));
+        facts.settings_source = Some(if dump.is_postgres_c() {
+            SettingsSource::PostgresC
+        } else {
+            SettingsSource::PgSettings
+        });
+        for &(name, kind, _) in SETTINGS {
+            let Some(s) = dump.get(name) else { continue };
+            let origin = SettingOrigin::PgSettings {
+                path: source.path.clone(),
+                line: s.line,
+            };
+            let mut setting = read(name, kind, &s.setting, s.unit.as_deref(), origin);
+            setting.source = s.source.clone().filter(|v| !v.is_empty());
+            setting.sourcefile = s.sourcefile.clone().filter(|v| !v.is_empty());
+            if let Some(b) = s.bytes {
+                setting.bytes = u64::try_from(b).ok();
             }
-            if let Some(s) = dump.get("server_version_num")
-                && let Some(v) = PgVersion::parse(&s.setting)
-            {
-                let text = dump
-                    .get("server_version")
-                    .map_or(v.text.clone(), |sv| sv.setting.clone());
-                facts.version = Some(Known::new(
-                    PgVersion { text, ..v },
-                    &source.path,
-                    s.line,
-                    "server_version_num",
-                ));
+            if let Some(ms) = s.milliseconds {
+                setting.seconds = Some(ms / 1000.0);
             }
+            facts.settings.insert(name.to_owned(), setting);
+        }
+        if let Some(s) = dump.get("server_version_num")
+            && let Some(v) = PgVersion::parse(&s.setting)
+        {
+            let text = dump
+                .get("server_version")
+                .map_or(v.text.clone(), |sv| sv.setting.clone());
+            facts.version = Some(Known::new(
+                PgVersion { text, ..v },
+                &source.path,
+                s.line,
+                "server_version_num",
+            ));
         }
     }
     facts.version = facts.version.or_else(|| version_elsewhere(bundle, logs));
@@ -314,7 +357,8 @@ pub(super) fn build(bundle: &Bundle, logs: &[PgSource]) -> PgFacts {
         && let Some(source) = first_of(bundle, SourceKind::PgConf)
     {
         let conf = system::parse_pg_conf(&source.bytes);
-        facts.settings_from = Some(format!("postgresql.conf ({})", source.path));
+        facts.settings_from = Some(conf_provenance(&source.path, &conf));
+        facts.settings_source = Some(SettingsSource::PgConf);
         let major = facts.major().unwrap_or(u32::MAX);
         for &(name, kind, default) in SETTINGS {
             let setting = match conf.get(name) {
@@ -326,6 +370,8 @@ pub(super) fn build(bundle: &Bundle, logs: &[PgSource]) -> PgFacts {
                     SettingOrigin::PgConf {
                         path: source.path.clone(),
                         line: e.line,
+                        host_file: e.host_file.clone(),
+                        host_line: e.host_line,
                     },
                 ),
                 None => match default(major) {
@@ -345,6 +391,26 @@ pub(super) fn build(bundle: &Bundle, logs: &[PgSource]) -> PgFacts {
         }
     }
     facts
+}
+
+/// `postgresql.conf (PATH)`, with the files the collector could not inline: `postgresql.conf
+/// (postgres/postgresql.conf; include /etc/…/extra.conf was not read: no such file)`.
+fn conf_provenance(path: &str, conf: &system::PgConf) -> String {
+    let mut out = format!("postgresql.conf ({path}");
+    for n in &conf.not_read {
+        out.push_str("; ");
+        if n.host_file.is_some() {
+            out.push_str("include ");
+        }
+        out.push_str(&n.path);
+        out.push_str(" was not read");
+        if !n.reason.is_empty() {
+            out.push_str(": ");
+            out.push_str(&n.reason);
+        }
+    }
+    out.push(')');
+    out
 }
 
 /// The version from `SELECT version()`, else from the log's `starting PostgreSQL` line.
@@ -469,6 +535,8 @@ mod tests {
             SettingOrigin::PgConf {
                 path: "postgresql.conf".into(),
                 line: 1,
+                host_file: None,
+                host_line: None,
             },
         )
     }

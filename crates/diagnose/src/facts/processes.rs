@@ -1,6 +1,7 @@
 //! PostgreSQL's processes as the collector saw them: role (from the process titles),
-//! `oom_score_adj`, and memory (status and smaps_rollup): what each really costs; and the
-//! postmaster's resource limits, which every process it forks inherits.
+//! `oom_score_adj`, and memory (status and smaps_rollup): what each really costs; the
+//! postmaster's resource limits, which every process it forks inherits; and how the postmaster
+//! was started: its `PG_OOM_ADJUST_*` environment and its systemd unit.
 
 use std::collections::BTreeMap;
 
@@ -63,6 +64,8 @@ impl PgProcess {
             line: *line,
             what: what.into(),
             key: Some(field.to_owned()),
+            host_file: None,
+            host_line: None,
         })
     }
 }
@@ -87,6 +90,48 @@ pub struct LimitFacts {
     pub max_data_size: Option<Known<ResourceLimit>>,
 }
 
+/// The postmaster's `PG_OOM_ADJUST_FILE` and `PG_OOM_ADJUST_VALUE`
+/// (`processes/PID/pg-oom-adjust.txt`): after each fork, a child of the postmaster writes
+/// `PG_OOM_ADJUST_VALUE` (`0` when unset) to the file `PG_OOM_ADJUST_FILE` names; with it unset,
+/// every child keeps the postmaster's `oom_score_adj`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct OomAdjustFacts {
+    /// `PG_OOM_ADJUST_FILE` (`/proc/self/oom_score_adj`); the value is `null` when it is
+    /// unset. `null` as a whole when the file does not say.
+    pub file: Option<Known<Option<String>>>,
+    /// `PG_OOM_ADJUST_VALUE`; the value is `null` when it is unset (children write `0`).
+    pub value: Option<Known<Option<String>>>,
+}
+
+impl OomAdjustFacts {
+    /// Whether each child resets its `oom_score_adj` after the fork: `PG_OOM_ADJUST_FILE` is
+    /// set to a file name (an empty one names none); `None` when the file does not say.
+    pub fn children_reset(&self) -> Option<bool> {
+        let file = self.file.as_ref()?;
+        Some(file.value.as_deref().is_some_and(|f| !f.is_empty()))
+    }
+
+    /// What each child writes: `PG_OOM_ADJUST_VALUE` as printed, `0` when it is unset or not
+    /// said (PostgreSQL's default).
+    pub fn reset_to(&self) -> &str {
+        self.value
+            .as_ref()
+            .and_then(|v| v.value.as_deref())
+            .unwrap_or("0")
+    }
+}
+
+/// The postmaster's systemd unit (`systemctl show -p Id -p OOMScoreAdjust UNIT`,
+/// `processes/PID/systemd-unit.txt`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct UnitFacts {
+    /// Its name (`postgresql@15-main.service`).
+    pub id: Option<Known<String>>,
+    /// `OOMScoreAdjust`: the `oom_score_adj` systemd starts its processes at (0 when the unit
+    /// sets none).
+    pub oom_score_adjust: Option<Known<i32>>,
+}
+
 /// Every PostgreSQL process collected.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct ProcessFacts {
@@ -97,6 +142,10 @@ pub struct ProcessFacts {
     pub postmaster: Option<u32>,
     /// The postmaster's `/proc/PID/limits`, when collected.
     pub limits: Option<LimitFacts>,
+    /// The postmaster's `PG_OOM_ADJUST_*` environment, when collected.
+    pub oom_adjust: Option<OomAdjustFacts>,
+    /// The postmaster's systemd unit, when it runs under one and it was collected.
+    pub unit: Option<UnitFacts>,
 }
 
 impl ProcessFacts {
@@ -129,6 +178,8 @@ pub(super) fn build(bundle: &Bundle) -> ProcessFacts {
     let mut statuses: BTreeMap<u32, ProcStatus> = BTreeMap::new();
     let mut smaps: BTreeMap<u32, (String, SmapsRollup)> = BTreeMap::new();
     let mut limits: BTreeMap<u32, LimitFacts> = BTreeMap::new();
+    let mut oom_adjust: BTreeMap<u32, OomAdjustFacts> = BTreeMap::new();
+    let mut units: BTreeMap<u32, UnitFacts> = BTreeMap::new();
     for source in &bundle.sources {
         let Some(pid) = pid_in_path(&source.path) else {
             continue;
@@ -167,6 +218,33 @@ pub(super) fn build(bundle: &Bundle) -> ProcessFacts {
                         max_processes: known("Max processes"),
                         max_address_space: known("Max address space"),
                         max_data_size: known("Max data size"),
+                    },
+                );
+            }
+            SourceKind::PgOomAdjust => {
+                let env = system::parse_pg_oom_adjust(&source.bytes);
+                let known = |v: Option<&system::EnvVariable>| {
+                    v.map(|v| Known::new(v.value.clone(), &source.path, v.line, &v.name))
+                };
+                oom_adjust.insert(
+                    pid,
+                    OomAdjustFacts {
+                        file: known(env.file()),
+                        value: known(env.value()),
+                    },
+                );
+            }
+            SourceKind::SystemdUnit => {
+                let unit = system::parse_systemctl_show(&source.bytes);
+                units.insert(
+                    pid,
+                    UnitFacts {
+                        id: unit
+                            .id()
+                            .map(|p| Known::new(p.value.clone(), &source.path, p.line, "Id")),
+                        oom_score_adjust: unit
+                            .oom_score_adjust()
+                            .map(|(v, line)| Known::new(v, &source.path, line, "OOMScoreAdjust")),
                     },
                 );
             }
@@ -241,6 +319,8 @@ pub(super) fn build(bundle: &Bundle) -> ProcessFacts {
         processes,
         postmaster,
         limits: postmaster.and_then(|pm| limits.remove(&pm)),
+        oom_adjust: of_postmaster(oom_adjust, postmaster),
+        unit: of_postmaster(units, postmaster),
     };
     if let Some(pm) = facts.postmaster
         && let Some(p) = facts.processes.iter_mut().find(|p| p.pid == pm)
@@ -248,6 +328,16 @@ pub(super) fn build(bundle: &Bundle) -> ProcessFacts {
         p.role = "postmaster".to_owned();
     }
     facts
+}
+
+/// The postmaster's entry; else, the postmaster unknown, the only one there is (the collector
+/// writes these files for the postmaster alone).
+fn of_postmaster<T>(mut by_pid: BTreeMap<u32, T>, postmaster: Option<u32>) -> Option<T> {
+    match postmaster {
+        Some(pm) => by_pid.remove(&pm),
+        None if by_pid.len() == 1 => by_pid.pop_first().map(|(_, v)| v),
+        None => None,
+    }
 }
 
 fn unknown(pid: u32) -> PgProcess {

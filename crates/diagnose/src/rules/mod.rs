@@ -35,7 +35,7 @@ pub enum Input {
     Cgroup,
     /// `df` of `/dev/shm`.
     DevShm,
-    /// `pg_settings` or `postgresql.conf`.
+    /// `pg_settings`, the `postgres -C` answer, or `postgresql.conf`.
     PgSettings,
     /// The PostgreSQL version (pg_settings, `SELECT version()` or the log).
     PgVersion,
@@ -95,7 +95,8 @@ impl Input {
             Input::Cgroup => "the postmaster's memory cgroup (cgroup/PID/memory.*)",
             Input::DevShm => "df of /dev/shm (storage/df.txt)",
             Input::PgSettings => {
-                "server settings (postgres/pg_settings.txt, else postgres/postgresql.conf)"
+                "server settings (postgres/pg_settings.txt, else the postgres -C answer \
+                 postgres/pg_settings-postgres-C.txt, else postgres/postgresql.conf)"
             }
             Input::PgVersion => {
                 "the server version (pg_settings, postgres/version.txt, or the log's \

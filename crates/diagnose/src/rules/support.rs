@@ -17,6 +17,8 @@ pub(crate) fn incident_evidence(incident: &Incident) -> Vec<Evidence> {
             line: k.line,
             what: "kernel OOM-killer report".into(),
             key: None,
+            host_file: None,
+            host_line: None,
         });
     }
     for l in &incident.preceded_by {
@@ -29,6 +31,8 @@ pub(crate) fn incident_evidence(incident: &Incident) -> Vec<Evidence> {
                 cut(&l.message, 160)
             ),
             key: None,
+            host_file: None,
+            host_line: None,
         });
     }
     if let Some(c) = &incident.postgres_crash {
@@ -37,6 +41,8 @@ pub(crate) fn incident_evidence(incident: &Incident) -> Vec<Evidence> {
             line: c.line,
             what: format!("{} died", c.process),
             key: None,
+            host_file: None,
+            host_line: None,
         });
     }
     if let (Some(line), Some(path)) = (
@@ -52,6 +58,8 @@ pub(crate) fn incident_evidence(incident: &Incident) -> Vec<Evidence> {
             line,
             what: "ready to accept connections again".into(),
             key: None,
+            host_file: None,
+            host_line: None,
         });
     }
     evidence
@@ -275,6 +283,8 @@ pub(crate) fn kill_evidence(k: &KernelKill, what: impl Into<String>) -> Evidence
         line: k.line,
         what: what.into(),
         key: None,
+        host_file: None,
+        host_line: None,
     }
 }
 

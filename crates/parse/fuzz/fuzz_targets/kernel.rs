@@ -8,10 +8,13 @@ use libfuzzer_sys::fuzz_target;
 use pgmortem_parse::kernel::{self, KernelOptions};
 
 fuzz_target!(|data: &[u8]| {
-    // The first byte picks the options, so tiny line limits and a known year get exercised too.
+    // The first byte picks the options, so tiny line limits, a known year and a collection day
+    // get exercised too.
     let options = match data.first() {
-        Some(b) if b % 4 == 0 => KernelOptions { year: Some(2026), max_line_bytes: usize::from(*b) + 1 },
+        Some(b) if b % 4 == 0 => KernelOptions { year: Some(2026), max_line_bytes: usize::from(*b) + 1, ..KernelOptions::default() },
         Some(b) if b % 4 == 1 => KernelOptions { year: Some(2026), ..KernelOptions::default() },
+        // A collection day early in the year: December stamps go to the year before.
+        Some(b) if b % 4 == 2 => KernelOptions { collected_on: "2026-01-02".parse().ok(), ..KernelOptions::default() },
         _ => KernelOptions::default(),
     };
     let log = kernel::parse(data, &options);

@@ -48,8 +48,12 @@ use prefix::Ambiguity;
 pub struct KernelOptions {
     /// Year to give stamps that print none (journalctl short, BSD syslog). `None` leaves such
     /// wall times without a year-resolved civil time: they are then kept as monotonic-less
-    /// lines with `wall: None`.
+    /// lines with `wall: None`. [`KernelOptions::collected_on`] takes its place when set.
     pub year: Option<i16>,
+    /// The day the log was collected: stamps without a year take its year, or the year before
+    /// when their day would come more than a day after it (a December line of a log collected
+    /// in January). `None`: [`KernelOptions::year`] for every stamp.
+    pub collected_on: Option<jiff::civil::Date>,
     /// Lines longer than this many bytes are cut (and counted in `oversized_lines`).
     /// Default 64 KiB.
     pub max_line_bytes: usize,
@@ -59,8 +63,25 @@ impl Default for KernelOptions {
     fn default() -> Self {
         Self {
             year: None,
+            collected_on: None,
             max_line_bytes: 64 * 1024,
         }
+    }
+}
+
+impl KernelOptions {
+    /// The year of a stamp printed without one, on `month`/`day` (see
+    /// [`KernelOptions::collected_on`]).
+    pub(crate) fn year_of(&self, month: i8, day: i8) -> Option<i16> {
+        let Some(collected) = self.collected_on else {
+            return self.year;
+        };
+        let year = collected.year();
+        let after = jiff::civil::Date::new(year, month, day)
+            .ok()
+            .zip(collected.tomorrow().ok())
+            .is_some_and(|(stamp, tomorrow)| stamp > tomorrow);
+        Some(if after { year - 1 } else { year })
     }
 }
 
@@ -77,7 +98,31 @@ pub struct KernelLog {
     pub non_kernel_lines: u64,
     /// Records missing from a raw `/dev/kmsg` dump, from gaps in its sequence numbers.
     pub lost_kmsg_records: u64,
+    /// Lines where the monotonic clock went back (by more than a second): each starts a later
+    /// boot. A dmesg copy of the ring buffer holds one boot; a kern.log, messages file or a
+    /// journal spanning reboots holds several, and the monotonic times of different boots
+    /// count from different starts (only the last boot's can be put on the clock of a bundle
+    /// collected in it). Empty for one boot.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub boot_starts: Vec<u64>,
 }
+
+impl KernelLog {
+    /// Which boot of the log line `line` belongs to, counted from 0 at the first line: the
+    /// number of [`KernelLog::boot_starts`] at or before it.
+    pub fn boot_of(&self, line: u64) -> usize {
+        self.boot_starts.partition_point(|&start| start <= line)
+    }
+
+    /// Whether line `line` was logged in an earlier boot than the log's last line.
+    pub fn before_last_boot(&self, line: u64) -> bool {
+        self.boot_of(line) < self.boot_starts.len()
+    }
+}
+
+/// How far (µs) the monotonic clock may step back between lines of one boot: printk stamps of
+/// different CPUs interleave a little out of order. More than this is a new boot.
+const BOOT_RESET_SLACK_US: u64 = 1_000_000;
 
 /// Parses a whole kernel log held in memory.
 ///
@@ -115,6 +160,9 @@ pub struct KernelParser {
     prefixed_lines: u64,
     garbage: Unrecognised,
     unprefixed: Unrecognised,
+    /// The monotonic time of the last line that had one.
+    last_monotonic_us: Option<u64>,
+    boot_starts: Vec<u64>,
 }
 
 /// Unrecognised lines of one kind: a count and the first few examples.
@@ -198,6 +246,8 @@ impl KernelParser {
             prefixed_lines: 0,
             garbage: Unrecognised::default(),
             unprefixed: Unrecognised::default(),
+            last_monotonic_us: None,
+            boot_starts: Vec::new(),
         }
     }
 
@@ -241,6 +291,15 @@ impl KernelParser {
             _ => {}
         }
         self.line_forms[kline.form as usize] += 1;
+        if let Some(us) = kline.time.monotonic_us {
+            if self
+                .last_monotonic_us
+                .is_some_and(|last| us.saturating_add(BOOT_RESET_SLACK_US) < last)
+            {
+                self.boot_starts.push(line.number);
+            }
+            self.last_monotonic_us = Some(us);
+        }
 
         if kline.form == LineForm::Bare {
             if self.last_form == Some(LineForm::Kmsg) && text.starts_with(' ') && text.contains('=')
@@ -397,6 +456,7 @@ impl KernelParser {
                 .collect(),
             non_kernel_lines: self.non_kernel_lines,
             lost_kmsg_records: self.lost_kmsg_records,
+            boot_starts: self.boot_starts,
         }
     }
 }

@@ -1,7 +1,7 @@
 //! Memory cgroup files, v1 (`memory.limit_in_bytes`, `memory.usage_in_bytes`,
 //! `memory.max_usage_in_bytes`, `memory.failcnt`, `memory.stat`, `memory.oom_control`) and v2
-//! (`memory.max`, `memory.current`, `memory.peak`, `memory.events`, `memory.swap.max`,
-//! `memory.stat`).
+//! (`memory.max`, `memory.high`, `memory.current`, `memory.peak`, `memory.events`,
+//! `memory.swap.max`, `memory.stat`).
 
 use serde::Serialize;
 
@@ -83,6 +83,13 @@ pub struct CgroupMemory {
     pub oom_kills: Option<u64>,
     /// v2 `memory.events` `max`: times usage was about to go over the limit.
     pub max_events: Option<u64>,
+    /// v2 `memory.high`: the throttling limit, in bytes. Past it the kernel reclaims the
+    /// cgroup's memory and slows its processes' allocations down, before `memory.max` is hit;
+    /// `None` when it is `max` (no throttling) or not collected.
+    pub high_bytes: Option<u64>,
+    /// v2 `memory.events` `high`: times the cgroup's processes were throttled and made to
+    /// reclaim because usage went over `memory.high`.
+    pub high_events: Option<u64>,
     /// Swap limit (v1 `memory.memsw.limit_in_bytes` is memory+swap; v2 `memory.swap.max` is
     /// swap alone).
     pub swap_limit_bytes: Option<u64>,
@@ -112,6 +119,7 @@ impl CgroupMemory {
             "memory.memsw.limit_in_bytes" => (CgroupVersion::V1, Field::SwapLimit),
             "memory.memsw.usage_in_bytes" => (CgroupVersion::V1, Field::SwapUsage),
             "memory.max" => (CgroupVersion::V2, Field::Limit),
+            "memory.high" => (CgroupVersion::V2, Field::High),
             "memory.current" => (CgroupVersion::V2, Field::Usage),
             "memory.peak" => (CgroupVersion::V2, Field::Peak),
             "memory.events" => (CgroupVersion::V2, Field::Events),
@@ -130,6 +138,7 @@ impl CgroupMemory {
                 self.limit_seen = true;
                 self.limit_bytes = v.limit();
             }),
+            Field::High => value().map(|v| self.high_bytes = v.limit()),
             Field::Usage => value().map(|v| self.usage_bytes = v.limit()),
             Field::Peak => value().map(|v| self.peak_bytes = v.limit()),
             Field::Failcnt => value().map(|v| self.failcnt = v.limit()),
@@ -143,6 +152,7 @@ impl CgroupMemory {
                 let events = parse_flat_keyed(input);
                 self.oom_kills = events.get("oom_kill");
                 self.max_events = events.get("max");
+                self.high_events = events.get("high");
                 Ok(())
             }
         };
@@ -155,6 +165,7 @@ impl CgroupMemory {
 
 enum Field {
     Limit,
+    High,
     Usage,
     Peak,
     Failcnt,
@@ -225,10 +236,12 @@ mod tests {
             b"low 0\nhigh 0\nmax 812\noom 3\noom_kill 2\noom_group_kill 0\n"
         ));
         assert!(m.add_file("memory.swap.max", b"max\n"));
+        assert!(m.add_file("memory.high", b"805306368\n"));
         assert!(!m.add_file("cpu.max", b"max 100000\n"));
         assert_eq!(m.version, Some(CgroupVersion::V2));
         assert_eq!(m.limit_bytes, Some(1 << 30));
         assert_eq!((m.oom_kills, m.max_events), (Some(2), Some(812)));
+        assert_eq!((m.high_bytes, m.high_events), (Some(768 << 20), Some(0)));
         assert_eq!(m.swap_limit_bytes, None);
     }
 
@@ -240,5 +253,9 @@ mod tests {
         assert_eq!(m.limit_bytes, None);
         m.add_file("memory.current", b"garbage");
         assert_eq!(m.errors.len(), 1);
+        // `max` in memory.high: no throttling.
+        assert!(m.add_file("memory.high", b"max\n"));
+        assert_eq!(m.high_bytes, None);
+        assert!(m.limit_seen);
     }
 }

@@ -4,7 +4,8 @@
 //! `/proc/PID/status`, `smaps_rollup`, process titles, memory cgroup files, `free`, `df`,
 //! `pg_settings` dumps, `postgresql.conf`), and the small host readings beside them
 //! (`oom_score_adj`, resource limits, CPU vulnerabilities and flags, the clock source, `SELECT
-//! version()`, psql tables, audit rules).
+//! version()`, psql tables, audit rules), and how the server was started (the postmaster's
+//! `PG_OOM_ADJUST_*` environment, its systemd unit).
 //!
 //! Every parser takes bytes and keeps every key it finds, known or not, in file order; sizes
 //! are normalised to bytes next to the value as printed; a cut file parses as far as it goes
@@ -19,6 +20,7 @@ mod host;
 mod meminfo;
 mod pgconf;
 mod process;
+mod service;
 mod settings;
 mod sysctl;
 mod title;
@@ -44,8 +46,13 @@ pub use process::{
     ProcLimits, ProcStatus, ResourceLimit, SMAPS_ROLLUP_KEYS, STATUS_MEMORY_KEYS, SmapsRollup,
     parse_limits, parse_smaps_rollup, parse_status, sniff_limits, sniff_smaps_rollup, sniff_status,
 };
+pub use service::{
+    EnvVariable, PG_OOM_ADJUST_FILE, PG_OOM_ADJUST_VALUE, PgOomAdjust, SystemdUnit, UnitProperty,
+    parse_pg_oom_adjust, parse_systemctl_show, sniff_pg_oom_adjust, sniff_systemctl_show,
+};
 pub use settings::{
-    DEFAULT_COLUMNS, PgSetting, PgSettings, SettingsForm, parse_pg_settings, sniff_pg_settings,
+    DEFAULT_COLUMNS, POSTGRES_C_SOURCE, PgSetting, PgSettings, SettingsForm, parse_pg_settings,
+    sniff_pg_settings,
 };
 pub use sysctl::{
     Choice, Sysctl, SysctlSet, parse_choice, parse_proc_sys_file, parse_sysctl, sniff_choice,

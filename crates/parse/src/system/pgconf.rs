@@ -1,5 +1,24 @@
 //! `postgresql.conf`: settings and include directives, as PostgreSQL's own lexer reads them.
 //! Includes are listed, never followed (no I/O here).
+//!
+//! The collector may hand over the main file with its includes inlined and
+//! `postgresql.auto.conf` appended, each part between marker comments naming the file on the
+//! database host:
+//!
+//! ```text
+//! # pgmortem-collect: file /etc/postgresql/15/main/postgresql.conf
+//! include_dir = 'conf.d'
+//! # pgmortem-collect: file /etc/postgresql/15/main/conf.d/10-mem.conf
+//! work_mem = 64MB
+//! # pgmortem-collect: end /etc/postgresql/15/main/conf.d/10-mem.conf
+//! include_if_exists = 'missing.conf'
+//! # pgmortem-collect: not read /etc/postgresql/15/main/missing.conf: no such file
+//! # pgmortem-collect: end /etc/postgresql/15/main/postgresql.conf
+//! ```
+//!
+//! Markers are comments, so the last assignment of a name over the whole file is still the
+//! value PostgreSQL uses; each entry also says which host file and line it came from, and the
+//! files the collector could not read are listed with why.
 
 use serde::Serialize;
 
@@ -15,6 +34,12 @@ pub struct ConfEntry {
     pub value: String,
     /// 1-based line number.
     pub line: u64,
+    /// The file on the database host this line was copied from, when the collector marked it
+    /// (the main file, an included one, `postgresql.auto.conf`); `None` in a file without
+    /// markers.
+    pub host_file: Option<String>,
+    /// The line's 1-based number in `host_file` (`None` without markers).
+    pub host_line: Option<u64>,
 }
 
 /// An include directive.
@@ -26,6 +51,25 @@ pub struct ConfInclude {
     pub path: String,
     /// 1-based line number.
     pub line: u64,
+    /// The host file holding the directive, when the collector marked it (see [`ConfEntry`]).
+    pub host_file: Option<String>,
+    /// The directive's line in `host_file`.
+    pub host_line: Option<u64>,
+}
+
+/// A file the collector could not inline (`# pgmortem-collect: not read PATH: REASON`): an
+/// include whose target was missing or unreadable, or `postgresql.auto.conf` refused.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ConfNotRead {
+    /// The file on the host.
+    pub path: String,
+    /// Why, as the collector put it (`no such file`, `permission denied`); empty when it gave
+    /// none.
+    pub reason: String,
+    /// 1-based line of the marker.
+    pub line: u64,
+    /// The host file whose include asked for it, when inside one.
+    pub host_file: Option<String>,
 }
 
 /// A parsed `postgresql.conf`.
@@ -35,7 +79,10 @@ pub struct PgConf {
     pub entries: Vec<ConfEntry>,
     /// Include directives in file order.
     pub includes: Vec<ConfInclude>,
-    /// Line accounting (comment and blank lines count as lines, not as unrecognised).
+    /// Files the collector could not inline, in file order.
+    pub not_read: Vec<ConfNotRead>,
+    /// Line accounting (comment, blank and marker lines count as lines, not as unrecognised;
+    /// an `end` marker closing no open file is unrecognised).
     pub stats: ParseStats,
 }
 
@@ -47,15 +94,80 @@ impl PgConf {
     }
 }
 
-/// Parses a postgresql.conf.
+/// What starts the collector's marker comments.
+const MARKER: &str = "# pgmortem-collect: ";
+
+/// A marker comment of the collector.
+#[derive(Debug, PartialEq, Eq)]
+enum Marker<'a> {
+    /// `file PATH`: the lines that follow are PATH's.
+    File(&'a str),
+    /// `end PATH`: PATH's lines are over.
+    End(&'a str),
+    /// `not read PATH: REASON`.
+    NotRead(&'a str, &'a str),
+}
+
+// # pgmortem-collect: file /etc/postgresql/15/main/conf.d/10-mem.conf
+// # pgmortem-collect: not read /etc/postgresql/15/main/missing.conf: no such file
+/// The marker on a line, if it is one.
+fn marker(text: &str) -> Option<Marker<'_>> {
+    let rest = text.strip_prefix(MARKER)?.trim_end();
+    if let Some(path) = rest.strip_prefix("file ") {
+        return Some(Marker::File(path));
+    }
+    if let Some(path) = rest.strip_prefix("end ") {
+        return Some(Marker::End(path));
+    }
+    let tail = rest.strip_prefix("not read ")?;
+    Some(match tail.split_once(": ") {
+        Some((path, reason)) => Marker::NotRead(path, reason.trim()),
+        None => Marker::NotRead(tail.strip_suffix(':').unwrap_or(tail), ""),
+    })
+}
+
+/// Parses a postgresql.conf, with or without the collector's markers.
 pub fn parse_pg_conf(input: &[u8]) -> PgConf {
     let mut conf = PgConf::default();
+    // The host files open at this point, innermost last, with the lines of each seen so far.
+    let mut open: Vec<(String, u64)> = Vec::new();
     for line in Lines::new(input) {
         conf.stats.lines += 1;
         if line.lossy {
             conf.stats.invalid_utf8_lines += 1;
         }
         let text = line.text.as_ref();
+        match marker(text) {
+            Some(Marker::File(path)) => {
+                open.push((path.to_owned(), 0));
+                continue;
+            }
+            Some(Marker::End(path)) => {
+                // Close `path` and whatever it left open (a file cut by the collector's cap).
+                match open.iter().rposition(|(p, _)| p == path) {
+                    Some(at) => open.truncate(at),
+                    None => conf.stats.unrecognized(line.number, text),
+                }
+                continue;
+            }
+            Some(Marker::NotRead(path, reason)) => {
+                conf.not_read.push(ConfNotRead {
+                    path: path.to_owned(),
+                    reason: reason.to_owned(),
+                    line: line.number,
+                    host_file: open.last().map(|(p, _)| p.clone()),
+                });
+                continue;
+            }
+            None => {}
+        }
+        let (host_file, host_line) = match open.last_mut() {
+            Some((path, lines)) => {
+                *lines += 1;
+                (Some(path.clone()), Some(*lines))
+            }
+            None => (None, None),
+        };
         match conf_line(text) {
             Ok(None) => {}
             Ok(Some((name, value))) => {
@@ -68,12 +180,16 @@ pub fn parse_pg_conf(input: &[u8]) -> PgConf {
                         directive: name,
                         path: value,
                         line: line.number,
+                        host_file,
+                        host_line,
                     });
                 } else {
                     conf.entries.push(ConfEntry {
                         name,
                         value,
                         line: line.number,
+                        host_file,
+                        host_line,
                     });
                 }
             }
@@ -182,5 +298,139 @@ mod tests {
         assert_eq!(conf.includes[1].directive, "include_if_exists");
         assert_eq!(conf.includes[1].path, "extra.conf");
         assert_eq!(conf.stats.unrecognized_lines, 3);
+    }
+
+    /// The example of the collector's contract: the main file, an included one, a missing
+    /// include, postgresql.auto.conf appended.
+    const MARKED: &str = "\
+# pgmortem-collect: file /etc/postgresql/15/main/postgresql.conf
+shared_buffers = 128MB
+include_dir = 'conf.d'
+# pgmortem-collect: file /etc/postgresql/15/main/conf.d/10-mem.conf
+work_mem = 64MB
+# pgmortem-collect: end /etc/postgresql/15/main/conf.d/10-mem.conf
+include_if_exists = 'missing.conf'
+# pgmortem-collect: not read /etc/postgresql/15/main/missing.conf: no such file
+max_connections = 300
+# pgmortem-collect: end /etc/postgresql/15/main/postgresql.conf
+# pgmortem-collect: file /var/lib/postgresql/15/main/postgresql.auto.conf
+# Do not edit this file manually!
+work_mem = '1GB'
+# pgmortem-collect: end /var/lib/postgresql/15/main/postgresql.auto.conf
+";
+
+    fn place(e: &ConfEntry) -> (u64, Option<&str>, Option<u64>) {
+        (e.line, e.host_file.as_deref(), e.host_line)
+    }
+
+    #[test]
+    fn markers_give_each_line_its_host_file_and_line() {
+        let conf = parse_pg_conf(MARKED.as_bytes());
+        let main = Some("/etc/postgresql/15/main/postgresql.conf");
+        assert_eq!(place(&conf.entries[0]), (2, main, Some(1)));
+        assert_eq!(
+            place(&conf.entries[1]),
+            (
+                5,
+                Some("/etc/postgresql/15/main/conf.d/10-mem.conf"),
+                Some(1)
+            )
+        );
+        // After the included file, the main file goes on at its own next line: the include
+        // directives are its lines 2 and 3, max_connections its line 4.
+        assert_eq!(place(&conf.entries[2]), (9, main, Some(4)));
+        assert_eq!(conf.includes[1].host_line, Some(3));
+        assert_eq!(conf.includes[1].host_file.as_deref(), main);
+        assert_eq!(conf.stats.unrecognized_lines, 0);
+        assert_eq!(conf.stats.records, 6);
+    }
+
+    #[test]
+    fn postgresql_auto_conf_appended_last_wins() {
+        let conf = parse_pg_conf(MARKED.as_bytes());
+        let work_mem = conf.get("work_mem").unwrap();
+        assert_eq!(work_mem.value, "1GB");
+        assert_eq!(
+            place(work_mem),
+            (
+                13,
+                Some("/var/lib/postgresql/15/main/postgresql.auto.conf"),
+                Some(2)
+            )
+        );
+        assert_eq!(conf.get("max_connections").unwrap().value, "300");
+    }
+
+    #[test]
+    fn files_not_read_are_listed_with_their_reason_and_includer() {
+        let conf = parse_pg_conf(MARKED.as_bytes());
+        assert_eq!(
+            conf.not_read,
+            [ConfNotRead {
+                path: "/etc/postgresql/15/main/missing.conf".into(),
+                reason: "no such file".into(),
+                line: 8,
+                host_file: Some("/etc/postgresql/15/main/postgresql.conf".into()),
+            }]
+        );
+        // A reason holding colons keeps them; a marker without a reason has an empty one.
+        let conf = parse_pg_conf(
+            b"# pgmortem-collect: not read /var/lib/pg/postgresql.auto.conf: cat: Permission denied\n\
+              # pgmortem-collect: not read /x.conf\n",
+        );
+        assert_eq!(conf.not_read[0].reason, "cat: Permission denied");
+        assert_eq!(conf.not_read[0].host_file, None);
+        assert_eq!(
+            (
+                conf.not_read[1].path.as_str(),
+                conf.not_read[1].reason.as_str()
+            ),
+            ("/x.conf", "")
+        );
+    }
+
+    #[test]
+    fn files_nest_and_an_unclosed_file_is_closed_by_its_includer() {
+        let conf = parse_pg_conf(
+            b"# pgmortem-collect: file /a.conf\n\
+              include 'b.conf'\n\
+              # pgmortem-collect: file /b.conf\n\
+              include 'c.conf'\n\
+              # pgmortem-collect: file /c.conf\n\
+              x = 1\n\
+              # pgmortem-collect: end /c.conf\n\
+              y = 2\n\
+              # pgmortem-collect: file /d.conf\n\
+              cut = 3\n\
+              # pgmortem-collect: end /b.conf\n\
+              z = 4\n\
+              # pgmortem-collect: end /a.conf\n\
+              # pgmortem-collect: end /a.conf\n\
+              after = 5\n",
+        );
+        let at = |name: &str| {
+            let e = conf.get(name).unwrap();
+            (e.host_file.clone().unwrap_or_default(), e.host_line)
+        };
+        assert_eq!(at("x"), ("/c.conf".into(), Some(1)));
+        assert_eq!(at("y"), ("/b.conf".into(), Some(2)));
+        // /d.conf was never ended (cut): ending /b.conf closes it too.
+        assert_eq!(at("cut"), ("/d.conf".into(), Some(1)));
+        assert_eq!(at("z"), ("/a.conf".into(), Some(2)));
+        assert_eq!(at("after"), (String::new(), None));
+        // The second `end /a.conf` closes nothing.
+        assert_eq!(conf.stats.unrecognized_lines, 1);
+        assert_eq!(conf.stats.unrecognized_examples[0].0, 14);
+    }
+
+    #[test]
+    fn a_file_without_markers_has_no_host_places() {
+        let conf =
+            parse_pg_conf(b"# an ordinary comment\nshared_buffers = 1GB\ninclude 'x.conf'\n");
+        let e = conf.get("shared_buffers").unwrap();
+        assert_eq!(place(e), (2, None, None));
+        assert_eq!(conf.includes[0].host_file, None);
+        assert!(conf.not_read.is_empty());
+        assert_eq!(conf.stats.unrecognized_lines, 0);
     }
 }

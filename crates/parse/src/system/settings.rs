@@ -78,7 +78,23 @@ impl PgSettings {
             .iter()
             .find(|s| s.name.eq_ignore_ascii_case(name))
     }
+
+    /// Whether this is the server binary's answer rather than the running server's: every
+    /// row's `source` is [`POSTGRES_C_SOURCE`], as the collector writes `postgres -C NAME -D
+    /// PGDATA` per setting when the server could not be asked. Such values are what the
+    /// configuration files and the data directory give at start, not what a running server
+    /// had (a reload or `ALTER SYSTEM` since its start, a session's `SET`).
+    pub fn is_postgres_c(&self) -> bool {
+        !self.settings.is_empty()
+            && self
+                .settings
+                .iter()
+                .all(|s| s.source.as_deref() == Some(POSTGRES_C_SOURCE))
+    }
 }
+
+/// The `source` column the collector writes in rows it got from `postgres -C`.
+pub const POSTGRES_C_SOURCE: &str = "postgres -C";
 
 /// Column order assumed for a header-less unaligned dump.
 pub const DEFAULT_COLUMNS: &[&str] = &[
@@ -466,5 +482,51 @@ mod tests {
         assert_eq!(s.get("b").unwrap().setting, "");
         assert_eq!(s.stats.unrecognized_lines, 1);
         assert_eq!(s.footer_rows, None);
+    }
+
+    /// What the collector writes when the server cannot be asked: `postgres -C NAME -D
+    /// PGDATA` per setting, in psql's unaligned form.
+    const POSTGRES_C: &[u8] = b"\
+name|setting|unit|source|sourcefile|pending_restart
+huge_pages|try||postgres -C||f
+max_connections|100||postgres -C||f
+server_version_num|150010||postgres -C||f
+shared_buffers|16384|8kB|postgres -C||f
+shared_memory_size|143|MB|postgres -C||f
+work_mem|4096|kB|postgres -C||f
+(6 rows)
+";
+
+    #[test]
+    fn the_postgres_c_answer_reads_as_a_dump_and_says_so() {
+        let s = parse_pg_settings(POSTGRES_C);
+        assert_eq!(s.form, SettingsForm::Unaligned);
+        assert_eq!((s.settings.len(), s.footer_rows), (6, Some(6)));
+        assert_eq!(s.stats.unrecognized_lines, 0);
+        assert!(s.is_postgres_c());
+        assert_eq!(s.get("shared_buffers").unwrap().bytes, Some(128 << 20));
+        assert_eq!(s.get("shared_memory_size").unwrap().bytes, Some(143 << 20));
+        assert_eq!(s.get("work_mem").unwrap().bytes, Some(4 << 20));
+        let huge = s.get("huge_pages").unwrap();
+        assert_eq!((huge.setting.as_str(), huge.unit.as_deref()), ("try", None));
+        assert_eq!(huge.source.as_deref(), Some("postgres -C"));
+        assert_eq!(huge.sourcefile, None);
+        assert_eq!(huge.pending_restart, Some(false));
+        assert_eq!(s.get("server_version_num").unwrap().line, 4);
+        assert_eq!(sniff_pg_settings(POSTGRES_C), Some(0.95));
+    }
+
+    #[test]
+    fn a_running_servers_dump_is_not_postgres_c() {
+        // One row from the running server is enough; an empty dump is neither.
+        let mixed = parse_pg_settings(
+            b"name|setting|unit|source|sourcefile|pending_restart\n\
+              work_mem|4096|kB|postgres -C||f\n\
+              max_connections|100||configuration file|/etc/postgresql.conf|f\n",
+        );
+        assert!(!mixed.is_postgres_c());
+        assert!(!parse_pg_settings(b"").is_postgres_c());
+        // Header-less dumps without the source column are the running server's.
+        assert!(!parse_pg_settings(b"work_mem|4096|kB\n").is_postgres_c());
     }
 }

@@ -124,18 +124,22 @@ fn write_finding(
         out.push_str("<div class=\"evidence\"><b>Evidence</b><ul>");
         for e in &f.evidence {
             let what = esc(&e.what);
+            let from = e
+                .host_place()
+                .map(|h| format!(", from <code class=\"place\">{}</code>", esc(&h)))
+                .unwrap_or_default();
             match lines.get(&(e.path.as_str(), e.line)) {
                 Some(text) => {
                     let _ = write!(
                         out,
-                        "<li><details><summary>{} {what}</summary><pre class=\"cited\">{}</pre>\
+                        "<li><details><summary>{}{from} {what}</summary><pre class=\"cited\">{}</pre>\
                          </details></li>",
                         place(&e.path, e.line),
                         esc(text)
                     );
                 }
                 None => {
-                    let _ = write!(out, "<li>{} {what}</li>", place(&e.path, e.line));
+                    let _ = write!(out, "<li>{}{from} {what}</li>", place(&e.path, e.line));
                 }
             }
         }

@@ -112,6 +112,8 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
                     line: k.line,
                     what: "the kernel's segfault report".to_owned(),
                     key: None,
+                    host_file: None,
+                    host_line: None,
                 },
             );
         }

@@ -176,6 +176,8 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
             line: *line,
             what: format!("the largest temporary file, {}", human_bytes(*bytes)),
             key: None,
+            host_file: None,
+            host_line: None,
         });
     }
     if let Some(k) = facts.log.kind("temp_file") {
@@ -189,6 +191,8 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
                     line: place.1,
                     what: format!("the {what} temporary file logged"),
                     key: None,
+                    host_file: None,
+                    host_line: None,
                 });
             }
         }

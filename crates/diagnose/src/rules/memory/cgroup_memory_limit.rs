@@ -2,14 +2,18 @@
 //! The postmaster's memory cgroup has a limit too small for the configuration (shared memory
 //! plus the connections' own cost take half of it or more), or the cgroup's OOM killer has
 //! killed processes in it (`oom_kill` of memory.oom_control or memory.events), or usage has
-//! reached the limit (`memory.failcnt`, the peak near the limit).
+//! reached the limit (`memory.failcnt`, the peak near the limit); or (cgroup v2) its
+//! `memory.high` sits below the limit, so the kernel throttles it before the limit is hit.
 //!
 //! ## Why it matters
 //! A memory cgroup limit is a small host inside the host: when PostgreSQL's processes (and
 //! the page cache they cause, which the cgroup also counts) reach it, the kernel reclaims the
 //! cgroup's cache first, then its OOM killer kills a backend and the instance crash-restarts,
 //! however much RAM the host has free. A limit sized for shared_buffers alone leaves nothing
-//! for sorts, hashes and the cache the database reads through.
+//! for sorts, hashes and the cache the database reads through. A v2 `memory.high` below
+//! `memory.max` acts sooner and more quietly: past it no process is killed, but the kernel
+//! reclaims the cgroup's memory and makes every allocating process wait for it, so PostgreSQL
+//! slows down (page cache thrown out, queries stalled in reclaim) with nothing in its log.
 //!
 //! ## What to do
 //! Size the limit for what PostgreSQL needs: at least twice its floor (shared memory plus
@@ -19,7 +23,9 @@
 //! Set it where the cgroup is made: systemd `MemoryMax=` of the unit, the container's
 //! `--memory`, a Kubernetes `resources.limits.memory`. When the limit already holds both and
 //! the cgroup still killed, the memory came from beyond the settings (a session's own
-//! `SET work_mem`, an extension): bound that query rather than the limit.
+//! `SET work_mem`, an extension): bound that query rather than the limit. A `memory.high`
+//! below the limit goes up to the limit (or `max`: systemd `MemoryHigh=`), unless the
+//! throttling is wanted; then it is sized like the limit.
 //!
 //! ## Thresholds
 //! The floor — shared memory (`shared_memory_size`, else shared_buffers) + max_connections ×
@@ -27,11 +33,13 @@
 //! at 50 % of the limit or more: a warning. OOM kills in the cgroup: a warning, critical when
 //! the bundle's kernel log shows a memory-cgroup OOM kill of a PostgreSQL process (the finding
 //! is tied to it). The limit reached (`failcnt` > 0, or the peak at 95 % of the limit or more)
-//! with neither: info. A limit at or above RAM counts as none.
+//! with neither: info. A `memory.high` below `memory.max` (and below RAM): info, a warning when
+//! `memory.events` counts throttling (`high` above 0). A limit at or above RAM counts as none.
 //!
 //! ## Evidence it needs
-//! The postmaster's memory cgroup files (cgroup/PID/memory.*); the server settings, the
-//! processes, /proc/meminfo and the kernel log when present.
+//! The postmaster's memory cgroup files (cgroup/PID/memory.*: `memory.max`, `memory.high` and
+//! `memory.events` on v2); the server settings, the processes, /proc/meminfo and the kernel
+//! log when present.
 //!
 //! ## Knowledge
 //! [zh-low-level]: Kubernetes memory requests and limits, PostgreSQL in layers of cgroups, VMs
@@ -149,9 +157,11 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
     }
     let failcnt = cg.failcnt.as_ref().map_or(0, |f| f.value);
     let peak = cg.peak.as_ref().map(|p| p.value);
+    let mut reached = false;
     if let Some(l) = limit {
         let peak_reached = peak.is_some_and(|p| p as f64 >= PEAK_SHARE * l.value as f64);
         if failcnt > 0 || peak_reached {
+            reached = true;
             raise(Severity::Info);
             said.push(format!(
                 "Usage has reached the limit{}{}: the kernel reclaimed the cgroup's page cache \
@@ -170,6 +180,37 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
             ));
         }
     }
+    let limit_problem = too_small || reached || oom_kills > 0 || !memcg_kills.is_empty();
+    let high = cg
+        .high
+        .as_ref()
+        .filter(|h| limit.is_none_or(|l| h.value < l.value) && ram.is_none_or(|r| h.value < r));
+    let throttled = cg.high_events.as_ref().map_or(0, |e| e.value);
+    if let Some(h) = high {
+        raise(if throttled > 0 {
+            Severity::Warning
+        } else {
+            Severity::Info
+        });
+        said.push(format!(
+            "memory.high is {}, {}: past it the kernel reclaims the cgroup's memory and makes \
+             every allocating process wait for it, so PostgreSQL slows down before any limit \
+             is hit{}.",
+            human_bytes(h.value),
+            match limit {
+                Some(l) => format!("below the {} limit (memory.max)", human_bytes(l.value)),
+                None => "and memory.max sets no lower limit".to_owned(),
+            },
+            if throttled > 0 {
+                format!(
+                    "; memory.events counts {throttled} time{} it was throttled (high)",
+                    if throttled == 1 { "" } else { "s" }
+                )
+            } else {
+                String::new()
+            }
+        ));
+    }
     let Some(severity) = severity else {
         return Vec::new();
     };
@@ -180,7 +221,9 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
     let worst_need = worst
         .as_ref()
         .map(|w| (w.total as f64 / (1.0 - HEADROOM)) as u64);
-    if let Some(l) = limit {
+    if !limit_problem {
+        // Only memory.high to say: its advice follows.
+    } else if let Some(l) = limit {
         let mut wants = Vec::new();
         if let (Some(t), Some(fl)) = (twice_floor, floor)
             && t > l.value
@@ -255,12 +298,34 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
              --memory of the container, resources.limits.memory in Kubernetes."
                 .to_owned(),
         );
-    } else {
+    } else if oom_kills > 0 || !memcg_kills.is_empty() {
         fix.push(
             "The cgroup itself is not limited below RAM: the kill came from a limit above it \
              (a parent cgroup, the container or the pod): size that one for PostgreSQL."
                 .to_owned(),
         );
+    }
+
+    if let Some(h) = high {
+        let need = floor
+            .map(|fl| {
+                format!(
+                    ", and at least the configuration's floor of {}",
+                    human_bytes(fl)
+                )
+            })
+            .unwrap_or_default();
+        fix.push(format!(
+            "Raise memory.high ({}, now {}) to {}max (systemd MemoryHigh=, a container's or \
+             Kubernetes' memory.high), unless the throttling is wanted: then size it for \
+             PostgreSQL like a limit{need}.",
+            h.path,
+            human_bytes(h.value),
+            limit.map_or_else(String::new, |l| format!(
+                "the limit ({}) or to ",
+                human_bytes(l.value)
+            ))
+        ));
     }
 
     let mut evidence = Vec::new();
@@ -279,6 +344,12 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
     if let Some(k) = &cg.oom_kills {
         evidence.push(k.evidence(format!("oom_kill {}", k.value)));
     }
+    if let Some(h) = high {
+        evidence.push(h.evidence(format!("memory.high {}", human_bytes(h.value))));
+        if let Some(e) = &cg.high_events {
+            evidence.push(e.evidence(format!("throttled over memory.high {} times", e.value)));
+        }
+    }
     if too_small {
         evidence.extend(
             shared_setting
@@ -292,6 +363,14 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
     }));
 
     let title = match (limit, oom_kills) {
+        _ if !limit_problem => format!(
+            "The postmaster's memory cgroup is throttled from {} (memory.high), {}",
+            high.map_or_else(String::new, |h| human_bytes(h.value)),
+            limit.map_or_else(
+                || "with no lower limit".to_owned(),
+                |l| format!("below its {} limit", human_bytes(l.value))
+            )
+        ),
         (Some(l), 0) => format!(
             "The postmaster's memory cgroup limit of {} is {}",
             human_bytes(l.value),
@@ -328,6 +407,11 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
         if let Some(r) = recommended {
             f = f.figure("recommended_limit_bytes", r as f64);
         }
+    }
+    if let Some(h) = high {
+        f = f
+            .figure("high_bytes", h.value as f64)
+            .figure("high_events", throttled as f64);
     }
     if let Some(u) = &cg.usage {
         f = f.figure("usage_bytes", u.value as f64);
@@ -503,6 +587,112 @@ mod tests {
         let text = f.recommendation.unwrap();
         assert!(text.contains("1.2 GiB to hold the worst case"), "{text}");
         assert!(text.contains("beyond the settings"), "{text}");
+    }
+
+    /// The collected bundle's cgroup as cgroup v2 shows one: `memory.max` (1 GiB), `max` and
+    /// `high` (the memory.events counters, as the kernel prints them), usage 70 MB; `high`
+    /// written to memory.high.
+    fn v2(max: &str, high: &str, high_events: u64) -> Scratch {
+        let mut s = collected();
+        for p in s.paths(&format!("{CGROUP}/")) {
+            s = s.remove(&p);
+        }
+        s.write(&format!("{CGROUP}/memory.max"), format!("{max}\n"))
+            .write(&format!("{CGROUP}/memory.high"), format!("{high}\n"))
+            .write(&format!("{CGROUP}/memory.current"), "73400320\n")
+            .write(
+                &format!("{CGROUP}/memory.events"),
+                format!("low 0\nhigh {high_events}\nmax 0\noom 0\noom_kill 0\noom_group_kill 0\n"),
+            )
+    }
+
+    #[test]
+    fn memory_high_below_the_limit_throttles_first() {
+        let f = v2("1073741824", "805306368", 0)
+            .run("cgroup-memory-limit")
+            .one();
+        assert_eq!(f.severity, Severity::Info);
+        assert_eq!(f.figures["high_bytes"], (768u64 << 20) as f64);
+        assert!(
+            f.title
+                .contains("throttled from 768 MiB (memory.high), below its 1.0 GiB limit"),
+            "{}",
+            f.title
+        );
+        assert!(
+            f.summary
+                .contains("memory.high is 768 MiB, below the 1.0 GiB limit (memory.max)"),
+            "{}",
+            f.summary
+        );
+        let text = f.recommendation.unwrap();
+        assert!(
+            text.contains(
+                "Raise memory.high (cgroup/16859/memory.high, now 768 MiB) to the limit (1.0 GiB)"
+            ),
+            "{text}"
+        );
+        // Nothing about the limit itself: it was neither too small nor reached.
+        assert!(!text.contains("beyond the settings"), "{text}");
+        assert!(
+            f.evidence
+                .iter()
+                .any(|e| e.key.as_deref() == Some("memory.high"))
+        );
+    }
+
+    #[test]
+    fn throttling_counted_in_memory_events_is_a_warning() {
+        let f = v2("1073741824", "805306368", 12)
+            .run("cgroup-memory-limit")
+            .one();
+        assert_eq!(f.severity, Severity::Warning);
+        assert_eq!(f.figures["high_events"], 12.0);
+        assert!(f.summary.contains("throttled (high)"), "{}", f.summary);
+        assert!(
+            f.evidence
+                .iter()
+                .any(|e| e.key.as_deref() == Some("high") && e.line == 2)
+        );
+    }
+
+    #[test]
+    fn memory_high_at_or_above_the_limit_or_max_is_silent() {
+        for high in ["1073741824", "1073741825", "max"] {
+            assert!(
+                v2("1073741824", high, 0)
+                    .run("cgroup-memory-limit")
+                    .silent(),
+                "{high}"
+            );
+        }
+        // One byte under the limit counts.
+        let f = v2("1073741824", "1073741823", 0)
+            .run("cgroup-memory-limit")
+            .one();
+        assert_eq!(f.severity, Severity::Info);
+    }
+
+    #[test]
+    fn memory_high_without_a_limit_is_the_only_bound() {
+        let f = v2("max", "805306368", 0).run("cgroup-memory-limit").one();
+        assert!(
+            f.summary.contains("and memory.max sets no lower limit"),
+            "{}",
+            f.summary
+        );
+        let text = f.recommendation.unwrap();
+        assert!(
+            text.contains("Raise memory.high (cgroup/16859/memory.high, now 768 MiB) to max"),
+            "{text}"
+        );
+        assert!(!text.contains("not limited below RAM"), "{text}");
+        // At or above RAM (24 GiB here) it never throttles before the host runs out.
+        assert!(
+            v2("max", "25769803776", 0)
+                .run("cgroup-memory-limit")
+                .silent()
+        );
     }
 
     #[test]

@@ -202,6 +202,8 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
             line: r.line,
             what: cut(&r.message, 160),
             key: None,
+            host_file: None,
+            host_line: None,
         })
         .collect();
     if let Some(d) = dev_shm {

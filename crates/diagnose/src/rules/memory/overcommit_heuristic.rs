@@ -108,6 +108,8 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
         line: k.line,
         what: format!("OOM kill of {} {}", k.comm, k.pid),
         key: None,
+        host_file: None,
+        host_line: None,
     }));
     let mut f = finding(
         &META,

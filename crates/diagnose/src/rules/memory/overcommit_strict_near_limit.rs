@@ -126,6 +126,8 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
                         .unwrap_or_default()
                 ),
                 key: None,
+                host_file: None,
+                host_line: None,
             }),
     );
 

@@ -1,7 +1,10 @@
 //! ## What it finds
 //! The postmaster's `oom_score_adj` is not -1000, so the kernel's OOM killer may pick it; or
-//! the postmaster is protected and its children kept the value they inherited (the server was
-//! started without `PG_OOM_ADJUST_FILE`), so the backends are protected too.
+//! the postmaster is protected and its children keep the value they inherited (the server was
+//! started without `PG_OOM_ADJUST_FILE`), so the backends are protected too. It says whether
+//! the children reset themselves (the postmaster's `PG_OOM_ADJUST_FILE` and
+//! `PG_OOM_ADJUST_VALUE`) and where the postmaster's value comes from (its systemd unit's
+//! `OOMScoreAdjust`, or what started the server).
 //!
 //! ## Why it matters
 //! A killed backend costs a crash-restart of a few seconds; a killed postmaster leaves the
@@ -11,12 +14,15 @@
 //! out of the OOM killer's choice. The other way round, children at -1000 cannot be killed at
 //! all: a runaway backend then makes the kernel kill other programs, and where nothing else is
 //! left (a memory cgroup holding only PostgreSQL) the OOM killer finds no victim and the
-//! allocations stall or the kernel panics (`vm.panic_on_oom`).
+//! allocations stall or the kernel panics (`vm.panic_on_oom`). A child resets itself only when
+//! the postmaster's environment has `PG_OOM_ADJUST_FILE`: after each fork it writes
+//! `PG_OOM_ADJUST_VALUE` (0 when unset) to that file.
 //!
 //! ## What to do
 //! Start the postmaster at -1000 and have every child reset itself to 0. With systemd, a
-//! drop-in for the server's unit (`systemctl edit postgresql@15-main`):
-//! `OOMScoreAdjust=-1000`, `Environment=PG_OOM_ADJUST_FILE=/proc/self/oom_score_adj` and
+//! drop-in for the server's unit (`systemctl edit postgresql@15-main`, the unit the bundle
+//! names when it has it): `OOMScoreAdjust=-1000`,
+//! `Environment=PG_OOM_ADJUST_FILE=/proc/self/oom_score_adj` and
 //! `Environment=PG_OOM_ADJUST_VALUE=0`, then restart. Without systemd, the script that starts
 //! the server writes -1000 to `/proc/self/oom_score_adj` (as root) and exports the two
 //! variables before `pg_ctl start`. A container runtime's `--oom-score-adj` applies to every
@@ -27,15 +33,21 @@
 //! prefers it) or when the bundle shows the OOM killer at work (a kernel OOM kill, or the
 //! memory cgroup's `oom_kill` counter above 0); otherwise (0, Debian's -900) info, as a
 //! postmaster holding little memory is rarely the one picked. Children that kept the
-//! postmaster's negative value (not reset): a warning. Silent at -1000 with children at any
-//! other value. Kernel OOM reports of `postgres` processes are cited with the victim's
-//! `oom_score_adj` (a postmaster killed, or a backend that kept a negative value); the finding
-//! is tied to the incident of a killed postmaster.
+//! postmaster's negative value (not reset): a warning. Without any child's `oom_score_adj` in
+//! the bundle, a postmaster below 0 whose environment leaves `PG_OOM_ADJUST_FILE` unset (or has
+//! `PG_OOM_ADJUST_VALUE` write the postmaster's own value back) is the same warning: every
+//! backend it forks keeps the protection. A child's observed value wins over what the
+//! environment implies. Silent at -1000 with children at any other value. Kernel OOM reports
+//! of `postgres` processes are cited with the victim's `oom_score_adj` (a postmaster killed,
+//! or a backend that kept a negative value); the finding is tied to the incident of a killed
+//! postmaster.
 //!
 //! ## Evidence it needs
-//! The PostgreSQL processes' `oom_score_adj` files and the process titles (or parent pids) that
-//! tell the postmaster apart; the kernel log and the memory cgroup's `oom_kill` counter when
-//! there are.
+//! The postmaster's `oom_score_adj` (processes/PID/oom_score_adj) and the process titles (or
+//! parent pids) that tell the postmaster apart. Read when present: the children's
+//! `oom_score_adj` files; the postmaster's `PG_OOM_ADJUST_FILE` and `PG_OOM_ADJUST_VALUE`
+//! (processes/PID/pg-oom-adjust.txt); its systemd unit's `Id` and `OOMScoreAdjust`
+//! (processes/PID/systemd-unit.txt); the kernel log and the memory cgroup's `oom_kill` counter.
 //!
 //! ## Knowledge
 //! [pg-kernel-resources] ("Linux Memory Overcommit": `OOMScoreAdjust`, `PG_OOM_ADJUST_FILE`,
@@ -43,9 +55,9 @@
 //! child at 0 holding 4.3 GB is killed; [kernel-oom] (-1000 disables OOM killing of a task,
 //! other values shift its score by that many thousandths of memory).
 
-use crate::facts::{Facts, PgProcess};
+use crate::facts::{Facts, Known, OomAdjustFacts, PgProcess, UnitFacts};
 use crate::human::human_kb;
-use crate::report::{Finding, Severity};
+use crate::report::{Evidence, Finding, Severity};
 use crate::rules::support::{kill_evidence, postgres_oom_kills};
 use crate::rules::{Input, RuleMeta, finding};
 
@@ -64,6 +76,50 @@ pub(crate) const DEBIAN: i32 = -900;
 /// Children cited one by one in the evidence, at most.
 const CHILDREN_CITED: usize = 5;
 
+/// What the postmaster's environment makes of its children's `oom_score_adj`.
+enum ChildReset {
+    /// The bundle does not have the environment.
+    Unknown,
+    /// `PG_OOM_ADJUST_FILE` unset (or empty): every child keeps the postmaster's value.
+    Kept,
+    /// Each child writes this (`PG_OOM_ADJUST_VALUE`, `0` when unset) to `PG_OOM_ADJUST_FILE`.
+    WritesValue(String),
+}
+
+impl ChildReset {
+    fn of(env: Option<&OomAdjustFacts>) -> Self {
+        match env.map(|e| (e.children_reset(), e)) {
+            Some((Some(false), _)) => ChildReset::Kept,
+            Some((Some(true), e)) => ChildReset::WritesValue(e.reset_to().trim().to_owned()),
+            _ => ChildReset::Unknown,
+        }
+    }
+
+    /// The `oom_score_adj` the children end up at, when the environment says.
+    fn children_value(&self, postmaster: i32) -> Option<i32> {
+        match self {
+            ChildReset::Unknown => None,
+            ChildReset::Kept => Some(postmaster),
+            ChildReset::WritesValue(v) => v.parse().ok(),
+        }
+    }
+
+    /// Why the children kept the postmaster's value, as the environment (or its absence) says.
+    fn why_kept(&self) -> String {
+        match self {
+            ChildReset::Unknown => {
+                "PG_OOM_ADJUST_FILE was not set when the server started".to_owned()
+            }
+            ChildReset::Kept => {
+                "PG_OOM_ADJUST_FILE is not set in the postmaster's environment".to_owned()
+            }
+            ChildReset::WritesValue(v) => {
+                format!("PG_OOM_ADJUST_VALUE={v} writes the postmaster's own value back")
+            }
+        }
+    }
+}
+
 pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
     let processes = &facts.host.processes;
     let Some(postmaster) = processes.postmaster() else {
@@ -72,6 +128,8 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
     let Some(adj) = &postmaster.oom_score_adj else {
         return Vec::new();
     };
+    let env = processes.oom_adjust.as_ref();
+    let reset = ChildReset::of(env);
     let children: Vec<&PgProcess> = processes
         .children()
         .filter(|c| c.oom_score_adj.is_some())
@@ -81,55 +139,51 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
         .copied()
         .filter(|c| adj.value < 0 && c.oom_score_adj.as_ref().map(|a| a.value) == Some(adj.value))
         .collect();
+    // No child's file to look at: what the environment makes of them.
+    let kept_by_environment =
+        children.is_empty() && adj.value < 0 && reset.children_value(adj.value) == Some(adj.value);
+    let not_reset = !inherited.is_empty() || kept_by_environment;
     let exposed = adj.value != PROTECTED;
-    if !exposed && inherited.is_empty() {
+    if !exposed && !not_reset {
         return Vec::new();
     }
 
     let mut problems = Vec::new();
     if exposed {
-        problems.push(match adj.value {
-            DEBIAN => format!(
-                "The postmaster (pid {}) runs at oom_score_adj {DEBIAN}, Debian's \
-                 pg_ctlcluster value: better than 0 (90 % of memory comes off its score) but \
-                 still killable; only {PROTECTED} takes it out of the OOM killer's choice.",
-                postmaster.pid
-            ),
-            v if v < 0 => format!(
-                "The postmaster (pid {}) runs at oom_score_adj {v}: lowered, but still \
-                 killable; only {PROTECTED} takes it out of the OOM killer's choice.",
-                postmaster.pid
-            ),
-            0 => format!(
-                "The postmaster (pid {}) runs at oom_score_adj 0: the OOM killer may pick it \
-                 like any other process, and a killed postmaster leaves the server down until \
-                 something starts it again.",
-                postmaster.pid
-            ),
-            v => format!(
-                "The postmaster (pid {}) runs at oom_score_adj {v}: raised, so the OOM killer \
-                 prefers it to other processes of its size ({v} thousandths of memory are \
-                 added to its score), and a killed postmaster leaves the server down until \
-                 something starts it again.",
-                postmaster.pid
-            ),
-        });
+        problems.push(exposure(postmaster.pid, adj.value));
     }
+    let consequence = if adj.value == PROTECTED {
+        "the OOM killer cannot kill them: a backend that grows makes the kernel kill other \
+         programs, or find no victim at all where PostgreSQL is alone in its memory cgroup"
+    } else {
+        "a backend that grows is as protected as the postmaster, so the kernel prefers to \
+         kill other programs"
+    };
     if !inherited.is_empty() {
-        let consequence = if adj.value == PROTECTED {
-            "the OOM killer cannot kill them: a backend that grows makes the kernel kill other \
-             programs, or find no victim at all where PostgreSQL is alone in its memory cgroup"
-        } else {
-            "a backend that grows is as protected as the postmaster, so the kernel prefers to \
-             kill other programs"
-        };
         problems.push(format!(
             "{} of its {} children run at the same oom_score_adj {}: they were not reset \
-             (PG_OOM_ADJUST_FILE was not set when the server started), and {consequence}.",
+             ({}), and {consequence}.",
             inherited.len(),
             children.len(),
-            adj.value
+            adj.value,
+            reset.why_kept()
         ));
+    } else if kept_by_environment {
+        problems.push(format!(
+            "Every child it forks keeps oom_score_adj {}: {}, so no child resets itself \
+             after the fork (the bundle has no child's oom_score_adj to show it), and \
+             {consequence}.",
+            adj.value,
+            reset.why_kept()
+        ));
+    } else if exposed && let ChildReset::WritesValue(v) = &reset {
+        problems.push(format!(
+            "Its children reset themselves to {v} after the fork (PG_OOM_ADJUST_FILE is \
+             set): only the postmaster's own value is missing."
+        ));
+    }
+    if let Some(origin) = value_origin(processes.unit.as_ref(), adj.value) {
+        problems.push(origin);
     }
 
     let mut evidence = vec![adj.evidence(format!(
@@ -143,6 +197,10 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
             c.role, c.pid, a.value
         )))
     }));
+    evidence.extend(environment_evidence(env));
+    if let Some(unit) = &processes.unit {
+        evidence.extend(unit_evidence(unit));
+    }
     let mut kills = String::new();
     let mut postmaster_incident = None;
     for (index, incident, k) in postgres_oom_kills(facts) {
@@ -186,12 +244,12 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
             .as_ref()
             .and_then(|c| c.oom_kills.as_ref())
             .is_some_and(|k| k.value > 0);
-    let severity = if adj.value > 0 || !inherited.is_empty() || oom_seen {
+    let severity = if adj.value > 0 || not_reset || oom_seen {
         Severity::Warning
     } else {
         Severity::Info
     };
-    if exposed && inherited.is_empty() {
+    if exposed && !not_reset {
         problems.push(if oom_seen {
             format!(
                 "The bundle shows the OOM killer at work on this host or cgroup, and the \
@@ -204,28 +262,39 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
                 .to_owned()
         });
     }
-    let title = match (exposed, inherited.is_empty()) {
-        (true, true) => format!(
+    let title = match (exposed, inherited.len()) {
+        (true, _) if !not_reset => format!(
             "The postmaster runs at oom_score_adj {}: the OOM killer can kill it",
             adj.value
         ),
-        (false, _) => format!(
-            "{} PostgreSQL children inherited the postmaster's oom_score_adj {PROTECTED}: the \
-             OOM killer cannot kill a runaway backend",
-            inherited.len()
+        (false, 0) => format!(
+            "PostgreSQL's children keep the postmaster's oom_score_adj {PROTECTED}: the OOM \
+             killer cannot kill a runaway backend"
         ),
-        (true, false) => format!(
-            "The postmaster runs at oom_score_adj {} and {} children kept that value",
-            adj.value,
-            inherited.len()
+        (false, n) => format!(
+            "{n} PostgreSQL children inherited the postmaster's oom_score_adj {PROTECTED}: the \
+             OOM killer cannot kill a runaway backend"
+        ),
+        (true, 0) => format!(
+            "The postmaster runs at oom_score_adj {} and its children keep that value",
+            adj.value
+        ),
+        (true, n) => format!(
+            "The postmaster runs at oom_score_adj {} and {n} children kept that value",
+            adj.value
         ),
     };
+    let unit = processes
+        .unit
+        .as_ref()
+        .and_then(|u| u.id.as_ref())
+        .map_or("postgresql@VERSION-CLUSTER", |id| id.value.as_str());
     let mut f = finding(&META, severity, title)
         .summary(format!("{}{kills}", problems.join(" ")))
         .recommend(format!(
             "Start the postmaster at oom_score_adj {PROTECTED} and reset every child to 0: \
-                 with systemd, a drop-in for the server's unit (systemctl edit \
-                 postgresql@VERSION-CLUSTER) with OOMScoreAdjust={PROTECTED}, \
+                 with systemd, a drop-in for the server's unit (systemctl edit {unit}) with \
+                 OOMScoreAdjust={PROTECTED}, \
                  Environment=PG_OOM_ADJUST_FILE=/proc/self/oom_score_adj and \
                  Environment=PG_OOM_ADJUST_VALUE=0, then restart the server; without systemd, \
                  write {PROTECTED} to /proc/self/oom_score_adj and export the two variables in \
@@ -237,10 +306,99 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
         .figure("postmaster_oom_score_adj", f64::from(adj.value))
         .figure("children", children.len() as f64)
         .figure("children_not_reset", inherited.len() as f64);
+    if let Some(resets) = env.and_then(OomAdjustFacts::children_reset) {
+        f = f.figure("children_reset_by_environment", f64::from(u8::from(resets)));
+    }
+    if let Some(u) = processes
+        .unit
+        .as_ref()
+        .and_then(|u| u.oom_score_adjust.as_ref())
+    {
+        f = f.figure("unit_oom_score_adjust", f64::from(u.value));
+    }
     if let Some(index) = postmaster_incident {
         f = f.incident(index);
     }
     vec![f]
+}
+
+/// What the postmaster's value exposes it to.
+fn exposure(pid: u32, value: i32) -> String {
+    match value {
+        DEBIAN => format!(
+            "The postmaster (pid {pid}) runs at oom_score_adj {DEBIAN}, Debian's pg_ctlcluster \
+             value: better than 0 (90 % of memory comes off its score) but still killable; \
+             only {PROTECTED} takes it out of the OOM killer's choice."
+        ),
+        v if v < 0 => format!(
+            "The postmaster (pid {pid}) runs at oom_score_adj {v}: lowered, but still \
+             killable; only {PROTECTED} takes it out of the OOM killer's choice."
+        ),
+        0 => format!(
+            "The postmaster (pid {pid}) runs at oom_score_adj 0: the OOM killer may pick it \
+             like any other process, and a killed postmaster leaves the server down until \
+             something starts it again."
+        ),
+        v => format!(
+            "The postmaster (pid {pid}) runs at oom_score_adj {v}: raised, so the OOM killer \
+             prefers it to other processes of its size ({v} thousandths of memory are added \
+             to its score), and a killed postmaster leaves the server down until something \
+             starts it again."
+        ),
+    }
+}
+
+/// Where the postmaster's value comes from, when its systemd unit is known.
+fn value_origin(unit: Option<&UnitFacts>, value: i32) -> Option<String> {
+    let unit = unit?;
+    let name = unit
+        .id
+        .as_ref()
+        .map_or("its systemd unit".to_owned(), |id| {
+            format!("its systemd unit {}", id.value)
+        });
+    let set = unit.oom_score_adjust.as_ref()?.value;
+    Some(if set == value {
+        format!("The value comes from {name} (OOMScoreAdjust={set}).")
+    } else {
+        format!(
+            "{} has OOMScoreAdjust={set}: the postmaster's {value} was set by what started the \
+             server under it (a start script such as Debian's pg_ctlcluster, or by hand), not by \
+             the unit.",
+            capitalised(&name)
+        )
+    })
+}
+
+fn capitalised(text: &str) -> String {
+    let mut chars = text.chars();
+    chars.next().map_or_else(String::new, |c| {
+        c.to_uppercase().chain(chars).collect::<String>()
+    })
+}
+
+/// The lines of the postmaster's environment that say what its children do.
+fn environment_evidence(env: Option<&OomAdjustFacts>) -> Vec<Evidence> {
+    let Some(env) = env else {
+        return Vec::new();
+    };
+    let say = |v: &Known<Option<String>>| match &v.value {
+        Some(value) => v.evidence(format!("postmaster's environment: {}={value}", v.key)),
+        None => v.evidence(format!("postmaster's environment: {} unset", v.key)),
+    };
+    env.file.iter().chain(&env.value).map(say).collect()
+}
+
+/// The unit's name and `OOMScoreAdjust` lines.
+fn unit_evidence(unit: &UnitFacts) -> Vec<Evidence> {
+    let mut out = Vec::new();
+    if let Some(id) = &unit.id {
+        out.push(id.evidence(format!("the postmaster's systemd unit {}", id.value)));
+    }
+    if let Some(adj) = &unit.oom_score_adjust {
+        out.push(adj.evidence(format!("unit OOMScoreAdjust={}", adj.value)));
+    }
+    out
 }
 
 #[cfg(test)]
@@ -433,6 +591,177 @@ mod tests {
             f.summary
         );
         assert_eq!(f.evidence[0].path, "processes/24812/oom_score_adj");
+    }
+
+    const ENVIRONMENT: &str = "processes/16859/pg-oom-adjust.txt";
+    const UNIT: &str = "processes/16859/systemd-unit.txt";
+    const FILE_SET: &str =
+        "PG_OOM_ADJUST_FILE=/proc/self/oom_score_adj\nunset PG_OOM_ADJUST_VALUE\n";
+    const FILE_UNSET: &str = "unset PG_OOM_ADJUST_FILE\nunset PG_OOM_ADJUST_VALUE\n";
+
+    /// The collected bundle without its children's oom_score_adj files, the postmaster at
+    /// `value`, its environment `env`.
+    fn postmaster_alone(value: &str, env: &str) -> Scratch {
+        let mut scratch = collected().write(POSTMASTER, value).write(ENVIRONMENT, env);
+        for pid in CHILDREN {
+            scratch = scratch.remove(&format!("processes/{pid}/oom_score_adj"));
+        }
+        scratch
+    }
+
+    #[test]
+    fn a_protected_postmaster_without_pg_oom_adjust_file_protects_every_child() {
+        // No child's file in the bundle: the environment alone says they keep -1000.
+        let f = postmaster_alone("-1000\n", FILE_UNSET)
+            .run("postmaster-oom-unprotected")
+            .one();
+        assert_eq!(f.severity, Severity::Warning);
+        assert!(
+            f.title.contains("cannot kill a runaway backend"),
+            "{}",
+            f.title
+        );
+        assert!(
+            f.summary
+                .contains("PG_OOM_ADJUST_FILE is not set in the postmaster's environment"),
+            "{}",
+            f.summary
+        );
+        assert_eq!(f.figures["children"], 0.0);
+        assert_eq!(f.figures["children_reset_by_environment"], 0.0);
+        assert!(
+            f.evidence
+                .iter()
+                .any(|e| e.path == ENVIRONMENT && e.line == 1 && e.what.contains("unset"))
+        );
+        // With the file set, the children reset themselves: nothing to say.
+        assert!(
+            postmaster_alone("-1000\n", FILE_SET)
+                .run("postmaster-oom-unprotected")
+                .silent()
+        );
+        // Set but empty names no file: no child resets itself.
+        let empty = postmaster_alone(
+            "-1000\n",
+            "PG_OOM_ADJUST_FILE=\nunset PG_OOM_ADJUST_VALUE\n",
+        )
+        .run("postmaster-oom-unprotected")
+        .one();
+        assert_eq!(empty.figures["children_reset_by_environment"], 0.0);
+    }
+
+    #[test]
+    fn a_value_written_back_keeps_the_protection_and_a_postmaster_at_zero_passes_nothing_on() {
+        let f = postmaster_alone(
+            "-1000\n",
+            "PG_OOM_ADJUST_FILE=/proc/self/oom_score_adj\nPG_OOM_ADJUST_VALUE=-1000\n",
+        )
+        .run("postmaster-oom-unprotected")
+        .one();
+        assert_eq!(f.severity, Severity::Warning);
+        assert!(
+            f.summary
+                .contains("PG_OOM_ADJUST_VALUE=-1000 writes the postmaster's own value back"),
+            "{}",
+            f.summary
+        );
+        // A postmaster at 0 passes 0 on: only its own exposure is said, at info.
+        let f = postmaster_alone("0\n", FILE_UNSET)
+            .run("postmaster-oom-unprotected")
+            .one();
+        assert_eq!(f.severity, Severity::Info);
+        assert!(!f.summary.contains("keeps"), "{}", f.summary);
+    }
+
+    #[test]
+    fn the_childrens_own_files_win_over_the_environment() {
+        // The environment says unset, yet the children's files read 0: they were reset.
+        assert!(
+            collected()
+                .write(POSTMASTER, "-1000\n")
+                .write(ENVIRONMENT, FILE_UNSET)
+                .run("postmaster-oom-unprotected")
+                .silent()
+        );
+        // Children that kept -1000, and the environment saying why.
+        let f = with_children_at(collected().write(POSTMASTER, "-1000\n"), "-1000\n")
+            .write(ENVIRONMENT, FILE_UNSET)
+            .run("postmaster-oom-unprotected")
+            .one();
+        assert_eq!(f.figures["children_not_reset"], 7.0);
+        assert!(
+            f.summary.contains(
+                "they were not reset (PG_OOM_ADJUST_FILE is not set in the postmaster's \
+                 environment)"
+            ),
+            "{}",
+            f.summary
+        );
+    }
+
+    #[test]
+    fn children_reset_by_the_environment_leave_only_the_postmasters_value() {
+        let f = collected()
+            .write(POSTMASTER, "-900\n")
+            .write(ENVIRONMENT, FILE_SET)
+            .run("postmaster-oom-unprotected")
+            .one();
+        assert_eq!(f.figures["children_reset_by_environment"], 1.0);
+        assert!(
+            f.summary
+                .contains("Its children reset themselves to 0 after the fork"),
+            "{}",
+            f.summary
+        );
+    }
+
+    #[test]
+    fn the_systemd_unit_says_where_the_value_comes_from_and_is_named_in_the_fix() {
+        // The unit set -900 itself.
+        let f = collected()
+            .write(POSTMASTER, "-900\n")
+            .write(UNIT, "OOMScoreAdjust=-900\nId=postgresql@15-main.service\n")
+            .run("postmaster-oom-unprotected")
+            .one();
+        assert!(
+            f.summary.contains(
+                "The value comes from its systemd unit postgresql@15-main.service \
+                 (OOMScoreAdjust=-900)."
+            ),
+            "{}",
+            f.summary
+        );
+        assert_eq!(f.figures["unit_oom_score_adjust"], -900.0);
+        let text = f.recommendation.unwrap();
+        assert!(
+            text.contains("systemctl edit postgresql@15-main.service"),
+            "{text}"
+        );
+        assert!(f.evidence.iter().any(|e| e.path == UNIT && e.line == 2));
+        // The unit sets nothing: the -900 came from what started the server.
+        let f = collected()
+            .write(POSTMASTER, "-900\n")
+            .write(UNIT, "OOMScoreAdjust=0\nId=postgresql@15-main.service\n")
+            .run("postmaster-oom-unprotected")
+            .one();
+        assert!(
+            f.summary.contains(
+                "Its systemd unit postgresql@15-main.service has OOMScoreAdjust=0: the \
+                 postmaster's -900 was set by what started the server"
+            ),
+            "{}",
+            f.summary
+        );
+        // Without the unit, the fix names the usual one.
+        let text = collected()
+            .run("postmaster-oom-unprotected")
+            .one()
+            .recommendation
+            .unwrap();
+        assert!(
+            text.contains("systemctl edit postgresql@VERSION-CLUSTER"),
+            "{text}"
+        );
     }
 
     #[test]

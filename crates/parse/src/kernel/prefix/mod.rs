@@ -581,7 +581,7 @@ fn bsd_stamp<'a>(
         }
     };
     let mut line = tail.into_line(form);
-    line.time.wall = options.year.and_then(|year| {
+    line.time.wall = options.year_of(month, day).and_then(|year| {
         let civil = calendar::civil(year, month, day, clock)?;
         Some(WallClock {
             civil,

@@ -257,3 +257,35 @@ fn quoting_and_bare() {
         LineForm::Bare
     );
 }
+
+#[test]
+fn stamps_without_a_year_take_the_collection_day_s_year_or_the_one_before() {
+    let options = KernelOptions {
+        collected_on: Some(date(2027, 1, 3)),
+        ..KernelOptions::default()
+    };
+    let year = |text: &str| {
+        parse_line(text, 1, &options)
+            .time
+            .wall
+            .map(|w| w.civil.year())
+    };
+    // A December line of a log collected on 3 January: the year before.
+    assert_eq!(
+        year("Dec 31 23:59:59 dbhost kernel: [ 12.000000] Out of memory"),
+        Some(2026)
+    );
+    // The collection day and the next (a host clock ahead of UTC): that year.
+    assert_eq!(year("Jan  3 08:00:00 dbhost kernel: x"), Some(2027));
+    assert_eq!(year("Jan 04 01:00:00 dbhost kernel: x"), Some(2027));
+    // Two days after: the year before.
+    assert_eq!(year("Jan  5 01:00:00 dbhost kernel: x"), Some(2026));
+    // Without a collection day, the given year as before.
+    assert_eq!(
+        line("Dec 31 23:59:59 dbhost kernel: x")
+            .time
+            .wall
+            .map(|w| w.civil.year()),
+        Some(2026)
+    );
+}

@@ -1,0 +1,390 @@
+//! What a reader must know before trusting the report, said at its top: logs read only in part,
+//! and what the report cannot see for want of an input: no kernel log (OOM kills, segfaults),
+//! no PostgreSQL log (crash-restart cycles, the log-level rules), no server settings (the memory
+//! rules), or settings that are not the running server's. When the collector's manifest says
+//! why it got nothing (`dmesg` refused to a user that is not root, `psql` refused a
+//! connection), its reasons are quoted.
+
+use pgmortem_bundle::Bundle;
+
+use crate::facts::{PgFacts, SettingsSource};
+use crate::report::{Caveat, SourceSummary};
+use crate::sources::{KernelSource, PgSource, STOPPED};
+
+/// Caveats about how much of the logs was read: logs kept only in part (a cap asked for, a
+/// perf script over the memory limit, a read that failed half way), records of a kind counted
+/// but not kept.
+pub(crate) fn reading(postgres: &[PgSource], summaries: &[SourceSummary]) -> Vec<Caveat> {
+    let mut caveats = Vec::new();
+    for s in summaries {
+        let log = matches!(s.kind, "postgres_log" | "kernel_log" | "perf_script");
+        let Some(note) = s.note.as_deref().filter(|_| log) else {
+            continue;
+        };
+        for part in note.split("; ") {
+            let after = if part.starts_with("only its last") {
+                "events before that part are not in this report"
+            } else if part.starts_with(STOPPED) {
+                "events after that point are not in this report"
+            } else {
+                continue;
+            };
+            caveats.push(Caveat {
+                kind: "log_not_read_whole",
+                text: format!("{}: {part}; {after}", s.path),
+            });
+        }
+    }
+    for p in postgres {
+        if p.digest.not_kept > 0 {
+            caveats.push(Caveat {
+                kind: "records_not_kept",
+                text: format!(
+                    "{}: {} records of kinds seen more than {} times were counted but not kept: \
+                     incidents and findings beyond those are counted, not detailed",
+                    p.path,
+                    p.digest.not_kept,
+                    crate::digest::MAX_PER_KIND
+                ),
+            });
+        }
+    }
+    caveats
+}
+
+/// ` The collector recorded: `cmd` exited with status 1 (note); ….` for the manifest's entries
+/// of these kinds that failed or gave nothing; empty when there are none (or no manifest).
+fn collector_reasons(bundle: &Bundle, kinds: &[&str]) -> String {
+    let reasons: Vec<String> = bundle
+        .manifest
+        .iter()
+        .flat_map(|m| &m.files)
+        .filter(|f| kinds.contains(&f.kind.as_str()) && (f.status != Some(0) || f.bytes == Some(0)))
+        .map(|f| {
+            let mut r = format!("`{}`", crate::human::cut(&f.command, 80));
+            match f.status {
+                Some(0) => r.push_str(" gave nothing"),
+                Some(code) => r.push_str(&format!(" exited with status {code}")),
+                None => r.push_str(" did not run"),
+            }
+            if !f.note.is_empty() {
+                r.push_str(&format!(" ({})", f.note));
+            }
+            r
+        })
+        .collect();
+    if reasons.is_empty() {
+        String::new()
+    } else {
+        format!(" The collector recorded: {}.", reasons.join("; "))
+    }
+}
+
+/// No kernel log (`no_kernel_log`), no PostgreSQL log (`no_postgres_log`).
+pub(crate) fn missing_logs(
+    bundle: &Bundle,
+    kernel: &[KernelSource],
+    postgres: &[PgSource],
+) -> Vec<Caveat> {
+    let mut caveats = Vec::new();
+    if kernel.is_empty() {
+        caveats.push(Caveat {
+            kind: "no_kernel_log",
+            text: format!(
+                "OOM kills cannot be seen: the bundle has no kernel log, so a process killed by \
+                 SIGKILL cannot be told from one the OOM killer took, and segfaults and other \
+                 kernel events are missing too.{} To see them (dmesg, journalctl -k, \
+                 /var/log/kern.log), collect as root or as a member of adm / systemd-journal.",
+                collector_reasons(bundle, &["kernel_log"])
+            ),
+        });
+    }
+    if postgres.is_empty() {
+        caveats.push(Caveat {
+            kind: "no_postgres_log",
+            text: format!(
+                "the bundle has no PostgreSQL server log: crash-restart cycles, their causes \
+                 and the rules that read the log cannot be seen.{} Point the collector at the \
+                 log (--log FILE) or at the data directory (-D).",
+                collector_reasons(bundle, &["postgres_log"])
+            ),
+        });
+    }
+    caveats
+}
+
+/// No server settings at all (`no_settings`), or settings that are not what the running server
+/// reported (`settings_not_from_server`: postgresql.conf, or the `postgres -C` answer).
+pub(crate) fn settings(bundle: &Bundle, pg: &PgFacts) -> Vec<Caveat> {
+    let (Some(source), Some(from)) = (pg.settings_source, pg.settings_from.as_deref()) else {
+        return vec![Caveat {
+            kind: "no_settings",
+            text: format!(
+                "server settings are unknown: the bundle has no pg_settings dump, no postgres -C \
+                 answer and no postgresql.conf, so the memory rules cannot compute anything \
+                 (shared_buffers, work_mem, max_connections).{} Run the collector with -D \
+                 PGDATA as root or as the data directory's owner, so that it can read \
+                 postgresql.conf and ask postgres -C when the server cannot be asked.",
+                collector_reasons(bundle, &["pg_settings", "pg_conf"])
+            ),
+        }];
+    };
+    let what = match source {
+        SettingsSource::PgSettings => return Vec::new(),
+        SettingsSource::PostgresC => {
+            "the server binary's answer from the configuration files and the data directory"
+        }
+        SettingsSource::PgConf => "the configuration file",
+    };
+    vec![Caveat {
+        kind: "settings_not_from_server",
+        text: format!(
+            "server settings come from {from} only: {what}, what a restart would use, possibly \
+             not what the running server had (a reload, ALTER SYSTEM or SET since it started); \
+             the running server's pg_settings is not in the bundle.{}",
+            collector_reasons(bundle, &["pg_settings"])
+        ),
+    }]
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::rules::testing::Scratch;
+
+    /// The memcg OOM capture as a collector run by a user who may not read the kernel log
+    /// would have left it: no kernel files, the manifest saying why.
+    fn without_kernel_log() -> Scratch {
+        Scratch::incident("pg15-memcg-oom-work-mem")
+            .remove("kernel/dmesg.txt")
+            .remove("kernel/dmesg-T.txt")
+            .edit("manifest.json", |m| {
+                m.replace(
+                    r#""command":"dmesg","status":0,"duration_ms":11,"bytes":5272,"capped":false,"note":"""#,
+                    r#""command":"dmesg","status":1,"duration_ms":11,"bytes":0,"capped":false,"note":"dmesg: read kernel buffer failed: Operation not permitted""#,
+                )
+            })
+    }
+
+    #[test]
+    fn a_bundle_without_a_kernel_log_says_what_cannot_be_seen_and_why() {
+        let report = without_kernel_log().report();
+        let caveat = report
+            .caveats
+            .iter()
+            .find(|c| c.kind == "no_kernel_log")
+            .expect("a no_kernel_log caveat");
+        assert!(
+            caveat.text.starts_with("OOM kills cannot be seen:"),
+            "{}",
+            caveat.text
+        );
+        assert!(
+            caveat
+                .text
+                .ends_with("collect as root or as a member of adm / systemd-journal."),
+            "{}",
+            caveat.text
+        );
+        assert!(
+            caveat.text.contains(
+                "`dmesg` exited with status 1 (dmesg: read kernel buffer failed: Operation not permitted)"
+            ),
+            "{}",
+            caveat.text
+        );
+        // The kill is invisible: PostgreSQL's side alone, a SIGKILL from an unknown sender.
+        assert_eq!(report.incidents.len(), 1);
+        assert_eq!(report.incidents[0].kind, "crash_restart");
+        assert!(!report.caveats.iter().any(|c| c.kind == "no_postgres_log"));
+    }
+
+    #[test]
+    fn a_bundle_with_both_logs_has_neither_caveat() {
+        let report = Scratch::incident("pg15-memcg-oom-work-mem").report();
+        assert!(
+            !report
+                .caveats
+                .iter()
+                .any(|c| c.kind == "no_kernel_log" || c.kind == "no_postgres_log"),
+            "{:?}",
+            report.caveats
+        );
+    }
+
+    #[test]
+    fn a_kernel_log_alone_says_crash_cycles_cannot_be_seen() {
+        let report = Scratch::new()
+            .copy("dmesg.txt", "incidents/pg15-memcg-oom-sort/dmesg.txt")
+            .report();
+        assert!(report.caveats.iter().any(|c| c.kind == "no_postgres_log"));
+        assert!(!report.caveats.iter().any(|c| c.kind == "no_kernel_log"));
+    }
+
+    /// The entry of a manifest file list, as the collector writes one.
+    fn entry(path: &str, kind: &str, command: &str, status: i32, note: &str) -> String {
+        format!(
+            r#"{{"path":"{path}","kind":"{kind}","command":"{command}","status":{status},"duration_ms":3,"bytes":0,"capped":false,"note":"{note}"}},"#
+        )
+    }
+
+    /// Adds manifest entries at the head of the file list.
+    fn with_entries(scratch: Scratch, entries: &[String]) -> Scratch {
+        let entries = entries.concat();
+        scratch.edit("manifest.json", move |m| {
+            m.replacen(r#""files": ["#, &format!(r#""files": [{entries}"#), 1)
+        })
+    }
+
+    #[test]
+    fn each_kernel_log_refused_is_quoted() {
+        let report = with_entries(
+            without_kernel_log(),
+            &[
+                entry(
+                    "kernel/kern.log",
+                    "kernel_log",
+                    "grep -a kernel: /var/log/kern.log",
+                    1,
+                    "not readable: /var/log/kern.log",
+                ),
+                entry(
+                    "kernel/journal-k.txt",
+                    "kernel_log",
+                    "journalctl -k",
+                    1,
+                    "No journal files were opened due to insufficient permissions.",
+                ),
+            ],
+        )
+        .report();
+        let text = &report
+            .caveats
+            .iter()
+            .find(|c| c.kind == "no_kernel_log")
+            .unwrap()
+            .text;
+        assert!(
+            text.contains(
+                "`grep -a kernel: /var/log/kern.log` exited with status 1 (not readable: \
+                 /var/log/kern.log); `journalctl -k` exited with status 1 (No journal files were \
+                 opened due to insufficient permissions.); `dmesg` exited with status 1"
+            ),
+            "{text}"
+        );
+    }
+
+    /// The memcg OOM capture as if the server had refused the collector's connection: no
+    /// pg_settings dump, psql's error in the manifest.
+    fn server_not_asked() -> Scratch {
+        Scratch::incident("pg15-memcg-oom-work-mem")
+            .remove("postgres/pg_settings.txt")
+            .edit("manifest.json", |m| {
+                m.replace(
+                    r#""status":0,"duration_ms":31,"bytes":14369,"capped":false,"note":"""#,
+                    r#""status":2,"duration_ms":31,"bytes":0,"capped":false,"note":"psql: error: connection to server on socket \"/var/run/postgresql/.s.PGSQL.55463\" failed: FATAL:  sorry, too many clients already""#,
+                )
+            })
+    }
+
+    fn caveat<'r>(report: &'r crate::Report, kind: &str) -> Option<&'r str> {
+        report
+            .caveats
+            .iter()
+            .find(|c| c.kind == kind)
+            .map(|c| c.text.as_str())
+    }
+
+    #[test]
+    fn settings_from_postgresql_conf_only_say_so_and_why() {
+        let report = server_not_asked().report();
+        let text = caveat(&report, "settings_not_from_server").expect("the caveat");
+        assert!(
+            text.starts_with(
+                "server settings come from postgresql.conf (postgres/postgresql.conf) only: the \
+                 configuration file, what a restart would use"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "exited with status 2 (psql: error: connection to server on socket \
+                 \"/var/run/postgresql/.s.PGSQL.55463\" failed: FATAL:  sorry, too many clients \
+                 already)"
+            ),
+            "{text}"
+        );
+        assert!(caveat(&report, "no_settings").is_none());
+    }
+
+    #[test]
+    fn settings_from_the_postgres_c_answer_only_say_so() {
+        let report = server_not_asked()
+            .write(
+                "postgres/pg_settings-postgres-C.txt",
+                "name|setting|unit|source|sourcefile|pending_restart\n\
+                 max_connections|100||postgres -C||f\n\
+                 work_mem|4096|kB|postgres -C||f\n(2 rows)\n",
+            )
+            .report();
+        let text = caveat(&report, "settings_not_from_server").expect("the caveat");
+        assert!(
+            text.starts_with(
+                "server settings come from postgres -C \
+                 (postgres/pg_settings-postgres-C.txt) only: the server binary's answer"
+            ),
+            "{text}"
+        );
+        assert!(text.contains("sorry, too many clients already"), "{text}");
+    }
+
+    #[test]
+    fn no_settings_at_all_says_the_memory_rules_cannot_compute() {
+        let report = server_not_asked()
+            .remove("postgres/postgresql.conf")
+            .edit("manifest.json", |m| {
+                m.replace(
+                    r#""status":0,"duration_ms":8,"bytes":29900,"capped":false,"note":"""#,
+                    r#""status":2,"duration_ms":8,"bytes":0,"capped":false,"note":"sed: can't read /var/lib/postgresql/15/main/postgresql.conf: Permission denied""#,
+                )
+            })
+            .report();
+        let text = caveat(&report, "no_settings").expect("the caveat");
+        assert!(
+            text.contains("the memory rules cannot compute anything"),
+            "{text}"
+        );
+        // Both refusals quoted: the dump's and the file's.
+        assert!(text.contains("sorry, too many clients already"), "{text}");
+        assert!(
+            text.contains(
+                "(sed: can't read /var/lib/postgresql/15/main/postgresql.conf: Permission denied)"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.ends_with(
+                "Run the collector with -D PGDATA as root or as the data directory's owner, so \
+                 that it can read postgresql.conf and ask postgres -C when the server cannot be \
+                 asked."
+            ),
+            "{text}"
+        );
+        assert!(caveat(&report, "settings_not_from_server").is_none());
+    }
+
+    #[test]
+    fn a_running_servers_dump_has_no_settings_caveat() {
+        let report = Scratch::incident("pg15-memcg-oom-work-mem").report();
+        assert!(caveat(&report, "no_settings").is_none());
+        assert!(caveat(&report, "settings_not_from_server").is_none());
+        // Even beside a postgres -C answer.
+        let report = Scratch::incident("pg15-memcg-oom-work-mem")
+            .write(
+                "postgres/pg_settings-postgres-C.txt",
+                "name|setting|unit|source|sourcefile|pending_restart\n\
+                 work_mem|4096|kB|postgres -C||f\n(1 row)\n",
+            )
+            .report();
+        assert!(caveat(&report, "settings_not_from_server").is_none());
+    }
+}
