@@ -256,6 +256,15 @@ fn the_collector_in_the_conditions_that_follow_a_crash() {
             .unwrap();
         assert_eq!(oom, "unset PG_OOM_ADJUST_FILE\nunset PG_OOM_ADJUST_VALUE\n");
         assert_eq!(up.fatals, 0);
+        assert!(up.has_source(
+            "pg_oom_adjust",
+            &format!("processes/{pm}/pg-oom-adjust.txt")
+        ));
+        assert!(
+            !up.caveats().contains(&"settings_not_from_server"),
+            "{:?}",
+            up.caveats()
+        );
 
         // Every non-reserved slot taken: as root the collector gets a superuser's reserved
         // slot, and adds nothing to the log.
@@ -277,6 +286,11 @@ fn the_collector_in_the_conditions_that_follow_a_crash() {
             "{why}"
         );
         assert_eq!(refused.manifest["settings_from"], "none");
+        assert!(
+            refused.caveats().contains(&"no_settings"),
+            "{:?}",
+            refused.caveats()
+        );
 
         // An ordinary user with the server up reads what any role may.
         let user = c("up-user");
@@ -287,6 +301,7 @@ fn the_collector_in_the_conditions_that_follow_a_crash() {
         let nopsql = c("nopsql-root");
         assert_eq!(nopsql.entry("postgres/pg_settings.txt")["status"], 127);
         assert!(nopsql.has_source("pg_settings", "postgres/pg_settings-postgres-C.txt"));
+        assert!(nopsql.caveats().contains(&"settings_not_from_server"));
 
         // Down, as root: postgres -C, and the log of the server that went down.
         let down = c("down-root");
@@ -301,6 +316,16 @@ fn the_collector_in_the_conditions_that_follow_a_crash() {
             "{settings}"
         );
         assert!(down.has_source("pg_settings", "postgres/pg_settings-postgres-C.txt"));
+        assert!(down.caveats().contains(&"settings_not_from_server"));
+        // The settings name where they came from: work_mem from ALTER SYSTEM.
+        assert_eq!(
+            down.report["host"]["postgres"]["settings_from"]
+                .as_str()
+                .map(|s| s.starts_with("postgres -C")),
+            Some(true),
+            "{}",
+            down.report["host"]["postgres"]
+        );
         assert!(down.has_source("postgres_log", "postgres/server.log"));
         let log = down.file("postgres/server.log").unwrap();
         assert!(log.contains("database system is shut down"), "{log}");
@@ -313,6 +338,11 @@ fn the_collector_in_the_conditions_that_follow_a_crash() {
         );
         let why = shut_out.note("postgres/server.log");
         assert!(why.contains("cannot be read by uid"), "{why}");
+        assert!(
+            shut_out.caveats().contains(&"no_settings"),
+            "{:?}",
+            shut_out.caveats()
+        );
     }
 
     // A nearly full output file system: the heavy items are skipped, the bundle still fits.
