@@ -17,7 +17,7 @@ for incident in report["incidents"]:
     kind: str = incident["kind"]
     kill = incident["kernel_kill"]
     if kill is not None:
-        pid: int = kill["pid"]
+        pid: int | None = kill["pid"]
 for finding in report["findings"]:
     for evidence in finding["evidence"]:
         where: str = f"{evidence['path']}:{evidence['line']}"

@@ -553,6 +553,7 @@ if [ "$DRY_RUN" = 0 ]; then
         [ -n "$p_title" ] && printf '%s %s\n' "$p_pid" "$p_title" >>"$WORK/titles"
     done
 fi
+DESCRIBE="pid and title (/proc/PID/cmdline) of each postgres process"
 run processes/postgres-titles.txt process_titles 10 "$CAP" cat "${WORK:-/nonexistent}/titles"
 
 for p_pid in $PG_PIDS; do
@@ -1076,7 +1077,10 @@ log_destination: log_directory: log_filename: log_temp_files:kB debug_parallel_q
 force_parallel_mode: debug_discard_caches: zero_damaged_pages: ignore_checksum_failure:
 ignore_system_indexes: ignore_invalid_pages: fsync: full_page_writes: data_sync_retry:
 allow_system_table_mods: pre_auth_delay:s post_auth_delay:s track_io_timing:'
-if [ "$DRY_RUN" = 0 ] && [ ! -s "$D/postgres/pg_settings.txt" ]; then
+if [ "$DRY_RUN" = 1 ]; then
+    record postgres/pg_settings-postgres-C.txt pg_settings "${PG_SERVER:-postgres} -D ${PGDATA_DIR:-PGDATA} -C NAME, for 44 settings" 0 0 0 false \
+        "only when the session gives no pg_settings"
+elif [ ! -s "$D/postgres/pg_settings.txt" ]; then
     c_why=
     if [ -z "$PGDATA_DIR" ]; then
         c_why="no data directory known (give -D)"

@@ -406,6 +406,7 @@ fn a_dry_run_lists_what_it_would_collect_and_writes_nothing() {
         "kernel/dmesg.txt",
         "memory/meminfo.txt",
         "postgres/pg_settings.txt",
+        "postgres/pg_settings-postgres-C.txt",
         "postgres/server.log",
     ] {
         assert!(
