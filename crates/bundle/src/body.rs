@@ -73,6 +73,23 @@ impl Content {
         Ok(head)
     }
 
+    /// The last `n` bytes from the first line start within them (empty when the content is no
+    /// longer than `n`: the head has it all).
+    pub(crate) fn tail(&self, n: usize) -> io::Result<Vec<u8>> {
+        let len = self.len();
+        if len <= n as u64 {
+            return Ok(Vec::new());
+        }
+        let mut tail = Vec::with_capacity(n);
+        self.range(len - n as u64, len)?.read_to_end(&mut tail)?;
+        let start = tail
+            .iter()
+            .position(|&b| b == b'\n')
+            .map_or(tail.len(), |i| i + 1);
+        tail.drain(..start);
+        Ok(tail)
+    }
+
     /// The whole content in memory when it holds at most `limit` bytes, else its end from the
     /// first line start within the last `limit` bytes (`true`: cut).
     pub(crate) fn into_bytes(self, limit: u64) -> io::Result<(Vec<u8>, bool)> {

@@ -449,7 +449,28 @@ fn classify(members: Members, mut skipped: Vec<Skipped>, options: &OpenOptions) 
             notes.extend(note);
             (kind, by)
         } else {
-            (recognize(&head), RecognizedBy::Content)
+            match recognize(&head) {
+                // A log whose first bytes are the inside of one long record (a multi-line
+                // statement where a tail was cut) reads as nothing: its end tells.
+                SourceKind::Unknown => match content.tail(options.sniff_bytes) {
+                    Ok(mut tail) if checks::binary_note(&tail).is_none() => {
+                        checks::strip_nul(&mut tail);
+                        let kind = recognize(&tail);
+                        if is_log(kind) {
+                            notes.push(format!(
+                                "its first {} bytes read as no kind (the inside of a long \
+                                 record?); recognised from its end",
+                                head.len()
+                            ));
+                            (kind, RecognizedBy::Content)
+                        } else {
+                            (SourceKind::Unknown, RecognizedBy::Content)
+                        }
+                    }
+                    _ => (SourceKind::Unknown, RecognizedBy::Content),
+                },
+                kind => (kind, RecognizedBy::Content),
+            }
         };
         let mut held = match hold(content, kind, options) {
             Ok(held) => held,
@@ -772,6 +793,14 @@ fn relative(root: &Path, path: &Path) -> String {
         .map(|c| c.as_os_str().to_string_lossy())
         .collect::<Vec<_>>()
         .join("/")
+}
+
+/// Kinds read line by line whose records may be long enough to fill a file's first bytes.
+fn is_log(kind: SourceKind) -> bool {
+    matches!(
+        kind,
+        SourceKind::PostgresLog | SourceKind::KernelLog | SourceKind::PerfScript
+    )
 }
 
 #[cfg(test)]

@@ -219,3 +219,28 @@ fn a_snapshot_too_big_for_memory_is_read_back_from_its_temporary_copy() {
     assert!(s.in_memory());
     assert_eq!(s.bytes, meminfo);
 }
+
+#[test]
+fn a_log_kept_from_inside_a_long_statement_is_recognised_from_its_end() {
+    // `tail -c` of a log cut inside a long multi-line statement: its first 16 KiB are the
+    // statement's continuation lines (made here), the rest a real PostgreSQL 15 log.
+    let mut log: Vec<u8> = (0..2000)
+        .flat_map(|i| format!("           AND t.col_{i} = {i}\n").into_bytes())
+        .collect();
+    assert!(log.len() > 16 * 1024);
+    log.extend(pg_log(8));
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("cut-tail.txt"), &log).unwrap();
+    let bundle = open(dir.path(), &OpenOptions::default()).unwrap();
+    let s = source(&bundle, "cut-tail.txt");
+    assert_eq!(s.kind, SourceKind::PostgresLog);
+    let note = s.note.as_deref().unwrap_or_default();
+    assert!(
+        note.contains("read as no kind (the inside of a long record?); recognised from its end"),
+        "{note}"
+    );
+    // Without a log line at its end it stays unknown.
+    std::fs::write(dir.path().join("cut-tail.txt"), &log[..20_000]).unwrap();
+    let bundle = open(dir.path(), &OpenOptions::default()).unwrap();
+    assert_eq!(source(&bundle, "cut-tail.txt").kind, SourceKind::Unknown);
+}
