@@ -183,3 +183,30 @@ fn a_cut_oom_report_keeps_what_it_has_at_a_lower_confidence() {
     assert!(incident["kernel_kill"]["pid"].is_null(), "{incident}");
     assert_eq!(incident["kernel_kill"]["trigger_pid"], 20718);
 }
+
+#[test]
+fn a_path_longer_than_any_column_is_reported_in_every_format() {
+    // A manifest entry with a 70,000-byte path (a text report once panicked on paths of
+    // 65,536 bytes and more: "Formatting argument out of range").
+    let dir = tempfile::tempdir().unwrap();
+    let long = "p".repeat(70_000);
+    let manifest = format!(
+        r#"{{"format": "pgmortem.bundle", "format_version": 1, "files": [
+            {{"path": "{long}", "kind": "meminfo", "command": "cat", "status": 1, "note": "gone"}}]}}"#
+    );
+    std::fs::write(dir.path().join("manifest.json"), manifest).unwrap();
+    std::fs::write(
+        dir.path().join("meminfo"),
+        "MemTotal:       24684092 kB\nMemFree:        18423292 kB\n",
+    )
+    .unwrap();
+    for format in ["text", "markdown", "html", "json"] {
+        let out = stdout_ok(
+            pgmortem()
+                .args(["analyze", "--format", format])
+                .arg(dir.path()),
+        );
+        // The path is named whole: nothing of the bundle is dropped to fit a column.
+        assert!(String::from_utf8_lossy(&out).contains(&long), "{format}");
+    }
+}
