@@ -111,6 +111,17 @@ pub(crate) fn field(key: &str, raw: &str, line: u64) -> Field {
     }
 }
 
+impl Field {
+    /// The value has digits that do not fit in 64 bits, or a size over 2^64 bytes.
+    fn out_of_range(&self) -> bool {
+        let digits = self.raw.bytes().take_while(u8::is_ascii_digit).count();
+        (digits > 0 && self.number.is_none())
+            || (self.number.is_some()
+                && self.unit.as_deref().and_then(unit_bytes).is_some()
+                && self.bytes.is_none())
+    }
+}
+
 /// How a key/value line separates its key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Separator {
@@ -155,6 +166,12 @@ pub(crate) fn key_values(input: &[u8], sep: Separator) -> KeyValues {
         match split {
             Some((key, value)) if !key.trim().is_empty() && !key.contains(char::is_whitespace) => {
                 let f = field(key.trim(), value, line.number);
+                if f.out_of_range() && !last_cut {
+                    // 99999999999999999999 kB, or u64::MAX kB: no machine's figure. Counted
+                    // and shown, never read as unknown or as an absurd size.
+                    stats.unrecognized(line.number, &format!("{text} (number out of range)"));
+                    continue;
+                }
                 if last_cut && value.trim().is_empty() {
                     truncated = true;
                     stats.unrecognized(line.number, text);
@@ -230,6 +247,32 @@ mod tests {
         let f = field("X", "18446744073709551615 kB", 1);
         assert_eq!(f.number, Some(u64::MAX));
         assert_eq!(f.bytes, None);
+    }
+
+    #[test]
+    fn numbers_out_of_range_are_counted_and_shown_not_read() {
+        let kv = key_values(
+            b"MemTotal:       99999999999999999999 kB\nMemFree: 18446744073709551615 kB\n\
+              Buffers: 12 kB\nHugePages_Total: 18446744073709551615\n",
+            Separator::Colon,
+        );
+        // A count of u64::MAX fits; sizes over 2^64 bytes and numbers over 64 bits do not.
+        assert_eq!(kv.fields.len(), 2);
+        assert_eq!(kv.fields.bytes("Buffers"), Some(12 * 1024));
+        assert_eq!(kv.fields.number("MemTotal"), None);
+        assert_eq!(kv.stats.unrecognized_lines, 2);
+        assert_eq!(
+            kv.stats.unrecognized_examples[0],
+            (
+                1,
+                "MemTotal:       99999999999999999999 kB (number out of range)".to_owned()
+            )
+        );
+        assert!(
+            kv.stats.unrecognized_examples[1]
+                .1
+                .ends_with("(number out of range)")
+        );
     }
 
     #[test]
