@@ -192,10 +192,20 @@ fn pg_settings() {
             let shared = s.get("shared_buffers").unwrap();
             assert_eq!(shared.bytes, Some(32 << 20), "{name}");
             assert_eq!(s.stats.unrecognized_lines, 0, "{name}");
-            assert_eq!(s.settings.len(), 354, "{name}");
             assert!(!s.truncated, "{name}");
-            if s.form != system::SettingsForm::Csv {
-                assert!(s.footer_rows.is_none_or(|n| n == 354), "{name}");
+            if name == "postgres-C.txt" {
+                // The collector's `postgres -C` answer: 44 settings, each saying so.
+                assert_eq!((s.settings.len(), s.footer_rows), (44, Some(44)), "{name}");
+                assert!(
+                    s.settings
+                        .iter()
+                        .all(|x| x.source.as_deref() == Some("postgres -C"))
+                );
+            } else {
+                assert_eq!(s.settings.len(), 354, "{name}");
+                if s.form != system::SettingsForm::Csv {
+                    assert!(s.footer_rows.is_none_or(|n| n == 354), "{name}");
+                }
             }
         }
         insta::assert_json_snapshot!(s);
@@ -232,8 +242,33 @@ fn postgresql_conf() {
         let conf = system::parse_pg_conf(&bytes);
         assert!(system::sniff_pg_conf(&bytes).is_some(), "{name}");
         assert_eq!(conf.stats.unrecognized_lines, 0, "{name}");
-        assert_eq!(conf.includes.len(), 1, "{name}");
+        if name.starts_with("collector-") {
+            // The collector's copy: the include_dir followed, the missing include named, and
+            // ALTER SYSTEM's work_mem (postgresql.auto.conf) the value that wins.
+            assert_eq!(conf.includes.len(), 2, "{name}");
+            assert_eq!(conf.not_read.len(), 1, "{name}");
+            let work_mem = conf.get("work_mem").unwrap();
+            assert_eq!(work_mem.value, "1GB");
+            assert_eq!(
+                work_mem.host_file.as_deref(),
+                Some("/var/lib/postgresql/15/main/postgresql.auto.conf")
+            );
+        } else {
+            assert_eq!(conf.includes.len(), 1, "{name}");
+        }
         insta::assert_json_snapshot!(conf);
+    });
+}
+
+#[test]
+fn pg_oom_adjust() {
+    insta::glob!(DIR, "oom_adjust/*.txt", |path| {
+        let (bytes, name, _) = read(path);
+        let adjust = system::parse_pg_oom_adjust(&bytes);
+        assert!(system::sniff_pg_oom_adjust(&bytes).is_some(), "{name}");
+        assert_eq!(adjust.stats.unrecognized_lines, 0, "{name}");
+        assert_eq!(adjust.variables.len(), 2, "{name}");
+        insta::assert_json_snapshot!(adjust);
     });
 }
 
