@@ -210,3 +210,62 @@ fn a_path_longer_than_any_column_is_reported_in_every_format() {
         assert!(String::from_utf8_lossy(&out).contains(&long), "{format}");
     }
 }
+
+#[test]
+fn a_kernel_log_of_many_kills_keeps_the_latest_in_bounded_memory() {
+    // 9,050 kill lines whose headers were lost, then 1,002 real memcg OOM reports (the first
+    // of local-dmesg-raw.txt, repeated): 10,052 kills. The report keeps the latest 10,000
+    // incidents, and only the last 1,000 reports keep their task tables; each limit is said.
+    let sample =
+        std::fs::read_to_string(fixture("formats/kernel/local-dmesg-raw.txt")).unwrap();
+    let lines: Vec<&str> = sample.lines().collect();
+    let start = lines.iter().position(|l| l.contains("invoked oom-killer")).unwrap();
+    let end = lines.iter().position(|l| l.contains("Killed process")).unwrap();
+    let mut log = String::new();
+    for i in 0..9_050u32 {
+        log.push_str(&format!(
+            "[{}.000000] Out of memory: Killed process {} (postgres) total-vm:8811412kB, \
+             anon-rss:6204112kB, file-rss:0kB, shmem-rss:1604kB, UID:113 pgtables:12888kB \
+             oom_score_adj:0\n",
+            1_000 + i,
+            40_000 + i
+        ));
+    }
+    log.push_str(&(lines[start..=end].join("\n") + "\n").repeat(1_002));
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("kernel")).unwrap();
+    std::fs::write(dir.path().join("kernel/dmesg.txt"), log).unwrap();
+    let out = stdout_ok(pgmortem().args(["analyze", "--format", "json"]).arg(dir.path()));
+    let report: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    let caveats: Vec<(&str, &str)> = report["caveats"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["kind"].as_str().unwrap(), c["text"].as_str().unwrap()))
+        .collect();
+    assert!(
+        caveats.contains(&(
+            "incidents_not_kept",
+            "52 incidents before the last 10000 were counted but not kept: the report details \
+             the latest ones, and the findings are about those"
+        )),
+        "{caveats:?}"
+    );
+    assert!(
+        caveats.contains(&(
+            "oom_details_not_kept",
+            "kernel/dmesg.txt: 2 OOM reports before the last 1000 keep their kill, trigger and \
+             cgroup counters but not their task table, Mem-Info or cgroup stats"
+        )),
+        "{caveats:?}"
+    );
+    let incidents = report["incidents"].as_array().unwrap();
+    assert_eq!(incidents.len(), 10_000);
+    assert_eq!(incidents[0]["kernel_kill"]["pid"], 40_000 + 52);
+    assert_eq!(incidents[9_999]["kernel_kill"]["comm"], "memhog");
+    let with_tasks = incidents
+        .iter()
+        .filter(|i| i["kernel_kill"]["task_count"].as_u64() > Some(0))
+        .count();
+    assert_eq!(with_tasks, 1_000);
+}

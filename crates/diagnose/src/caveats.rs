@@ -6,6 +6,7 @@
 //! connection), its reasons are quoted.
 
 use pgmortem_bundle::Bundle;
+use pgmortem_parse::kernel;
 
 use crate::facts::{PgFacts, SettingsSource};
 use crate::report::{Caveat, SourceSummary};
@@ -14,7 +15,11 @@ use crate::sources::{KernelSource, PgSource, STOPPED};
 /// Caveats about how much of the logs was read: logs kept only in part (a cap asked for, a
 /// perf script over the memory limit, a read that failed half way), records of a kind counted
 /// but not kept.
-pub(crate) fn reading(postgres: &[PgSource], summaries: &[SourceSummary]) -> Vec<Caveat> {
+pub(crate) fn reading(
+    kernel: &[KernelSource],
+    postgres: &[PgSource],
+    summaries: &[SourceSummary],
+) -> Vec<Caveat> {
     let mut caveats = Vec::new();
     for s in summaries {
         let log = matches!(s.kind, "postgres_log" | "kernel_log" | "perf_script");
@@ -49,7 +54,69 @@ pub(crate) fn reading(postgres: &[PgSource], summaries: &[SourceSummary]) -> Vec
             });
         }
     }
+    for k in kernel {
+        let log = &k.log;
+        let mut parts = Vec::new();
+        if log.oom_reports_not_kept > 0 {
+            parts.push(format!(
+                "{} OOM reports before the last {} were counted but not kept: their kills \
+                 are not in the incidents",
+                log.oom_reports_not_kept,
+                kernel::MAX_REPORTS
+            ));
+        }
+        if log.events_not_kept > 0 {
+            parts.push(format!(
+                "{} segfaults, allocation failures and hung tasks before the last {} were \
+                 counted but not kept",
+                log.events_not_kept,
+                kernel::MAX_EVENTS
+            ));
+        }
+        if !parts.is_empty() {
+            caveats.push(Caveat {
+                kind: "records_not_kept",
+                text: format!("{}: {}", k.path, parts.join("; ")),
+            });
+        }
+        if log.oom_details_dropped > 0 {
+            caveats.push(Caveat {
+                kind: "oom_details_not_kept",
+                text: format!(
+                    "{}: {} OOM reports before the last {} keep their kill, trigger and \
+                     cgroup counters but not their task table, Mem-Info or cgroup stats",
+                    k.path,
+                    log.oom_details_dropped,
+                    kernel::DETAILED_REPORTS
+                ),
+            });
+        }
+    }
     caveats
+}
+
+/// Incidents a report keeps: the latest ones (the outage being investigated is near the end
+/// of the logs). A log of years of kills is summed up by the count of the others.
+pub(crate) const MAX_INCIDENTS: usize = 10_000;
+
+/// Keeps the last [`MAX_INCIDENTS`] of `incidents` (oldest first), and says how many earlier
+/// ones were dropped.
+pub(crate) fn keep_latest_incidents(
+    incidents: &mut Vec<crate::report::Incident>,
+) -> Option<Caveat> {
+    let dropped = incidents
+        .len()
+        .checked_sub(MAX_INCIDENTS)
+        .filter(|n| *n > 0)?;
+    incidents.drain(..dropped);
+    incidents.shrink_to_fit();
+    Some(Caveat {
+        kind: "incidents_not_kept",
+        text: format!(
+            "{dropped} incidents before the last {MAX_INCIDENTS} were counted but not kept: the \
+             report details the latest ones, and the findings are about those"
+        ),
+    })
 }
 
 /// ` The collector recorded: `cmd` exited with status 1 (note); ….` for the manifest's entries

@@ -83,7 +83,7 @@ impl<'b> Analysis<'b> {
         bundle: &'b Bundle,
         options: &DiagnoseOptions,
     ) -> Result<Self, DiagnoseError> {
-        let parsed = sources::parse_all(bundle, options)?;
+        let mut parsed = sources::parse_all(bundle, options)?;
         let kills = correlate::oom_kills(&parsed.kernel, &parsed.clock);
         let crashes = correlate::crashes(&parsed.postgres);
         let unclean = correlate::unclean_starts(&parsed.postgres, &crashes);
@@ -92,9 +92,12 @@ impl<'b> Analysis<'b> {
             unclean,
             postmasters: correlate::postmaster_pids(&parsed.postgres),
         };
-        let incidents = correlate::incidents(&kills, &outages, options);
+        let mut incidents = correlate::incidents(&kills, &outages, options);
         drop(outages);
         drop(kills);
+        if let Some(caveat) = caveats::keep_latest_incidents(&mut incidents) {
+            parsed.caveats.push(caveat);
+        }
         Ok(Self {
             bundle,
             parsed,
@@ -119,23 +122,26 @@ pub fn diagnose(bundle: &Bundle, options: &DiagnoseOptions) -> Result<Report, Di
     let facts = analysis.facts();
     let (findings, not_evaluated) = rules::evaluate(&facts);
     let host = facts.host;
-    let mut read_first = analysis.parsed.caveats.clone();
-    read_first.extend(caveats::settings(bundle, &host.postgres));
     let parsed = &analysis.parsed;
-    let timeline = timeline::build(&parsed.kernel, &parsed.postgres, &parsed.clock);
     let perf = facts
         .perf
         .into_iter()
         .map(|p| timeline::perf_summary(p, &parsed.clock))
         .collect();
+    let timeline = timeline::build(&parsed.kernel, &parsed.postgres, &parsed.clock);
+    let Analysis {
+        parsed, incidents, ..
+    } = analysis;
+    let mut read_first = parsed.caveats;
+    read_first.extend(caveats::settings(bundle, &host.postgres));
     Ok(Report {
         schema: SCHEMA,
         generator: format!("pgmortem {}", env!("CARGO_PKG_VERSION")),
         caveats: read_first,
-        clock: parsed.clock_info.clone(),
+        clock: parsed.clock_info,
         collection: sources::collection(bundle),
-        sources: parsed.summaries.clone(),
-        incidents: analysis.incidents.clone(),
+        sources: parsed.summaries,
+        incidents,
         findings,
         not_evaluated,
         host,

@@ -354,7 +354,7 @@ pub(crate) fn parse_all(
         boot_time_uncertainty_seconds: clock.boot.map(|b| b.uncertainty_seconds),
         notes,
     };
-    caveats.extend(crate::caveats::reading(&postgres, &summaries));
+    caveats.extend(crate::caveats::reading(&kernel, &postgres, &summaries));
     caveats.extend(crate::caveats::missing_logs(bundle, &kernel, &postgres));
     Ok(Parsed {
         kernel,

@@ -452,3 +452,109 @@ fn a_log_spanning_reboots_says_where_each_boot_starts() {
     let json = serde_json::to_value(&one).unwrap();
     assert!(json.get("boot_starts").is_none());
 }
+
+/// A real memcg OOM report (the first one of local-dmesg-raw.txt: trigger, Mem-Info, cgroup
+/// stats, task table, summary and kill line) repeated `n` times.
+fn repeated_report(n: usize) -> String {
+    let sample = include_str!("../../../fixtures/formats/kernel/local-dmesg-raw.txt");
+    let lines: Vec<&str> = sample.lines().collect();
+    let start = lines
+        .iter()
+        .position(|l| l.contains("invoked oom-killer"))
+        .unwrap();
+    let end = lines
+        .iter()
+        .position(|l| l.contains("Killed process"))
+        .unwrap();
+    let report = lines[start..=end].join("\n") + "\n";
+    report.repeat(n)
+}
+
+#[test]
+fn only_the_last_reports_of_a_long_log_keep_their_details() {
+    let log = parse(&repeated_report(1_003));
+    let r = reports(&log);
+    assert_eq!(r.len(), 1_003);
+    assert_eq!(log.oom_details_dropped, 3);
+    assert_eq!(log.oom_reports_not_kept, 0);
+    for slim in &r[..3] {
+        assert!(slim.tasks.is_empty() && slim.task_columns.is_empty());
+        assert!(slim.memcg.as_ref().unwrap().stats.is_empty());
+        assert!(
+            slim.notes
+                .iter()
+                .any(|n| n.starts_with("details not kept (task table of ")),
+            "{:?}",
+            slim.notes
+        );
+        // What correlation reads stays.
+        assert_eq!(slim.victim.as_ref().unwrap().comm, "memhog");
+        assert_eq!(slim.constraint.as_deref(), Some("memcg"));
+        assert!(slim.memcg.as_ref().unwrap().memory.is_some());
+    }
+    let full = r[3];
+    assert!(!full.tasks.is_empty() && !full.memcg.as_ref().unwrap().stats.is_empty());
+    assert!(!full.notes.iter().any(|n| n.starts_with("details not kept")));
+    let json = serde_json::to_value(&log.stats).unwrap();
+    assert_eq!(json["records"], 1_003);
+}
+
+#[test]
+fn reports_and_events_before_the_last_ones_are_counted_not_kept() {
+    let mut text = String::new();
+    for i in 0..20_002u32 {
+        text.push_str(&format!(
+            "[{i}.000000] Out of memory: Killed process {} (postgres) total-vm:8811412kB, \
+             anon-rss:6204112kB, file-rss:0kB, shmem-rss:1604kB, UID:113 pgtables:12888kB \
+             oom_score_adj:0\n\
+             [{i}.500000] postgres[{}]: segfault at 0 ip 00005555 sp 00007ffd error 4 in \
+             postgres[5555+1000]\n",
+            10_000 + i,
+            20_000 + i
+        ));
+    }
+    let log = parse(&text);
+    let kept = reports(&log);
+    assert_eq!(kept.len(), kernel::MAX_REPORTS);
+    assert_eq!(log.oom_reports_not_kept, 2);
+    // The last ones are kept: the outage being looked into is near the end.
+    assert_eq!(kept[0].victim.as_ref().unwrap().pid, 10_002);
+    assert_eq!(log.records.len(), kernel::MAX_REPORTS + kernel::MAX_EVENTS);
+    assert_eq!(log.events_not_kept, 2);
+    assert!(log.records.windows(2).all(|w| w[0].line < w[1].line));
+    let json = serde_json::to_value(&log).unwrap();
+    assert_eq!(json["oom_reports_not_kept"], 2);
+    assert_eq!(json["events_not_kept"], 2);
+}
+
+#[test]
+fn one_report_keeps_a_bounded_task_table_and_notes() {
+    let mut text = String::from(
+        "[1.0] memhog invoked oom-killer: gfp_mask=0xcc0(GFP_KERNEL), order=0, oom_score_adj=0\n\
+         [1.0] Tasks state (memory values in pages):\n\
+         [1.0] [  pid  ]   uid  tgid total_vm      rss pgtables_bytes swapents oom_score_adj name\n",
+    );
+    for pid in 0..100_003u32 {
+        text.push_str(&format!(
+            "[1.0] [{pid:>7}]     0 {pid:>5}    16961     1024   167936        0             0 memhog\n"
+        ));
+    }
+    text.push_str(
+        "[1.1] Out of memory: Killed process 5 (memhog) total-vm:67844kB, anon-rss:65536kB, \
+         file-rss:0kB, shmem-rss:0kB, UID:0 pgtables:164kB oom_score_adj:0\n",
+    );
+    for _ in 0..40 {
+        text.push_str("[1.2] oom_reaper: unable to reap pid:5 (memhog)\n");
+    }
+    let log = parse(&text);
+    let r = reports(&log);
+    assert_eq!(r.len(), 1);
+    assert_eq!(r[0].tasks.len(), 100_000);
+    let notes = &r[0].notes;
+    assert!(notes.len() <= 34, "{notes:?}");
+    assert!(notes.contains(&"3 task-table rows past the first 100000 counted, not kept".into()));
+    assert!(
+        notes.contains(&"8 notes past the first 32 counted, not kept".into()),
+        "{notes:?}"
+    );
+}

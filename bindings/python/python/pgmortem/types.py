@@ -45,6 +45,8 @@ a :class:`BinaryReader` is read. Anything else raises ``TypeError``."""
 CaveatKind = Literal[
     "log_not_read_whole",
     "records_not_kept",
+    "oom_details_not_kept",
+    "incidents_not_kept",
     "clock_anchors_disagree",
     "no_kernel_log",
     "no_postgres_log",

@@ -30,7 +30,7 @@ mod oom;
 mod prefix;
 mod types;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 
 use serde::Serialize;
 
@@ -105,6 +105,28 @@ pub struct KernelLog {
     /// collected in it). Empty for one boot.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub boot_starts: Vec<u64>,
+    /// OOM reports before the last [`MAX_REPORTS`] of the log: counted, not kept (memory stays
+    /// bounded whatever the log holds).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub oom_reports_not_kept: u64,
+    /// OOM reports kept without their task table, Mem-Info and cgroup stats: all but the last
+    /// [`DETAILED_REPORTS`] of the log (each such report has a note saying so).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub oom_details_dropped: u64,
+    /// Segfaults, page allocation failures and hung tasks before the last [`MAX_EVENTS`] of the
+    /// log: counted, not kept.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub events_not_kept: u64,
+}
+
+/// Records other than OOM reports a log keeps (segfaults, allocation failures, hung tasks):
+/// its last ones.
+pub const MAX_EVENTS: usize = 20_000;
+
+pub use oom::{DETAILED_REPORTS, MAX_REPORTS, MAX_ROWS};
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl KernelLog {
@@ -143,7 +165,8 @@ pub fn parse(input: &[u8], options: &KernelOptions) -> KernelLog {
 pub struct KernelParser {
     options: KernelOptions,
     oom: OomAssembler,
-    records: Vec<KernelRecord>,
+    /// Events other than OOM reports: the last [`MAX_EVENTS`].
+    records: VecDeque<KernelRecord>,
     stats: ParseStats,
     line_forms: [u64; FORMS.len()],
     non_kernel_lines: u64,
@@ -163,6 +186,8 @@ pub struct KernelParser {
     /// The monotonic time of the last line that had one.
     last_monotonic_us: Option<u64>,
     boot_starts: Vec<u64>,
+    /// Events past [`MAX_EVENTS`].
+    events_not_kept: u64,
 }
 
 /// Unrecognised lines of one kind: a count and the first few examples.
@@ -233,7 +258,7 @@ impl KernelParser {
         KernelParser {
             options,
             oom: OomAssembler::default(),
-            records: Vec::new(),
+            records: VecDeque::new(),
             stats: ParseStats::default(),
             line_forms: [0; FORMS.len()],
             non_kernel_lines: 0,
@@ -248,6 +273,7 @@ impl KernelParser {
             unprefixed: Unrecognised::default(),
             last_monotonic_us: None,
             boot_starts: Vec::new(),
+            events_not_kept: 0,
         }
     }
 
@@ -415,7 +441,14 @@ impl KernelParser {
         };
         match event {
             Some(event) => {
-                self.records.push(KernelRecord {
+                if self.records.len() >= MAX_EVENTS {
+                    self.records.pop_front();
+                    self.events_not_kept += 1;
+                    self.pending_allocation = self
+                        .pending_allocation
+                        .and_then(|(index, left)| Some((index.checked_sub(1)?, left)));
+                }
+                self.records.push_back(KernelRecord {
                     line: msg.line,
                     end_line: msg.line,
                     time: msg.time,
@@ -429,8 +462,9 @@ impl KernelParser {
 
     /// Ends the input: closes any open report (as truncated) and returns the log.
     pub fn finish(self) -> KernelLog {
-        let mut records = self.records;
-        records.extend(self.oom.finish());
+        let mut records = Vec::from(self.records);
+        let (reports, oom_reports_not_kept, oom_details_dropped) = self.oom.finish();
+        records.extend(reports);
         records.sort_by_key(|r| r.line);
         let mut stats = self.stats;
         stats.records = records.len() as u64;
@@ -457,6 +491,9 @@ impl KernelParser {
             non_kernel_lines: self.non_kernel_lines,
             lost_kmsg_records: self.lost_kmsg_records,
             boot_starts: self.boot_starts,
+            oom_reports_not_kept,
+            oom_details_dropped,
+            events_not_kept: self.events_not_kept,
         }
     }
 }

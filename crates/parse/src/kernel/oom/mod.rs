@@ -16,6 +16,8 @@
 mod elements;
 mod tasks;
 
+use std::collections::VecDeque;
+
 pub(crate) use elements::cpu_line;
 
 use tasks::TaskTable;
@@ -30,6 +32,26 @@ pub(crate) const MAX_INTERLEAVED_RUN: u32 = 1000;
 
 /// How many closed reports back a late `oom_reaper` line may look for its victim.
 const REAPER_LOOKBACK: usize = 8;
+
+/// Reports a log keeps: its last ones (the outage being looked into is near the end); earlier
+/// ones are counted ([`OomAssembler::not_kept`]), not kept. A ring buffer holds a few dozen; a
+/// kern.log of years, or a hostile file, may hold millions.
+pub const MAX_REPORTS: usize = 20_000;
+
+/// Reports that keep their details (task table, Mem-Info, cgroup stats): the last ones of the
+/// log. Earlier reports keep what correlation and the rules read (trigger, victim, summary,
+/// cgroup counters) and a note, so memory stays near 1 KiB per report.
+pub const DETAILED_REPORTS: usize = 1_000;
+
+/// Rows of one task table, group kills of one report, and keys of one Mem-Info or cgroup
+/// stats block kept; more are counted in a note (a real table has at most a few thousand).
+pub const MAX_ROWS: usize = 100_000;
+
+/// How the note of a report without its details begins.
+const DETAILS_NOT_KEPT: &str = "details not kept";
+
+/// Notes kept on one report.
+const MAX_NOTES: usize = 32;
 
 /// One message (a physical line, or one part of a line split at `#012`).
 #[derive(Debug, Clone, Copy)]
@@ -64,6 +86,19 @@ struct OpenReport {
     selection: Option<(u32, String, u64)>,
     group: bool,
     run: u32,
+    /// Keys in `mem_info` and in the cgroup stats, for [`MAX_ROWS`].
+    keys: usize,
+    /// Rows, group kills, keys and notes past their limits: counted, not kept.
+    overflow: Overflow,
+}
+
+/// What one report had past the limits on what it keeps.
+#[derive(Debug, Default)]
+struct Overflow {
+    rows: u64,
+    group_kills: u64,
+    keys: u64,
+    notes: u64,
 }
 
 /// Why a report was closed.
@@ -83,8 +118,12 @@ pub(crate) enum Close {
 #[derive(Debug, Default)]
 pub(crate) struct OomAssembler {
     open: Option<OpenReport>,
-    /// Closed reports, in the order they were opened.
-    done: Vec<KernelRecord>,
+    /// Closed reports, in the order they were opened: the last [`MAX_REPORTS`].
+    done: VecDeque<KernelRecord>,
+    /// Reports before the last [`MAX_REPORTS`], counted, not kept.
+    pub(crate) not_kept: u64,
+    /// Reports whose details were dropped (all but the last [`DETAILED_REPORTS`]).
+    pub(crate) details_dropped: u64,
 }
 
 impl OomAssembler {
@@ -182,8 +221,7 @@ impl OomAssembler {
                     notes: vec!["only the oom_reaper line of this report was found".into()],
                     ..OomReport::default()
                 };
-                self.done
-                    .push(OpenReport::new(report, msg).finish(Close::Complete));
+                self.keep(OpenReport::new(report, msg).finish(Close::Complete));
             }
             return true;
         }
@@ -198,14 +236,38 @@ impl OomAssembler {
     /// Closes the open report, if any.
     pub(crate) fn close(&mut self, why: Close) {
         if let Some(open) = self.open.take() {
-            self.done.push(open.finish(why));
+            self.keep(open.finish(why));
         }
     }
 
-    /// Ends the input: closes the open report and hands every report over.
-    pub(crate) fn finish(mut self) -> Vec<KernelRecord> {
+    /// Keeps a closed report among the last [`MAX_REPORTS`], and drops the details of the
+    /// report that is no longer among the last [`DETAILED_REPORTS`].
+    fn keep(&mut self, record: KernelRecord) {
+        if self.done.len() >= MAX_REPORTS {
+            if let Some(KernelRecord {
+                event: KernelEvent::OomReport(old),
+                ..
+            }) = self.done.pop_front()
+                && old.notes.iter().any(|n| n.starts_with(DETAILS_NOT_KEPT))
+            {
+                self.details_dropped -= 1;
+            }
+            self.not_kept += 1;
+        }
+        self.done.push_back(record);
+        if let Some(older) = self.done.len().checked_sub(DETAILED_REPORTS + 1)
+            && let KernelEvent::OomReport(report) = &mut self.done[older].event
+            && drop_details(report)
+        {
+            self.details_dropped += 1;
+        }
+    }
+
+    /// Ends the input: closes the open report and hands every report over, with the counts
+    /// of reports not kept and of reports whose details were dropped.
+    pub(crate) fn finish(mut self) -> (VecDeque<KernelRecord>, u64, u64) {
         self.close(Close::EndOfInput);
-        self.done
+        (self.done, self.not_kept, self.details_dropped)
     }
 }
 
@@ -230,6 +292,50 @@ impl OpenReport {
             selection: None,
             group: false,
             run: 0,
+            keys: 0,
+            overflow: Overflow::default(),
+        }
+    }
+
+    /// Adds a Mem-Info counter, within [`MAX_ROWS`] keys per report.
+    fn mem_info(&mut self, key: String, value: u64) {
+        if self.keys >= MAX_ROWS && !self.report.mem_info.contains_key(&key) {
+            self.overflow.keys += 1;
+            return;
+        }
+        if self.report.mem_info.insert(key, value).is_none() {
+            self.keys += 1;
+        }
+    }
+
+    /// Adds a cgroup stat of `path`, within [`MAX_ROWS`] keys per report.
+    fn stat(&mut self, path: &str, key: &str, value: u64) {
+        let full = self.keys >= MAX_ROWS;
+        let stats = &mut self
+            .report
+            .memcg
+            .get_or_insert_with(MemcgInfo::default)
+            .stats;
+        let known = stats.get(path).is_some_and(|s| s.contains_key(key));
+        if full && !known {
+            self.overflow.keys += 1;
+            return;
+        }
+        if !known {
+            self.keys += 1;
+        }
+        stats
+            .entry(path.to_owned())
+            .or_default()
+            .insert(key.to_owned(), value);
+    }
+
+    /// Adds a note, within [`MAX_NOTES`].
+    fn note(&mut self, note: String) {
+        if self.report.notes.len() < MAX_NOTES {
+            self.report.notes.push(note);
+        } else {
+            self.overflow.notes += 1;
         }
     }
 
@@ -246,7 +352,11 @@ impl OpenReport {
         }
         if let Some(victim) = elements::kill_line(text, msg.line) {
             if self.group {
-                self.report.group_kills.push(victim);
+                if self.report.group_kills.len() < MAX_ROWS {
+                    self.report.group_kills.push(victim);
+                } else {
+                    self.overflow.group_kills += 1;
+                }
                 return Step::Consumed;
             }
             return Step::NewReport;
@@ -263,7 +373,7 @@ impl OpenReport {
             return Step::Consumed;
         }
         if text.trim_start().starts_with("oom_reaper: unable to reap") {
-            self.report.notes.push(text.trim().to_owned());
+            self.note(text.trim().to_owned());
             return Step::Consumed;
         }
         Step::Unrelated
@@ -279,18 +389,18 @@ impl OpenReport {
         match &self.section {
             Section::Tasks(table) => {
                 if let Some(task) = table.row(text) {
-                    self.report.tasks.push(task);
+                    if self.report.tasks.len() < MAX_ROWS {
+                        self.report.tasks.push(task);
+                    } else {
+                        self.overflow.rows += 1;
+                    }
                     return Step::Consumed;
                 }
             }
             Section::MemcgStats(path) => {
                 if let Some((key, value)) = elements::stat_line(text) {
                     let path = path.clone();
-                    self.memcg()
-                        .stats
-                        .entry(path)
-                        .or_default()
-                        .insert(key.to_owned(), value);
+                    self.stat(&path, key, value);
                     return Step::Consumed;
                 }
             }
@@ -350,9 +460,10 @@ impl OpenReport {
         }
         if let Some((path, stats)) = elements::memcg_stats_header(text) {
             let path = path.to_owned();
-            let memcg = self.memcg();
-            let entry = memcg.stats.entry(path.clone()).or_default();
-            entry.extend(stats);
+            self.memcg().stats.entry(path.clone()).or_default();
+            for (key, value) in stats {
+                self.stat(&path, &key, value);
+            }
             self.section = Section::MemcgStats(path);
             return Step::Consumed;
         }
@@ -364,12 +475,12 @@ impl OpenReport {
         }
         if let Some(counters) = elements::mem_info_counters(text) {
             for (key, value) in counters {
-                self.report.mem_info.insert(key.to_owned(), value);
+                self.mem_info(key.to_owned(), value);
             }
             return Step::Consumed;
         }
         if let Some((key, value)) = elements::mem_total(text) {
-            self.report.mem_info.insert(key, value);
+            self.mem_info(key, value);
             return Step::Consumed;
         }
         if let Some(outcome) = outcome_line(trimmed) {
@@ -425,6 +536,20 @@ impl OpenReport {
             }
             report.notes.push("no victim recorded".to_owned());
         }
+        let overflow = &self.overflow;
+        for (count, what) in [
+            (overflow.rows, "task-table rows"),
+            (overflow.group_kills, "memory.oom.group kills"),
+            (overflow.keys, "Mem-Info and cgroup stat keys"),
+            (overflow.notes, "notes"),
+        ] {
+            if count > 0 {
+                report.notes.push(format!(
+                    "{count} {what} past the first {} counted, not kept",
+                    if what == "notes" { MAX_NOTES } else { MAX_ROWS }
+                ));
+            }
+        }
         fill_victim_from_tasks(report);
         report.constraint = constraint(report);
         KernelRecord {
@@ -434,6 +559,27 @@ impl OpenReport {
             event: KernelEvent::OomReport(Box::new(self.report)),
         }
     }
+}
+
+/// Drops what only the report's own page shows (task table, Mem-Info, cgroup stats) and says
+/// so in a note; false when there was nothing to drop.
+fn drop_details(report: &mut OomReport) -> bool {
+    let rows = report.tasks.len();
+    let stats = report.memcg.as_ref().is_some_and(|m| !m.stats.is_empty());
+    if rows == 0 && report.mem_info.is_empty() && !stats {
+        return false;
+    }
+    report.tasks = Vec::new();
+    report.task_columns = Vec::new();
+    report.mem_info.clear();
+    if let Some(memcg) = &mut report.memcg {
+        memcg.stats.clear();
+    }
+    report.notes.push(format!(
+        "{DETAILS_NOT_KEPT} (task table of {rows} rows, Mem-Info, cgroup stats): only the last \
+         {DETAILED_REPORTS} reports of a log keep them"
+    ));
+    true
 }
 
 /// Fills what the kill line lacked (kernels before 5.4) from the victim's task-table row.
