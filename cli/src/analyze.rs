@@ -12,6 +12,18 @@ use pgmortem::{DiagnoseOptions, Report, Step, render};
 use crate::Terminals;
 use crate::progress::Progress;
 
+/// Smallest `--memory-limit`: below it not even the bundle's small files fit.
+const MIN_MEMORY_LIMIT: u64 = 32 << 20;
+
+/// `--memory-limit`: a size, at least [`MIN_MEMORY_LIMIT`].
+fn parse_memory_limit(text: &str) -> Result<u64, String> {
+    let bytes = crate::parse_size(text)?;
+    if bytes < MIN_MEMORY_LIMIT {
+        return Err(format!("{text:?}: at least 32MiB"));
+    }
+    Ok(bytes)
+}
+
 /// The bundle and how to read it: what `analyze` and `timeline` share.
 #[derive(Debug, Args)]
 pub(crate) struct BundleArgs {
@@ -34,6 +46,11 @@ pub(crate) struct BundleArgs {
     /// so at the top. Default: every log is read whole.
     #[arg(long, value_name = "N", value_parser = crate::parse_size)]
     max_log_bytes: Option<u64>,
+    /// Memory for the whole analysis (e.g. 512MiB, 2GiB): half for the files held in memory
+    /// (larger logs are read from disk, larger files of other kinds keep their end, and the
+    /// report says so at the top), the rest for what the diagnosis keeps. At least 32MiB.
+    #[arg(long, value_name = "SIZE", default_value = "512MiB", value_parser = parse_memory_limit)]
+    memory_limit: u64,
     /// Threads to parse large PostgreSQL logs on (default: one per available core).
     #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
     threads: Option<u16>,
@@ -62,6 +79,7 @@ impl BundleArgs {
             pg_prefix: self.prefix.clone(),
             match_tolerance_seconds: self.match_tolerance,
             max_log_bytes: self.max_log_bytes,
+            memory_limit: self.memory_limit,
             threads: self.threads.map(usize::from),
             ..DiagnoseOptions::default()
         })

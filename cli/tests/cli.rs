@@ -382,6 +382,49 @@ fn match_tolerance_must_be_a_finite_number_of_seconds() {
 }
 
 #[test]
+fn memory_limit_is_a_size_of_at_least_32_mib() {
+    for bad in ["1MiB", "31MiB", "-5", "x", "1QiB"] {
+        pgmortem()
+            .args(["analyze", &format!("--memory-limit={bad}")])
+            .arg(fixture("incidents/pg15-memcg-oom-sort"))
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("--memory-limit"));
+    }
+}
+
+#[test]
+fn memory_limit_keeps_the_end_of_a_perf_script_over_half_of_it() {
+    // A real perf script, repeated to 17 MB: over half of a 32 MiB budget, it keeps its last
+    // 16 MiB, and the report says so first; with the default budget it is read whole.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("perf")).unwrap();
+    let sample = std::fs::read(fixture("formats/perf/local-pg15-pgbench-a-g.txt")).unwrap();
+    std::fs::write(dir.path().join("perf/perf-script.txt"), sample.repeat(33)).unwrap();
+    let caveat = |limit: &str| {
+        let out = pgmortem()
+            .args(["analyze", "--format", "json", "--memory-limit", limit])
+            .arg(dir.path())
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        let report = json_of(&out.stdout);
+        report["caveats"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["kind"] == "log_not_read_whole")
+            .map(|c| c["text"].as_str().unwrap().to_owned())
+    };
+    let text = caveat("32MiB").expect("a caveat at 32 MiB");
+    assert!(
+        text.starts_with("perf/perf-script.txt: only its last 16.0 MiB of 16.3 MiB were read"),
+        "{text}"
+    );
+    assert_eq!(caveat("512MiB"), None);
+}
+
+#[test]
 fn the_output_never_overwrites_the_input() {
     let scratch = tempfile::tempdir().unwrap();
     let bundle = scratch.path().join("b.tar.gz");

@@ -33,9 +33,15 @@ fn diagnose_options(
     match_tolerance: Option<f64>,
     max_log_bytes: Option<u64>,
     threads: Option<usize>,
+    memory_limit: Option<u64>,
 ) -> PyResult<pgmortem::DiagnoseOptions> {
     if threads == Some(0) {
         return Err(OptionError::new_err("threads: at least 1"));
+    }
+    if memory_limit.is_some_and(|m| m < 32 << 20) {
+        return Err(OptionError::new_err(
+            "memory_limit: at least 32 MiB (33554432)",
+        ));
     }
     let boot_time = boot_time
         .map(|s| s.parse::<jiff::Timestamp>())
@@ -67,6 +73,7 @@ fn diagnose_options(
         match_tolerance_seconds,
         max_log_bytes,
         threads,
+        memory_limit: memory_limit.unwrap_or(defaults.memory_limit),
         ..defaults
     })
 }
@@ -78,11 +85,12 @@ fn diagnose_options(
 /// `pgmortem analyze`: every log is read whole unless `max_log_bytes` caps it (the report then
 /// says so in its `caveats`); `threads` parse large PostgreSQL logs (default: one per core);
 /// `match_tolerance` is how many seconds an OOM kill and a crash line with the same PID may be
-/// apart (default 120).
+/// apart (default 120); `memory_limit` is the analysis's memory budget in bytes (default
+/// 512 MiB, at least 32 MiB), as `--memory-limit`.
 #[pyfunction]
 #[pyo3(signature = (
     path, *, boot_time=None, host_utc_offset=None, prefix=None, match_tolerance=None,
-    max_log_bytes=None, threads=None
+    max_log_bytes=None, threads=None, memory_limit=None
 ))]
 #[allow(clippy::too_many_arguments)]
 fn analyze<'py>(
@@ -94,6 +102,7 @@ fn analyze<'py>(
     match_tolerance: Option<f64>,
     max_log_bytes: Option<u64>,
     threads: Option<usize>,
+    memory_limit: Option<u64>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let options = diagnose_options(
         boot_time,
@@ -102,6 +111,7 @@ fn analyze<'py>(
         match_tolerance,
         max_log_bytes,
         threads,
+        memory_limit,
     )?;
     let bundle = Input::from_py(path, "path")?.into_bundle_path(py)?;
     let report = py
@@ -114,12 +124,12 @@ fn analyze<'py>(
 /// detached, and returns a list in the order of `paths`: each bundle's report, or, for a
 /// bundle that could not be analyzed, the exception `analyze` would have raised for it
 /// (`FileNotFoundError`, `BundleError`, `TypeError`, …) in its place, so one bad bundle never
-/// loses the others. The options are those of `analyze` and apply to every bundle; a
-/// malformed option raises at once.
+/// loses the others. The options are those of `analyze` and apply to every bundle (each of the
+/// `workers` analyses has its own `memory_limit`); a malformed option raises at once.
 #[pyfunction]
 #[pyo3(signature = (
     paths, *, workers=None, boot_time=None, host_utc_offset=None, prefix=None,
-    match_tolerance=None, max_log_bytes=None, threads=None
+    match_tolerance=None, max_log_bytes=None, threads=None, memory_limit=None
 ))]
 #[allow(clippy::too_many_arguments)]
 fn analyze_many<'py>(
@@ -132,6 +142,7 @@ fn analyze_many<'py>(
     match_tolerance: Option<f64>,
     max_log_bytes: Option<u64>,
     threads: Option<usize>,
+    memory_limit: Option<u64>,
 ) -> PyResult<Bound<'py, PyList>> {
     let options = diagnose_options(
         boot_time,
@@ -140,6 +151,7 @@ fn analyze_many<'py>(
         match_tolerance,
         max_log_bytes,
         threads,
+        memory_limit,
     )?;
     if workers == Some(0) {
         return Err(OptionError::new_err("workers: at least 1"));

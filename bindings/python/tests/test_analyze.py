@@ -66,6 +66,22 @@ def test_logs_are_read_whole_unless_a_cap_is_asked_for(incidents: Path) -> None:
         pgmortem.analyze(incidents / "pg15-sigkill-backend", threads=0)
 
 
+def test_memory_limit_keeps_the_end_of_a_perf_script_over_half_of_it(
+    tmp_path: Path, incidents: Path
+) -> None:
+    # A real perf script repeated to 17 MB: over half of a 32 MiB budget.
+    sample = (incidents.parent / "formats" / "perf" / "local-pg15-pgbench-a-g.txt").read_bytes()
+    (tmp_path / "perf").mkdir()
+    (tmp_path / "perf" / "perf-script.txt").write_bytes(sample * 33)
+    report = pgmortem.analyze(tmp_path, memory_limit=32 << 20)
+    (caveat,) = [c for c in report["caveats"] if c["kind"] == "log_not_read_whole"]
+    assert caveat["text"].startswith("perf/perf-script.txt: only its last 16.0 MiB of 16.3 MiB")
+    whole = pgmortem.analyze(tmp_path)
+    assert all(c["kind"] != "log_not_read_whole" for c in whole["caveats"])
+    with pytest.raises(ValueError, match="memory_limit: at least 32 MiB"):
+        pgmortem.analyze(tmp_path, memory_limit=1 << 20)
+
+
 def test_missing_path_raises_file_not_found(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError, match="nope"):
         pgmortem.analyze(tmp_path / "nope")

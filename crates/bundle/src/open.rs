@@ -59,6 +59,22 @@ pub struct OpenOptions {
     pub max_depth: usize,
 }
 
+impl OpenOptions {
+    /// The default options, with what is held in memory fitted to `bytes`: the total held
+    /// ([`OpenOptions::max_total_bytes`]) and the end kept of one file
+    /// ([`OpenOptions::max_file_bytes`]) at most `bytes`, one file held while read
+    /// ([`OpenOptions::memory_file_bytes`]) at most a 64th of it.
+    pub fn within(bytes: u64) -> Self {
+        let defaults = OpenOptions::default();
+        OpenOptions {
+            max_total_bytes: bytes,
+            max_file_bytes: defaults.max_file_bytes.min(bytes),
+            memory_file_bytes: defaults.memory_file_bytes.min(bytes / 64),
+            ..defaults
+        }
+    }
+}
+
 impl Default for OpenOptions {
     fn default() -> Self {
         Self {

@@ -52,7 +52,16 @@ pub struct DiagnoseOptions {
     /// whole; `Some(n)` reads only the last `n` bytes of a larger log, and the report says so
     /// at the top (caveat `log_not_read_whole`). [`diagnose`] reads what the bundle holds.
     pub max_log_bytes: Option<u64>,
+    /// The memory budget of one analysis by `pgmortem::analyze`, in bytes (default 512 MiB):
+    /// half for the files the bundle holds in memory
+    /// ([`pgmortem_bundle::OpenOptions::within`]: larger logs are read from disk, larger
+    /// files of other kinds keep their end, with a note), the rest for what the diagnosis
+    /// keeps, which its own limits bound (records per kind, OOM reports, incidents).
+    pub memory_limit: u64,
 }
+
+/// The default of [`DiagnoseOptions::memory_limit`].
+pub const DEFAULT_MEMORY_LIMIT: u64 = 512 << 20;
 
 impl Default for DiagnoseOptions {
     fn default() -> Self {
@@ -65,6 +74,7 @@ impl Default for DiagnoseOptions {
             threads: None,
             parallel_min_bytes: 16 << 20,
             max_log_bytes: None,
+            memory_limit: DEFAULT_MEMORY_LIMIT,
         }
     }
 }

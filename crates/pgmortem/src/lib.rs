@@ -67,7 +67,7 @@ pub fn analyze_with_progress(
 ) -> Result<Report, Error> {
     let open = pgmortem_bundle::OpenOptions {
         max_log_bytes: options.max_log_bytes,
-        ..pgmortem_bundle::OpenOptions::default()
+        ..pgmortem_bundle::OpenOptions::within(options.memory_limit / 2)
     };
     step(Step::Opening);
     let bundle = pgmortem_bundle::open(path, &open)?;

@@ -35,6 +35,7 @@ def analyze(
     match_tolerance: float | None = None,
     max_log_bytes: int | None = None,
     threads: int | None = None,
+    memory_limit: int | None = None,
 ) -> Report: ...
 def analyze_many(
     paths: Iterable[Input],
@@ -46,6 +47,7 @@ def analyze_many(
     match_tolerance: float | None = None,
     max_log_bytes: int | None = None,
     threads: int | None = None,
+    memory_limit: int | None = None,
 ) -> list[Report | Exception]: ...
 def parse_kernel_log(data: Input, *, year: int | None = None) -> list[KernelRecord]: ...
 def kernel_log_stats(data: Input, *, year: int | None = None) -> KernelStats: ...

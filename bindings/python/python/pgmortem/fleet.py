@@ -109,6 +109,7 @@ def analyze(
     match_tolerance: Optional[float] = None,
     max_log_bytes: Optional[int] = None,
     threads: Optional[int] = 1,
+    memory_limit: Optional[int] = None,
 ) -> FleetSummary:
     """Analyzes every bundle of ``bundles`` on Dask and writes the Parquet dataset ``dataset``.
 
@@ -136,8 +137,9 @@ def analyze(
 
     ``dataset`` must not already hold part files unless ``overwrite`` (their old part files
     are then removed first). The analysis options (``host_utc_offset``, ``prefix``,
-    ``match_tolerance``, ``max_log_bytes``, ``threads``) are those of ``pgmortem.analyze`` and
-    apply to every bundle; ``threads`` defaults to 1 here: the workers are the parallelism.
+    ``match_tolerance``, ``max_log_bytes``, ``threads``, ``memory_limit``) are those of
+    ``pgmortem.analyze`` and apply to every bundle; ``threads`` defaults to 1 here: the workers
+    are the parallelism, and each worker's analysis has its own ``memory_limit``.
 
     Raises ``ImportError`` naming the ``fleet`` extra when Dask or pyarrow is missing,
     ``FileExistsError`` for a dataset that has part files, ``ValueError`` for ``workers`` or
@@ -154,6 +156,7 @@ def analyze(
         "match_tolerance": match_tolerance,
         "max_log_bytes": max_log_bytes,
         "threads": threads,
+        "memory_limit": memory_limit,
     }
     out = Path(dataset)
     _prepare(out, overwrite)
@@ -362,6 +365,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--prefix", metavar="LOG_LINE_PREFIX", help="as pgmortem analyze, for every bundle")
     parser.add_argument("--match-tolerance", type=float, metavar="SECONDS", help="as pgmortem analyze")
     parser.add_argument("--max-log-bytes", type=int, metavar="N", help="as pgmortem analyze")
+    parser.add_argument(
+        "--memory-limit", type=int, metavar="BYTES", help="as pgmortem analyze, in bytes"
+    )
     parser.add_argument("--threads", type=int, default=1, metavar="N", help="threads per analysis (default 1)")
     parser.add_argument("--quiet", action="store_true", help="no summary line")
     args = parser.parse_args(argv)
@@ -384,6 +390,7 @@ def main(argv: Optional[list[str]] = None) -> int:
             prefix=args.prefix,
             match_tolerance=args.match_tolerance,
             max_log_bytes=args.max_log_bytes,
+            memory_limit=args.memory_limit,
             threads=args.threads,
         )
     except (ImportError, FileExistsError, ValueError, OSError) as e:
