@@ -102,20 +102,32 @@ impl<R: Read> Read for LineCap<R> {
                 return Ok(0);
             }
             let mut written = 0;
-            for &b in &self.buf[..n] {
-                if b == b'\n' {
+            let mut pos = 0;
+            // Line by line (memchr finds the ends): runs of bytes are copied, not single bytes.
+            while pos < n {
+                let (end, newline) = match memchr::memchr(b'\n', &self.buf[pos..n]) {
+                    Some(i) => (pos + i, true),
+                    None => (n, false),
+                };
+                if !self.dropping {
+                    let room = self.max - self.line;
+                    let keep = (end - pos).min(room);
+                    out[written..written + keep].copy_from_slice(&self.buf[pos..pos + keep]);
+                    written += keep;
+                    self.line += keep;
+                    if end - pos > room {
+                        self.dropping = true;
+                        self.cut.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+                if newline {
+                    out[written] = b'\n';
+                    written += 1;
                     self.line = 0;
                     self.dropping = false;
-                    out[written] = b;
-                    written += 1;
-                } else if self.dropping {
-                } else if self.line == self.max {
-                    self.dropping = true;
-                    self.cut.fetch_add(1, Ordering::Relaxed);
+                    pos = end + 1;
                 } else {
-                    self.line += 1;
-                    out[written] = b;
-                    written += 1;
+                    pos = end;
                 }
             }
             if written > 0 {
@@ -144,5 +156,31 @@ mod tests {
         assert_eq!(cap(b"abcd\n", 4), (b"abcd\n".to_vec(), 0));
         assert_eq!(cap(&[b'a'; 10_000], 4), (b"aaaa".to_vec(), 1));
         assert_eq!(cap(b"", 4), (Vec::new(), 0));
+    }
+
+    /// Hands its bytes out `n` at a time.
+    struct Trickle<'a>(&'a [u8], usize);
+
+    impl Read for Trickle<'_> {
+        fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+            let n = self.1.min(out.len()).min(self.0.len());
+            out[..n].copy_from_slice(&self.0[..n]);
+            self.0 = &self.0[n..];
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn lines_are_cut_the_same_across_reads_of_any_size() {
+        let input = b"abcdefgh\nab\n\nabcd\nabcde\nxyz";
+        for step in 1..=input.len() {
+            let cut = Arc::new(AtomicU64::new(0));
+            let mut out = Vec::new();
+            LineCap::new(Trickle(input, step), 4, cut.clone())
+                .read_to_end(&mut out)
+                .unwrap();
+            assert_eq!(out, b"abcd\nab\n\nabcd\nabcd\nxyz", "step {step}");
+            assert_eq!(cut.load(Ordering::Relaxed), 2, "step {step}");
+        }
     }
 }

@@ -22,6 +22,7 @@ mod timeline;
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 use pgmortem::parse::kernel;
+use pgmortem::parse::lines::LineBlocks;
 use serde::Serialize;
 
 /// Offline analyzer for PostgreSQL support bundles: why did the database restart?
@@ -176,10 +177,14 @@ where
 
 /// Whether `e` comes from writing to a closed pipe.
 fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    // serde_json's error does not give its I/O error as a source: asked by kind.
     e.chain().any(|cause| {
         cause
             .downcast_ref::<std::io::Error>()
             .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            || cause
+                .downcast_ref::<serde_json::Error>()
+                .is_some_and(|j| j.io_error_kind() == Some(std::io::ErrorKind::BrokenPipe))
     })
 }
 
@@ -218,21 +223,61 @@ fn dispatch(
             .write_all(pgmortem::bundle::COLLECTOR_SCRIPT.as_bytes())
             .context("cannot write the collector script"),
         Command::Parse(ParseCommand::Kernel { file, stats, year }) => {
-            let bytes = input::read_all_lines(&file)?;
-            let options = kernel::KernelOptions {
-                year,
-                ..Default::default()
-            };
-            let log = kernel::parse(&bytes, &options);
-            if stats {
-                print_json(out, &log.stats)
-            } else {
-                log.records.iter().try_for_each(|r| print_json(out, r))
-            }
+            parse_kernel(&file, stats, year, out)
         }
         Command::Parse(ParseCommand::Pglog(args)) => pglog::parse(args, out),
         Command::Check(_) => unreachable!("check is run with its exit code, before dispatch"),
     }
+}
+
+/// Bytes of a kernel log read at a time by `parse kernel`.
+const KERNEL_BLOCK_BYTES: usize = 1 << 20;
+
+/// `parse kernel`: the log read block by block, each record written as soon as no later line
+/// can change it, so memory stays bounded whatever the input.
+fn parse_kernel(file: &Path, stats: bool, year: Option<i16>, out: &mut dyn Write) -> Result<()> {
+    let (reader, cut) = input::open_lines(file)?;
+    let options = kernel::KernelOptions {
+        year,
+        ..Default::default()
+    };
+    // Lines are already cut to input::MAX_LINE_BYTES: the blocks never cut one again.
+    let mut blocks = LineBlocks::new(
+        reader,
+        KERNEL_BLOCK_BYTES,
+        input::MAX_LINE_BYTES.max(options.max_line_bytes) + 1,
+    );
+    let mut parser = kernel::KernelParser::new(options);
+    let mut out = std::io::BufWriter::new(out);
+    let mut before = 0u64;
+    while let Some(block) = blocks
+        .next_block()
+        .with_context(|| format!("cannot read {}", file.display()))?
+    {
+        let mut last = 0;
+        for mut line in kernel::BlockLines::new(block) {
+            last = line.number;
+            line.number += before;
+            parser.push_line(&line);
+        }
+        before += last;
+        for record in parser.take_settled() {
+            if !stats {
+                print_json(&mut out, &record)?;
+            }
+        }
+    }
+    input::report_cut(file, &cut);
+    let log = parser.finish();
+    if stats {
+        print_json(&mut out, &log.stats)?;
+    } else {
+        log.records
+            .iter()
+            .try_for_each(|r| print_json(&mut out, r))?;
+    }
+    out.flush()?;
+    Ok(())
 }
 
 /// An error when `output` is the bundle `input` or a file inside it (writing the report there

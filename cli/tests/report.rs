@@ -216,11 +216,16 @@ fn a_kernel_log_of_many_kills_keeps_the_latest_in_bounded_memory() {
     // 9,050 kill lines whose headers were lost, then 1,002 real memcg OOM reports (the first
     // of local-dmesg-raw.txt, repeated): 10,052 kills. The report keeps the latest 10,000
     // incidents, and only the last 1,000 reports keep their task tables; each limit is said.
-    let sample =
-        std::fs::read_to_string(fixture("formats/kernel/local-dmesg-raw.txt")).unwrap();
+    let sample = std::fs::read_to_string(fixture("formats/kernel/local-dmesg-raw.txt")).unwrap();
     let lines: Vec<&str> = sample.lines().collect();
-    let start = lines.iter().position(|l| l.contains("invoked oom-killer")).unwrap();
-    let end = lines.iter().position(|l| l.contains("Killed process")).unwrap();
+    let start = lines
+        .iter()
+        .position(|l| l.contains("invoked oom-killer"))
+        .unwrap();
+    let end = lines
+        .iter()
+        .position(|l| l.contains("Killed process"))
+        .unwrap();
     let mut log = String::new();
     for i in 0..9_050u32 {
         log.push_str(&format!(
@@ -235,7 +240,11 @@ fn a_kernel_log_of_many_kills_keeps_the_latest_in_bounded_memory() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir(dir.path().join("kernel")).unwrap();
     std::fs::write(dir.path().join("kernel/dmesg.txt"), log).unwrap();
-    let out = stdout_ok(pgmortem().args(["analyze", "--format", "json"]).arg(dir.path()));
+    let out = stdout_ok(
+        pgmortem()
+            .args(["analyze", "--format", "json"])
+            .arg(dir.path()),
+    );
     let report: serde_json::Value = serde_json::from_slice(&out).unwrap();
     let caveats: Vec<(&str, &str)> = report["caveats"]
         .as_array()

@@ -45,3 +45,45 @@ fn kernel_logs_of_incidents() {
         }
     );
 }
+
+/// Every sample, parsed line by line with the settled records taken after each line (as
+/// `pgmortem parse kernel` writes them), gives the records and counts of the whole parse.
+#[test]
+fn records_taken_as_they_settle_are_those_of_the_whole_parse() {
+    let dirs = ["../../fixtures/formats/kernel", "../../fixtures/incidents"];
+    let mut files = 0;
+    for dir in dirs {
+        let mut stack = vec![Path::new(env!("CARGO_MANIFEST_DIR")).join(dir)];
+        while let Some(dir) = stack.pop() {
+            for entry in std::fs::read_dir(&dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    stack.push(path);
+                    continue;
+                }
+                let name = path.file_name().unwrap().to_string_lossy().into_owned();
+                let kernel = name.starts_with("dmesg") || name.starts_with("local-");
+                if !is_sample(&path) || !kernel || !name.ends_with(".txt") {
+                    continue;
+                }
+                files += 1;
+                let whole = parse(&path);
+                let bytes = std::fs::read(&path).unwrap();
+                let mut parser = kernel::KernelParser::new(KernelOptions {
+                    year: Some(2026),
+                    ..KernelOptions::default()
+                });
+                let mut streamed = Vec::new();
+                for line in kernel::BlockLines::new(&bytes) {
+                    parser.push_line(&line);
+                    streamed.extend(parser.take_settled());
+                }
+                let rest = parser.finish();
+                streamed.extend(rest.records.iter().cloned());
+                assert_eq!(streamed, whole.records, "{}", path.display());
+                assert_eq!(rest.stats, whole.stats, "{}", path.display());
+            }
+        }
+    }
+    assert!(files > 30, "{files} kernel logs");
+}

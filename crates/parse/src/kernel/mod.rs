@@ -188,6 +188,8 @@ pub struct KernelParser {
     boot_starts: Vec<u64>,
     /// Events past [`MAX_EVENTS`].
     events_not_kept: u64,
+    /// Records handed over by [`KernelParser::take_settled`].
+    taken: u64,
 }
 
 /// Unrecognised lines of one kind: a count and the first few examples.
@@ -274,6 +276,7 @@ impl KernelParser {
             last_monotonic_us: None,
             boot_starts: Vec::new(),
             events_not_kept: 0,
+            taken: 0,
         }
     }
 
@@ -460,6 +463,29 @@ impl KernelParser {
         }
     }
 
+    /// Hands over, in line order, the records that no later line can change: those before the
+    /// report being assembled, before a page allocation failure still waiting for its CPU
+    /// line, and before the last reports a late `oom_reaper` line may complete. For a caller
+    /// that writes records as it reads (`pgmortem parse kernel`): memory stays that of the few
+    /// records still open, and [`KernelParser::finish`] then returns only the rest (its
+    /// `stats.records` counts every record).
+    pub fn take_settled(&mut self) -> Vec<KernelRecord> {
+        let pending = self
+            .pending_allocation
+            .and_then(|(index, _)| self.records.get(index))
+            .map_or(u64::MAX, |r| r.line);
+        let before = self.oom.unsettled_from().min(pending);
+        let events = self.records.iter().take_while(|r| r.line < before).count();
+        let mut settled: Vec<KernelRecord> = self.records.drain(..events).collect();
+        if let Some((index, _)) = &mut self.pending_allocation {
+            *index -= events;
+        }
+        settled.extend(self.oom.take_before(before));
+        settled.sort_by_key(|r| r.line);
+        self.taken += settled.len() as u64;
+        settled
+    }
+
     /// Ends the input: closes any open report (as truncated) and returns the log.
     pub fn finish(self) -> KernelLog {
         let mut records = Vec::from(self.records);
@@ -467,7 +493,7 @@ impl KernelParser {
         records.extend(reports);
         records.sort_by_key(|r| r.line);
         let mut stats = self.stats;
-        stats.records = records.len() as u64;
+        stats.records = self.taken + records.len() as u64;
         let mut examples = self.garbage.examples;
         let mut count = self.garbage.count;
         if self.prefixed_lines > 0 {

@@ -228,6 +228,26 @@ impl OomAssembler {
         false
     }
 
+    /// The first line a record of this assembler may still start at or change: the open
+    /// report's, or that of the earliest closed report a late `oom_reaper` line may still
+    /// complete; `u64::MAX` when there is none.
+    pub(crate) fn unsettled_from(&self) -> u64 {
+        let open = self.open.as_ref().map_or(u64::MAX, |o| o.line);
+        let reaper = self
+            .done
+            .len()
+            .checked_sub(REAPER_LOOKBACK)
+            .map_or_else(|| self.done.front(), |i| self.done.get(i))
+            .map_or(u64::MAX, |r| r.line);
+        open.min(reaper)
+    }
+
+    /// Hands over the closed reports that start before line `before`, in order.
+    pub(crate) fn take_before(&mut self, before: u64) -> impl Iterator<Item = KernelRecord> + '_ {
+        let n = self.done.iter().take_while(|r| r.line < before).count();
+        self.done.drain(..n)
+    }
+
     /// True while a report is being assembled.
     pub(crate) fn is_open(&self) -> bool {
         self.open.is_some()
