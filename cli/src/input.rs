@@ -35,17 +35,6 @@ pub(crate) fn open_lines(path: &Path) -> Result<(CappedInput, Arc<AtomicU64>)> {
     Ok((LineCap::new(open(path)?, MAX_LINE_BYTES, cut.clone()), cut))
 }
 
-/// The whole of `path` (or standard input), decompressed, every line cut to [`MAX_LINE_BYTES`] (said on standard error).
-pub(crate) fn read_all_lines(path: &Path) -> Result<Vec<u8>> {
-    let (mut reader, cut) = open_lines(path)?;
-    let mut bytes = Vec::new();
-    reader
-        .read_to_end(&mut bytes)
-        .with_context(|| format!("cannot read {}", path.display()))?;
-    report_cut(path, &cut);
-    Ok(bytes)
-}
-
 /// Says on standard error how many lines of `path` were cut, if any.
 pub(crate) fn report_cut(path: &Path, cut: &AtomicU64) {
     let n = cut.load(Ordering::Relaxed);

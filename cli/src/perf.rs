@@ -104,10 +104,6 @@ pub(crate) struct FlamegraphArgs {
     fold: FoldArgs,
 }
 
-fn read_input(path: &Path) -> Result<Vec<u8>> {
-    crate::input::read_all_lines(path)
-}
-
 fn parse_query(text: &str) -> Result<perf::StackQuery> {
     let (name, globs) = text
         .split_once('=')
@@ -121,7 +117,8 @@ fn parse_query(text: &str) -> Result<perf::StackQuery> {
 }
 
 pub(crate) fn parse(args: ParsePerfArgs, out: &mut dyn Write) -> Result<()> {
-    let bytes = read_input(&args.file)?;
+    let mut out = std::io::BufWriter::new(out);
+    let mut state = perf::SamplesState::default();
     if args.stats {
         let mut options = perf::ProfileOptions {
             event: args.event,
@@ -132,31 +129,40 @@ pub(crate) fn parse(args: ParsePerfArgs, out: &mut dyn Write) -> Result<()> {
         for q in &args.queries {
             options.stack_queries.push(parse_query(q)?);
         }
-        let profile = perf::Profile::from_input(&bytes, &options);
-        serde_json::to_writer(&mut *out, &profile)?;
+        let mut builder = perf::ProfileBuilder::new(options);
+        for_each_block(&args.file, |block| {
+            let mut samples = perf::Samples::resume(block, std::mem::take(&mut state));
+            for sample in samples.by_ref() {
+                builder.add(&sample);
+            }
+            state = samples.into_state();
+            Ok(())
+        })?;
+        let (header, stats, counts) = perf::Samples::resume(&[], state).finish();
+        serde_json::to_writer(&mut out, &builder.finish(header, stats, counts))?;
         out.write_all(b"\n")?;
-        return Ok(());
+    } else {
+        for_each_block(&args.file, |block| {
+            let mut samples = perf::Samples::resume(block, std::mem::take(&mut state));
+            for sample in samples.by_ref() {
+                serde_json::to_writer(&mut out, &sample)?;
+                out.write_all(b"\n")?;
+            }
+            state = samples.into_state();
+            Ok(())
+        })?;
     }
-    let mut buffered = std::io::BufWriter::new(out);
-    for sample in perf::samples(&bytes) {
-        serde_json::to_writer(&mut buffered, &sample)?;
-        buffered.write_all(b"\n")?;
-    }
-    buffered.flush()?;
+    out.flush()?;
     Ok(())
 }
 
-/// Bytes read per block when folding a stream: memory stays near twice this, whatever the
+/// Bytes read per block of a `perf script` input: memory stays near twice this, whatever the
 /// input size.
 const BLOCK_BYTES: usize = 16 << 20;
 
-/// Folds the file (or standard input for `-`) block by block, each block cut at a sample
-/// start, so inputs of many GB fold in bounded memory.
-fn fold_file(path: &Path, fold: &FoldArgs) -> Result<String> {
-    let threads = fold
-        .nthreads
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    let mut folder = perf::Folder::new(fold.options());
+/// Hands the file (or standard input for `-`) to `block` in blocks, each cut where a sample
+/// starts, so inputs of many GB are read in bounded memory and no sample spans two blocks.
+fn for_each_block(path: &Path, mut block: impl FnMut(&[u8]) -> Result<()>) -> Result<()> {
     let (mut reader, cut) = crate::input::open_lines(path)?;
     let mut buffer: Vec<u8> = Vec::new();
     loop {
@@ -166,21 +172,36 @@ fn fold_file(path: &Path, fold: &FoldArgs) -> Result<String> {
             .read_to_end(&mut buffer)
             .with_context(|| format!("cannot read {}", path.display()))?;
         if buffer.len() == before {
-            folder.add_input(&buffer, threads);
+            if !buffer.is_empty() {
+                block(&buffer)?;
+            }
             break;
         }
         let start = perf::last_sample_start(&buffer);
         if start > 0 {
-            folder.add_input(&buffer[..start], threads);
+            block(&buffer[..start])?;
             buffer.drain(..start);
         } else if buffer.len() >= 2 * BLOCK_BYTES {
             // Two blocks without a second sample start: not a profile (or one sample of
-            // 32 MiB of frames): folded as it is, so memory stays bounded.
-            folder.add_input(&buffer, threads);
+            // 32 MiB of frames): read as it is, so memory stays bounded.
+            block(&buffer)?;
             buffer.clear();
         }
     }
     crate::input::report_cut(path, &cut);
+    Ok(())
+}
+
+/// Folds the file (or standard input for `-`) block by block.
+fn fold_file(path: &Path, fold: &FoldArgs) -> Result<String> {
+    let threads = fold
+        .nthreads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let mut folder = perf::Folder::new(fold.options());
+    for_each_block(path, |block| {
+        folder.add_input(block, threads);
+        Ok(())
+    })?;
     Ok(folder.render())
 }
 

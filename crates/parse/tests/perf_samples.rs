@@ -440,3 +440,47 @@ fn no_cut_at_an_indented_line_read_as_a_frame() {
     assert_eq!(s.len(), 1);
     assert_eq!(s[0].frames.len(), 2);
 }
+
+/// A real capture with a header, read in blocks cut at sample starts (as `pgmortem parse
+/// perf` reads a stream), gives the samples, header and counts of the whole read at once.
+#[test]
+fn blocks_cut_at_sample_starts_read_as_the_whole() {
+    for name in ["local-pg15-pgbench-a-header.txt", "edge-bad-input.txt"] {
+        let path = format!(
+            "{}/../../fixtures/formats/perf/{name}",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let input = std::fs::read(&path).unwrap();
+        let mut whole_reader = perf::samples(&input);
+        let whole: Vec<PerfSample<'_>> = whole_reader.by_ref().collect();
+        let (header, stats, counts) = whole_reader.finish();
+        // Cut before every sample start that can be found, from the end back.
+        let mut cuts = vec![input.len()];
+        while let Some(&first) = cuts.first() {
+            let start = perf::last_sample_start(&input[..first]);
+            if start == 0 {
+                break;
+            }
+            cuts.insert(0, start);
+        }
+        assert!(
+            name.starts_with("edge") || cuts.len() > 10,
+            "{name}: {cuts:?}"
+        );
+        let mut state = perf::SamplesState::default();
+        let mut blocked = Vec::new();
+        let mut from = 0;
+        for cut in cuts {
+            let mut reader = perf::Samples::resume(&input[from..cut], state);
+            blocked.extend(reader.by_ref().map(|s| format!("{s:?}")));
+            state = reader.into_state();
+            from = cut;
+        }
+        let (b_header, b_stats, b_counts) = perf::Samples::resume(&[], state).finish();
+        let whole: Vec<String> = whole.iter().map(|s| format!("{s:?}")).collect();
+        assert_eq!(blocked, whole, "{name}");
+        assert_eq!(b_stats, stats, "{name}");
+        assert_eq!(format!("{b_header:?}"), format!("{header:?}"), "{name}");
+        assert_eq!(format!("{b_counts:?}"), format!("{counts:?}"), "{name}");
+    }
+}

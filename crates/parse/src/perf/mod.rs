@@ -22,7 +22,7 @@ mod types;
 
 pub use fold::{FoldOptions, Folder, collapse, event_matches, last_sample_start, strip_modifiers};
 pub use profile::*;
-pub use reader::{MAX_FRAMES, MAX_LINE_BYTES, Samples};
+pub use reader::{MAX_FRAMES, MAX_LINE_BYTES, Samples, SamplesState};
 pub use types::{Frame, PerfHeader, PerfLineCounts, PerfSample};
 
 /// Reads the samples of a `perf script` text. Same as [`Samples::new`].

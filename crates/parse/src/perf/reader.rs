@@ -45,16 +45,46 @@ struct Open<'a> {
     after_frame: bool,
 }
 
+/// What a [`Samples`] reader carries from one block of an input to the next: the header,
+/// the counts, and the line numbers reached. See [`Samples::resume`].
+#[derive(Debug, Default)]
+pub struct SamplesState {
+    stats: ParseStats,
+    counts: PerfLineCounts,
+    header: PerfHeader,
+    in_header: bool,
+}
+
 impl<'a> Samples<'a> {
     /// Reads `input`, the bytes of a `perf script` output.
     pub fn new(input: &'a [u8]) -> Self {
+        Self::resume(input, SamplesState::default())
+    }
+
+    /// Reads `input`, the next block of an input whose earlier blocks left `state`: line
+    /// numbers, counts and the header go on from there. For input read in blocks, each cut
+    /// where a sample starts ([`super::last_sample_start`]), so that no sample spans two: the
+    /// samples and counts are those of the whole input read at once.
+    pub fn resume(input: &'a [u8], state: SamplesState) -> Self {
         Self {
-            lines: LineSource::new(input),
-            stats: ParseStats::default(),
-            counts: PerfLineCounts::default(),
-            header: PerfHeader::default(),
-            in_header: false,
+            lines: LineSource::new(input, state.stats.lines),
+            stats: state.stats,
+            counts: state.counts,
+            header: state.header,
+            in_header: state.in_header,
             open: None,
+        }
+    }
+
+    /// Reads what is left of the block (samples not taken yet are counted, not returned) and
+    /// returns the state the next block resumes from.
+    pub fn into_state(mut self) -> SamplesState {
+        while self.next().is_some() {}
+        SamplesState {
+            stats: self.stats,
+            counts: self.counts,
+            header: self.header,
+            in_header: self.in_header,
         }
     }
 
@@ -74,9 +104,9 @@ impl<'a> Samples<'a> {
     }
 
     /// Consumes the reader and returns its header, statistics and counts.
-    pub fn finish(mut self) -> (PerfHeader, ParseStats, PerfLineCounts) {
-        while self.next().is_some() {}
-        (self.header, self.stats, self.counts)
+    pub fn finish(self) -> (PerfHeader, ParseStats, PerfLineCounts) {
+        let state = self.into_state();
+        (state.header, state.stats, state.counts)
     }
 
     fn emit(&mut self, open: Open<'a>) -> PerfSample<'a> {
@@ -255,24 +285,29 @@ enum LineSource<'a> {
         pos: usize,
         number: u64,
     },
-    Checked(Lines<'a>),
+    /// Lines, and the number of the line before the first.
+    Checked(Lines<'a>, u64),
 }
 
 impl<'a> LineSource<'a> {
-    fn new(input: &'a [u8]) -> Self {
+    /// The lines of `input`, numbered on from `before`.
+    fn new(input: &'a [u8], before: u64) -> Self {
         match std::str::from_utf8(input) {
             Ok(text) => LineSource::Valid {
                 text,
                 pos: 0,
-                number: 0,
+                number: before,
             },
-            Err(_) => LineSource::Checked(Lines::new(input)),
+            Err(_) => LineSource::Checked(Lines::new(input), before),
         }
     }
 
     fn next(&mut self) -> Option<Line<'a>> {
         match self {
-            LineSource::Checked(lines) => lines.next(),
+            LineSource::Checked(lines, before) => lines.next().map(|mut line| {
+                line.number += *before;
+                line
+            }),
             LineSource::Valid { text, pos, number } => {
                 if *pos >= text.len() {
                     return None;
