@@ -130,20 +130,17 @@ pub(crate) fn parse(args: ParsePglogArgs, out: &mut dyn Write) -> Result<()> {
     } else {
         // Records are serialised on the parsing threads and written in log order.
         let map = |r: Box<PgRecord>| {
-            let mut line = serde_json::to_vec(&r)?;
+            let mut line = Vec::with_capacity(768);
+            pgmortem::parse::pglog::write_json(&mut line, &r);
             line.push(b'\n');
-            Ok(line)
+            line
         };
         let mut failed: Option<anyhow::Error> = None;
         // Once the output fails (a closed pipe), the input ends: nothing more is read.
         let stop = AtomicBool::new(false);
-        let mut sink = |line: Result<Vec<u8>, serde_json::Error>| {
+        let mut sink = |line: Vec<u8>| {
             if failed.is_none() {
-                let written = line.map_err(anyhow::Error::from).and_then(|l| {
-                    out.write_all(&l)?;
-                    Ok(())
-                });
-                failed = written.err();
+                failed = out.write_all(&line).err().map(anyhow::Error::from);
                 stop.store(failed.is_some(), Ordering::Relaxed);
             }
         };

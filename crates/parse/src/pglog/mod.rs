@@ -67,6 +67,7 @@ mod classify;
 mod cnpg;
 mod csvlog;
 mod envelope;
+mod json_line;
 mod jsongather;
 mod jsonlog;
 mod memdump;
@@ -81,6 +82,7 @@ mod time;
 mod translate;
 mod types;
 
+pub use json_line::write_json;
 pub use parallel::{ParallelParser, parse_parallel};
 pub use prefix::LogLinePrefix;
 pub use read::{ReadError, ReadOptions, parse_reader};

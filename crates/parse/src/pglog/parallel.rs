@@ -14,6 +14,9 @@
 //!
 //! Cost: the chunk reads run in parallel; the join is a few dozen lines per chunk.
 
+use std::collections::BTreeMap;
+use std::sync::mpsc;
+
 use rayon::prelude::*;
 
 use super::stream::{self, Engine};
@@ -165,18 +168,14 @@ impl ParallelParser {
             number += count;
         }
         let max_line = self.options.max_line_bytes;
-        let run = |(chunk, start): (&&[u8], &u64)| {
-            read_chunk(format, &template, chunk, *start, max_line, map)
-        };
-        let results: Vec<ChunkResult<T>> = match &self.pool {
-            Some(pool) => pool.install(|| chunks.par_iter().zip(&starts).map(run).collect()),
-            None => chunks.iter().zip(&starts).map(run).collect(),
-        };
+        let first_block = self.lines_before == 0;
         let mut state = Some(state);
-        for ((chunk, start), result) in chunks.iter().zip(&starts).zip(results) {
+        // Joins chunk `i` to the state before it and hands its records on, in file order.
+        let mut join_next = |i: usize, result: ChunkResult<T>| {
+            let (chunk, start) = (chunks[i], starts[i]);
             let next = match state.take() {
-                Some(s) if self.lines_before > 0 || *start > 0 => {
-                    join(s, &template, chunk, *start, max_line, result, map, sink)
+                Some(s) if !first_block || start > 0 => {
+                    join(s, &template, chunk, start, max_line, result, map, sink)
                 }
                 // The log's very first chunk: its fresh reader is the one pass.
                 _ => {
@@ -185,6 +184,43 @@ impl ParallelParser {
                 }
             };
             state = Some(next);
+        };
+        match &self.pool {
+            Some(pool) => {
+                // Chunks are read on the pool while this thread joins those already read and
+                // hands their records on (writing them out): the serial part overlaps the
+                // parallel one instead of following it.
+                let (done, results) = mpsc::channel::<(usize, ChunkResult<T>)>();
+                let template = &template;
+                pool.in_place_scope(|scope| {
+                    for (i, (chunk, start)) in chunks.iter().zip(&starts).enumerate() {
+                        let done = done.clone();
+                        scope.spawn(move |_| {
+                            let result = read_chunk(format, template, chunk, *start, max_line, map);
+                            // The receiver lives until every chunk is joined.
+                            let _ = done.send((i, result));
+                        });
+                    }
+                    drop(done);
+                    let mut early: BTreeMap<usize, ChunkResult<T>> = BTreeMap::new();
+                    let mut next = 0;
+                    for (i, result) in results {
+                        early.insert(i, result);
+                        while let Some(result) = early.remove(&next) {
+                            join_next(next, result);
+                            next += 1;
+                        }
+                    }
+                });
+            }
+            None => {
+                for (i, (chunk, start)) in chunks.iter().zip(&starts).enumerate() {
+                    join_next(
+                        i,
+                        read_chunk(format, &template, chunk, *start, max_line, map),
+                    );
+                }
+            }
         }
         self.lines_before = number;
         if let Some(state) = state {
