@@ -5,7 +5,8 @@
 //! `stderr_parse_to_vec` keeps every record, so it reads the first 100 MiB only.
 //!
 //! The `pglog_parallel` group reads the same stderr log with `pglog::parse_parallel`-style
-//! chunking ([`ParallelParser`], 1 MiB chunks) on 1 and 2 threads, records only counted.
+//! chunking ([`ParallelParser`], 1 MiB chunks) on 1 and 2 threads, records only counted, then
+//! each record written as a JSON line (`pgmortem parse pglog`).
 //!
 //! `cargo bench -p pgmortem-parse --bench pglog -- --warm-up-time 1 --measurement-time 5`
 //! (about 4 GB of memory: the three logs, and the records of the 100 MiB kept).
@@ -123,6 +124,26 @@ fn bench(c: &mut Criterion) {
                 parser.feed(black_box(&stderr), &map, &mut sink).unwrap();
                 parser.finish(&map, &mut sink).unwrap();
                 black_box(n)
+            })
+        });
+    }
+    // `pgmortem parse pglog`: every record written as a JSON line (pglog::write_json) on the
+    // parsing threads, the lines gathered in order. Throughput counts the log's bytes.
+    for threads in [1, 2] {
+        group.bench_function(format!("stderr_json_lines_{threads}_threads"), |b| {
+            b.iter(|| {
+                let mut parser = ParallelParser::new(options.clone(), threads, 1 << 20);
+                let mut written = 0usize;
+                let map = |r: Box<pglog::PgRecord>| {
+                    let mut line = Vec::with_capacity(768);
+                    pglog::write_json(&mut line, &r);
+                    line.push(b'\n');
+                    line
+                };
+                let mut sink = |line: Vec<u8>| written += line.len();
+                parser.feed(black_box(&stderr), &map, &mut sink).unwrap();
+                parser.finish(&map, &mut sink).unwrap();
+                black_box(written)
             })
         });
     }
