@@ -558,3 +558,35 @@ fn one_report_keeps_a_bounded_task_table_and_notes() {
         "{notes:?}"
     );
 }
+
+#[test]
+fn kill_line_numbers_out_of_range_are_said_never_read_as_others() {
+    let log = parse(
+        "[70212.883197] Out of memory: Killed process 44120 (postgres) total-vm:8811412kB, \
+         anon-rss:99999999999999999999999kB, file-rss:0kB, shmem-rss:1604kB, UID:113 \
+         pgtables:12888kB oom_score_adj:0\n\
+         [70213.000000] Out of memory: Killed process 99999999999 (postgres) total-vm:8811412kB, \
+         anon-rss:1kB, file-rss:0kB, shmem-rss:1604kB, UID:113 pgtables:12888kB oom_score_adj:0\n",
+    );
+    let r = reports(&log);
+    assert_eq!(r.len(), 2);
+    let victim = r[0].victim.as_ref().unwrap();
+    assert_eq!(
+        (victim.pid, victim.anon_rss_kb, victim.shmem_rss_kb),
+        (44120, None, Some(1604))
+    );
+    assert_eq!(victim.out_of_range, ["anon-rss:99999999999999999999999"]);
+    assert!(
+        r[0].notes
+            .contains(&"kill line: anon-rss:99999999999999999999999 out of range, not read".into()),
+        "{:?}",
+        r[0].notes
+    );
+    // A pid that cannot be a process's: the kill is kept, its victim is not invented.
+    assert!(r[1].victim.is_none());
+    assert!(
+        r[1].notes
+            .contains(&"kill line: pid 99999999999 out of range, not read".into())
+    );
+    assert!(r[1].notes.contains(&"no victim recorded".into()));
+}

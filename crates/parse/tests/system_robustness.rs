@@ -113,3 +113,30 @@ fn hostile_shapes_never_panic() {
         all_parsers(input);
     }
 }
+
+#[test]
+fn settings_and_cgroup_values_out_of_range_are_said_not_read() {
+    // pg_settings in psql's unaligned form, as the collector writes it.
+    let dump = b"name|setting|unit|source|sourcefile|pending_restart\n\
+        shared_buffers|99999999999999999999999999|8kB|configuration file||f\n\
+        work_mem|NaN|kB|configuration file||f\n\
+        maintenance_work_mem|65536|kB|default||f\n\
+        (3 rows)\n";
+    let settings = system::parse_pg_settings(dump);
+    let by_name = |n: &str| settings.settings.iter().find(|s| s.name == n).unwrap();
+    assert_eq!(by_name("shared_buffers").bytes, None);
+    assert_eq!(by_name("work_mem").bytes, None);
+    assert_eq!(by_name("maintenance_work_mem").bytes, Some(65536 * 1024));
+    assert_eq!(settings.stats.unrecognized_lines, 2);
+    assert_eq!(
+        settings.stats.unrecognized_examples[0].1,
+        "shared_buffers = 99999999999999999999999999 8kB (number out of range)"
+    );
+    // A cgroup value over 64 bits is an error that says so, not "unlimited" nor a number.
+    let err = system::parse_cgroup_value(b"99999999999999999999999\n").unwrap_err();
+    assert!(err.to_string().contains("number out of range"), "{err}");
+    assert_eq!(
+        system::parse_cgroup_value(b"max\n").unwrap(),
+        system::CgroupValue::Unlimited
+    );
+}

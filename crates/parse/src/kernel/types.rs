@@ -157,6 +157,10 @@ pub struct OomVictim {
     pub reason: Option<String>,
     /// Line number of the `Killed process` line.
     pub kill_line: u64,
+    /// Fields of the kill line whose number does not fit (`anon-rss:99999999999999999999999kB`,
+    /// a pid over 2^32), as printed: not read, and said in the report's notes.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub out_of_range: Vec<String>,
 }
 
 /// A memory cgroup's counter line: `memory: usage 262144kB, limit 262144kB, failcnt 105`.

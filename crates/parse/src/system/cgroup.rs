@@ -45,7 +45,16 @@ pub fn parse_cgroup_value(input: &[u8]) -> Result<CgroupValue, SnapshotError> {
     if text == "max" {
         return Ok(CgroupValue::Unlimited);
     }
-    let n: u64 = text.parse().map_err(|_| err())?;
+    let n: u64 = text.parse().map_err(|_| {
+        if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) {
+            SnapshotError::Shape {
+                expected: "a cgroup value of at most 2^64 - 1 (number out of range)",
+                found: text[..text.len().min(80)].to_owned(),
+            }
+        } else {
+            err()
+        }
+    })?;
     Ok(if n >= V1_UNLIMITED {
         CgroupValue::Unlimited
     } else {

@@ -121,6 +121,7 @@ pub fn parse_pg_settings(input: &[u8]) -> PgSettings {
     } else {
         parse_unaligned(input)
     };
+    mark_out_of_range(&mut settings);
     // A dump cut mid-row: the last row's values cannot be trusted; count it, do not keep it.
     settings.truncated = !input.is_empty() && !input.ends_with(b"\n");
     if settings.truncated {
@@ -368,6 +369,35 @@ fn row(columns: &[String], cells: Vec<String>, line: u64) -> PgSetting {
     }
     normalise(&mut s);
     s
+}
+
+/// Largest size or duration a setting may have: PostgreSQL's settings are at most 64-bit.
+const MAX_SETTING_MAGNITUDE: f64 = i64::MAX as f64;
+
+/// A setting with a unit whose value is not a finite number that fits in 64 bits (in bytes or
+/// milliseconds) keeps its text but no size or duration, and is counted and shown as out of
+/// range: no server prints one, and read as it is it would become an absurd size.
+fn mark_out_of_range(settings: &mut PgSettings) {
+    for s in &mut settings.settings {
+        if s.unit.is_none() {
+            continue;
+        }
+        let Ok(value) = s.setting.trim().parse::<f64>() else {
+            continue;
+        };
+        let too_big = |x: f64| !x.is_finite() || x.abs() > MAX_SETTING_MAGNITUDE;
+        let bytes_too_big = s.bytes.is_some_and(|b| b.unsigned_abs() > i64::MAX as u128);
+        let ms_too_big = s.milliseconds.is_some_and(too_big);
+        if too_big(value) || bytes_too_big || ms_too_big {
+            s.bytes = None;
+            s.milliseconds = None;
+            let unit = s.unit.as_deref().unwrap_or_default();
+            settings.stats.unrecognized(
+                s.line,
+                &format!("{} = {} {unit} (number out of range)", s.name, s.setting),
+            );
+        }
+    }
 }
 
 fn normalise(s: &mut PgSetting) {

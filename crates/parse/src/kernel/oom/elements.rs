@@ -274,8 +274,16 @@ pub(crate) fn kill_line(message: &str, line: u64) -> Option<OomVictim> {
         return None;
     }
     let rest = &message[at + "Killed process ".len()..];
-    let (rest, pid) = dec_u32::<&str, nom::error::Error<&str>>(rest).ok()?;
-    let rest = rest.strip_prefix(" (")?;
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    if digits == 0 {
+        return None;
+    }
+    // A pid that does not fit is kept as printed, never read as another number.
+    let (pid, mut out_of_range) = match rest[..digits].parse::<u32>() {
+        Ok(pid) => (pid, Vec::new()),
+        Err(_) => (0, vec![format!("pid {}", &rest[..digits])]),
+    };
+    let rest = rest[digits..].strip_prefix(" (")?;
     let close = rest.find(") total-vm:").or_else(|| rest.rfind(')'))?;
     let mut victim = OomVictim {
         pid,
@@ -285,18 +293,30 @@ pub(crate) fn kill_line(message: &str, line: u64) -> Option<OomVictim> {
         ..OomVictim::default()
     };
     for (key, value) in kb_fields(&rest[close + 1..]) {
-        match key {
-            "total-vm" => victim.total_vm_kb = value.parse().ok(),
-            "anon-rss" => victim.anon_rss_kb = value.parse().ok(),
-            "file-rss" => victim.file_rss_kb = value.parse().ok(),
-            "shmem-rss" => victim.shmem_rss_kb = value.parse().ok(),
-            "pgtables" => victim.pgtables_kb = value.parse().ok(),
-            "UID" => victim.uid = value.parse().ok(),
-            "oom_score_adj" => victim.oom_score_adj = value.parse().ok(),
-            _ => {}
+        let read = match key {
+            "total-vm" => number(value, &mut victim.total_vm_kb),
+            "anon-rss" => number(value, &mut victim.anon_rss_kb),
+            "file-rss" => number(value, &mut victim.file_rss_kb),
+            "shmem-rss" => number(value, &mut victim.shmem_rss_kb),
+            "pgtables" => number(value, &mut victim.pgtables_kb),
+            "UID" => number(value, &mut victim.uid),
+            "oom_score_adj" => number(value, &mut victim.oom_score_adj),
+            _ => true,
+        };
+        if !read {
+            out_of_range.push(format!("{key}:{value}"));
         }
     }
+    victim.out_of_range = out_of_range;
     Some(victim)
+}
+
+/// Reads `value` into `slot`; false when it is a number that does not fit (`slot` stays
+/// `None`); anything else that is not a number is left unread, as before.
+fn number<T: std::str::FromStr>(value: &str, slot: &mut Option<T>) -> bool {
+    *slot = value.parse().ok();
+    let digits = value.strip_prefix('-').unwrap_or(value);
+    slot.is_some() || digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit())
 }
 
 /// `key:NkB` / `key:N` tokens separated by `, ` or spaces, with the `kB` unit dropped.

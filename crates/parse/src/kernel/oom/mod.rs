@@ -570,6 +570,19 @@ impl OpenReport {
                 ));
             }
         }
+        if let Some(victim) = &report.victim
+            && !victim.out_of_range.is_empty()
+        {
+            report.notes.push(format!(
+                "kill line: {} out of range, not read",
+                victim.out_of_range.join(", ")
+            ));
+            if victim.out_of_range.iter().any(|f| f.starts_with("pid ")) {
+                // No victim is invented: the pid printed cannot be any process's.
+                report.victim = None;
+                report.notes.push("no victim recorded".to_owned());
+            }
+        }
         fill_victim_from_tasks(report);
         report.constraint = constraint(report);
         KernelRecord {
