@@ -153,3 +153,33 @@ fn a_stopped_stats_collector_gives_stale_statistics() {
     assert!(!got.is_empty());
     assert!(got.iter().all(|(s, _)| *s == Some(Severity::Log)));
 }
+
+#[test]
+fn stamps_out_of_range_never_land_inside_names() {
+    // A month 13 and a year 99999 among ordinary lines: the learned prefix that fits every
+    // line would read the year as %l and the month and day as %u; `%m [%p] ` is kept, the
+    // month-13 record has no time, the year-99999 line is counted unrecognised.
+    let log = pglog::parse(
+        b"2026-11-21 17:15:11.884 UTC [100] LOG:  database system is ready to accept connections\n\
+          2026-13-45 99:99:99.000 UTC [200] LOG:  server process (PID 300) was terminated by signal 9: Killed\n\
+          99999-11-21 17:15:11.884 UTC [201] LOG:  all server processes terminated; reinitializing\n",
+        &PgLogOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(log.prefix, "%m [%p] ");
+    assert_eq!(log.records.len(), 2);
+    assert!(
+        log.records
+            .iter()
+            .all(|r| r.user.is_none() && r.session_line.is_none())
+    );
+    assert!(log.records[0].time.is_some());
+    assert!(log.records[1].time.is_none());
+    assert_eq!(log.records[1].pid, Some(200));
+    assert_eq!(log.stats.unrecognized_lines, 1);
+    assert!(
+        log.stats.unrecognized_examples[0]
+            .1
+            .starts_with("99999-11-21")
+    );
+}

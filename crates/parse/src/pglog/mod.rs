@@ -352,6 +352,17 @@ pub fn parse(input: &[u8], options: &PgLogOptions) -> Result<PgLog, PgLogError> 
     Ok(log)
 }
 
+/// Whether a `log_line_prefix` prints a time (`%m`, `%t`, `%n`).
+fn has_time(prefix: &str) -> bool {
+    let mut chars = prefix.chars();
+    while let Some(c) = chars.next() {
+        if c == '%' && matches!(chars.next(), Some('m' | 't' | 'n')) {
+            return true;
+        }
+    }
+    false
+}
+
 /// Picks the candidate prefix that fits the most of `lines` (ties go to the earlier); when
 /// none fits them all, a prefix learned from the lines ([`prefix_infer`]) wins if it fits
 /// more.
@@ -387,9 +398,16 @@ pub(crate) fn detect_prefix<'a>(
         lines_tried: lines.len() as u64,
         lines_fitting: fitting as u64,
     };
+    // A candidate with a time stamp that fits at least half of the lines is kept over a
+    // learned prefix without one: a few stamps out of range (a month 13, a year 99999) make
+    // `%m` miss their lines, and the prefix learned to fit them too would cut every stamp
+    // into other fields (the year as a session line, the month and day as a user name).
+    let timed = |p: &LogLinePrefix| has_time(p.as_str());
+    let candidate_holds = candidates.get(best).is_some_and(timed) && best_score * 2 >= lines.len();
     if best_score < lines.len()
         && let Some((learned, fits)) = prefix_infer::best(&lines)
         && fits > best_score
+        && (timed(&learned) || !candidate_holds)
     {
         return (learned, choice("inferred", fits));
     }
