@@ -158,7 +158,7 @@ fn a_stopped_stats_collector_gives_stale_statistics() {
 fn stamps_out_of_range_never_land_inside_names() {
     // A month 13 and a year 99999 among ordinary lines: the learned prefix that fits every
     // line would read the year as %l and the month and day as %u; `%m [%p] ` is kept, the
-    // month-13 record has no time, the year-99999 line is counted unrecognised.
+    // month-13 record has no time and its stamp is counted, the year-99999 line is counted.
     let log = pglog::parse(
         b"2026-11-21 17:15:11.884 UTC [100] LOG:  database system is ready to accept connections\n\
           2026-13-45 99:99:99.000 UTC [200] LOG:  server process (PID 300) was terminated by signal 9: Killed\n\
@@ -176,6 +176,12 @@ fn stamps_out_of_range_never_land_inside_names() {
     assert!(log.records[0].time.is_some());
     assert!(log.records[1].time.is_none());
     assert_eq!(log.records[1].pid, Some(200));
+    // Both are counted and shown: the month-13 record's stamp, the year-99999 line.
+    assert_eq!(log.unreadable_stamps.count, 1);
+    assert_eq!(
+        log.unreadable_stamps.examples,
+        [(2, "2026-13-45 99:99:99.000 UTC".to_owned())]
+    );
     assert_eq!(log.stats.unrecognized_lines, 1);
     assert!(
         log.stats.unrecognized_examples[0]

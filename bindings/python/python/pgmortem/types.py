@@ -1022,6 +1022,11 @@ class PrefixChoice(TypedDict):
     lines_fitting: int
 
 
+class UnreadableStamps(TypedDict):
+    count: int
+    examples: list[tuple[int, str]]
+
+
 class PgLogStats(TypedDict):
     prefix: str
     format: PgLogFormat
@@ -1034,6 +1039,8 @@ class PgLogStats(TypedDict):
     blank_lines: int
     other_program_lines: int
     broken_rows: int
+    unreadable_stamps: NotRequired[UnreadableStamps]
+    """Only when some record's stamp had the shape of a time but was none (a month 13)."""
     prefix_choice: PrefixChoice | None
     events: dict[str, int]
     languages: dict[str, int]

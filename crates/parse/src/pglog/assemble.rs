@@ -419,13 +419,17 @@ impl Assembler {
         fallback_pid: Option<u32>,
     ) -> Box<PgRecord> {
         let mut record = Box::<PgRecord>::default();
-        fill_record(
+        if let Some(stamp) = fill_record(
             &mut record,
             number,
             self.prefix.escapes(),
             fields,
             &mut self.stamps,
-        );
+        ) {
+            // A stamp of the right shape that is no time (a month 13): the record is kept
+            // without a time, and counted, the first few shown.
+            self.counters.unreadable_stamps.add(number, stamp);
+        }
         record.pid = record.pid.or(fallback_pid);
         for value in [&mut record.user, &mut record.database] {
             if let Some(v) = value
@@ -455,14 +459,15 @@ fn part_is_empty(part: Part, record: &PgRecord) -> bool {
 }
 
 /// Writes what the prefix said into an empty record (in place: a record is large). Only the
-/// escapes the prefix prints are looked at.
-fn fill_record(
+/// escapes the prefix prints are looked at. Returns the stamp printed when none of the
+/// prefix's times could be read.
+fn fill_record<'a>(
     record: &mut PgRecord,
     number: u64,
     escapes: &[Escape],
-    fields: &PrefixFields<'_>,
+    fields: &PrefixFields<'a>,
     stamps: &mut StampCache,
-) {
+) -> Option<&'a str> {
     record.line = number;
     record.end_line = number;
     let (mut stamp, mut stamp_seconds, mut epoch, mut host) = (None, None, None, None);
@@ -507,5 +512,10 @@ fn fill_record(
         (None, Some(e)) => time = Some(e),
         _ => {}
     }
+    let unread = time
+        .is_none()
+        .then(|| stamp.or(stamp_seconds).or(epoch))
+        .flatten();
     record.time = time;
+    unread
 }

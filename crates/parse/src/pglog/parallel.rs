@@ -362,8 +362,14 @@ fn join<T>(
 /// The chunk reader's examples after the meeting point are the next unrecognised lines; there
 /// are enough of them unless the state has room for more than the chunk reader had.
 fn examples_suffice(state: &Counters, fresh: &Counters) -> bool {
-    let had = state.stats.unrecognized_examples.len();
-    had >= ParseStats::MAX_EXAMPLES || fresh.stats.unrecognized_examples.len() <= had
+    let suffice = |had: usize, fresh: usize| had >= ParseStats::MAX_EXAMPLES || fresh <= had;
+    suffice(
+        state.stats.unrecognized_examples.len(),
+        fresh.stats.unrecognized_examples.len(),
+    ) && suffice(
+        state.unreadable_stamps.examples.len(),
+        fresh.unreadable_stamps.examples.len(),
+    )
 }
 
 /// `state` + (`chunk_end` − `at_meeting`): the counts of one pass through the chunk's end.
@@ -425,6 +431,11 @@ fn add_counts(state: &Counters, chunk_end: &Counters, at_meeting: &Counters) -> 
             state.broken_rows,
             chunk_end.broken_rows,
             at_meeting.broken_rows,
+        ),
+        unreadable_stamps: super::UnreadableStamps::joined(
+            &state.unreadable_stamps,
+            &chunk_end.unreadable_stamps,
+            &at_meeting.unreadable_stamps,
         ),
         prefix_choice: state.prefix_choice.clone(),
         events: add_by_key(&state.events, &chunk_end.events, &at_meeting.events),

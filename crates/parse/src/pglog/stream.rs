@@ -329,6 +329,7 @@ pub(super) fn summary(engine: &Engine, format: PgLogFormat) -> PgLog {
         blank_lines: c.blank_lines,
         other_program_lines: c.other_program_lines,
         broken_rows: c.broken_rows,
+        unreadable_stamps: c.unreadable_stamps.clone(),
         prefix_choice: c.prefix_choice.clone(),
         events: c.events.to_map(),
         languages: c.languages.to_map(),
