@@ -12,13 +12,10 @@ use pgmortem::{DiagnoseOptions, Report, Step, render};
 use crate::Terminals;
 use crate::progress::Progress;
 
-/// Smallest `--memory-limit`: below it not even the bundle's small files fit.
-const MIN_MEMORY_LIMIT: u64 = 32 << 20;
-
-/// `--memory-limit`: a size, at least [`MIN_MEMORY_LIMIT`].
+/// `--memory-limit`: a size, at least [`pgmortem::diagnose::MIN_MEMORY_LIMIT`].
 fn parse_memory_limit(text: &str) -> Result<u64, String> {
     let bytes = crate::parse_size(text)?;
-    if bytes < MIN_MEMORY_LIMIT {
+    if bytes < pgmortem::diagnose::MIN_MEMORY_LIMIT {
         return Err(format!("{text:?}: at least 32MiB"));
     }
     Ok(bytes)

@@ -230,9 +230,6 @@ fn dispatch(
     }
 }
 
-/// Bytes of a kernel log read at a time by `parse kernel`.
-const KERNEL_BLOCK_BYTES: usize = 1 << 20;
-
 /// `parse kernel`: the log read block by block, each record written as soon as no later line
 /// can change it, so memory stays bounded whatever the input.
 fn parse_kernel(file: &Path, stats: bool, year: Option<i16>, out: &mut dyn Write) -> Result<()> {
@@ -244,23 +241,16 @@ fn parse_kernel(file: &Path, stats: bool, year: Option<i16>, out: &mut dyn Write
     // Lines are already cut to input::MAX_LINE_BYTES: the blocks never cut one again.
     let mut blocks = LineBlocks::new(
         reader,
-        KERNEL_BLOCK_BYTES,
+        kernel::STREAM_BLOCK_BYTES,
         input::MAX_LINE_BYTES.max(options.max_line_bytes) + 1,
     );
     let mut parser = kernel::KernelParser::new(options);
     let mut out = std::io::BufWriter::new(out);
-    let mut before = 0u64;
     while let Some(block) = blocks
         .next_block()
         .with_context(|| format!("cannot read {}", file.display()))?
     {
-        let mut last = 0;
-        for mut line in kernel::BlockLines::new(block) {
-            last = line.number;
-            line.number += before;
-            parser.push_line(&line);
-        }
-        before += last;
+        parser.push_block(block);
         for record in parser.take_settled() {
             if !stats {
                 print_json(&mut out, &record)?;

@@ -11,6 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::Result;
 use clap::{Args, ValueEnum};
+use pgmortem::parse::CountedLines;
 use pgmortem::parse::pglog::{
     PgLogFormat, PgLogOptions, PgRecord, PrefixChoice, ReadError, ReadOptions, parse_reader,
 };
@@ -71,8 +72,8 @@ struct Stats {
     blank_lines: u64,
     other_program_lines: u64,
     broken_rows: u64,
-    #[serde(skip_serializing_if = "is_zero")]
-    unreadable_stamps: u64,
+    #[serde(skip_serializing_if = "CountedLines::is_empty")]
+    unreadable_stamps: CountedLines,
     invalid_utf8_lines: u64,
     oversized_lines: u64,
     /// Event kind → records.
@@ -176,7 +177,7 @@ pub(crate) fn parse(args: ParsePglogArgs, out: &mut dyn Write) -> Result<()> {
             blank_lines: log.blank_lines,
             other_program_lines: log.other_program_lines,
             broken_rows: log.broken_rows,
-            unreadable_stamps: log.unreadable_stamps.count,
+            unreadable_stamps: log.unreadable_stamps,
             invalid_utf8_lines: log.stats.invalid_utf8_lines,
             oversized_lines: log.stats.oversized_lines,
             events: log.events,
@@ -189,10 +190,6 @@ pub(crate) fn parse(args: ParsePglogArgs, out: &mut dyn Write) -> Result<()> {
     }
     out.flush()?;
     Ok(())
-}
-
-fn is_zero(n: &u64) -> bool {
-    *n == 0
 }
 
 /// A stream that ends early once `stop` is set.

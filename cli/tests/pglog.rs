@@ -89,6 +89,27 @@ fn standard_input_is_read_too() {
 }
 
 #[test]
+fn stamps_that_are_no_time_are_counted_in_the_stats() {
+    // A month 13 and an hour 99 (hand-written edge case): the record has no time, the stats
+    // say which stamp; a log without such stamps has no `unreadable_stamps` at all.
+    let output = pgmortem()
+        .args(["parse", "pglog", "--stats", "-"])
+        .write_stdin(
+            "2026-11-21 17:15:11.884 UTC [100] LOG:  database system is ready to accept connections\n\
+             2026-13-45 99:99:99.000 UTC [200] LOG:  server process (PID 300) was terminated by signal 9: Killed\n",
+        )
+        .output()
+        .unwrap();
+    let counted: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(
+        counted["unreadable_stamps"],
+        serde_json::json!({"count": 1, "examples": [[2, "2026-13-45 99:99:99.000 UTC"]]})
+    );
+    let clean = stats(&[fixture("pg15-backend-sigkill.log").to_str().unwrap()]);
+    assert!(clean.get("unreadable_stamps").is_none());
+}
+
+#[test]
 fn a_prefix_that_fits_nothing_is_a_clear_error() {
     pgmortem()
         .args(["parse", "pglog", "--prefix", "%t <%p> "])

@@ -38,7 +38,7 @@ fn diagnose_options(
     if threads == Some(0) {
         return Err(OptionError::new_err("threads: at least 1"));
     }
-    if memory_limit.is_some_and(|m| m < 32 << 20) {
+    if memory_limit.is_some_and(|m| m < pgmortem::diagnose::MIN_MEMORY_LIMIT) {
         return Err(OptionError::new_err(
             "memory_limit: at least 32 MiB (33554432)",
         ));

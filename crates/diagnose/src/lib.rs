@@ -63,6 +63,10 @@ pub struct DiagnoseOptions {
 /// The default of [`DiagnoseOptions::memory_limit`].
 pub const DEFAULT_MEMORY_LIMIT: u64 = 512 << 20;
 
+/// The smallest [`DiagnoseOptions::memory_limit`] the command line and the Python package
+/// accept: below it not even a bundle's small files fit.
+pub const MIN_MEMORY_LIMIT: u64 = 32 << 20;
+
 impl Default for DiagnoseOptions {
     fn default() -> Self {
         Self {

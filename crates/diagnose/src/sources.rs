@@ -6,9 +6,7 @@ use std::io::{self, Read};
 
 use jiff::{SignedDuration, tz::Offset};
 use pgmortem_bundle::{Bundle, Source, SourceKind};
-use pgmortem_parse::kernel::{
-    self, BlockLines, KernelEvent, KernelLog, KernelOptions, KernelParser,
-};
+use pgmortem_parse::kernel::{self, KernelEvent, KernelLog, KernelOptions, KernelParser};
 use pgmortem_parse::lines::LineBlocks;
 use pgmortem_parse::pglog::{self, PgLog, PgLogError, PgLogOptions, ReadError, ReadOptions};
 use pgmortem_parse::system;
@@ -449,9 +447,6 @@ const MAX_BLOCK_BYTES: usize = 16 << 20;
 /// `pglog::records`: the first 1000 lines, or the lines of the first MiB).
 const DETECTION_HEAD_BYTES: usize = (1 << 20) + 4096;
 
-/// Bytes of a kernel log read at a time when it is not in memory.
-const KERNEL_BLOCK_BYTES: usize = 4 << 20;
-
 /// The start of the note of a log whose reading failed half way.
 pub(crate) const STOPPED: &str = "reading stopped after";
 
@@ -552,17 +547,14 @@ fn read_kernel_log(source: &Source, options: &KernelOptions) -> (KernelLog, Read
         }
     };
     let mut parser = KernelParser::new(options.clone());
-    let mut before = 0u64;
-    let mut blocks = LineBlocks::new(&mut stream, KERNEL_BLOCK_BYTES, options.max_line_bytes);
+    let mut blocks = LineBlocks::new(
+        &mut stream,
+        kernel::STREAM_BLOCK_BYTES,
+        options.max_line_bytes,
+    );
     // Read errors end the stream (Stop): they are in `stream.error`.
     while let Ok(Some(block)) = blocks.next_block() {
-        let mut last = 0;
-        for mut line in BlockLines::new(block) {
-            last = line.number;
-            line.number += before;
-            parser.push_line(&line);
-        }
-        before += last;
+        parser.push_block(block);
     }
     drop(blocks);
     (parser.finish(), Reading::of(stream))

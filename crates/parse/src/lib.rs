@@ -19,4 +19,4 @@ pub mod pglog;
 mod stats;
 pub mod system;
 
-pub use stats::ParseStats;
+pub use stats::{CountedLines, ParseStats};

@@ -28,12 +28,68 @@ impl ParseStats {
     pub fn unrecognized(&mut self, line_no: u64, text: &str) {
         self.unrecognized_lines += 1;
         if self.unrecognized_examples.len() < Self::MAX_EXAMPLES {
-            let mut end = text.len().min(200);
-            while !text.is_char_boundary(end) {
-                end -= 1;
-            }
             self.unrecognized_examples
-                .push((line_no, text[..end].to_owned()));
+                .push((line_no, example_text(text)));
         }
     }
+}
+
+/// An example line as kept: its first 200 bytes.
+fn example_text(text: &str) -> String {
+    let mut end = text.len().min(200);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    text[..end].to_owned()
+}
+
+/// Lines of one kind the parser counts apart (a stamp that is no time, lines it did not
+/// understand), with the first [`ParseStats::MAX_EXAMPLES`] as `(line number, text)`, text
+/// cut to 200 bytes.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct CountedLines {
+    /// Lines counted.
+    pub count: u64,
+    /// The first few.
+    pub examples: Vec<(u64, String)>,
+}
+
+impl CountedLines {
+    /// Whether none was counted.
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// Counts one line and keeps it as an example while there is room.
+    pub(crate) fn add(&mut self, line_no: u64, text: &str) {
+        self.count += 1;
+        if self.examples.len() < ParseStats::MAX_EXAMPLES {
+            self.examples.push((line_no, example_text(text)));
+        }
+    }
+
+    /// What one pass counts, from a reader's `state`, a chunk reader at the chunk's end, and
+    /// that chunk reader where it met the state (see `pglog::parallel`).
+    pub(crate) fn joined(state: &Self, chunk_end: &Self, at_meeting: &Self) -> Self {
+        CountedLines {
+            count: state
+                .count
+                .wrapping_add(chunk_end.count)
+                .wrapping_sub(at_meeting.count),
+            examples: joined_examples(&state.examples, &chunk_end.examples, &at_meeting.examples),
+        }
+    }
+}
+
+/// The examples one pass keeps: `state`'s, then those the chunk reader found after the
+/// meeting point, while there is room.
+pub(crate) fn joined_examples(
+    state: &[(u64, String)],
+    chunk_end: &[(u64, String)],
+    at_meeting: &[(u64, String)],
+) -> Vec<(u64, String)> {
+    let mut examples = state.to_vec();
+    let room = ParseStats::MAX_EXAMPLES.saturating_sub(examples.len());
+    examples.extend(chunk_end.iter().skip(at_meeting.len()).take(room).cloned());
+    examples
 }

@@ -1022,7 +1022,7 @@ class PrefixChoice(TypedDict):
     lines_fitting: int
 
 
-class UnreadableStamps(TypedDict):
+class CountedLines(TypedDict):
     count: int
     examples: list[tuple[int, str]]
 
@@ -1039,7 +1039,7 @@ class PgLogStats(TypedDict):
     blank_lines: int
     other_program_lines: int
     broken_rows: int
-    unreadable_stamps: NotRequired[UnreadableStamps]
+    unreadable_stamps: NotRequired[CountedLines]
     """Only when some record's stamp had the shape of a time but was none (a month 13)."""
     prefix_choice: PrefixChoice | None
     events: dict[str, int]

@@ -38,8 +38,8 @@ pub use block_lines::BlockLines;
 pub use prefix::parse_line;
 pub use types::*;
 
-use crate::ParseStats;
 use crate::lines::{Line, Lines};
+use crate::{CountedLines, ParseStats};
 use oom::{Message, OomAssembler};
 use prefix::Ambiguity;
 
@@ -125,6 +125,10 @@ pub const MAX_EVENTS: usize = 20_000;
 
 pub use oom::{DETAILED_REPORTS, MAX_REPORTS, MAX_ROWS};
 
+/// Bytes of a kernel log to read at a time when it is streamed into
+/// [`KernelParser::push_block`] (`pgmortem parse kernel`, `analyze` of a log not in memory).
+pub const STREAM_BLOCK_BYTES: usize = 4 << 20;
+
 fn is_zero(n: &u64) -> bool {
     *n == 0
 }
@@ -153,13 +157,12 @@ const BOOT_RESET_SLACK_US: u64 = 1_000_000;
 /// plus one OOM report being assembled.
 pub fn parse(input: &[u8], options: &KernelOptions) -> KernelLog {
     let mut parser = KernelParser::new(options.clone());
-    for line in BlockLines::new(input) {
-        parser.push_line(&line);
-    }
+    parser.push_block(input);
     parser.finish()
 }
 
-/// Streaming form of [`parse`]: push lines (from [`BlockLines`] or [`Lines`], in input order) as they come, then
+/// Streaming form of [`parse`]: push blocks of lines, or lines (from [`BlockLines`] or
+/// [`Lines`], in input order), as they come, then
 /// [`finish`](KernelParser::finish). Holds only the records found so far.
 #[derive(Debug)]
 pub struct KernelParser {
@@ -181,8 +184,8 @@ pub struct KernelParser {
     /// many more lines it waits.
     pending_allocation: Option<(usize, u8)>,
     prefixed_lines: u64,
-    garbage: Unrecognised,
-    unprefixed: Unrecognised,
+    garbage: CountedLines,
+    unprefixed: CountedLines,
     /// The monotonic time of the last line that had one.
     last_monotonic_us: Option<u64>,
     boot_starts: Vec<u64>,
@@ -190,22 +193,8 @@ pub struct KernelParser {
     events_not_kept: u64,
     /// Records handed over by [`KernelParser::take_settled`].
     taken: u64,
-}
-
-/// Unrecognised lines of one kind: a count and the first few examples.
-#[derive(Debug, Default)]
-struct Unrecognised {
-    count: u64,
-    examples: Vec<(u64, String)>,
-}
-
-impl Unrecognised {
-    fn add(&mut self, number: u64, text: &str) {
-        self.count += 1;
-        if self.examples.len() < ParseStats::MAX_EXAMPLES {
-            self.examples.push((number, text.to_owned()));
-        }
-    }
+    /// Lines read by [`KernelParser::push_block`] so far.
+    lines_before: u64,
 }
 
 /// Lines printed after a page allocation failure within which its CPU line is looked for.
@@ -271,13 +260,27 @@ impl KernelParser {
             journal_monotonic_host: None,
             pending_allocation: None,
             prefixed_lines: 0,
-            garbage: Unrecognised::default(),
-            unprefixed: Unrecognised::default(),
+            garbage: CountedLines::default(),
+            unprefixed: CountedLines::default(),
             last_monotonic_us: None,
             boot_starts: Vec::new(),
             events_not_kept: 0,
             taken: 0,
+            lines_before: 0,
         }
+    }
+
+    /// Reads a block of whole lines (the whole log, or one block of a stream as
+    /// [`crate::lines::LineBlocks`] hands them out), numbered on from the blocks before. A
+    /// caller uses this or [`KernelParser::push_line`], not both.
+    pub fn push_block(&mut self, block: &[u8]) {
+        let mut last = 0;
+        for mut line in BlockLines::new(block) {
+            last = line.number;
+            line.number += self.lines_before;
+            self.push_line(&line);
+        }
+        self.lines_before += last;
     }
 
     /// Reads one physical line.

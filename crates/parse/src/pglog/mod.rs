@@ -92,7 +92,7 @@ pub use types::*;
 
 use std::collections::BTreeMap;
 
-use crate::ParseStats;
+use crate::{CountedLines, ParseStats};
 use serde::Serialize;
 
 /// The destination a log was written by.
@@ -203,8 +203,8 @@ pub struct PgLog {
     /// Records whose prefix printed a stamp of the right shape that is no time (a month 13, an
     /// hour 99): kept without a time, counted here with the first few stamps, never read as
     /// another time.
-    #[serde(skip_serializing_if = "UnreadableStamps::is_empty")]
-    pub unreadable_stamps: UnreadableStamps,
+    #[serde(skip_serializing_if = "CountedLines::is_empty")]
+    pub unreadable_stamps: CountedLines,
     /// How `prefix` was chosen and how many of the first lines it fits (`None` for csvlog and
     /// jsonlog, which have no prefix).
     pub prefix_choice: Option<PrefixChoice>,
@@ -228,49 +228,6 @@ pub struct PrefixChoice {
     pub lines_fitting: u64,
 }
 
-/// Records whose stamp could not be read as a time: how many, and the first few (line, stamp).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-pub struct UnreadableStamps {
-    /// Records counted.
-    pub count: u64,
-    /// The first [`ParseStats::MAX_EXAMPLES`]: line number and the stamp as printed.
-    pub examples: Vec<(u64, String)>,
-}
-
-impl UnreadableStamps {
-    fn is_empty(&self) -> bool {
-        self.count == 0
-    }
-
-    pub(crate) fn add(&mut self, line: u64, stamp: &str) {
-        self.count += 1;
-        if self.examples.len() < ParseStats::MAX_EXAMPLES {
-            self.examples.push((line, stamp.to_owned()));
-        }
-    }
-
-    /// `state` + `chunk_end` - `at_meeting`, for the parallel reader's join.
-    pub(crate) fn joined(state: &Self, chunk_end: &Self, at_meeting: &Self) -> Self {
-        let mut examples = state.examples.clone();
-        let room = ParseStats::MAX_EXAMPLES.saturating_sub(examples.len());
-        examples.extend(
-            chunk_end
-                .examples
-                .iter()
-                .skip(at_meeting.examples.len())
-                .take(room)
-                .cloned(),
-        );
-        UnreadableStamps {
-            count: state
-                .count
-                .wrapping_add(chunk_end.count)
-                .wrapping_sub(at_meeting.count),
-            examples,
-        }
-    }
-}
-
 /// Line counters shared by every format's reader.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct Counters {
@@ -281,7 +238,7 @@ pub(crate) struct Counters {
     pub(crate) blank_lines: u64,
     pub(crate) other_program_lines: u64,
     pub(crate) broken_rows: u64,
-    pub(crate) unreadable_stamps: UnreadableStamps,
+    pub(crate) unreadable_stamps: CountedLines,
     pub(crate) prefix_choice: Option<PrefixChoice>,
     pub(crate) events: NameCounts,
     pub(crate) languages: NameCounts,

@@ -376,14 +376,10 @@ fn examples_suffice(state: &Counters, fresh: &Counters) -> bool {
 fn add_counts(state: &Counters, chunk_end: &Counters, at_meeting: &Counters) -> Counters {
     let sum = |a: u64, b: u64, c: u64| a.wrapping_add(b).wrapping_sub(c);
     let (s, e, m) = (&state.stats, &chunk_end.stats, &at_meeting.stats);
-    let mut examples = s.unrecognized_examples.clone();
-    let room = ParseStats::MAX_EXAMPLES.saturating_sub(examples.len());
-    examples.extend(
-        e.unrecognized_examples
-            .iter()
-            .skip(m.unrecognized_examples.len())
-            .take(room)
-            .cloned(),
+    let examples = crate::stats::joined_examples(
+        &s.unrecognized_examples,
+        &e.unrecognized_examples,
+        &m.unrecognized_examples,
     );
     Counters {
         stats: ParseStats {
@@ -432,7 +428,7 @@ fn add_counts(state: &Counters, chunk_end: &Counters, at_meeting: &Counters) -> 
             chunk_end.broken_rows,
             at_meeting.broken_rows,
         ),
-        unreadable_stamps: super::UnreadableStamps::joined(
+        unreadable_stamps: crate::CountedLines::joined(
             &state.unreadable_stamps,
             &chunk_end.unreadable_stamps,
             &at_meeting.unreadable_stamps,

@@ -122,8 +122,6 @@ pub(crate) struct OomAssembler {
     done: VecDeque<KernelRecord>,
     /// Reports before the last [`MAX_REPORTS`], counted, not kept.
     pub(crate) not_kept: u64,
-    /// Reports whose details were dropped (all but the last [`DETAILED_REPORTS`]).
-    pub(crate) details_dropped: u64,
 }
 
 impl OomAssembler {
@@ -264,22 +262,14 @@ impl OomAssembler {
     /// report that is no longer among the last [`DETAILED_REPORTS`].
     fn keep(&mut self, record: KernelRecord) {
         if self.done.len() >= MAX_REPORTS {
-            if let Some(KernelRecord {
-                event: KernelEvent::OomReport(old),
-                ..
-            }) = self.done.pop_front()
-                && old.notes.iter().any(|n| n.starts_with(DETAILS_NOT_KEPT))
-            {
-                self.details_dropped -= 1;
-            }
+            self.done.pop_front();
             self.not_kept += 1;
         }
         self.done.push_back(record);
         if let Some(older) = self.done.len().checked_sub(DETAILED_REPORTS + 1)
             && let KernelEvent::OomReport(report) = &mut self.done[older].event
-            && drop_details(report)
         {
-            self.details_dropped += 1;
+            drop_details(report);
         }
     }
 
@@ -287,7 +277,17 @@ impl OomAssembler {
     /// of reports not kept and of reports whose details were dropped.
     pub(crate) fn finish(mut self) -> (VecDeque<KernelRecord>, u64, u64) {
         self.close(Close::EndOfInput);
-        (self.done, self.not_kept, self.details_dropped)
+        let details_dropped = self
+            .done
+            .iter()
+            .filter(|r| match &r.event {
+                KernelEvent::OomReport(report) => {
+                    report.notes.iter().any(|n| n.starts_with(DETAILS_NOT_KEPT))
+                }
+                _ => false,
+            })
+            .count() as u64;
+        (self.done, self.not_kept, details_dropped)
     }
 }
 
@@ -595,12 +595,12 @@ impl OpenReport {
 }
 
 /// Drops what only the report's own page shows (task table, Mem-Info, cgroup stats) and says
-/// so in a note; false when there was nothing to drop.
-fn drop_details(report: &mut OomReport) -> bool {
+/// so in a note; nothing when there is nothing to drop.
+fn drop_details(report: &mut OomReport) {
     let rows = report.tasks.len();
     let stats = report.memcg.as_ref().is_some_and(|m| !m.stats.is_empty());
     if rows == 0 && report.mem_info.is_empty() && !stats {
-        return false;
+        return;
     }
     report.tasks = Vec::new();
     report.task_columns = Vec::new();
@@ -612,7 +612,6 @@ fn drop_details(report: &mut OomReport) -> bool {
         "{DETAILS_NOT_KEPT} (task table of {rows} rows, Mem-Info, cgroup stats): only the last \
          {DETAILED_REPORTS} reports of a log keep them"
     ));
-    true
 }
 
 /// Fills what the kill line lacked (kernels before 5.4) from the victim's task-table row.
