@@ -92,32 +92,47 @@ impl<R: Read> Read for LineCap<R> {
             }
             let mut written = 0;
             let mut pos = 0;
-            // Line by line (memchr finds the ends): runs of bytes are copied, not single bytes.
             while pos < n {
-                let (end, newline) = match memchr::memchr(b'\n', &self.buf[pos..n]) {
-                    Some(i) => (pos + i, true),
-                    None => (n, false),
-                };
-                if !self.dropping {
-                    let room = self.max - self.line;
-                    let keep = (end - pos).min(room);
-                    out[written..written + keep].copy_from_slice(&self.buf[pos..pos + keep]);
-                    written += keep;
-                    self.line += keep;
-                    if end - pos > room {
+                if self.dropping {
+                    // The rest of a cut line: skipped up to its newline, which is kept.
+                    match memchr::memchr(b'\n', &self.buf[pos..n]) {
+                        Some(i) => {
+                            out[written] = b'\n';
+                            written += 1;
+                            self.line = 0;
+                            self.dropping = false;
+                            pos += i + 1;
+                        }
+                        None => pos = n,
+                    }
+                    continue;
+                }
+                // Within the next `room + 1` bytes, the last newline: every line up to it fits
+                // (the current one ends there or before, the next ones span less than `max`),
+                // so that stretch is copied at once. One search per `max` bytes, not per line.
+                let room = self.max - self.line;
+                let window = (n - pos).min(room + 1);
+                let keep = match memchr::memrchr(b'\n', &self.buf[pos..pos + window]) {
+                    Some(i) => {
+                        self.line = 0;
+                        i + 1
+                    }
+                    None if window <= room => {
+                        // The input ends inside a line that still fits.
+                        self.line += window;
+                        window
+                    }
+                    None => {
+                        // The current line is longer than `max`: its first bytes are kept.
+                        self.line += room;
                         self.dropping = true;
                         self.cut.fetch_add(1, Ordering::Relaxed);
+                        room
                     }
-                }
-                if newline {
-                    out[written] = b'\n';
-                    written += 1;
-                    self.line = 0;
-                    self.dropping = false;
-                    pos = end + 1;
-                } else {
-                    pos = end;
-                }
+                };
+                out[written..written + keep].copy_from_slice(&self.buf[pos..pos + keep]);
+                written += keep;
+                pos += keep;
             }
             if written > 0 {
                 return Ok(written);

@@ -164,28 +164,41 @@ const BLOCK_BYTES: usize = 16 << 20;
 /// starts, so inputs of many GB are read in bounded memory and no sample spans two blocks.
 fn for_each_block(path: &Path, mut block: impl FnMut(&[u8]) -> Result<()>) -> Result<()> {
     let (mut reader, cut) = crate::input::open_lines(path)?;
-    let mut buffer: Vec<u8> = Vec::new();
+    // Room for two blocks, allocated once: what follows the last cut moves to the front.
+    let mut buffer = vec![0u8; 2 * BLOCK_BYTES];
+    let mut filled = 0;
     loop {
-        let before = buffer.len();
-        (&mut reader)
-            .take(BLOCK_BYTES as u64)
-            .read_to_end(&mut buffer)
-            .with_context(|| format!("cannot read {}", path.display()))?;
-        if buffer.len() == before {
-            if !buffer.is_empty() {
-                block(&buffer)?;
+        let goal = (filled + BLOCK_BYTES).min(buffer.len());
+        let mut eof = false;
+        while filled < goal {
+            match reader.read(&mut buffer[filled..goal]) {
+                Ok(0) => {
+                    eof = true;
+                    break;
+                }
+                Ok(n) => filled += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    return Err(e).with_context(|| format!("cannot read {}", path.display()));
+                }
+            }
+        }
+        if eof {
+            if filled > 0 {
+                block(&buffer[..filled])?;
             }
             break;
         }
-        let start = perf::last_sample_start(&buffer);
+        let start = perf::last_sample_start(&buffer[..filled]);
         if start > 0 {
             block(&buffer[..start])?;
-            buffer.drain(..start);
-        } else if buffer.len() >= 2 * BLOCK_BYTES {
+            buffer.copy_within(start..filled, 0);
+            filled -= start;
+        } else if filled == buffer.len() {
             // Two blocks without a second sample start: not a profile (or one sample of
             // 32 MiB of frames): read as it is, so memory stays bounded.
-            block(&buffer)?;
-            buffer.clear();
+            block(&buffer[..filled])?;
+            filled = 0;
         }
     }
     crate::input::report_cut(path, &cut);
