@@ -362,7 +362,14 @@ fn arbitrary_bytes_never_panic() {
         assert_eq!(stats.records, all.len() as u64);
         let profile = Profile::from_input(&input, &ProfileOptions::default());
         assert_eq!(profile.stats.lines, stats.lines);
-        let _ = perf::collapse(&input, &FoldOptions::default());
+        let mut by_sample = perf::Folder::new(FoldOptions::default());
+        for sample in &all {
+            by_sample.add(sample);
+        }
+        assert_eq!(
+            perf::collapse(&input, &FoldOptions::default()),
+            by_sample.render()
+        );
         let _ = perf::sniff(&input);
         serde_json::to_string(&profile).unwrap();
     }

@@ -1,5 +1,6 @@
 //! Fuzzes the perf script reader, folder and profile with arbitrary bytes: they must never
-//! panic, statistics must stay consistent, and folding on several threads must equal one pass.
+//! panic, statistics must stay consistent, folding piece by piece must equal folding the
+//! reader's samples one by one, and folding in pieces must equal one pass.
 //! Seed it with the samples:
 //! `RUSTC_BOOTSTRAP=1 cargo fuzz run perf corpus/perf ../../../fixtures/formats/perf`
 
@@ -27,6 +28,12 @@ fuzz_target!(|data: &[u8]| {
         ..FoldOptions::default()
     };
     let one_pass = perf::collapse(data, &options);
+    // Piece by piece (each call chain parsed once) folds what the reader's samples fold.
+    let mut by_sample = Folder::new(options.clone());
+    for sample in perf::samples(data) {
+        by_sample.add(&sample);
+    }
+    assert_eq!(by_sample.render(), one_pass);
     let cut = perf::last_sample_start(data);
     let mut pieces = Folder::new(options);
     pieces.add_input(&data[..cut], 1);

@@ -11,8 +11,10 @@
 
 use std::borrow::Cow;
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 
+use super::frame_names::{
+    fix_partially_demangled_rust_symbol, inferno_is_kernel, is_jit, module_fallback, tidy_generic,
+};
 use super::types::{Frame, PerfSample};
 
 /// What to fold and how to name frames. Field names follow `inferno-collapse-perf`'s flags.
@@ -37,18 +39,77 @@ pub struct FoldOptions {
     pub skip_after: Vec<String>,
 }
 
-/// Accumulates collapsed stacks. Feed samples with [`Folder::add`], read the result with
-/// [`Folder::into_sorted`] or [`Folder::render`].
+/// Accumulates collapsed stacks. Feed samples with [`Folder::add`] or whole `perf script`
+/// texts with [`Folder::add_input`], read the result with [`Folder::into_sorted`] or
+/// [`Folder::render`].
+///
+/// Each distinct root name (`comm`, `comm-PID`) and each distinct frame path is stored once
+/// and stacks are counted by the pair. [`Folder::add_input`] also remembers the folded path
+/// of each distinct call-chain text it met (see `pieces.rs`), so a call chain seen before is
+/// folded without being parsed again; that memory is bounded by [`FOLD_CACHE_BYTES`].
 #[derive(Debug, Default)]
 pub struct Folder {
-    options: FoldOptions,
-    event: Option<String>,
-    stacks: HashMap<String, u64, BuildHasherDefault<StackHasher>>,
+    pub(super) options: FoldOptions,
+    pub(super) event: Option<String>,
+    /// Root names, each once, with its id.
+    roots: Interner,
+    /// Frame paths (`;outermost;…;leaf`), each once, with its id.
+    paths: Interner,
+    /// Summed weight per stack: root id in the high half (`ROOTLESS` for a stack cut by
+    /// `--skip-after`), path id in the low half.
+    pub(super) weights: HashMap<u64, u64, ahash::RandomState>,
+    /// Scratch for one path and one frame name.
     key: String,
     segment: String,
-    folded: u64,
-    filtered_out: u64,
-    empty: u64,
+    pub(super) folded: u64,
+    pub(super) filtered_out: u64,
+    pub(super) empty: u64,
+    /// Call chains already folded, by their text (see `pieces.rs`).
+    pub(super) chains: super::pieces::ChainCache,
+}
+
+/// The root id of a stack without its process name (cut by `--skip-after`).
+pub(super) const ROOTLESS: u32 = u32::MAX;
+
+/// Bytes of call-chain text [`Folder::add_input`] remembers at most (16 MiB): past that, new
+/// call chains are folded as they come, sample by sample.
+pub const FOLD_CACHE_BYTES: usize = 16 << 20;
+
+/// What the frames of one sample fold to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum PathFold {
+    /// No frame left to fold: the sample adds no stack.
+    Empty,
+    /// The path with this id; `rootless` when `--skip-after` cut the process name off.
+    Path { id: u32, rootless: bool },
+}
+
+/// Strings stored once each, numbered in order of arrival.
+#[derive(Debug, Default)]
+struct Interner {
+    ids: HashMap<Box<str>, u32, ahash::RandomState>,
+}
+
+impl Interner {
+    fn id(&mut self, text: &str) -> u32 {
+        if let Some(&id) = self.ids.get(text) {
+            return id;
+        }
+        // Ids stay below ROOTLESS: a folder holds far fewer than 2^32 - 1 distinct strings
+        // (each at least one byte, and memory would run out first).
+        let id = u32::try_from(self.ids.len()).expect("fewer than 2^32 strings");
+        self.ids.insert(text.into(), id);
+        id
+    }
+
+    /// The strings, indexed by id.
+    fn by_id(&self) -> Vec<&str> {
+        let mut texts = vec![""; self.ids.len()];
+        for (text, &id) in &self.ids {
+            texts[id as usize] = text;
+        }
+        texts
+    }
 }
 
 impl Folder {
@@ -85,21 +146,81 @@ impl Folder {
 
     /// Folds one sample (or counts it as filtered out).
     pub fn add(&mut self, sample: &PerfSample<'_>) {
+        if !self.wants_event(&sample.event) {
+            return;
+        }
+        let java = sample.comm.starts_with("java");
+        let path = self.fold_frames(&sample.frames, java);
+        self.count(path, &sample.comm, sample.pid, sample.tid, sample.weight());
+    }
+
+    /// True when samples of `event` are folded; counts them as filtered out otherwise. The
+    /// first event met is the one folded when none was asked for.
+    pub(super) fn wants_event(&mut self, event: &str) -> bool {
         match &self.event {
             Some(wanted) => {
-                if !event_matches(&sample.event, wanted) {
+                if !event_matches(event, wanted) {
                     self.filtered_out += 1;
-                    return;
+                    return false;
                 }
             }
-            None => self.event = Some(sample.event.to_string()),
+            None => self.event = Some(event.to_owned()),
         }
-        self.key.clear();
-        let frames = &sample.frames;
-        // Frames are leaf first; with --skip-after the stack stops at the first (leaf-most)
-        // matching frame.
+        true
+    }
+
+    /// Adds `weight` to the stack of `path` under the root named after `comm`, `pid` and
+    /// `tid` (or counts an empty sample).
+    pub(super) fn count(
+        &mut self,
+        path: PathFold,
+        comm: &str,
+        pid: Option<i32>,
+        tid: i32,
+        weight: u64,
+    ) {
+        let (path, rootless) = match path {
+            PathFold::Empty => {
+                self.empty += 1;
+                return;
+            }
+            PathFold::Path { id, rootless } => (id, rootless),
+        };
+        let root = if rootless {
+            ROOTLESS
+        } else if !self.options.include_pid && !comm.contains(' ') {
+            self.roots.id(comm)
+        } else {
+            self.segment.clear();
+            if comm.contains(' ') {
+                self.segment.push_str(&comm.replace(' ', "_"));
+            } else {
+                self.segment.push_str(comm);
+            }
+            if self.options.include_tid {
+                self.segment.push('-');
+                push_pid(&mut self.segment, pid);
+                self.segment.push('/');
+                self.segment.push_str(&tid.to_string());
+            } else if self.options.include_pid {
+                self.segment.push('-');
+                push_pid(&mut self.segment, pid);
+            }
+            self.roots.id(&self.segment)
+        };
+        self.folded += 1;
+        *self
+            .weights
+            .entry(u64::from(root) << 32 | u64::from(path))
+            .or_insert(0) += weight;
+    }
+
+    /// Folds the frames of a sample (leaf first) into a path, from the outermost frame down:
+    /// `;outer;…;leaf`. With `--skip-after` the path stops at the first (leaf-most) frame
+    /// named there and the process name is left out.
+    pub(super) fn fold_frames(&mut self, frames: &[Frame<'_>], java: bool) -> PathFold {
         let mut take = frames.len();
-        let mut skipped_root = false;
+        let mut rootless = false;
         if !self.options.skip_after.is_empty() {
             for (i, f) in frames.iter().enumerate() {
                 if f.symbol.starts_with('(') {
@@ -108,48 +229,21 @@ impl Folder {
                 let fixed = fix_partially_demangled_rust_symbol(&f.symbol);
                 if self.options.skip_after.iter().any(|s| *s == *fixed) {
                     take = i + 1;
-                    skipped_root = true;
+                    rootless = true;
                     break;
                 }
             }
         }
-        // The key is built in place: root name, then `;frame` from root to leaf.
         self.key.clear();
-        if !skipped_root {
-            if sample.comm.contains(' ') {
-                self.key.push_str(&sample.comm.replace(' ', "_"));
-            } else {
-                self.key.push_str(&sample.comm);
-            }
-            if self.options.include_tid {
-                self.key.push('-');
-                push_pid(&mut self.key, sample.pid);
-                self.key.push('/');
-                self.key.push_str(&sample.tid.to_string());
-            } else if self.options.include_pid {
-                self.key.push('-');
-                push_pid(&mut self.key, sample.pid);
-            }
-        }
-        let root_len = self.key.len();
-        let java = sample.comm.starts_with("java");
         for f in frames[..take].iter().rev() {
             self.push_frame(f, java);
         }
-        if self.key.len() == root_len {
-            self.empty += 1;
-            return;
+        if self.key.is_empty() {
+            return PathFold::Empty;
         }
-        if skipped_root {
-            self.key.remove(0);
-        }
-        self.folded += 1;
-        let weight = sample.weight();
-        match self.stacks.get_mut(self.key.as_str()) {
-            Some(total) => *total += weight,
-            None => {
-                self.stacks.insert(self.key.clone(), weight);
-            }
+        PathFold::Path {
+            id: self.paths.id(&self.key),
+            rootless,
         }
     }
 
@@ -216,7 +310,26 @@ impl Folder {
     /// The stacks and their summed weights, sorted by stack (byte order), as inferno writes
     /// them.
     pub fn into_sorted(self) -> Vec<(String, u64)> {
-        let mut stacks: Vec<(String, u64)> = self.stacks.into_iter().collect();
+        let roots = self.roots.by_id();
+        let paths = self.paths.by_id();
+        // Different (root, path) pairs can spell the same stack (a `;` in a process name):
+        // they are summed, as one text.
+        let mut stacks: HashMap<String, u64, ahash::RandomState> = HashMap::default();
+        for (&key, &weight) in &self.weights {
+            let (root, path) = ((key >> 32) as u32, key as u32);
+            let path = paths[path as usize];
+            let stack = if root == ROOTLESS {
+                path[1..].to_owned()
+            } else {
+                let root = roots[root as usize];
+                let mut stack = String::with_capacity(root.len() + path.len());
+                stack.push_str(root);
+                stack.push_str(path);
+                stack
+            };
+            *stacks.entry(stack).or_insert(0) += weight;
+        }
+        let mut stacks: Vec<(String, u64)> = stacks.into_iter().collect();
         stacks.sort_unstable();
         stacks
     }
@@ -250,12 +363,11 @@ impl Folder {
     /// Parses and folds a whole `perf script` text, or a piece of one that starts at a sample
     /// (see [`last_sample_start`] to cut a stream into such pieces). With `threads > 1` and a
     /// large input, the input is cut at sample starts and the pieces are folded on that many
-    /// threads; the result is the same.
+    /// threads; the result is the same, and the same as [`Folder::add`] on every sample of
+    /// [`super::Samples`].
     pub fn add_input(&mut self, input: &[u8], threads: usize) {
         if threads <= 1 || input.len() < PARALLEL_MIN_BYTES {
-            for sample in super::Samples::new(input) {
-                self.add(&sample);
-            }
+            self.add_pieces(input);
             return;
         }
         if self.event.is_none() {
@@ -285,9 +397,7 @@ impl Folder {
                     let options = options.clone();
                     scope.spawn(move || {
                         let mut folder = Folder::new(options);
-                        for sample in super::Samples::new(piece) {
-                            folder.add(&sample);
-                        }
+                        folder.add_pieces(piece);
                         folder
                     })
                 })
@@ -305,10 +415,22 @@ impl Folder {
     /// Adds the stacks and counters of `other` (folded with the same options) to this one.
     pub fn merge(&mut self, other: Folder) {
         if self.event.is_none() {
-            self.event = other.event;
+            self.event.clone_from(&other.event);
         }
-        for (stack, weight) in other.stacks {
-            *self.stacks.entry(stack).or_insert(0) += weight;
+        let roots = other.roots.by_id();
+        let paths = other.paths.by_id();
+        for (&key, &weight) in &other.weights {
+            let (root, path) = ((key >> 32) as u32, key as u32);
+            let root = if root == ROOTLESS {
+                ROOTLESS
+            } else {
+                self.roots.id(roots[root as usize])
+            };
+            let path = self.paths.id(paths[path as usize]);
+            *self
+                .weights
+                .entry(u64::from(root) << 32 | u64::from(path))
+                .or_insert(0) += weight;
         }
         self.folded += other.folded;
         self.filtered_out += other.filtered_out;
@@ -350,237 +472,9 @@ fn push_pid(out: &mut String, pid: Option<i32>) {
     }
 }
 
-/// `[unknown]` becomes `[basename of dso]` (or `[unknown]`), with ` <address>` under
-/// `--addrs`; any other symbol is kept.
-fn module_fallback(out: &mut String, dso: &str, func: &str, address: u64, addrs: bool) {
-    if func != "[unknown]" {
-        out.push_str(func);
-        return;
-    }
-    let name = match (dso, addrs) {
-        ("[unknown]", true) => "unknown",
-        ("[unknown]", false) => {
-            out.push_str(func);
-            return;
-        }
-        (dso, _) => &dso[dso.rfind('/').map_or(0, |i| i + 1)..],
-    };
-    out.push('[');
-    out.push_str(name);
-    if addrs {
-        use std::fmt::Write;
-        let _ = write!(out, " <{address:x}>]");
-    } else {
-        out.push(']');
-    }
-}
-
-/// inferno's `tidy_generic`: `;` → `:`, and the top-level argument list cut, except Go
-/// method names (`net/http.(*Client).Do`) and `(anonymous namespace)`.
-fn tidy_generic(func: &mut String) {
-    if func.contains(';') {
-        *func = func.replace(';', ":");
-    }
-    // Only a `(` can start an argument list: most C symbols have none.
-    if !func.contains('(') {
-        return;
-    }
-    let mut depth: i64 = 0;
-    let mut last_dot: Option<usize> = None;
-    let mut cut = func.len();
-    // Bytes, not chars: every delimiter is ASCII, and no byte of a multi-byte UTF-8 sequence
-    // is, so indexes stay on char boundaries.
-    for (idx, c) in func.bytes().enumerate() {
-        match c {
-            b'<' | b'{' | b'[' => depth += 1,
-            b'>' | b'}' | b']' | b')' => depth -= 1,
-            b'(' => {
-                if depth == 0 {
-                    let go = last_dot == Some(idx);
-                    let anonymous = func[idx..].starts_with("(anonymous namespace)");
-                    if !go && !anonymous {
-                        cut = idx;
-                        break;
-                    }
-                }
-                depth += 1;
-            }
-            b'.' => last_dot = Some(idx + 1),
-            _ => {}
-        }
-    }
-    func.truncate(cut);
-}
-
-/// inferno's kernel test for `--kernel`: a `[…]` DSO other than `[unknown]`, a `.ko`, or a
-/// `vmlinux*` path. (It counts `[vdso]` as kernel; [`Frame::is_kernel`] does not.)
-fn inferno_is_kernel(dso: &str) -> bool {
-    let vmlinux = dso.rfind("vmlinux").is_some_and(|at| {
-        dso[at..]
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_'))
-    });
-    (dso.starts_with('[') || dso.ends_with(".ko") || vmlinux) && dso != "[unknown]"
-}
-
-fn is_jit(dso: &str) -> bool {
-    (dso.starts_with("/tmp/perf-") && dso.ends_with(".map"))
-        || (dso.contains("/jitted-") && dso.ends_with(".so"))
-}
-
-/// A fast multiply-rotate hash (the FxHash recipe) for stack keys: SipHash dominated the
-/// folding time on long stacks. Inputs are the user's own profiles, not adversarial.
-#[derive(Default)]
-struct StackHasher(u64);
-
-impl Hasher for StackHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        const K: u64 = 0x517c_c1b7_2722_0a95;
-        let mut chunks = bytes.chunks_exact(8);
-        for chunk in &mut chunks {
-            let word = u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
-            self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(K);
-        }
-        for &b in chunks.remainder() {
-            self.0 = (self.0.rotate_left(5) ^ u64::from(b)).wrapping_mul(K);
-        }
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
-
-const RUST_HASH_LENGTH: usize = 17;
-
-/// perf leaves some Rust symbols half demangled (`_$LT$std..fs..File$GT$::open::h…`):
-/// inferno's fix, byte for byte.
-fn fix_partially_demangled_rust_symbol(symbol: &str) -> Cow<'_, str> {
-    let is_rust_hash =
-        |s: &str| s.starts_with('h') && s[1..].bytes().all(|c| c.is_ascii_hexdigit());
-    if symbol.len() < RUST_HASH_LENGTH
-        || !symbol.is_char_boundary(symbol.len() - RUST_HASH_LENGTH)
-        || !is_rust_hash(&symbol[symbol.len() - RUST_HASH_LENGTH..])
-    {
-        return Cow::Borrowed(symbol);
-    }
-    let mut rest = &symbol[..symbol.len() - RUST_HASH_LENGTH];
-    if let Some(r) = rest.strip_suffix("::") {
-        rest = r;
-    }
-    if rest.starts_with("_$") {
-        rest = &rest[1..];
-    }
-    const ESCAPES: [(&str, &str); 20] = [
-        ("$SP$", "@"),
-        ("$BP$", "*"),
-        ("$RF$", "&"),
-        ("$LT$", "<"),
-        ("$GT$", ">"),
-        ("$LP$", "("),
-        ("$RP$", ")"),
-        ("$C$", ","),
-        ("$u7e$", "~"),
-        ("$u20$", " "),
-        ("$u27$", "'"),
-        ("$u3d$", "="),
-        ("$u5b$", "["),
-        ("$u5d$", "]"),
-        ("$u7b$", "{"),
-        ("$u7d$", "}"),
-        ("$u3b$", ";"),
-        ("$u2b$", "+"),
-        ("$u21$", "!"),
-        ("$u22$", "\""),
-    ];
-    let mut out = String::with_capacity(rest.len());
-    while !rest.is_empty() {
-        if let Some(r) = rest.strip_prefix('.') {
-            if let Some(r2) = r.strip_prefix('.') {
-                out.push_str("::");
-                rest = r2;
-            } else {
-                out.push('.');
-                rest = r;
-            }
-        } else if rest.starts_with('$') {
-            match ESCAPES.iter().find(|(pat, _)| rest.starts_with(pat)) {
-                Some((pat, text)) => {
-                    out.push_str(text);
-                    rest = &rest[pat.len()..];
-                }
-                None => {
-                    out.push_str(rest);
-                    break;
-                }
-            }
-        } else {
-            let idx = rest.find(['$', '.']).unwrap_or(rest.len());
-            out.push_str(&rest[..idx]);
-            rest = &rest[idx..];
-        }
-    }
-    Cow::Owned(out)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn tidy(s: &str) -> String {
-        let mut s = s.to_owned();
-        tidy_generic(&mut s);
-        s
-    }
-
-    #[test]
-    fn tidy_generic_keeps_go_methods_and_templates() {
-        for (input, expected) in [
-            (
-                "go/build.(*importReader).readByte",
-                "go/build.(*importReader).readByte",
-            ),
-            ("foo<Vec::<usize>>(Vec<usize>)", "foo<Vec::<usize>>"),
-            (".run()V", ".run"),
-            ("base(BasicType) const", "base"),
-            (
-                "std::function<void (int, int)>::operator(int, int)",
-                "std::function<void (int, int)>::operator",
-            ),
-            (
-                "{lambda(int, int)#2}::operator()",
-                "{lambda(int, int)#2}::operator",
-            ),
-            (
-                "(anonymous namespace)::myBar()",
-                "(anonymous namespace)::myBar",
-            ),
-            ("[(foo)]::bar()", "[(foo)]::bar"),
-            ("a;b", "a:b"),
-        ] {
-            assert_eq!(tidy(input), expected, "{input}");
-        }
-    }
-
-    #[test]
-    fn rust_symbols_are_fixed_like_inferno() {
-        assert_eq!(
-            fix_partially_demangled_rust_symbol(
-                "_$LT$std..fs..ReadDir$u20$as$u20$core..iter..traits..iterator..Iterator$GT$::next::hc14f1750ca79129b"
-            ),
-            "<std::fs::ReadDir as core::iter::traits::iterator::Iterator>::next"
-        );
-        assert_eq!(
-            fix_partially_demangled_rust_symbol(
-                "std::sys::unix::fs::File::open::hb90e1c1c787080f0"
-            ),
-            "std::sys::unix::fs::File::open"
-        );
-        assert_eq!(
-            fix_partially_demangled_rust_symbol("_ZN4test1a2bcE"),
-            "_ZN4test1a2bcE"
-        );
-    }
 
     #[test]
     fn modifiers_are_dropped_only_when_they_are_modifiers() {
@@ -590,17 +484,5 @@ mod tests {
         assert_eq!(strip_modifiers("probe:foo"), "probe:foo");
         assert!(event_matches("cpu-clock:pppH", "cpu-clock"));
         assert!(!event_matches("cpu-migrations", "cpu-clock"));
-    }
-
-    #[test]
-    fn kernel_test_is_inferno_s() {
-        assert!(inferno_is_kernel("[kernel.kallsyms]"));
-        assert!(inferno_is_kernel("[vdso]"));
-        assert!(!inferno_is_kernel("[unknown]"));
-        assert!(inferno_is_kernel(
-            "/lib/modules/4.3.0-rc1-virtual/build/vmlinux"
-        ));
-        assert!(inferno_is_kernel("nf_conntrack.ko"));
-        assert!(!inferno_is_kernel("/usr/lib/postgresql/15/bin/postgres"));
     }
 }

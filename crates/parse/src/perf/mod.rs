@@ -15,12 +15,17 @@
 //!   the share of samples whose stack holds given symbols.
 
 mod fold;
+mod frame_names;
 mod grammar;
+mod pieces;
 mod profile;
 mod reader;
 mod types;
 
-pub use fold::{FoldOptions, Folder, collapse, event_matches, last_sample_start, strip_modifiers};
+pub use fold::{
+    FOLD_CACHE_BYTES, FoldOptions, Folder, collapse, event_matches, last_sample_start,
+    strip_modifiers,
+};
 pub use profile::*;
 pub use reader::{MAX_FRAMES, MAX_LINE_BYTES, Samples, SamplesState};
 pub use types::{Frame, PerfHeader, PerfLineCounts, PerfSample};
