@@ -60,6 +60,17 @@ fn bench(c: &mut Criterion) {
     group.bench_function("parse_fold", |b| {
         b.iter(|| perf::collapse(black_box(&input), &FoldOptions::default()))
     });
+    // Each sample parsed in full and folded, as before call chains were cached: what the
+    // cache saves.
+    group.bench_function("parse_fold_sample_by_sample", |b| {
+        b.iter(|| {
+            let mut folder = Folder::new(FoldOptions::default());
+            for sample in perf::samples(black_box(&input)) {
+                folder.add(&sample);
+            }
+            folder.render()
+        })
+    });
     group.bench_function("parse_fold_2_threads", |b| {
         b.iter(|| {
             let mut folder = Folder::new(FoldOptions::default());

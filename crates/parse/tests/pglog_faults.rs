@@ -2,7 +2,7 @@
 //! pglog-pg13-stale-statistics.sh): each event with its fields, on every version and in every
 //! language it was recorded in.
 
-use pgmortem_parse::pglog::{self, PgEvent, PgLogOptions, PgRecord, Severity};
+use pgmortem_parse::pglog::{self, PgEvent, PgLogFormat, PgLogOptions, PgRecord, Severity};
 
 mod common;
 
@@ -188,4 +188,34 @@ fn stamps_out_of_range_never_land_inside_names() {
             .1
             .starts_with("99999-11-21")
     );
+}
+
+#[test]
+fn csvlog_and_jsonlog_stamps_that_are_no_time_are_counted_and_the_records_kept() {
+    // Real rows (PostgreSQL 15 csvlog and jsonlog), the second one's stamp edited to a month 13.
+    let csv = b"2026-11-21 17:57:13.106 UTC,,,18553,,6b01db79.4879,1,,2026-11-21 17:57:13 UTC,,0,LOG,00000,\"starting PostgreSQL 15.18 on x86_64-pc-linux-gnu\",,,,,,,,,\"\",\"postmaster\",,0\n\
+2026-13-21 17:57:40.817 UTC,\"postgres\",\"postgres\",20424,\"[local]\",6b01db84.4fc8,3,\"SELECT\",2026-11-21 17:57:40 UTC,3/2,0,ERROR,42601,\"out of memory\",,,,,,\"SELECT 1\",,,\"psql\",\"client backend\",,0\n";
+    let json = b"{\"timestamp\":\"2026-11-21 17:57:13.121 UTC\",\"pid\":18557,\"error_severity\":\"LOG\",\"message\":\"database system is ready to accept connections\",\"backend_type\":\"postmaster\",\"query_id\":0}\n\
+{\"timestamp\":\"2026-13-21 17:57:40.817 UTC\",\"pid\":20424,\"error_severity\":\"ERROR\",\"state_code\":\"53200\",\"message\":\"out of memory\",\"backend_type\":\"client backend\",\"query_id\":0}\n";
+    for (input, format) in [
+        (&csv[..], PgLogFormat::Csv),
+        (&json[..], PgLogFormat::Json),
+    ] {
+        let options = PgLogOptions {
+            format: Some(format),
+            ..PgLogOptions::default()
+        };
+        let log = pglog::parse(input, &options).unwrap();
+        assert_eq!(log.records.len(), 2, "{format:?}");
+        assert!(log.records[0].time.is_some());
+        assert!(log.records[1].time.is_none());
+        assert_eq!(log.records[1].pid, Some(20424));
+        assert_eq!(log.stats.unrecognized_lines, 0);
+        assert_eq!(
+            log.unreadable_stamps.examples,
+            [(2, "2026-13-21 17:57:40.817 UTC".to_owned())],
+            "{format:?}"
+        );
+        assert_eq!(log.unreadable_stamps.count, 1);
+    }
 }

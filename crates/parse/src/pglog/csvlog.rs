@@ -138,6 +138,11 @@ impl CsvReader {
     fn row(&mut self, last_line: u64, row: &str) {
         match record_of(row, &mut self.langs) {
             Some(mut record) => {
+                if record.time.is_none() {
+                    // The first field, a stamp (no comma in one).
+                    let stamp = row.split(',').next().unwrap_or_default();
+                    self.counters.unreadable_stamps.add(self.first_line, stamp);
+                }
                 record.line = self.first_line;
                 record.end_line = last_line;
                 classify::classify_record(&mut record, self.langs);
@@ -219,7 +224,9 @@ fn record_of(row: &str, langs: &mut Languages) -> Option<Box<PgRecord>> {
         return None;
     }
     let mut take = |i: usize| f.get_mut(i).and_then(Option::take);
-    let time = time::pg_time_from_stamp(&take(0)?, true)?;
+    // A stamp that is no time (a month 13) leaves the record without one; the reader counts
+    // it in `unreadable_stamps`.
+    let time = time::pg_time_from_stamp(&take(0)?, true);
     let (tag, lang) = severity::word(&take(11)?)?;
     let Tag::Main(severity) = tag else {
         return None;
@@ -228,7 +235,7 @@ fn record_of(row: &str, langs: &mut Languages) -> Option<Box<PgRecord>> {
     let mut record = Box::<PgRecord>::default();
     let r = &mut *record;
     let owned = |c: Option<Cow<'_, str>>| c.map(Cow::into_owned);
-    r.time = Some(time);
+    r.time = time;
     r.user = owned(take(1));
     r.database = owned(take(2));
     r.pid = take(3).and_then(|p| p.parse().ok());

@@ -101,7 +101,10 @@ impl JsonReader {
             .ok()
             .and_then(|j| record_of(j, &mut self.langs));
         match parsed {
-            Some(mut record) => {
+            Some((mut record, unreadable_stamp)) => {
+                if let Some(stamp) = unreadable_stamp {
+                    self.counters.unreadable_stamps.add(number, &stamp);
+                }
                 record.line = number;
                 record.end_line = number;
                 classify::classify_record(&mut record, self.langs);
@@ -113,7 +116,9 @@ impl JsonReader {
     }
 }
 
-fn record_of(j: JsonRecord<'_>, langs: &mut Languages) -> Option<PgRecord> {
+/// One object → a record (not yet classified), with its `timestamp` when that is no time (a
+/// month 13): the record is kept without one.
+fn record_of(j: JsonRecord<'_>, langs: &mut Languages) -> Option<(PgRecord, Option<String>)> {
     let own = |c: Option<Cow<'_, str>>| c.map(Cow::into_owned);
     let (tag, lang) = severity::word(j.error_severity.as_deref()?)?;
     let Tag::Main(severity) = tag else {
@@ -131,11 +136,16 @@ fn record_of(j: JsonRecord<'_>, langs: &mut Languages) -> Option<PgRecord> {
         (None, Some(file), Some(line)) => Some(format!("{file}:{line}")),
         _ => None,
     };
-    Some(PgRecord {
-        time: j
-            .timestamp
-            .as_deref()
-            .and_then(|t| time::pg_time_from_stamp(t, true)),
+    let time = j
+        .timestamp
+        .as_deref()
+        .and_then(|t| time::pg_time_from_stamp(t, true));
+    let unreadable_stamp = match (&time, &j.timestamp) {
+        (None, Some(stamp)) => Some(stamp.to_string()),
+        _ => None,
+    };
+    let record = PgRecord {
+        time,
         pid: j.pid,
         session_id: own(j.session_id),
         session_line: j.line_num,
@@ -161,7 +171,8 @@ fn record_of(j: JsonRecord<'_>, langs: &mut Languages) -> Option<PgRecord> {
         location,
         language: lang.map(translate::language_name),
         ..PgRecord::default()
-    })
+    };
+    Some((record, unreadable_stamp))
 }
 
 /// True when `line` looks like a jsonlog line.

@@ -200,9 +200,9 @@ pub struct PgLog {
     /// csvlog rows given up because a quote never closed (their lines are in
     /// `stats.unrecognized_lines`).
     pub broken_rows: u64,
-    /// Records whose prefix printed a stamp of the right shape that is no time (a month 13, an
-    /// hour 99): kept without a time, counted here with the first few stamps, never read as
-    /// another time.
+    /// Records whose stamp has the right shape (in the prefix, csvlog's first column,
+    /// jsonlog's `timestamp`) but is no time (a month 13, an hour 99): kept without a time,
+    /// counted here with the first few stamps, never read as another time.
     #[serde(skip_serializing_if = "CountedLines::is_empty")]
     pub unreadable_stamps: CountedLines,
     /// How `prefix` was chosen and how many of the first lines it fits (`None` for csvlog and
