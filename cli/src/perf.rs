@@ -206,7 +206,7 @@ fn for_each_block(path: &Path, mut block: impl FnMut(&[u8]) -> Result<()>) -> Re
 }
 
 /// Folds the file (or standard input for `-`) block by block.
-fn fold_file(path: &Path, fold: &FoldArgs) -> Result<String> {
+fn fold_file(path: &Path, fold: &FoldArgs) -> Result<perf::Folder> {
     let threads = fold
         .nthreads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
@@ -215,7 +215,20 @@ fn fold_file(path: &Path, fold: &FoldArgs) -> Result<String> {
         folder.add_input(block, threads);
         Ok(())
     })?;
-    Ok(folder.render())
+    let not_kept = folder.samples_not_kept();
+    if not_kept > 0 {
+        #[allow(clippy::print_stderr)]
+        {
+            eprintln!(
+                "pgmortem: note: {}: {not_kept} sample{} of stacks met after the first {} MiB of \
+                 distinct stacks not folded",
+                path.display(),
+                if not_kept == 1 { "" } else { "s" },
+                perf::FOLD_STACK_BYTES >> 20
+            );
+        }
+    }
+    Ok(folder)
 }
 
 pub(crate) fn collapse(args: CollapsePerfArgs, out: &mut dyn Write) -> Result<()> {
@@ -223,19 +236,31 @@ pub(crate) fn collapse(args: CollapsePerfArgs, out: &mut dyn Write) -> Result<()
     if let Some(file) = &args.output {
         crate::refuse_to_overwrite(file, &path)?;
     }
-    let folded = fold_file(&path, &args.fold)?;
+    let folder = fold_file(&path, &args.fold)?;
     match args.output {
-        Some(file) => std::fs::write(&file, folded)
-            .with_context(|| format!("cannot write {}", file.display())),
-        None => out
-            .write_all(folded.as_bytes())
-            .context("cannot write the collapsed stacks"),
+        Some(file) => {
+            let mut writer = std::io::BufWriter::new(
+                std::fs::File::create(&file)
+                    .with_context(|| format!("cannot write {}", file.display()))?,
+            );
+            folder
+                .write_sorted(&mut writer)
+                .and_then(|()| writer.flush())
+                .with_context(|| format!("cannot write {}", file.display()))
+        }
+        None => {
+            let mut writer = std::io::BufWriter::new(out);
+            folder
+                .write_sorted(&mut writer)
+                .and_then(|()| writer.flush())
+                .context("cannot write the collapsed stacks")
+        }
     }
 }
 
 pub(crate) fn flamegraph(args: FlamegraphArgs) -> Result<()> {
     crate::refuse_to_overwrite(&args.output, &args.file)?;
-    let folded = fold_file(&args.file, &args.fold)?;
+    let folded = fold_file(&args.file, &args.fold)?.render();
     anyhow::ensure!(
         !folded.is_empty(),
         "{}: no stack to draw (no sample with frames for the chosen event)",

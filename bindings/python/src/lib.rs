@@ -306,7 +306,21 @@ fn collapse_perf(
         event: event_filter,
         skip_after: skip_after.unwrap_or_default(),
     };
-    Ok(py.detach(|| perf::collapse(&bytes, &options)))
+    let (folded, not_kept) = py.detach(|| {
+        let mut folder = perf::Folder::new(options);
+        folder.add_input(&bytes, 1);
+        let not_kept = folder.samples_not_kept();
+        (folder.render(), not_kept)
+    });
+    if not_kept > 0 {
+        let message = format!(
+            "{not_kept} samples of stacks met after the first {} MiB of distinct stacks not folded",
+            perf::FOLD_STACK_BYTES >> 20
+        );
+        let category = py.get_type::<pyo3::exceptions::PyRuntimeWarning>();
+        PyErr::warn(py, &category, &std::ffi::CString::new(message)?, 1)?;
+    }
+    Ok(folded)
 }
 
 /// Runs the `pgmortem` command line with `args` (without the program name); returns

@@ -37,7 +37,11 @@ fn piece_by_piece(input: &[u8], options: &FoldOptions) -> (String, [u64; 3]) {
 
 fn assert_same(input: &[u8], options: &FoldOptions, what: &str) {
     let expected = sample_by_sample(input, options);
-    assert_eq!(piece_by_piece(input, options), expected, "{what} {options:?}");
+    assert_eq!(
+        piece_by_piece(input, options),
+        expected,
+        "{what} {options:?}"
+    );
 }
 
 fn option_sets() -> Vec<FoldOptions> {

@@ -197,10 +197,7 @@ fn csvlog_and_jsonlog_stamps_that_are_no_time_are_counted_and_the_records_kept()
 2026-13-21 17:57:40.817 UTC,\"postgres\",\"postgres\",20424,\"[local]\",6b01db84.4fc8,3,\"SELECT\",2026-11-21 17:57:40 UTC,3/2,0,ERROR,42601,\"out of memory\",,,,,,\"SELECT 1\",,,\"psql\",\"client backend\",,0\n";
     let json = b"{\"timestamp\":\"2026-11-21 17:57:13.121 UTC\",\"pid\":18557,\"error_severity\":\"LOG\",\"message\":\"database system is ready to accept connections\",\"backend_type\":\"postmaster\",\"query_id\":0}\n\
 {\"timestamp\":\"2026-13-21 17:57:40.817 UTC\",\"pid\":20424,\"error_severity\":\"ERROR\",\"state_code\":\"53200\",\"message\":\"out of memory\",\"backend_type\":\"client backend\",\"query_id\":0}\n";
-    for (input, format) in [
-        (&csv[..], PgLogFormat::Csv),
-        (&json[..], PgLogFormat::Json),
-    ] {
+    for (input, format) in [(&csv[..], PgLogFormat::Csv), (&json[..], PgLogFormat::Json)] {
         let options = PgLogOptions {
             format: Some(format),
             ..PgLogOptions::default()

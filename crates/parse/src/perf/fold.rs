@@ -44,9 +44,11 @@ pub struct FoldOptions {
 /// [`Folder::render`].
 ///
 /// Each distinct root name (`comm`, `comm-PID`) and each distinct frame path is stored once
-/// and stacks are counted by the pair. [`Folder::add_input`] also remembers the folded path
-/// of each distinct call-chain text it met (see `pieces.rs`), so a call chain seen before is
-/// folded without being parsed again; that memory is bounded by [`FOLD_CACHE_BYTES`].
+/// and stacks are counted by the pair; they hold [`FOLD_STACK_BYTES`] at most, and samples of
+/// stacks new past that are counted in [`Folder::samples_not_kept`], not folded.
+/// [`Folder::add_input`] also remembers the folded path of each distinct call-chain text it
+/// met (see `pieces.rs`), so a call chain seen before is folded without being parsed again;
+/// that memory is bounded by [`FOLD_CACHE_BYTES`].
 #[derive(Debug, Default)]
 pub struct Folder {
     pub(super) options: FoldOptions,
@@ -55,17 +57,27 @@ pub struct Folder {
     roots: Interner,
     /// Frame paths (`;outermost;…;leaf`), each once, with its id.
     paths: Interner,
-    /// Summed weight per stack: root id in the high half (`ROOTLESS` for a stack cut by
-    /// `--skip-after`), path id in the low half.
-    pub(super) weights: HashMap<u64, u64, ahash::RandomState>,
+    /// Per stack (root id in the high half, `ROOTLESS` for a stack cut by `--skip-after`;
+    /// path id in the low half): the summed weight and the samples.
+    weights: HashMap<u64, Tally, ahash::RandomState>,
     /// Scratch for one path and one frame name.
     key: String,
     segment: String,
+    /// Bytes the root names and paths may still take (from [`FOLD_STACK_BYTES`]).
+    stack_room: usize,
     pub(super) folded: u64,
     pub(super) filtered_out: u64,
     pub(super) empty: u64,
+    not_kept: u64,
     /// Call chains already folded, by their text (see `pieces.rs`).
     pub(super) chains: super::pieces::ChainCache,
+}
+
+/// What a stack has summed.
+#[derive(Debug, Default, Clone, Copy)]
+struct Tally {
+    weight: u64,
+    samples: u64,
 }
 
 /// The root id of a stack without its process name (cut by `--skip-after`).
@@ -75,6 +87,13 @@ pub(super) const ROOTLESS: u32 = u32::MAX;
 /// call chains are folded as they come, sample by sample.
 pub const FOLD_CACHE_BYTES: usize = 16 << 20;
 
+/// Bytes of distinct stacks a folder holds at most (256 MiB): the text of its root names and
+/// paths, plus [`STACK_ENTRY_BYTES`] for each.
+pub const FOLD_STACK_BYTES: usize = 256 << 20;
+
+/// What one root name or path costs beyond its text in [`FOLD_STACK_BYTES`]: its map entry.
+const STACK_ENTRY_BYTES: usize = 40;
+
 /// What the frames of one sample fold to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum PathFold {
@@ -82,6 +101,8 @@ pub(super) enum PathFold {
     Empty,
     /// The path with this id; `rootless` when `--skip-after` cut the process name off.
     Path { id: u32, rootless: bool },
+    /// A new path with no room left for it (see [`FOLD_STACK_BYTES`]).
+    NotKept,
 }
 
 /// Strings stored once each, numbered in order of arrival.
@@ -91,15 +112,21 @@ struct Interner {
 }
 
 impl Interner {
-    fn id(&mut self, text: &str) -> u32 {
+    /// The id of `text`, stored now if new and it fits in `room` (which it then takes from);
+    /// `None` when it does not.
+    fn id(&mut self, text: &str, room: &mut usize) -> Option<u32> {
         if let Some(&id) = self.ids.get(text) {
-            return id;
+            return Some(id);
         }
-        // Ids stay below ROOTLESS: a folder holds far fewer than 2^32 - 1 distinct strings
-        // (each at least one byte, and memory would run out first).
+        let cost = text.len() + STACK_ENTRY_BYTES;
+        // Ids stay below ROOTLESS: the room holds far fewer than 2^32 - 1 strings.
+        if cost > *room {
+            return None;
+        }
+        *room -= cost;
         let id = u32::try_from(self.ids.len()).expect("fewer than 2^32 strings");
         self.ids.insert(text.into(), id);
-        id
+        Some(id)
     }
 
     /// The strings, indexed by id.
@@ -119,6 +146,7 @@ impl Folder {
         Self {
             event: options.event.clone(),
             options,
+            stack_room: FOLD_STACK_BYTES,
             ..Self::default()
         }
     }
@@ -142,6 +170,12 @@ impl Folder {
     /// skipped): they add no stack, as in inferno.
     pub fn empty_samples(&self) -> u64 {
         self.empty
+    }
+
+    /// Samples of the event whose stack was new once the stacks held [`FOLD_STACK_BYTES`]:
+    /// counted, not folded.
+    pub fn samples_not_kept(&self) -> u64 {
+        self.not_kept
     }
 
     /// Folds one sample (or counts it as filtered out).
@@ -184,12 +218,16 @@ impl Folder {
                 self.empty += 1;
                 return;
             }
+            PathFold::NotKept => {
+                self.not_kept += 1;
+                return;
+            }
             PathFold::Path { id, rootless } => (id, rootless),
         };
         let root = if rootless {
-            ROOTLESS
+            Some(ROOTLESS)
         } else if !self.options.include_pid && !comm.contains(' ') {
-            self.roots.id(comm)
+            self.roots.id(comm, &mut self.stack_room)
         } else {
             self.segment.clear();
             if comm.contains(' ') {
@@ -206,13 +244,19 @@ impl Folder {
                 self.segment.push('-');
                 push_pid(&mut self.segment, pid);
             }
-            self.roots.id(&self.segment)
+            self.roots.id(&self.segment, &mut self.stack_room)
+        };
+        let Some(root) = root else {
+            self.not_kept += 1;
+            return;
         };
         self.folded += 1;
-        *self
+        let tally = self
             .weights
             .entry(u64::from(root) << 32 | u64::from(path))
-            .or_insert(0) += weight;
+            .or_default();
+        tally.weight += weight;
+        tally.samples += 1;
     }
 
     /// Folds the frames of a sample (leaf first) into a path, from the outermost frame down:
@@ -241,9 +285,9 @@ impl Folder {
         if self.key.is_empty() {
             return PathFold::Empty;
         }
-        PathFold::Path {
-            id: self.paths.id(&self.key),
-            rootless,
+        match self.paths.id(&self.key, &mut self.stack_room) {
+            Some(id) => PathFold::Path { id, rootless },
+            None => PathFold::NotKept,
         }
     }
 
@@ -307,45 +351,88 @@ impl Folder {
         self.key.push_str(&self.segment);
     }
 
+    /// Hands each stack to `each`, sorted by stack text (byte order) as inferno writes them,
+    /// with its summed weight: the text is the two parts put end to end. Nothing is copied,
+    /// so writing out a large fold takes no second copy of its stacks.
+    pub fn for_each_sorted(&self, mut each: impl FnMut(&str, &str, u64)) {
+        let roots = self.roots.by_id();
+        let paths = self.paths.by_id();
+        let mut stacks: Vec<(&str, &str, u64)> = self
+            .weights
+            .iter()
+            .map(|(&key, tally)| {
+                let (root, path) = ((key >> 32) as u32, key as u32);
+                let path = paths[path as usize];
+                if root == ROOTLESS {
+                    ("", &path[1..], tally.weight)
+                } else {
+                    (roots[root as usize], path, tally.weight)
+                }
+            })
+            .collect();
+        stacks.sort_unstable_by(|a, b| {
+            if a.0 == b.0 {
+                a.1.cmp(b.1)
+            } else {
+                stack_bytes(a.0, a.1).cmp(stack_bytes(b.0, b.1))
+            }
+        });
+        // Different (root, path) pairs can spell the same stack (a `;` in a process name):
+        // they are next to each other now, and summed as one.
+        let mut stacks = stacks.into_iter().peekable();
+        while let Some((root, path, mut weight)) = stacks.next() {
+            while let Some(next) = stacks.peek() {
+                let same = next.0.len() + next.1.len() == root.len() + path.len()
+                    && stack_bytes(next.0, next.1).eq(stack_bytes(root, path));
+                if !same {
+                    break;
+                }
+                weight += next.2;
+                stacks.next();
+            }
+            each(root, path, weight);
+        }
+    }
+
     /// The stacks and their summed weights, sorted by stack (byte order), as inferno writes
     /// them.
     pub fn into_sorted(self) -> Vec<(String, u64)> {
-        let roots = self.roots.by_id();
-        let paths = self.paths.by_id();
-        // Different (root, path) pairs can spell the same stack (a `;` in a process name):
-        // they are summed, as one text.
-        let mut stacks: HashMap<String, u64, ahash::RandomState> = HashMap::default();
-        for (&key, &weight) in &self.weights {
-            let (root, path) = ((key >> 32) as u32, key as u32);
-            let path = paths[path as usize];
-            let stack = if root == ROOTLESS {
-                path[1..].to_owned()
-            } else {
-                let root = roots[root as usize];
-                let mut stack = String::with_capacity(root.len() + path.len());
-                stack.push_str(root);
-                stack.push_str(path);
-                stack
-            };
-            *stacks.entry(stack).or_insert(0) += weight;
-        }
-        let mut stacks: Vec<(String, u64)> = stacks.into_iter().collect();
-        stacks.sort_unstable();
+        let mut stacks = Vec::with_capacity(self.weights.len());
+        self.for_each_sorted(|root, path, weight| stacks.push((format!("{root}{path}"), weight)));
         stacks
+    }
+
+    /// Writes the collapsed-stack text to `out`: one `stack count` line per stack, sorted.
+    ///
+    /// # Errors
+    /// The writer's.
+    pub fn write_sorted(&self, out: &mut impl std::io::Write) -> std::io::Result<()> {
+        let mut result = Ok(());
+        let mut number = itoa::Buffer::new();
+        self.for_each_sorted(|root, path, weight| {
+            if result.is_ok() {
+                result = out
+                    .write_all(root.as_bytes())
+                    .and_then(|()| out.write_all(path.as_bytes()))
+                    .and_then(|()| out.write_all(b" "))
+                    .and_then(|()| out.write_all(number.format(weight).as_bytes()))
+                    .and_then(|()| out.write_all(b"\n"));
+            }
+        });
+        result
     }
 
     /// The collapsed-stack text: one `stack count` line per stack, sorted.
     pub fn render(self) -> String {
-        let stacks = self.into_sorted();
-        let mut out = String::with_capacity(stacks.iter().map(|(s, _)| s.len() + 12).sum());
-        for (stack, count) in stacks {
-            out.push_str(&stack);
-            out.push(' ');
-            out.push_str(&count.to_string());
-            out.push('\n');
-        }
-        out
+        let mut out = Vec::new();
+        self.write_sorted(&mut out).expect("writing to memory");
+        String::from_utf8(out).expect("stacks are text")
     }
+}
+
+/// The bytes of a stack's text, its root then its path.
+fn stack_bytes<'s>(root: &'s str, path: &'s str) -> impl Iterator<Item = u8> + 's {
+    root.bytes().chain(path.bytes())
 }
 
 /// Folds every sample of a `perf script` text with `options` and returns the collapsed
@@ -419,22 +506,35 @@ impl Folder {
         }
         let roots = other.roots.by_id();
         let paths = other.paths.by_id();
-        for (&key, &weight) in &other.weights {
+        // Other's stacks in id order, so which ones find room does not depend on map order.
+        let mut stacks: Vec<(u64, Tally)> = other.weights.into_iter().collect();
+        stacks.sort_unstable_by_key(|&(key, _)| (key as u32, key >> 32));
+        let mut folded = other.folded;
+        let mut not_kept = other.not_kept;
+        for (key, tally) in stacks {
             let (root, path) = ((key >> 32) as u32, key as u32);
             let root = if root == ROOTLESS {
-                ROOTLESS
+                Some(ROOTLESS)
             } else {
-                self.roots.id(roots[root as usize])
+                self.roots.id(roots[root as usize], &mut self.stack_room)
             };
-            let path = self.paths.id(paths[path as usize]);
-            *self
+            let path = self.paths.id(paths[path as usize], &mut self.stack_room);
+            let (Some(root), Some(path)) = (root, path) else {
+                folded -= tally.samples;
+                not_kept += tally.samples;
+                continue;
+            };
+            let into = self
                 .weights
                 .entry(u64::from(root) << 32 | u64::from(path))
-                .or_insert(0) += weight;
+                .or_default();
+            into.weight += tally.weight;
+            into.samples += tally.samples;
         }
-        self.folded += other.folded;
+        self.folded += folded;
         self.filtered_out += other.filtered_out;
         self.empty += other.empty;
+        self.not_kept += not_kept;
     }
 }
 
@@ -475,6 +575,58 @@ fn push_pid(out: &mut String, pid: Option<i32>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// 50 samples of 50 stacks (`postgres;main;f10` to `postgres;main;f59`), each path 9 bytes.
+    fn fifty_stacks(first: usize) -> String {
+        (first..first + 50)
+            .map(|i| {
+                format!(
+                    "postgres {i} [000] 1.{i:06}: 1000 cpu-clock: \n\t 5bbbb4 f{i}+0x1 (/x)\n\t 5bbbb0 main+0x1 (/x)\n\n"
+                )
+            })
+            .collect()
+    }
+
+    /// A folder with room for the root `postgres` and `paths` paths of 9 bytes.
+    fn folder_with_room_for(paths: usize) -> Folder {
+        let mut folder = Folder::new(FoldOptions::default());
+        folder.stack_room = "postgres".len() + STACK_ENTRY_BYTES + paths * (9 + STACK_ENTRY_BYTES);
+        folder
+    }
+
+    #[test]
+    fn stacks_past_the_room_are_counted_not_kept() {
+        let text = fifty_stacks(10).repeat(2);
+        let mut by_piece = folder_with_room_for(10);
+        by_piece.add_input(text.as_bytes(), 1);
+        let mut by_sample = folder_with_room_for(10);
+        for sample in super::super::samples(text.as_bytes()) {
+            by_sample.add(&sample);
+        }
+        for folder in [&by_piece, &by_sample] {
+            assert_eq!(folder.folded_samples(), 20);
+            assert_eq!(folder.samples_not_kept(), 80);
+            assert_eq!(folder.stack_room, 0);
+        }
+        let rendered = by_piece.render();
+        assert_eq!(rendered, by_sample.render());
+        assert_eq!(rendered.lines().count(), 10);
+        assert!(rendered.starts_with("postgres;main;f10 2000\n"));
+    }
+
+    #[test]
+    fn merged_stacks_past_the_room_are_counted_not_kept() {
+        let mut merged = folder_with_room_for(15);
+        for first in [10, 50] {
+            let mut part = folder_with_room_for(10);
+            part.add_input(fifty_stacks(first).as_bytes(), 1);
+            merged.merge(part);
+        }
+        // Each part kept 10 stacks of one sample; 15 of those 20 find room.
+        assert_eq!(merged.folded_samples(), 15);
+        assert_eq!(merged.samples_not_kept(), 85);
+        assert_eq!(merged.render().lines().count(), 15);
+    }
 
     #[test]
     fn modifiers_are_dropped_only_when_they_are_modifiers() {

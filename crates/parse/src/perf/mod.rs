@@ -23,8 +23,8 @@ mod reader;
 mod types;
 
 pub use fold::{
-    FOLD_CACHE_BYTES, FoldOptions, Folder, collapse, event_matches, last_sample_start,
-    strip_modifiers,
+    FOLD_CACHE_BYTES, FOLD_STACK_BYTES, FoldOptions, Folder, collapse, event_matches,
+    last_sample_start, strip_modifiers,
 };
 pub use profile::*;
 pub use reader::{MAX_FRAMES, MAX_LINE_BYTES, Samples, SamplesState};
