@@ -53,7 +53,8 @@ pub(crate) fn report_cut(path: &Path, cut: &AtomicU64) {
 }
 
 /// Passes a stream through with each line cut to `max` bytes (the newline kept), counting the
-/// lines cut: memory for a line stays bounded whatever the input.
+/// lines cut: memory for a line stays bounded whatever the input. The bytes are cut where they
+/// are read, in the caller's buffer: nothing is copied unless a line is cut.
 pub(crate) struct LineCap<R> {
     inner: R,
     max: usize,
@@ -62,7 +63,6 @@ pub(crate) struct LineCap<R> {
     cut: Arc<AtomicU64>,
     /// The current line was cut: its bytes are dropped up to its newline.
     dropping: bool,
-    buf: Vec<u8>,
 }
 
 impl<R: Read> LineCap<R> {
@@ -74,68 +74,72 @@ impl<R: Read> LineCap<R> {
             line: 0,
             cut,
             dropping: false,
-            buf: vec![0; 64 * 1024],
         }
+    }
+
+    /// Cuts the lines of `buf` (the next bytes of the stream) in place; returns how many bytes
+    /// are kept at its start.
+    fn cap_in_place(&mut self, buf: &mut [u8]) -> usize {
+        let n = buf.len();
+        let (mut read, mut write) = (0, 0);
+        while read < n {
+            if self.dropping {
+                // The rest of a cut line: skipped up to its newline, which is kept.
+                match memchr::memchr(b'\n', &buf[read..]) {
+                    Some(i) => {
+                        buf[write] = b'\n';
+                        write += 1;
+                        self.line = 0;
+                        self.dropping = false;
+                        read += i + 1;
+                    }
+                    None => read = n,
+                }
+                continue;
+            }
+            // Within the next `room + 1` bytes, the last newline: every line up to it fits
+            // (the current one ends there or before, the next ones span less than `max`), so
+            // that stretch is kept at once. One search per `max` bytes, not per line.
+            let room = self.max - self.line;
+            let window = (n - read).min(room + 1);
+            let keep = match memchr::memrchr(b'\n', &buf[read..read + window]) {
+                Some(i) => {
+                    self.line = 0;
+                    i + 1
+                }
+                None if window <= room => {
+                    // The bytes end inside a line that still fits.
+                    self.line += window;
+                    window
+                }
+                None => {
+                    // The current line is longer than `max`: its first bytes are kept.
+                    self.line += room;
+                    self.dropping = true;
+                    self.cut.fetch_add(1, Ordering::Relaxed);
+                    room
+                }
+            };
+            if write != read {
+                buf.copy_within(read..read + keep, write);
+            }
+            write += keep;
+            read += keep;
+        }
+        write
     }
 }
 
 impl<R: Read> Read for LineCap<R> {
     fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
         loop {
-            let want = out.len().min(self.buf.len());
-            if want == 0 {
-                return Ok(0);
-            }
-            let n = self.inner.read(&mut self.buf[..want])?;
+            let n = self.inner.read(out)?;
             if n == 0 {
                 return Ok(0);
             }
-            let mut written = 0;
-            let mut pos = 0;
-            while pos < n {
-                if self.dropping {
-                    // The rest of a cut line: skipped up to its newline, which is kept.
-                    match memchr::memchr(b'\n', &self.buf[pos..n]) {
-                        Some(i) => {
-                            out[written] = b'\n';
-                            written += 1;
-                            self.line = 0;
-                            self.dropping = false;
-                            pos += i + 1;
-                        }
-                        None => pos = n,
-                    }
-                    continue;
-                }
-                // Within the next `room + 1` bytes, the last newline: every line up to it fits
-                // (the current one ends there or before, the next ones span less than `max`),
-                // so that stretch is copied at once. One search per `max` bytes, not per line.
-                let room = self.max - self.line;
-                let window = (n - pos).min(room + 1);
-                let keep = match memchr::memrchr(b'\n', &self.buf[pos..pos + window]) {
-                    Some(i) => {
-                        self.line = 0;
-                        i + 1
-                    }
-                    None if window <= room => {
-                        // The input ends inside a line that still fits.
-                        self.line += window;
-                        window
-                    }
-                    None => {
-                        // The current line is longer than `max`: its first bytes are kept.
-                        self.line += room;
-                        self.dropping = true;
-                        self.cut.fetch_add(1, Ordering::Relaxed);
-                        room
-                    }
-                };
-                out[written..written + keep].copy_from_slice(&self.buf[pos..pos + keep]);
-                written += keep;
-                pos += keep;
-            }
-            if written > 0 {
-                return Ok(written);
+            let kept = self.cap_in_place(&mut out[..n]);
+            if kept > 0 {
+                return Ok(kept);
             }
         }
     }

@@ -1,4 +1,4 @@
-//! `Folder::add_input` folds a `perf script` text piece by piece, each distinct call chain
+//! `Folder::add_input` folds a `perf script` text piece by piece, each distinct frame line
 //! parsed once; `Folder::add` folds the samples of the reader one by one. The two must give
 //! the same stacks, counts and weights on every input: the real captures of
 //! fixtures/formats/perf with every fold option, and hand-written edge cases of the layouts
@@ -101,7 +101,7 @@ fn every_capture_folds_the_same_piece_by_piece_as_sample_by_sample() {
         for options in option_sets() {
             assert_same(&input, &options, &name);
         }
-        // Twice over: the second copy folds from the cache.
+        // Twice over: the second copy folds from the frame-line cache.
         let twice = [&input[..], b"\n", &input[..]].concat();
         assert_same(&twice, &FoldOptions::default(), &name);
     }
@@ -227,6 +227,26 @@ fn edge_cases() -> Vec<(&'static str, Vec<u8>)> {
         (
             "a call chain over 64 KiB",
             format!("{}{}\n{}", pg(1), CHAIN.repeat(700), sample(2)),
+        ),
+        (
+            "more frames than a sample keeps",
+            format!(
+                "{}{}\n{}",
+                pg(1),
+                CHAIN.repeat(perf::MAX_FRAMES / 3 + 10),
+                sample(2)
+            ),
+        ),
+        (
+            "a line without indentation that reads as a frame and as an event line",
+            format!(
+                "{}{CHAIN}cafe 7 [000]   550.000007:   10101010 cpu-clock:pppH:  5bbbb4 main+0x3c (/x)\n\n",
+                pg(1)
+            ),
+        ),
+        (
+            "a frame line without indentation (perf 3.x)",
+            format!("{}{}\n{}", pg(1), CHAIN.replace('\t', ""), sample(2)),
         ),
         (
             "a srcline under a frame",

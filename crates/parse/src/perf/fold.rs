@@ -10,11 +10,11 @@
 //! inferno's (see docs/perf.md).
 
 use std::borrow::Cow;
-use std::collections::HashMap;
 
 use super::frame_names::{
     fix_partially_demangled_rust_symbol, inferno_is_kernel, is_jit, module_fallback, tidy_generic,
 };
+use super::stacks::{FrameFold, PathFold, StackTable};
 use super::types::{Frame, PerfSample};
 
 /// What to fold and how to name frames. Field names follow `inferno-collapse-perf`'s flags.
@@ -40,104 +40,34 @@ pub struct FoldOptions {
 }
 
 /// Accumulates collapsed stacks. Feed samples with [`Folder::add`] or whole `perf script`
-/// texts with [`Folder::add_input`], read the result with [`Folder::into_sorted`] or
-/// [`Folder::render`].
+/// texts with [`Folder::add_input`], read the result with [`Folder::into_sorted`],
+/// [`Folder::write_sorted`] or [`Folder::render`].
 ///
-/// Each distinct root name (`comm`, `comm-PID`) and each distinct frame path is stored once
-/// and stacks are counted by the pair; they hold [`FOLD_STACK_BYTES`] at most, and samples of
-/// stacks new past that are counted in [`Folder::samples_not_kept`], not folded.
-/// [`Folder::add_input`] also remembers the folded path of each distinct call-chain text it
-/// met (see `pieces.rs`), so a call chain seen before is folded without being parsed again;
-/// that memory is bounded by [`FOLD_CACHE_BYTES`].
+/// Each distinct root name (`comm`, `comm-PID`), frame name and path is stored once (see
+/// `stacks.rs`), within [`FOLD_STACK_BYTES`](super::FOLD_STACK_BYTES): samples of stacks new past that are counted in
+/// [`Folder::samples_not_kept`], not folded. [`Folder::add_input`] also remembers the fold of
+/// each distinct frame line it met (see `pieces.rs`), so a frame line seen before is not
+/// parsed again; that memory is bounded by [`FOLD_CACHE_BYTES`].
 #[derive(Debug, Default)]
 pub struct Folder {
     pub(super) options: FoldOptions,
     pub(super) event: Option<String>,
-    /// Root names, each once, with its id.
-    roots: Interner,
-    /// Frame paths (`;outermost;…;leaf`), each once, with its id.
-    paths: Interner,
-    /// Per stack (root id in the high half, `ROOTLESS` for a stack cut by `--skip-after`;
-    /// path id in the low half): the summed weight and the samples.
-    weights: HashMap<u64, Tally, ahash::RandomState>,
-    /// Scratch for one path and one frame name.
-    key: String,
+    pub(super) stacks: StackTable,
+    /// Scratch: one frame's names, one name, the folds of a sample's frames.
+    names: String,
     segment: String,
-    /// Bytes the root names and paths may still take (from [`FOLD_STACK_BYTES`]).
-    stack_room: usize,
-    pub(super) folded: u64,
-    pub(super) filtered_out: u64,
-    pub(super) empty: u64,
+    frames: Vec<FrameFold>,
+    folded: u64,
+    filtered_out: u64,
+    empty: u64,
     not_kept: u64,
-    /// Call chains already folded, by their text (see `pieces.rs`).
-    pub(super) chains: super::pieces::ChainCache,
+    /// Frame lines already folded, by their text (see `pieces.rs`).
+    pub(super) frame_lines: super::pieces::FrameLines,
 }
 
-/// What a stack has summed.
-#[derive(Debug, Default, Clone, Copy)]
-struct Tally {
-    weight: u64,
-    samples: u64,
-}
-
-/// The root id of a stack without its process name (cut by `--skip-after`).
-pub(super) const ROOTLESS: u32 = u32::MAX;
-
-/// Bytes of call-chain text [`Folder::add_input`] remembers at most (16 MiB): past that, new
-/// call chains are folded as they come, sample by sample.
+/// Bytes of frame-line text [`Folder::add_input`] remembers at most (16 MiB): past that, new
+/// frame lines are parsed each time they come.
 pub const FOLD_CACHE_BYTES: usize = 16 << 20;
-
-/// Bytes of distinct stacks a folder holds at most (256 MiB): the text of its root names and
-/// paths, plus [`STACK_ENTRY_BYTES`] for each.
-pub const FOLD_STACK_BYTES: usize = 256 << 20;
-
-/// What one root name or path costs beyond its text in [`FOLD_STACK_BYTES`]: its map entry.
-const STACK_ENTRY_BYTES: usize = 40;
-
-/// What the frames of one sample fold to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum PathFold {
-    /// No frame left to fold: the sample adds no stack.
-    Empty,
-    /// The path with this id; `rootless` when `--skip-after` cut the process name off.
-    Path { id: u32, rootless: bool },
-    /// A new path with no room left for it (see [`FOLD_STACK_BYTES`]).
-    NotKept,
-}
-
-/// Strings stored once each, numbered in order of arrival.
-#[derive(Debug, Default)]
-struct Interner {
-    ids: HashMap<Box<str>, u32, ahash::RandomState>,
-}
-
-impl Interner {
-    /// The id of `text`, stored now if new and it fits in `room` (which it then takes from);
-    /// `None` when it does not.
-    fn id(&mut self, text: &str, room: &mut usize) -> Option<u32> {
-        if let Some(&id) = self.ids.get(text) {
-            return Some(id);
-        }
-        let cost = text.len() + STACK_ENTRY_BYTES;
-        // Ids stay below ROOTLESS: the room holds far fewer than 2^32 - 1 strings.
-        if cost > *room {
-            return None;
-        }
-        *room -= cost;
-        let id = u32::try_from(self.ids.len()).expect("fewer than 2^32 strings");
-        self.ids.insert(text.into(), id);
-        Some(id)
-    }
-
-    /// The strings, indexed by id.
-    fn by_id(&self) -> Vec<&str> {
-        let mut texts = vec![""; self.ids.len()];
-        for (text, &id) in &self.ids {
-            texts[id as usize] = text;
-        }
-        texts
-    }
-}
 
 impl Folder {
     /// A folder with `options`.
@@ -146,7 +76,6 @@ impl Folder {
         Self {
             event: options.event.clone(),
             options,
-            stack_room: FOLD_STACK_BYTES,
             ..Self::default()
         }
     }
@@ -172,10 +101,15 @@ impl Folder {
         self.empty
     }
 
-    /// Samples of the event whose stack was new once the stacks held [`FOLD_STACK_BYTES`]:
+    /// Samples of the event whose stack was new once the stacks held [`FOLD_STACK_BYTES`](super::FOLD_STACK_BYTES):
     /// counted, not folded.
     pub fn samples_not_kept(&self) -> u64 {
         self.not_kept
+    }
+
+    /// Distinct stacks folded so far.
+    pub fn stack_count(&self) -> usize {
+        self.stacks.len()
     }
 
     /// Folds one sample (or counts it as filtered out).
@@ -184,7 +118,11 @@ impl Folder {
             return;
         }
         let java = sample.comm.starts_with("java");
-        let path = self.fold_frames(&sample.frames, java);
+        let mut frames = std::mem::take(&mut self.frames);
+        frames.clear();
+        frames.extend(sample.frames.iter().map(|f| self.fold_frame(f, java)));
+        let path = self.stacks.path(&frames);
+        self.frames = frames;
         self.count(path, &sample.comm, sample.pid, sample.tid, sample.weight());
     }
 
@@ -203,8 +141,25 @@ impl Folder {
         true
     }
 
+    /// What one frame folds to: its names (stored in the table), and whether `--skip-after`
+    /// stops there.
+    pub(super) fn fold_frame(&mut self, frame: &Frame<'_>, java: bool) -> FrameFold {
+        self.names.clear();
+        push_frame(
+            &self.options,
+            &mut self.names,
+            &mut self.segment,
+            frame,
+            java,
+        );
+        FrameFold {
+            name: self.stacks.name(&self.names),
+            stops: stops_at(&self.options, frame),
+        }
+    }
+
     /// Adds `weight` to the stack of `path` under the root named after `comm`, `pid` and
-    /// `tid` (or counts an empty sample).
+    /// `tid` (or counts an empty sample, or one not kept).
     pub(super) fn count(
         &mut self,
         path: PathFold,
@@ -225,9 +180,15 @@ impl Folder {
             PathFold::Path { id, rootless } => (id, rootless),
         };
         let root = if rootless {
-            Some(ROOTLESS)
+            None
         } else if !self.options.include_pid && !comm.contains(' ') {
-            self.roots.id(comm, &mut self.stack_room)
+            match self.stacks.root(comm) {
+                Some(id) => Some(id),
+                None => {
+                    self.not_kept += 1;
+                    return;
+                }
+            }
         } else {
             self.segment.clear();
             if comm.contains(' ') {
@@ -244,160 +205,29 @@ impl Folder {
                 self.segment.push('-');
                 push_pid(&mut self.segment, pid);
             }
-            self.roots.id(&self.segment, &mut self.stack_room)
-        };
-        let Some(root) = root else {
-            self.not_kept += 1;
-            return;
+            match self.stacks.root(&self.segment) {
+                Some(id) => Some(id),
+                None => {
+                    self.not_kept += 1;
+                    return;
+                }
+            }
         };
         self.folded += 1;
-        let tally = self
-            .weights
-            .entry(u64::from(root) << 32 | u64::from(path))
-            .or_default();
-        tally.weight += weight;
-        tally.samples += 1;
-    }
-
-    /// Folds the frames of a sample (leaf first) into a path, from the outermost frame down:
-    /// `;outer;…;leaf`. With `--skip-after` the path stops at the first (leaf-most) frame
-    /// named there and the process name is left out.
-    pub(super) fn fold_frames(&mut self, frames: &[Frame<'_>], java: bool) -> PathFold {
-        let mut take = frames.len();
-        let mut rootless = false;
-        if !self.options.skip_after.is_empty() {
-            for (i, f) in frames.iter().enumerate() {
-                if f.symbol.starts_with('(') {
-                    continue;
-                }
-                let fixed = fix_partially_demangled_rust_symbol(&f.symbol);
-                if self.options.skip_after.iter().any(|s| *s == *fixed) {
-                    take = i + 1;
-                    rootless = true;
-                    break;
-                }
-            }
-        }
-        self.key.clear();
-        for f in frames[..take].iter().rev() {
-            self.push_frame(f, java);
-        }
-        if self.key.is_empty() {
-            return PathFold::Empty;
-        }
-        match self.paths.id(&self.key, &mut self.stack_room) {
-            Some(id) => PathFold::Path { id, rootless },
-            None => PathFold::NotKept,
-        }
-    }
-
-    /// Appends `;name` for one frame (several for Java `a->b` inlining), nothing for a
-    /// symbol starting with `(` (skipped, as inferno does).
-    fn push_frame(&mut self, frame: &Frame<'_>, java: bool) {
-        let symbol: &str = &frame.symbol;
-        if symbol.starts_with('(') {
-            return;
-        }
-        let raw: Cow<'_, str> = if symbol.is_empty() {
-            // `7f1e2215d058  (/lib/libc-2.15.so)`: perl and inferno name it " ".
-            Cow::Borrowed(" ")
-        } else {
-            fix_partially_demangled_rust_symbol(symbol)
-        };
-        let kernel = self.options.annotate_kernel && inferno_is_kernel(&frame.dso);
-        let jit = self.options.annotate_jit && is_jit(&frame.dso);
-        // Only Java inlining has `->`; check before splitting (this runs on every frame).
-        if raw.contains('-') && raw.contains("->") {
-            for (n, part) in raw.split("->").enumerate() {
-                self.push_part(frame, part, n > 0, java, kernel, jit);
-            }
-        } else {
-            self.push_part(frame, &raw, false, java, kernel, jit);
-        }
-    }
-
-    /// Appends `;name` for one function of a frame (`inlined`: after the first `->`).
-    fn push_part(
-        &mut self,
-        frame: &Frame<'_>,
-        part: &str,
-        inlined: bool,
-        java: bool,
-        kernel: bool,
-        jit: bool,
-    ) {
-        self.segment.clear();
-        module_fallback(
-            &mut self.segment,
-            &frame.dso,
-            part,
-            frame.address,
-            self.options.include_addrs,
-        );
-        tidy_generic(&mut self.segment);
-        if java && self.segment.starts_with('L') && self.segment.contains('/') {
-            self.segment.remove(0);
-        }
-        if inlined {
-            if !self.segment.contains("_[i]") {
-                self.segment.push_str("_[i]");
-            }
-        } else if kernel {
-            self.segment.push_str("_[k]");
-        } else if jit && !self.segment.contains("_[j]") {
-            self.segment.push_str("_[j]");
-        }
-        self.key.push(';');
-        self.key.push_str(&self.segment);
+        self.stacks.count(root, path, weight, 1);
     }
 
     /// Hands each stack to `each`, sorted by stack text (byte order) as inferno writes them,
-    /// with its summed weight: the text is the two parts put end to end. Nothing is copied,
-    /// so writing out a large fold takes no second copy of its stacks.
-    pub fn for_each_sorted(&self, mut each: impl FnMut(&str, &str, u64)) {
-        let roots = self.roots.by_id();
-        let paths = self.paths.by_id();
-        let mut stacks: Vec<(&str, &str, u64)> = self
-            .weights
-            .iter()
-            .map(|(&key, tally)| {
-                let (root, path) = ((key >> 32) as u32, key as u32);
-                let path = paths[path as usize];
-                if root == ROOTLESS {
-                    ("", &path[1..], tally.weight)
-                } else {
-                    (roots[root as usize], path, tally.weight)
-                }
-            })
-            .collect();
-        stacks.sort_unstable_by(|a, b| {
-            if a.0 == b.0 {
-                a.1.cmp(b.1)
-            } else {
-                stack_bytes(a.0, a.1).cmp(stack_bytes(b.0, b.1))
-            }
-        });
-        // Different (root, path) pairs can spell the same stack (a `;` in a process name):
-        // they are next to each other now, and summed as one.
-        let mut stacks = stacks.into_iter().peekable();
-        while let Some((root, path, mut weight)) = stacks.next() {
-            while let Some(next) = stacks.peek() {
-                let same = next.0.len() + next.1.len() == root.len() + path.len()
-                    && stack_bytes(next.0, next.1).eq(stack_bytes(root, path));
-                if !same {
-                    break;
-                }
-                weight += next.2;
-                stacks.next();
-            }
-            each(root, path, weight);
-        }
+    /// with its summed weight: the text is the two parts put end to end. The texts are put
+    /// together once, so writing out a large fold takes no second copy of its stacks.
+    pub fn for_each_sorted(&self, each: impl FnMut(&str, &str, u64)) {
+        self.stacks.for_each_sorted(each);
     }
 
     /// The stacks and their summed weights, sorted by stack (byte order), as inferno writes
     /// them.
     pub fn into_sorted(self) -> Vec<(String, u64)> {
-        let mut stacks = Vec::with_capacity(self.weights.len());
+        let mut stacks = Vec::with_capacity(self.stacks.len());
         self.for_each_sorted(|root, path, weight| stacks.push((format!("{root}{path}"), weight)));
         stacks
     }
@@ -430,9 +260,71 @@ impl Folder {
     }
 }
 
-/// The bytes of a stack's text, its root then its path.
-fn stack_bytes<'s>(root: &'s str, path: &'s str) -> impl Iterator<Item = u8> + 's {
-    root.bytes().chain(path.bytes())
+/// True when `--skip-after` ends the stack at `frame` (its callers and the process name are
+/// left out). Frames whose symbol starts with `(` are never named.
+pub(super) fn stops_at(options: &FoldOptions, frame: &Frame<'_>) -> bool {
+    !options.skip_after.is_empty()
+        && !frame.symbol.starts_with('(')
+        && options.skip_after.iter().any(|s| {
+            let fixed = fix_partially_demangled_rust_symbol(&frame.symbol);
+            *s == *fixed
+        })
+}
+
+/// Appends `;name` for one frame to `out` (several for Java `a->b` inlining), nothing for a
+/// symbol starting with `(` (skipped, as inferno does). `segment` is scratch.
+pub(super) fn push_frame(
+    options: &FoldOptions,
+    out: &mut String,
+    segment: &mut String,
+    frame: &Frame<'_>,
+    java: bool,
+) {
+    let symbol: &str = &frame.symbol;
+    if symbol.starts_with('(') {
+        return;
+    }
+    let raw: Cow<'_, str> = if symbol.is_empty() {
+        // `7f1e2215d058  (/lib/libc-2.15.so)`: perl and inferno name it " ".
+        Cow::Borrowed(" ")
+    } else {
+        fix_partially_demangled_rust_symbol(symbol)
+    };
+    let kernel = options.annotate_kernel && inferno_is_kernel(&frame.dso);
+    let jit = options.annotate_jit && is_jit(&frame.dso);
+    let mut part = |part: &str, inlined: bool| {
+        segment.clear();
+        module_fallback(
+            segment,
+            &frame.dso,
+            part,
+            frame.address,
+            options.include_addrs,
+        );
+        tidy_generic(segment);
+        if java && segment.starts_with('L') && segment.contains('/') {
+            segment.remove(0);
+        }
+        if inlined {
+            if !segment.contains("_[i]") {
+                segment.push_str("_[i]");
+            }
+        } else if kernel {
+            segment.push_str("_[k]");
+        } else if jit && !segment.contains("_[j]") {
+            segment.push_str("_[j]");
+        }
+        out.push(';');
+        out.push_str(segment);
+    };
+    // Only Java inlining has `->`; check before splitting (this runs on every frame).
+    if raw.contains('-') && raw.contains("->") {
+        for (n, piece) in raw.split("->").enumerate() {
+            part(piece, n > 0);
+        }
+    } else {
+        part(&raw, false);
+    }
 }
 
 /// Folds every sample of a `perf script` text with `options` and returns the collapsed
@@ -504,37 +396,11 @@ impl Folder {
         if self.event.is_none() {
             self.event.clone_from(&other.event);
         }
-        let roots = other.roots.by_id();
-        let paths = other.paths.by_id();
-        // Other's stacks in id order, so which ones find room does not depend on map order.
-        let mut stacks: Vec<(u64, Tally)> = other.weights.into_iter().collect();
-        stacks.sort_unstable_by_key(|&(key, _)| (key as u32, key >> 32));
-        let mut folded = other.folded;
-        let mut not_kept = other.not_kept;
-        for (key, tally) in stacks {
-            let (root, path) = ((key >> 32) as u32, key as u32);
-            let root = if root == ROOTLESS {
-                Some(ROOTLESS)
-            } else {
-                self.roots.id(roots[root as usize], &mut self.stack_room)
-            };
-            let path = self.paths.id(paths[path as usize], &mut self.stack_room);
-            let (Some(root), Some(path)) = (root, path) else {
-                folded -= tally.samples;
-                not_kept += tally.samples;
-                continue;
-            };
-            let into = self
-                .weights
-                .entry(u64::from(root) << 32 | u64::from(path))
-                .or_default();
-            into.weight += tally.weight;
-            into.samples += tally.samples;
-        }
-        self.folded += folded;
+        let not_kept = self.stacks.merge(other.stacks);
+        self.folded += other.folded - not_kept;
         self.filtered_out += other.filtered_out;
         self.empty += other.empty;
-        self.not_kept += not_kept;
+        self.not_kept += other.not_kept + not_kept;
     }
 }
 
@@ -587,10 +453,13 @@ mod tests {
             .collect()
     }
 
-    /// A folder with room for the root `postgres` and `paths` paths of 9 bytes.
+    /// A folder with room for the root `postgres`, the name `;main`, and `paths` stacks of a
+    /// new name `;fNN` (4 bytes) and a path of two names (9 bytes of text): 40 bytes of map
+    /// entry each.
     fn folder_with_room_for(paths: usize) -> Folder {
         let mut folder = Folder::new(FoldOptions::default());
-        folder.stack_room = "postgres".len() + STACK_ENTRY_BYTES + paths * (9 + STACK_ENTRY_BYTES);
+        let room = (8 + 40) + (5 + 40) + paths * ((4 + 40) + (2 * 4 + 9 + 40));
+        folder.stacks = StackTable::with_room(room);
         folder
     }
 
@@ -606,7 +475,7 @@ mod tests {
         for folder in [&by_piece, &by_sample] {
             assert_eq!(folder.folded_samples(), 20);
             assert_eq!(folder.samples_not_kept(), 80);
-            assert_eq!(folder.stack_room, 0);
+            assert_eq!(folder.stacks.room(), 0);
         }
         let rendered = by_piece.render();
         assert_eq!(rendered, by_sample.render());

@@ -20,14 +20,16 @@ mod grammar;
 mod pieces;
 mod profile;
 mod reader;
+mod stacks;
 mod types;
 
 pub use fold::{
-    FOLD_CACHE_BYTES, FOLD_STACK_BYTES, FoldOptions, Folder, collapse, event_matches,
-    last_sample_start, strip_modifiers,
+    FOLD_CACHE_BYTES, FoldOptions, Folder, collapse, event_matches, last_sample_start,
+    strip_modifiers,
 };
 pub use profile::*;
 pub use reader::{MAX_FRAMES, MAX_LINE_BYTES, Samples, SamplesState};
+pub use stacks::FOLD_STACK_BYTES;
 pub use types::{Frame, PerfHeader, PerfLineCounts, PerfSample};
 
 /// Reads the samples of a `perf script` text. Same as [`Samples::new`].

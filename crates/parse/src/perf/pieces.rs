@@ -1,59 +1,58 @@
-//! Folding a `perf script` text piece by piece, each call chain parsed once.
+//! Folding a `perf script` text piece by piece, each distinct frame line parsed once.
 //!
 //! A piece is the lines up to an empty line: with `perf record -g`, one sample (its event line
-//! and its call chain). Profiles repeat the same call chains over and over, so a call chain is
-//! folded once per distinct text (and process kind: `java*` names fold differently); a later
-//! sample with the same call-chain text only has its event line read. The text of a call chain
-//! decides its path whatever the event line above it, as long as that line is an event line
-//! without a frame of its own: [`super::Samples`] reads the lines under an event line the same
-//! way whatever the event.
+//! and its call chain). A profile names the same frames over and over: a frame line (an
+//! address, a symbol and its offset, a DSO) recurs in many call chains, so its fold (its name
+//! in the stack table, and whether `--skip-after` stops there) is remembered by its text, per
+//! process kind (`java*` names fold differently). A call chain of frame lines seen before is
+//! folded without parsing any of them.
 //!
-//! What this path folds is exactly what [`Folder::add`] folds on every sample of
-//! [`super::Samples`]: a piece it cannot prove the same (one starting with a comment or header
-//! line, a flat sample, a call chain that holds another sample, an event line that is not
-//! UTF-8) is read by [`super::Samples`], sample by sample.
+//! The lines under an event line without a frame of its own are read by [`super::Samples`]
+//! the same way whatever the event, and an indented line that reads as a frame is a frame
+//! wherever it is in a call chain: what this path folds is exactly what [`Folder::add`] folds
+//! on every sample of [`super::Samples`]. A piece it cannot fold that way (one starting with a
+//! comment or header line, a flat sample, an event line that is not UTF-8 or over 1 MiB, a
+//! call-chain line that is not an indented frame, more than [`MAX_FRAMES`] frames) is read by
+//! [`super::Samples`], sample by sample.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use memchr::memmem;
 
-use super::fold::{FOLD_CACHE_BYTES, Folder, PathFold};
+use super::fold::{FOLD_CACHE_BYTES, Folder};
 use super::grammar;
-use super::reader::{MAX_LINE_BYTES, Samples};
+use super::reader::{MAX_FRAMES, MAX_LINE_BYTES, Samples};
+use super::stacks::{FrameFold, PathFold};
+use super::types::Frame;
 
-/// Call chains longer than this are not remembered (nor read twice to learn them).
-const MAX_CACHED_CHAIN_BYTES: usize = 64 << 10;
-
-/// The call chains folded so far, by their text.
+/// Frame lines already folded, by their text without the indentation and trailing spaces:
+/// a frame line (an address, a symbol with its offset, a DSO) recurs in many call chains that
+/// differ elsewhere. At most [`FOLD_CACHE_BYTES`]; past that, new lines are parsed each time.
 #[derive(Debug, Default)]
-pub(super) struct ChainCache {
-    /// Indexed by process kind (0: other, 1: `java*`), then by call-chain text.
-    chains: [HashMap<Box<[u8]>, Chain, ahash::RandomState>; 2],
-    /// Bytes of call-chain text held, at most [`FOLD_CACHE_BYTES`].
+pub(super) struct FrameLines {
+    /// Indexed by process kind (0: other, 1: `java*`), then by line text.
+    folds: [HashMap<Box<[u8]>, FrameFold, ahash::RandomState>; 2],
+    /// The frames of the chain being folded, leaf first.
+    chain: Vec<FrameFold>,
+    /// Bytes held: line texts, plus a map entry each.
     bytes: usize,
 }
 
-/// What a call-chain text folds to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Chain {
-    /// This path, whatever the event line above it.
-    Folds(PathFold),
-    /// Not one sample (an event line inside, or a line of spaces before more frames): read
-    /// by the reader each time.
-    Irregular,
-}
+/// What a map entry of [`FrameLines`] costs beyond its text.
+const FRAME_ENTRY_BYTES: usize = 32;
 
-impl ChainCache {
-    fn get(&self, java: bool, text: &[u8]) -> Option<Chain> {
-        self.chains[usize::from(java)].get(text).copied()
+impl FrameLines {
+    fn get(&self, java: bool, line: &[u8]) -> Option<FrameFold> {
+        self.folds[usize::from(java)].get(line).copied()
     }
 
-    fn insert(&mut self, java: bool, text: &[u8], chain: Chain) {
-        if text.len() > MAX_CACHED_CHAIN_BYTES || self.bytes + text.len() > FOLD_CACHE_BYTES {
-            return;
+    fn insert(&mut self, java: bool, line: &[u8], fold: FrameFold) {
+        let cost = line.len() + FRAME_ENTRY_BYTES;
+        if self.bytes + cost <= FOLD_CACHE_BYTES {
+            self.bytes += cost;
+            self.folds[usize::from(java)].insert(line.into(), fold);
         }
-        self.bytes += text.len();
-        self.chains[usize::from(java)].insert(text.into(), chain);
     }
 }
 
@@ -111,17 +110,8 @@ impl Folder {
         }
         let chain = &lines[(first_end + 1).min(lines.len())..];
         let java = event.comm.starts_with("java");
-        let path = match self.chains.get(java, chain) {
-            Some(Chain::Folds(path)) => path,
-            Some(Chain::Irregular) => return false,
-            None => {
-                let learned = self.learn_chain(lines, chain.len(), java);
-                self.chains.insert(java, chain, learned);
-                match learned {
-                    Chain::Folds(path) => path,
-                    Chain::Irregular => return false,
-                }
-            }
+        let Some(path) = self.fold_chain_lines(chain, java) else {
+            return false;
         };
         if self.wants_event(event.event) {
             let weight = event.period.unwrap_or(1);
@@ -130,19 +120,58 @@ impl Folder {
         true
     }
 
-    /// Reads `lines` (an event line without a frame, then a call chain of `chain_len` bytes)
-    /// with the reader and folds its call chain, when it is one sample and nothing else.
-    /// (Comment and header lines inside change nothing: the empty line after the piece ends
-    /// any header block they open.)
-    fn learn_chain(&mut self, lines: &[u8], chain_len: usize, java: bool) -> Chain {
-        if chain_len > MAX_CACHED_CHAIN_BYTES {
-            return Chain::Irregular;
+    /// Folds a plain call chain (every line indented and a frame, at most [`MAX_FRAMES`])
+    /// line by line, each distinct frame line parsed once. `None` when the chain is not
+    /// plain: the reader reads it.
+    fn fold_chain_lines(&mut self, chain: &[u8], java: bool) -> Option<PathFold> {
+        let mut frames = std::mem::take(&mut self.frame_lines.chain);
+        frames.clear();
+        let mut plain = true;
+        let mut rest = chain;
+        while !rest.is_empty() {
+            let (line, next) = match memchr::memchr(b'\n', rest) {
+                Some(i) => (&rest[..i], &rest[i + 1..]),
+                None => (rest, &rest[rest.len()..]),
+            };
+            rest = next;
+            match self.frame_line(line, java) {
+                Some(frame) if frames.len() < MAX_FRAMES => frames.push(frame),
+                _ => {
+                    plain = false;
+                    break;
+                }
+            }
         }
-        let mut samples = Samples::new(lines);
-        let (Some(sample), None) = (samples.next(), samples.next()) else {
-            return Chain::Irregular;
+        let path = plain.then(|| self.stacks.path(&frames));
+        self.frame_lines.chain = frames;
+        path
+    }
+
+    /// The fold of one line of a call chain, `None` when it is not an indented frame line.
+    fn frame_line(&mut self, line: &[u8], java: bool) -> Option<FrameFold> {
+        if !matches!(line.first(), Some(b' ' | b'\t')) || line.len() > MAX_LINE_BYTES {
+            return None;
+        }
+        let start = line.iter().position(|&b| b != b' ' && b != b'\t')?;
+        let key = line[start..].trim_ascii_end();
+        if let Some(fold) = self.frame_lines.get(java, key) {
+            return Some(fold);
+        }
+        let text = simdutf8::basic::from_utf8(key).ok()?;
+        // What the reader does with an indented line inside a call chain: a frame when it
+        // reads as one.
+        let raw = grammar::frame(text.trim_end())?;
+        let frame = Frame {
+            address: raw.address,
+            symbol: Cow::Borrowed(raw.symbol),
+            offset: raw.offset,
+            dso: Cow::Borrowed(raw.dso),
+            inlined: raw.inlined,
+            srcline: None,
         };
-        Chain::Folds(self.fold_frames(&sample.frames, java))
+        let fold = self.fold_frame(&frame, java);
+        self.frame_lines.insert(java, key, fold);
+        Some(fold)
     }
 }
 
@@ -153,34 +182,33 @@ mod tests {
 
     #[test]
     fn the_cache_holds_a_bounded_number_of_bytes() {
-        let mut cache = ChainCache::default();
-        let chain = vec![b'\t'; MAX_CACHED_CHAIN_BYTES];
-        let path = Chain::Folds(PathFold::Empty);
-        for n in 0..FOLD_CACHE_BYTES / MAX_CACHED_CHAIN_BYTES + 10 {
-            let mut text = chain.clone();
+        let mut cache = FrameLines::default();
+        let fold = FrameFold {
+            name: crate::perf::stacks::Named::Nothing,
+            stops: false,
+        };
+        let line = vec![b'x'; 4096 - FRAME_ENTRY_BYTES];
+        for n in 0..FOLD_CACHE_BYTES / 4096 + 10 {
+            let mut text = line.clone();
             text[..8].copy_from_slice(&(n as u64).to_le_bytes());
-            cache.insert(false, &text, path);
+            cache.insert(false, &text, fold);
         }
-        assert!(cache.bytes <= FOLD_CACHE_BYTES);
-        assert_eq!(
-            cache.chains[0].len(),
-            FOLD_CACHE_BYTES / MAX_CACHED_CHAIN_BYTES
-        );
-        cache.insert(true, &vec![b'\t'; MAX_CACHED_CHAIN_BYTES + 1], path);
-        assert!(cache.chains[1].is_empty());
+        assert_eq!(cache.bytes, FOLD_CACHE_BYTES);
+        assert_eq!(cache.folds[0].len(), FOLD_CACHE_BYTES / 4096);
     }
 
     #[test]
-    fn a_chain_is_learned_once_and_reused_under_other_event_lines() {
+    fn a_frame_line_is_parsed_once_and_reused_in_other_chains() {
         let text = b"postgres  101 [000]  1.000001:     250000 cpu-clock:pppH: \n\
             \t  5bbbb4 ExecScan+0x14 (/usr/bin/postgres)\n\
             \t  5bbbb0 main+0x10 (/usr/bin/postgres)\n\n\
             postgres  102 [001]  1.000002:     250000 cpu-clock:pppH: \n\
-            \t  5bbbb4 ExecScan+0x14 (/usr/bin/postgres)\n\
-            \t  5bbbb0 main+0x10 (/usr/bin/postgres)\n\n";
+            \t  5bbbb8 ExecScan+0x18 (/usr/bin/postgres)\n\
+            \t    5bbbb0 main+0x10 (/usr/bin/postgres)  \n\n";
         let mut folder = Folder::new(FoldOptions::default());
         folder.add_pieces(text);
-        assert_eq!(folder.chains.chains[0].len(), 1);
+        // `main+0x10` once (indentation and trailing spaces aside), `ExecScan` at two offsets.
+        assert_eq!(folder.frame_lines.folds[0].len(), 3);
         assert_eq!(folder.render(), "postgres;main;ExecScan 500000\n");
     }
 }

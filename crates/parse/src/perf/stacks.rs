@@ -1,0 +1,333 @@
+//! The stacks a [`super::Folder`] has folded, each text stored once: root names (`comm`,
+//! `comm-PID`), frame names (`;name`), and paths as the ids of their names from the outermost
+//! frame to the leaf. A sample's stack is a (root, path) pair; its text is the root's then the
+//! names', end to end, put together only when the stacks are written out. All of it holds
+//! [`FOLD_STACK_BYTES`] at most.
+
+use std::collections::HashMap;
+
+/// Bytes of distinct stacks a folder holds at most (256 MiB): the texts of its root names,
+/// frame names and paths, plus [`ENTRY_BYTES`] for each. Samples of stacks new past that are
+/// counted ([`super::Folder::samples_not_kept`]), not folded.
+pub const FOLD_STACK_BYTES: usize = 256 << 20;
+
+/// What one root name, frame name or path costs beyond its text: its map entry.
+const ENTRY_BYTES: usize = 40;
+
+/// The root id of a stack without its process name (cut by `--skip-after`).
+const ROOTLESS: u32 = u32::MAX;
+
+/// What one frame folds to: its name (`;name`, several for Java `a->b` inlining), and
+/// whether `--skip-after` ends the stack there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct FrameFold {
+    pub name: Named,
+    pub stops: bool,
+}
+
+/// A frame's name in the table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Named {
+    /// The frame has no name (a symbol starting with `(`, skipped as inferno does).
+    Nothing,
+    /// The name with this id.
+    Id(u32),
+    /// A new name with no room left for it.
+    NotKept,
+}
+
+/// What the frames of one sample fold to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum PathFold {
+    /// No frame left to fold: the sample adds no stack.
+    Empty,
+    /// The path with this id; `rootless` when `--skip-after` cut the process name off.
+    Path { id: u32, rootless: bool },
+    /// A name or path with no room left for it.
+    NotKept,
+}
+
+/// What a stack has summed.
+#[derive(Debug, Default, Clone, Copy)]
+struct Tally {
+    weight: u64,
+    samples: u64,
+}
+
+/// Strings stored once each, numbered in order of arrival.
+#[derive(Debug, Default)]
+struct Interner {
+    ids: HashMap<Box<str>, u32, ahash::RandomState>,
+    /// Text length by id.
+    lens: Vec<u32>,
+}
+
+impl Interner {
+    /// The id of `text`, stored now if new and it fits in `room` (which it then takes from);
+    /// `None` when it does not.
+    fn id(&mut self, text: &str, room: &mut usize) -> Option<u32> {
+        if let Some(&id) = self.ids.get(text) {
+            return Some(id);
+        }
+        let cost = text.len() + ENTRY_BYTES;
+        if cost > *room {
+            return None;
+        }
+        *room -= cost;
+        // Ids and lengths fit in u32: the room holds far fewer strings, and far shorter.
+        let id = u32::try_from(self.lens.len()).expect("fewer than 2^32 strings");
+        self.lens
+            .push(u32::try_from(text.len()).expect("a name under 4 GiB"));
+        self.ids.insert(text.into(), id);
+        Some(id)
+    }
+
+    /// The strings, indexed by id.
+    fn by_id(&self) -> Vec<&str> {
+        let mut texts = vec![""; self.lens.len()];
+        for (text, &id) in &self.ids {
+            texts[id as usize] = text;
+        }
+        texts
+    }
+}
+
+/// The stacks of a folder.
+#[derive(Debug)]
+pub(super) struct StackTable {
+    roots: Interner,
+    names: Interner,
+    /// Paths by the ids of their names, outermost frame first.
+    paths: HashMap<Box<[u32]>, u32, ahash::RandomState>,
+    /// Per stack (root id in the high half, `ROOTLESS` for a stack cut by `--skip-after`;
+    /// path id in the low half): the summed weight and the samples.
+    tallies: HashMap<u64, Tally, ahash::RandomState>,
+    /// Bytes the table may still take.
+    room: usize,
+    /// Scratch: a path's name ids.
+    path: Vec<u32>,
+}
+
+impl Default for StackTable {
+    fn default() -> Self {
+        Self::with_room(FOLD_STACK_BYTES)
+    }
+}
+
+impl StackTable {
+    /// A table of `room` bytes at most.
+    pub fn with_room(room: usize) -> Self {
+        StackTable {
+            roots: Interner::default(),
+            names: Interner::default(),
+            paths: HashMap::default(),
+            tallies: HashMap::default(),
+            room,
+            path: Vec::new(),
+        }
+    }
+
+    /// The id of root name `text`; `None` when it is new and there is no room for it.
+    pub fn root(&mut self, text: &str) -> Option<u32> {
+        self.roots.id(text, &mut self.room)
+    }
+
+    /// The frame name `text` (`;name`, or empty for a frame without one).
+    pub fn name(&mut self, text: &str) -> Named {
+        if text.is_empty() {
+            return Named::Nothing;
+        }
+        match self.names.id(text, &mut self.room) {
+            Some(id) => Named::Id(id),
+            None => Named::NotKept,
+        }
+    }
+
+    /// The path of a sample's frames (leaf first): up to the first (leaf-most) frame that
+    /// stops, its names from the outermost frame down.
+    pub fn path(&mut self, frames: &[FrameFold]) -> PathFold {
+        let (take, rootless) = match frames.iter().position(|f| f.stops) {
+            Some(i) => (i + 1, true),
+            None => (frames.len(), false),
+        };
+        self.path.clear();
+        let mut text_len = 0usize;
+        for frame in frames[..take].iter().rev() {
+            match frame.name {
+                Named::Nothing => {}
+                Named::Id(id) => {
+                    self.path.push(id);
+                    text_len += self.names.lens[id as usize] as usize;
+                }
+                Named::NotKept => return PathFold::NotKept,
+            }
+        }
+        if self.path.is_empty() {
+            return PathFold::Empty;
+        }
+        match self.path_id(text_len) {
+            Some(id) => PathFold::Path { id, rootless },
+            None => PathFold::NotKept,
+        }
+    }
+
+    /// The id of the path in `self.path`, `text_len` bytes once written.
+    fn path_id(&mut self, text_len: usize) -> Option<u32> {
+        if let Some(&id) = self.paths.get(self.path.as_slice()) {
+            return Some(id);
+        }
+        // The path's text is written out at the end: its bytes are counted now.
+        let cost = self.path.len() * 4 + text_len + ENTRY_BYTES;
+        if cost > self.room {
+            return None;
+        }
+        self.room -= cost;
+        let id = u32::try_from(self.paths.len()).expect("fewer than 2^32 paths");
+        self.paths.insert(self.path.as_slice().into(), id);
+        Some(id)
+    }
+
+    /// Adds a sample of `weight` to the stack of `root` (`None`: cut by `--skip-after`) and
+    /// `path`.
+    pub fn count(&mut self, root: Option<u32>, path: u32, weight: u64, samples: u64) {
+        let root = root.unwrap_or(ROOTLESS);
+        let tally = self
+            .tallies
+            .entry(u64::from(root) << 32 | u64::from(path))
+            .or_default();
+        tally.weight += weight;
+        tally.samples += samples;
+    }
+
+    /// Adds the stacks of `other`; returns the samples of those that found no room.
+    pub fn merge(&mut self, other: StackTable) -> u64 {
+        let roots = other.roots.by_id();
+        let names = other.names.by_id();
+        let mut paths: Vec<(&[u32], u32)> = other
+            .paths
+            .iter()
+            .map(|(ids, &id)| (&ids[..], id))
+            .collect();
+        paths.sort_unstable_by_key(|&(_, id)| id);
+        // Other's names, in this table, as its paths need them (`Some(None)`: no room).
+        let mut name_ids: Vec<Option<Option<u32>>> = vec![None; names.len()];
+        let path_ids: Vec<Option<u32>> = paths
+            .iter()
+            .map(|&(ids, _)| {
+                let mut path = std::mem::take(&mut self.path);
+                path.clear();
+                let mut text_len = 0;
+                let mut fits = true;
+                for &other_id in ids {
+                    let slot = &mut name_ids[other_id as usize];
+                    let id = *slot.get_or_insert_with(|| {
+                        self.names.id(names[other_id as usize], &mut self.room)
+                    });
+                    match id {
+                        Some(id) => {
+                            text_len += self.names.lens[id as usize] as usize;
+                            path.push(id);
+                        }
+                        None => fits = false,
+                    }
+                }
+                self.path = path;
+                if fits { self.path_id(text_len) } else { None }
+            })
+            .collect();
+        let mut tallies: Vec<(u64, Tally)> = other.tallies.into_iter().collect();
+        // In key order, so which stacks find room does not depend on the map's order.
+        tallies.sort_unstable_by_key(|&(key, _)| key);
+        let mut not_kept = 0;
+        for (key, tally) in tallies {
+            let (root, path) = ((key >> 32) as u32, key as u32);
+            let root = if root == ROOTLESS {
+                Some(None)
+            } else {
+                self.roots
+                    .id(roots[root as usize], &mut self.room)
+                    .map(Some)
+            };
+            match (root, path_ids[path as usize]) {
+                (Some(root), Some(path)) => self.count(root, path, tally.weight, tally.samples),
+                _ => not_kept += tally.samples,
+            }
+        }
+        not_kept
+    }
+
+    /// Hands each stack to `each`, sorted by text (byte order) as inferno writes them, with
+    /// its summed weight: the text is the two parts end to end.
+    pub fn for_each_sorted(&self, mut each: impl FnMut(&str, &str, u64)) {
+        let roots = self.roots.by_id();
+        let names = self.names.by_id();
+        // Each path's text, written once into one buffer.
+        let mut by_id: Vec<&[u32]> = vec![&[]; self.paths.len()];
+        for (ids, &id) in &self.paths {
+            by_id[id as usize] = ids;
+        }
+        let mut text = String::new();
+        let mut ends = Vec::with_capacity(by_id.len());
+        for ids in by_id {
+            for &id in ids {
+                text.push_str(names[id as usize]);
+            }
+            ends.push(text.len());
+        }
+        let path_text = |id: u32| {
+            let id = id as usize;
+            let start = if id == 0 { 0 } else { ends[id - 1] };
+            &text[start..ends[id]]
+        };
+        let mut stacks: Vec<(&str, &str, u64)> = self
+            .tallies
+            .iter()
+            .map(|(&key, tally)| {
+                let (root, path) = ((key >> 32) as u32, key as u32);
+                let path = path_text(path);
+                if root == ROOTLESS {
+                    ("", &path[1..], tally.weight)
+                } else {
+                    (roots[root as usize], path, tally.weight)
+                }
+            })
+            .collect();
+        stacks.sort_unstable_by(|a, b| {
+            if a.0 == b.0 {
+                a.1.cmp(b.1)
+            } else {
+                stack_bytes(a.0, a.1).cmp(stack_bytes(b.0, b.1))
+            }
+        });
+        // Different (root, path) pairs can spell the same stack (a `;` in a process name, a
+        // Java inlined frame named as two): they are next to each other now, summed as one.
+        let mut stacks = stacks.into_iter().peekable();
+        while let Some((root, path, mut weight)) = stacks.next() {
+            while let Some(next) = stacks.peek() {
+                let same = next.0.len() + next.1.len() == root.len() + path.len()
+                    && stack_bytes(next.0, next.1).eq(stack_bytes(root, path));
+                if !same {
+                    break;
+                }
+                weight += next.2;
+                stacks.next();
+            }
+            each(root, path, weight);
+        }
+    }
+
+    /// Distinct stacks.
+    pub fn len(&self) -> usize {
+        self.tallies.len()
+    }
+
+    #[cfg(test)]
+    pub fn room(&self) -> usize {
+        self.room
+    }
+}
+
+/// The bytes of a stack's text, its root then its path.
+fn stack_bytes<'s>(root: &'s str, path: &'s str) -> impl Iterator<Item = u8> + 's {
+    root.bytes().chain(path.bytes())
+}
