@@ -278,3 +278,74 @@ fn a_kernel_log_of_many_kills_keeps_the_latest_in_bounded_memory() {
         .count();
     assert_eq!(with_tasks, 1_000);
 }
+
+/// A crash loop longer than what a log keeps of a kind: 3,000 OOM kills, each followed 30 ms
+/// later by PostgreSQL's `terminated by signal 9` for the same PID. The first 1,000 crashes and
+/// the latest 1,000 are kept, each tied to its own kill by PID; the kills in between have no
+/// crash to tie to, and none takes a later kill's crash on time alone.
+#[test]
+fn a_long_crash_loop_ties_its_first_and_latest_kills_each_to_its_own_crash() {
+    use std::fmt::Write as _;
+    let (mut kernel, mut postgres) = (String::new(), String::new());
+    let boot = jiff::Timestamp::from_second(1_795_280_400).unwrap(); // 2026-11-21T17:00:00Z
+    for i in 0..3_000u32 {
+        let t = 100.0 + f64::from(i) * 2.0;
+        let pid = 100_000 + i;
+        let _ = writeln!(
+            kernel,
+            "[{t:12.6}] postgres invoked oom-killer: gfp_mask=0xcc0(GFP_KERNEL), order=0, oom_score_adj=0\n\
+             [{:12.6}] oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/,mems_allowed=0,oom_memcg=/db,task_memcg=/db,task=postgres,pid={pid},uid=1002\n\
+             [{:12.6}] Memory cgroup out of memory: Killed process {pid} (postgres) total-vm:1000kB, anon-rss:500kB, file-rss:0kB, shmem-rss:0kB, UID:1002 pgtables:100kB oom_score_adj:0",
+            t + 0.0001,
+            t + 0.0002
+        );
+        let at = boot + jiff::SignedDuration::from_secs_f64(t + 0.03);
+        let _ = writeln!(
+            postgres,
+            "{} UTC [999] LOG:  server process (PID {pid}) was terminated by signal 9: Killed",
+            at.strftime("%Y-%m-%d %H:%M:%S%.3f")
+        );
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("kernel")).unwrap();
+    std::fs::create_dir(dir.path().join("postgres")).unwrap();
+    std::fs::write(dir.path().join("kernel/dmesg.txt"), kernel).unwrap();
+    std::fs::write(dir.path().join("postgres/postgresql.log"), postgres).unwrap();
+    let out = stdout_ok(
+        pgmortem()
+            .args([
+                "analyze",
+                "--format",
+                "json",
+                "--boot-time",
+                "2026-11-21T17:00:00Z",
+            ])
+            .arg(dir.path()),
+    );
+    let report: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    let incidents = report["incidents"].as_array().unwrap();
+    assert_eq!(incidents.len(), 3_000);
+    let tied: Vec<Option<(u64, u64)>> = incidents
+        .iter()
+        .map(|i| {
+            let crash = i["postgres_crash"].as_object()?;
+            Some((
+                i["kernel_kill"]["pid"].as_u64().unwrap(),
+                crash["pid"].as_u64().unwrap(),
+            ))
+        })
+        .collect();
+    for (n, tie) in tied.iter().enumerate() {
+        let kept = !(1_000..2_000).contains(&n);
+        match tie {
+            Some((kill, crash)) => assert!(kept && kill == crash, "incident {n}: {tie:?}"),
+            None => assert!(!kept, "incident {n} not tied"),
+        }
+    }
+    let caveats = report["caveats"].as_array().unwrap();
+    assert!(
+        caveats.iter().any(|c| c["kind"] == "records_not_kept"
+            && c["text"].as_str().unwrap().contains("1000 records")),
+        "{caveats:?}"
+    );
+}

@@ -45,11 +45,16 @@ pub(crate) fn reading(
             caveats.push(Caveat {
                 kind: "records_not_kept",
                 text: format!(
-                    "{}: {} records of kinds seen more than {} times were counted but not kept: \
+                    "{}: {} records of kinds seen more than {} times were counted but not kept \
+                     (a kind keeps its first {}; a kind of the crash cycle, such as a process's \
+                     death or the server ready again, its first {} and its latest {}): \
                      incidents and findings beyond those are counted, not detailed",
                     p.path,
                     p.digest.not_kept,
-                    crate::digest::MAX_PER_KIND
+                    crate::digest::MAX_PER_KIND,
+                    crate::digest::MAX_PER_KIND,
+                    crate::digest::HEAD_PER_KIND,
+                    crate::digest::MAX_PER_KIND - crate::digest::HEAD_PER_KIND
                 ),
             });
         }

@@ -3,7 +3,10 @@
 //! first/last sightings of every event kind, a summary of the temporary files, and for each
 //! process death the error lines that process logged just before it. Memory stays bounded
 //! whatever the log's size: routine records are counted, not kept, and each kind keeps at most
-//! [`MAX_PER_KIND`] records (the rest are counted, and the report says so).
+//! [`MAX_PER_KIND`] records (the rest are counted, and the report says so): its first ones, or
+//! for the kinds of a crash cycle ([`keeps_latest`]) its first [`HEAD_PER_KIND`] and its latest
+//! [`MAX_PER_KIND`] − [`HEAD_PER_KIND`], so that the last crashes of a long crash loop, the ones
+//! a support engineer asks about, are still tied to the kernel's kills.
 //!
 //! A record is taken in two steps, so that a log read on several threads costs the digest
 //! little: [`Sieve::prepare`], on the thread that parsed the record, puts its time on UTC and,
@@ -24,6 +27,8 @@ use crate::settings::{self, Setting};
 
 /// Records kept per event kind.
 pub(crate) const MAX_PER_KIND: u64 = 2_000;
+/// Of those, for the kinds that keep their latest records too, the first ones kept.
+pub(crate) const HEAD_PER_KIND: u64 = 1_000;
 /// Records kept in all.
 pub(crate) const MAX_KEPT: usize = 50_000;
 /// Memory-context dumps kept (each can hold a thousand contexts).
@@ -136,6 +141,9 @@ pub(crate) struct PgDigest {
     sieve: Arc<Sieve>,
     recent_errors: VecDeque<PgRecord>,
     dumps_kept: u64,
+    /// The latest records of each kind that keeps them, past its first [`HEAD_PER_KIND`]:
+    /// merged into `records` by [`PgDigest::finish`].
+    tails: BTreeMap<&'static str, VecDeque<PgRecord>>,
 }
 
 /// Kinds [`Sieve`] can mark as no longer kept: more than the event kinds there are.
@@ -331,7 +339,7 @@ impl PgDigest {
             line: counted.line,
             at: counted.at,
         };
-        self.seen(kind, sighting);
+        self.seen(kind, sighting, false);
         match event {
             CountedEvent::Routine => {}
             CountedEvent::TempFile(bytes) => {
@@ -345,8 +353,9 @@ impl PgDigest {
         }
     }
 
-    /// Counts a record of `kind`; returns how many there were.
-    fn seen(&mut self, kind: &'static str, sighting: Sighting) -> u64 {
+    /// Counts a record of `kind`; returns how many there were. A kind that keeps only its
+    /// first records (`latest`: false) is no longer kept past [`MAX_PER_KIND`].
+    fn seen(&mut self, kind: &'static str, sighting: Sighting, latest: bool) -> u64 {
         let seen = self.kinds.entry(kind).or_insert(KindSeen {
             count: 0,
             first: sighting,
@@ -354,7 +363,7 @@ impl PgDigest {
         });
         seen.count += 1;
         seen.last = sighting;
-        if seen.count == MAX_PER_KIND + 1 {
+        if seen.count == MAX_PER_KIND + 1 && !latest {
             self.sieve.saturate(kind);
         }
         seen.count
@@ -375,7 +384,9 @@ impl PgDigest {
             self.remember_error(record);
             return;
         };
-        let count = self.seen(event.kind(), sighting);
+        let kind = event.kind();
+        let latest = keeps_latest(event);
+        let count = self.seen(kind, sighting, latest);
         match event {
             PgEvent::TempFile { bytes, .. } => {
                 let t = &mut self.temp_files;
@@ -401,7 +412,9 @@ impl PgDigest {
             }
             _ => None,
         };
-        let keep = count <= MAX_PER_KIND && self.records.len() < MAX_KEPT;
+        let head = if latest { HEAD_PER_KIND } else { MAX_PER_KIND };
+        let keep_first = count <= head && self.records.len() < MAX_KEPT;
+        let keep = keep_first || latest;
         // The errors before a death are kept with the death: only for deaths that are kept.
         if let (Some(pid), true) = (died, keep) {
             let before: Vec<PgRecord> = self
@@ -434,6 +447,17 @@ impl PgDigest {
                 self.dumps_kept += 1;
             }
         }
+        if !keep_first {
+            let tail = self.tails.entry(kind).or_default();
+            if tail.len() as u64 == MAX_PER_KIND - HEAD_PER_KIND
+                && let Some(dropped) = tail.pop_front()
+            {
+                self.before_death.remove(&dropped.line);
+                self.not_kept += 1;
+            }
+            tail.push_back(record);
+            return;
+        }
         self.records.push(record);
         if self.records.len() >= MAX_KEPT {
             self.sieve.full.store(true, Ordering::Relaxed);
@@ -451,10 +475,42 @@ impl PgDigest {
         self.recent_errors.push_back(record);
     }
 
+    /// Puts the latest records kept of each kind among the others, in log order. Call once
+    /// every record was taken.
+    pub fn finish(&mut self) {
+        if self.tails.is_empty() {
+            return;
+        }
+        let tails = std::mem::take(&mut self.tails);
+        self.records.extend(tails.into_values().flatten());
+        self.records.sort_by_key(|r| r.line);
+    }
+
     /// How many records of `kind` were seen.
     pub fn count(&self, kind: &str) -> u64 {
         self.kinds.get(kind).map_or(0, |k| k.count)
     }
+}
+
+/// True for the kinds of a crash cycle, which keep their latest records as well as their
+/// first: a process's death, the postmaster's reaction, recovery, and the server ready again.
+fn keeps_latest(event: &PgEvent) -> bool {
+    matches!(
+        event,
+        PgEvent::TerminatedBySignal { .. }
+            | PgEvent::ExitedWithCode { .. }
+            | PgEvent::TerminatingOtherProcesses
+            | PgEvent::Reinitializing
+            | PgEvent::Interrupted { .. }
+            | PgEvent::AutomaticRecovery
+            | PgEvent::RedoStart { .. }
+            | PgEvent::RedoDone { .. }
+            | PgEvent::Ready
+            | PgEvent::InRecoveryMode
+            | PgEvent::ShuttingDownAfterCrash { .. }
+            | PgEvent::UnexpectedPostmasterExit
+            | PgEvent::Panic
+    )
 }
 
 fn is_error_level(record: &PgRecord) -> bool {
@@ -560,10 +616,20 @@ mod tests {
                 ..PgRecord::default()
             });
         }
+        d.finish();
         assert_eq!(d.count("terminated_by_signal"), 3 * MAX_PER_KIND);
         assert_eq!(d.records.len() as u64, MAX_PER_KIND);
         assert!(d.records.len() <= MAX_KEPT);
         assert_eq!(d.before_death.len() as u64, MAX_PER_KIND);
+        // The first deaths and the latest, in log order, each with the errors before it.
+        let lines: Vec<u64> = d.records.iter().map(|r| r.line).collect();
+        let every = 4; // three errors, then the death
+        let expected: Vec<u64> = (1..=HEAD_PER_KIND)
+            .chain(3 * MAX_PER_KIND - (MAX_PER_KIND - HEAD_PER_KIND) + 1..=3 * MAX_PER_KIND)
+            .map(|death| death * every)
+            .collect();
+        assert_eq!(lines, expected);
+        assert!(lines.iter().all(|line| d.before_death.contains_key(line)));
         assert!(
             d.before_death
                 .values()
@@ -593,6 +659,7 @@ mod tests {
         for record in records() {
             one_by_one.push(*record);
         }
+        one_by_one.finish();
         assert!(one_by_one.not_kept > 0 && one_by_one.temp_files.count > 1000);
         for block in [1, 7, 5000] {
             let mut ahead = PgDigest::new(None);
@@ -606,6 +673,7 @@ mod tests {
                     .collect();
                 batch.into_iter().for_each(|t| ahead.take(t));
             }
+            ahead.finish();
             assert_eq!(ahead.records, one_by_one.records, "block {block}");
             assert_eq!(ahead.kinds, one_by_one.kinds);
             assert_eq!(ahead.severities, one_by_one.severities);
@@ -634,5 +702,62 @@ mod tests {
         assert_eq!(d.records.len() as u64, MAX_PER_KIND);
         assert_eq!(d.not_kept, 5);
         assert_eq!(d.kinds["too_many_clients"].last.line, MAX_PER_KIND + 5);
+    }
+
+    /// A crash loop longer than the cap keeps its first deaths and its latest ones; a kind
+    /// outside the crash cycle keeps only its first.
+    #[test]
+    fn a_long_crash_loop_keeps_its_latest_crashes_too() {
+        let mut d = PgDigest::new(None);
+        let cycles = 5_000u64;
+        for cycle in 0..cycles {
+            let line = cycle * 3;
+            d.push(PgRecord {
+                line: line + 1,
+                event: Some(PgEvent::TerminatedBySignal {
+                    process: "server process".into(),
+                    pid: 2_000 + cycle as u32,
+                    signal: 9,
+                    signal_name: "Killed".into(),
+                    query: None,
+                }),
+                severity: Some(Severity::Log),
+                ..PgRecord::default()
+            });
+            d.push(PgRecord {
+                line: line + 2,
+                event: Some(PgEvent::Ready),
+                severity: Some(Severity::Log),
+                ..PgRecord::default()
+            });
+            d.push(PgRecord {
+                line: line + 3,
+                event: Some(PgEvent::TooManyClients),
+                severity: Some(Severity::Fatal),
+                ..PgRecord::default()
+            });
+        }
+        d.finish();
+        let of = |kind: &str| -> Vec<u64> {
+            d.records
+                .iter()
+                .filter(|r| r.event.as_ref().is_some_and(|e| e.kind() == kind))
+                .map(|r| r.line)
+                .collect()
+        };
+        let deaths = of("terminated_by_signal");
+        assert_eq!(deaths.len() as u64, MAX_PER_KIND);
+        assert_eq!(deaths[0], 1);
+        assert_eq!(*deaths.last().unwrap(), (cycles - 1) * 3 + 1);
+        assert_eq!(
+            deaths[HEAD_PER_KIND as usize],
+            (cycles - (MAX_PER_KIND - HEAD_PER_KIND)) * 3 + 1
+        );
+        assert_eq!(of("ready").len() as u64, MAX_PER_KIND);
+        let refused = of("too_many_clients");
+        assert_eq!(refused.len() as u64, MAX_PER_KIND);
+        assert_eq!(*refused.last().unwrap(), MAX_PER_KIND * 3);
+        assert!(d.records.windows(2).all(|w| w[0].line < w[1].line));
+        assert_eq!(d.not_kept, 3 * (cycles - MAX_PER_KIND));
     }
 }

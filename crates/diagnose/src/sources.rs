@@ -204,6 +204,7 @@ pub(crate) fn parse_all(
                             source: e,
                         },
                     )?;
+                digest.finish();
                 zone_use.add(digest.zone_use);
                 fill(&mut summary, &log.stats);
                 read.note(source, &mut summary);

@@ -133,8 +133,40 @@ pub(crate) fn incidents(
     }
     by_time.sort();
 
+    let delta = |kill_at: Option<Timestamp>, c: &Crash<'_>| match (kill_at, c.at) {
+        (Some(k), Some(c)) => Some(seconds_between(k, c)),
+        _ => None,
+    };
+    // 1. The same pid, signal 9, within the tolerance: first for every kill, so that a tie on
+    // time alone (2.) never takes the crash another kill's PID names.
+    let same_pids: Vec<Option<usize>> = kills
+        .iter()
+        .map(|kill| {
+            let victim = kill.report.victim.as_ref()?;
+            let kill_at = kill.at.map(|t| t.0);
+            let found = by_pid.get(&victim.pid).and_then(|idx| {
+                idx.iter()
+                    .copied()
+                    .filter(|&i| {
+                        !crash_taken[i]
+                            && delta(kill_at, &crashes[i])
+                                .is_none_or(|d| d.abs() <= options.match_tolerance_seconds)
+                    })
+                    .min_by(|&a, &b| {
+                        let da = delta(kill_at, &crashes[a]).map_or(f64::MAX, f64::abs);
+                        let db = delta(kill_at, &crashes[b]).map_or(f64::MAX, f64::abs);
+                        da.total_cmp(&db)
+                    })
+            });
+            if let Some(i) = found {
+                crash_taken[i] = true;
+            }
+            found
+        })
+        .collect();
+
     let mut out = Vec::new();
-    for kill in kills {
+    for (kill, same_pid) in kills.iter().zip(same_pids) {
         let Some(victim) = &kill.report.victim else {
             out.push(incident::build(
                 Some(kill),
@@ -144,27 +176,8 @@ pub(crate) fn incidents(
             continue;
         };
         let kill_at = kill.at.map(|t| t.0);
-        let delta = |c: &Crash<'_>| match (kill_at, c.at) {
-            (Some(k), Some(c)) => Some(seconds_between(k, c)),
-            _ => None,
-        };
-        // 1. The same pid, signal 9, within the tolerance.
-        let same_pid = by_pid.get(&victim.pid).and_then(|idx| {
-            idx.iter()
-                .copied()
-                .filter(|&i| {
-                    !crash_taken[i]
-                        && delta(&crashes[i])
-                            .is_none_or(|d| d.abs() <= options.match_tolerance_seconds)
-                })
-                .min_by(|&a, &b| {
-                    let da = delta(&crashes[a]).map_or(f64::MAX, f64::abs);
-                    let db = delta(&crashes[b]).map_or(f64::MAX, f64::abs);
-                    da.total_cmp(&db)
-                })
-        });
+        let delta = |c: &Crash<'_>| delta(kill_at, c);
         if let Some(i) = same_pid {
-            crash_taken[i] = true;
             let (confidence, how) = match delta(&crashes[i]) {
                 Some(d) if d.abs() <= 5.0 => (0.95, "pid_and_time"),
                 Some(_) => (0.8, "pid_and_time"),

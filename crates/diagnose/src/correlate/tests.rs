@@ -143,6 +143,7 @@ fn pg_source(records: Vec<PgRecord>) -> PgSource {
     for record in records {
         digest.push(record);
     }
+    digest.finish();
     PgSource {
         path: "postgresql.log".into(),
         digest,
@@ -189,6 +190,41 @@ fn a_pid_namespace_is_matched_on_time_signal_and_name_with_lower_confidence() {
     assert_eq!(found[0].matched_by, Some("time_signal_and_name"));
     assert_eq!(found[0].confidence, 0.5);
     assert!(found[0].notes[0].contains("PID namespace"));
+}
+
+#[test]
+fn a_kill_without_its_crash_never_takes_the_crash_of_a_later_kill_s_pid() {
+    // A crash loop whose log lost the crash of the middle kill (records not kept): the kill
+    // without its crash must not be tied on time to the next kill's crash, which names the
+    // next kill's PID (every later kill would then be tied one crash off).
+    let kernel = vec![kernel_source(
+        "dmesg",
+        vec![
+            oom(1001, "postgres", 30.0),
+            oom(1002, "postgres", 32.0),
+            oom(1003, "postgres", 34.0),
+        ],
+    )];
+    let mut records = crash_cycle(1001, 30.03);
+    records.extend(crash_cycle(1003, 34.03));
+    let postgres = vec![pg_source(records)];
+    let found = incidents(
+        &oom_kills(&kernel, &clock()),
+        &outages(&postgres),
+        &DiagnoseOptions::default(),
+    );
+    let tied: Vec<(Option<u32>, Option<&str>)> = found
+        .iter()
+        .map(|i| (i.postgres_crash.as_ref().map(|c| c.pid), i.matched_by))
+        .collect();
+    assert_eq!(
+        tied,
+        [
+            (Some(1001), Some("pid_and_time")),
+            (None, None),
+            (Some(1003), Some("pid_and_time")),
+        ]
+    );
 }
 
 #[test]
