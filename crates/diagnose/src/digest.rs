@@ -495,22 +495,15 @@ impl PgDigest {
 /// True for the kinds of a crash cycle, which keep their latest records as well as their
 /// first: a process's death, the postmaster's reaction, recovery, and the server ready again.
 fn keeps_latest(event: &PgEvent) -> bool {
-    matches!(
-        event,
-        PgEvent::TerminatedBySignal { .. }
-            | PgEvent::ExitedWithCode { .. }
-            | PgEvent::TerminatingOtherProcesses
-            | PgEvent::Reinitializing
-            | PgEvent::Interrupted { .. }
-            | PgEvent::AutomaticRecovery
-            | PgEvent::RedoStart { .. }
-            | PgEvent::RedoDone { .. }
-            | PgEvent::Ready
-            | PgEvent::InRecoveryMode
-            | PgEvent::ShuttingDownAfterCrash { .. }
-            | PgEvent::UnexpectedPostmasterExit
-            | PgEvent::Panic
-    )
+    crate::correlate::is_cycle(event)
+        || matches!(
+            event,
+            PgEvent::TerminatedBySignal { .. }
+                | PgEvent::ExitedWithCode { .. }
+                | PgEvent::InRecoveryMode
+                | PgEvent::UnexpectedPostmasterExit
+                | PgEvent::Panic
+        )
 }
 
 fn is_error_level(record: &PgRecord) -> bool {

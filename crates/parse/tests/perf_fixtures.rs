@@ -6,23 +6,15 @@
 //! stack count, and the samples themselves (all of them for small files, the first three and
 //! the last one otherwise).
 
-use std::io::Read;
+mod common;
+
 use std::path::Path;
 
 use pgmortem_parse::perf::{self, FoldOptions, Folder, Profile, ProfileOptions};
 use serde_json::{Value, json};
 
 fn read(path: &Path) -> Vec<u8> {
-    let bytes = std::fs::read(path).expect("fixture readable");
-    if path.extension().is_some_and(|e| e == "gz") {
-        let mut text = Vec::new();
-        flate2::read::GzDecoder::new(&bytes[..])
-            .read_to_end(&mut text)
-            .expect("gzip fixture");
-        text
-    } else {
-        bytes
-    }
+    common::read_maybe_gzipped(path)
 }
 
 fn digest(bytes: &[u8]) -> Value {

@@ -4,7 +4,8 @@
 //! fixtures/formats/perf with every fold option, and hand-written edge cases of the layouts
 //! where a call chain cannot be read alone.
 
-use std::io::Read;
+mod common;
+
 use std::path::Path;
 
 use pgmortem_parse::perf::{self, FoldOptions, Folder};
@@ -74,16 +75,7 @@ fn option_sets() -> Vec<FoldOptions> {
 }
 
 fn read(path: &Path) -> Vec<u8> {
-    let bytes = std::fs::read(path).expect("fixture readable");
-    if path.extension().is_some_and(|e| e == "gz") {
-        let mut text = Vec::new();
-        flate2::read::GzDecoder::new(&bytes[..])
-            .read_to_end(&mut text)
-            .expect("gzip fixture");
-        text
-    } else {
-        bytes
-    }
+    common::read_maybe_gzipped(path)
 }
 
 #[test]

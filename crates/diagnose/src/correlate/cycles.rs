@@ -143,18 +143,22 @@ fn starts_crash(records: &[PgRecord], i: usize) -> bool {
 }
 
 fn is_cycle_event(record: &PgRecord) -> bool {
+    record.event.as_ref().is_some_and(is_cycle)
+}
+
+/// The events of a crash cycle after the death: the postmaster's reaction, recovery, and the
+/// server ready again.
+pub(crate) fn is_cycle(event: &PgEvent) -> bool {
     matches!(
-        record.event,
-        Some(
-            PgEvent::TerminatingOtherProcesses
-                | PgEvent::Reinitializing
-                | PgEvent::Interrupted { .. }
-                | PgEvent::AutomaticRecovery
-                | PgEvent::RedoStart { .. }
-                | PgEvent::RedoDone { .. }
-                | PgEvent::Ready
-                | PgEvent::ShuttingDownAfterCrash { .. }
-        )
+        event,
+        PgEvent::TerminatingOtherProcesses
+            | PgEvent::Reinitializing
+            | PgEvent::Interrupted { .. }
+            | PgEvent::AutomaticRecovery
+            | PgEvent::RedoStart { .. }
+            | PgEvent::RedoDone { .. }
+            | PgEvent::Ready
+            | PgEvent::ShuttingDownAfterCrash { .. }
     )
 }
 

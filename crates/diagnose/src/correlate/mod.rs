@@ -19,7 +19,7 @@ use std::collections::HashMap;
 use jiff::Timestamp;
 use pgmortem_parse::kernel::{KernelEvent, KernelRecord, OomReport};
 
-pub(crate) use cycles::{Crash, UncleanStart, crashes, postmaster_pids, unclean_starts};
+pub(crate) use cycles::{Crash, UncleanStart, crashes, is_cycle, postmaster_pids, unclean_starts};
 use incident::{PgSide, Tie};
 
 use crate::DiagnoseOptions;

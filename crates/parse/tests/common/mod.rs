@@ -1,4 +1,4 @@
-//! Helpers the PostgreSQL-log integration tests share (each test file uses some of them).
+//! Helpers the integration tests share (each test file uses some of them).
 
 #![allow(dead_code)]
 
@@ -11,6 +11,21 @@ pub fn pglog_fixture(name: &str) -> Vec<u8> {
         env!("CARGO_MANIFEST_DIR")
     );
     std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+/// The text of a fixture file, decompressed when its name ends in `.gz`.
+pub fn read_maybe_gzipped(path: &std::path::Path) -> Vec<u8> {
+    use std::io::Read;
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    if path.extension().is_some_and(|e| e == "gz") {
+        let mut text = Vec::new();
+        flate2::read::GzDecoder::new(&bytes[..])
+            .read_to_end(&mut text)
+            .expect("gzip fixture");
+        text
+    } else {
+        bytes
+    }
 }
 
 /// `bytes` pushed to a [`PgLogReader`] in chunks of `size`, the records taken after every
