@@ -83,7 +83,7 @@ impl Folder {
         }
     }
 
-    /// Folds the sample of `lines` (a piece without its empty line) through the call-chain
+    /// Folds the sample of `lines` (a piece without its empty line) through the frame-line
     /// cache; false when the reader must read the piece instead.
     fn add_piece(&mut self, lines: &[u8]) -> bool {
         if lines.first() == Some(&b'#') {
