@@ -110,6 +110,20 @@ impl Folder {
         }
         let chain = &lines[(first_end + 1).min(lines.len())..];
         let java = event.comm.starts_with("java");
+        if self
+            .event
+            .as_deref()
+            .is_some_and(|wanted| !super::event_matches(event.event, wanted))
+        {
+            // Another event: the sample is only counted, once the chain is known to hold no
+            // other sample; its frames are not named.
+            if !self.chain_is_plain(chain, java) {
+                return false;
+            }
+            let wanted = self.wants_event(event.event);
+            debug_assert!(!wanted, "an event not wanted is counted as filtered out");
+            return true;
+        }
         let Some(path) = self.fold_chain_lines(chain, java) else {
             return false;
         };
@@ -127,13 +141,7 @@ impl Folder {
         let mut frames = std::mem::take(&mut self.frame_lines.chain);
         frames.clear();
         let mut plain = true;
-        let mut rest = chain;
-        while !rest.is_empty() {
-            let (line, next) = match memchr::memchr(b'\n', rest) {
-                Some(i) => (&rest[..i], &rest[i + 1..]),
-                None => (rest, &rest[rest.len()..]),
-            };
-            rest = next;
+        for line in chain_lines(chain) {
             match self.frame_line(line, java) {
                 Some(frame) if frames.len() < MAX_FRAMES => frames.push(frame),
                 _ => {
@@ -147,20 +155,29 @@ impl Folder {
         path
     }
 
+    /// True when every line of `chain` is an indented frame line, at most [`MAX_FRAMES`]:
+    /// what [`Folder::fold_chain_lines`] folds, checked without naming the frames.
+    fn chain_is_plain(&self, chain: &[u8], java: bool) -> bool {
+        let mut frames = 0;
+        for line in chain_lines(chain) {
+            let plain = frame_key(line).is_some_and(|key| {
+                self.frame_lines.get(java, key).is_some() || raw_frame(key).is_some()
+            });
+            frames += 1;
+            if !plain || frames > MAX_FRAMES {
+                return false;
+            }
+        }
+        true
+    }
+
     /// The fold of one line of a call chain, `None` when it is not an indented frame line.
     fn frame_line(&mut self, line: &[u8], java: bool) -> Option<FrameFold> {
-        if !matches!(line.first(), Some(b' ' | b'\t')) || line.len() > MAX_LINE_BYTES {
-            return None;
-        }
-        let start = line.iter().position(|&b| b != b' ' && b != b'\t')?;
-        let key = line[start..].trim_ascii_end();
+        let key = frame_key(line)?;
         if let Some(fold) = self.frame_lines.get(java, key) {
             return Some(fold);
         }
-        let text = simdutf8::basic::from_utf8(key).ok()?;
-        // What the reader does with an indented line inside a call chain: a frame when it
-        // reads as one.
-        let raw = grammar::frame(text.trim_end())?;
+        let raw = raw_frame(key)?;
         let frame = Frame {
             address: raw.address,
             symbol: Cow::Borrowed(raw.symbol),
@@ -173,6 +190,41 @@ impl Folder {
         self.frame_lines.insert(java, key, fold);
         Some(fold)
     }
+}
+
+/// The lines of a call chain (a last line without a newline included).
+fn chain_lines(chain: &[u8]) -> impl Iterator<Item = &[u8]> {
+    let mut rest = chain;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        // memchr, not a byte loop: this runs on every line of the profile.
+        let (line, next) = match memchr::memchr(b'\n', rest) {
+            Some(i) => (&rest[..i], &rest[i + 1..]),
+            None => (rest, &rest[rest.len()..]),
+        };
+        rest = next;
+        Some(line)
+    })
+}
+
+/// A chain line's text without its indentation and trailing spaces, the key of the frame-line
+/// cache; `None` when the line is not indented (or over [`MAX_LINE_BYTES`]), so the reader
+/// would not read it as a frame first.
+fn frame_key(line: &[u8]) -> Option<&[u8]> {
+    if !matches!(line.first(), Some(b' ' | b'\t')) || line.len() > MAX_LINE_BYTES {
+        return None;
+    }
+    let start = line.iter().position(|&b| b != b' ' && b != b'\t')?;
+    Some(line[start..].trim_ascii_end())
+}
+
+/// What the reader does with an indented line inside a call chain: a frame when it reads as
+/// one.
+fn raw_frame(key: &[u8]) -> Option<grammar::RawFrame<'_>> {
+    let text = simdutf8::basic::from_utf8(key).ok()?;
+    grammar::frame(text.trim_end())
 }
 
 #[cfg(test)]
