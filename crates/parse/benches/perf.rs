@@ -5,26 +5,20 @@
 //! `cargo bench -p pgmortem-parse --bench perf`
 
 use std::hint::black_box;
-use std::io::Read;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use pgmortem_parse::perf::{self, FoldOptions, Folder, Profile, ProfileOptions};
 
+/// The integration tests' helpers, for their fixture reader.
+#[path = "../tests/common/mod.rs"]
+mod common;
+
 fn fixture(name: &str) -> Vec<u8> {
-    let path = format!(
-        "{}/../../fixtures/formats/perf/{name}",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    let bytes = std::fs::read(&path).expect("fixture");
-    if name.ends_with(".gz") {
-        let mut text = Vec::new();
-        flate2::read::GzDecoder::new(&bytes[..])
-            .read_to_end(&mut text)
-            .expect("gzip");
-        text
-    } else {
-        bytes
-    }
+    common::read_maybe_gzipped(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../fixtures/formats/perf")
+            .join(name),
+    )
 }
 
 fn large_input() -> Vec<u8> {

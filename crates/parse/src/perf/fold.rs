@@ -107,11 +107,6 @@ impl Folder {
         self.not_kept
     }
 
-    /// Distinct stacks folded so far.
-    pub fn stack_count(&self) -> usize {
-        self.stacks.len()
-    }
-
     /// Folds one sample (or counts it as filtered out).
     pub fn add(&mut self, sample: &PerfSample<'_>) {
         if !self.wants_event(&sample.event) {
@@ -181,37 +176,28 @@ impl Folder {
         };
         let root = if rootless {
             None
-        } else if !self.options.include_pid && !comm.contains(' ') {
-            match self.stacks.root(comm) {
-                Some(id) => Some(id),
-                None => {
-                    self.not_kept += 1;
-                    return;
-                }
-            }
         } else {
-            self.segment.clear();
-            if comm.contains(' ') {
-                self.segment.push_str(&comm.replace(' ', "_"));
+            let id = if !self.options.include_pid && !comm.contains(' ') {
+                self.stacks.root(comm)
             } else {
-                self.segment.push_str(comm);
-            }
-            if self.options.include_tid {
-                self.segment.push('-');
-                push_pid(&mut self.segment, pid);
-                self.segment.push('/');
-                self.segment.push_str(&tid.to_string());
-            } else if self.options.include_pid {
-                self.segment.push('-');
-                push_pid(&mut self.segment, pid);
-            }
-            match self.stacks.root(&self.segment) {
-                Some(id) => Some(id),
-                None => {
-                    self.not_kept += 1;
-                    return;
+                self.segment.clear();
+                self.segment.push_str(&comm.replace(' ', "_"));
+                if self.options.include_tid {
+                    self.segment.push('-');
+                    push_pid(&mut self.segment, pid);
+                    self.segment.push('/');
+                    self.segment.push_str(&tid.to_string());
+                } else if self.options.include_pid {
+                    self.segment.push('-');
+                    push_pid(&mut self.segment, pid);
                 }
-            }
+                self.stacks.root(&self.segment)
+            };
+            let Some(id) = id else {
+                self.not_kept += 1;
+                return;
+            };
+            Some(id)
         };
         self.folded += 1;
         self.stacks.count(root, path, weight, 1);
