@@ -1,7 +1,9 @@
 //! OOM-report assembly across kernel generations (report texts follow the printk formats of
 //! each era, see the reference notes), other kernel events, robustness and sniffing.
 
-use pgmortem_parse::kernel::{self, KernelEvent, KernelLog, KernelOptions, LineForm, OomReport};
+use pgmortem_parse::kernel::{
+    self, KernelEvent, KernelLimits, KernelLog, KernelOptions, LineForm, OomReport,
+};
 
 fn parse(text: &str) -> KernelLog {
     kernel::parse(text.as_bytes(), &KernelOptions::default())
@@ -378,6 +380,7 @@ fn arbitrary_bytes_never_panic() {
                 // the year before).
                 collected_on: (round % 2 == 1).then(|| jiff::civil::date(2027, 1, 3)),
                 max_line_bytes,
+                ..KernelOptions::default()
             },
         );
         assert!(log.stats.unrecognized_lines <= log.stats.lines);
@@ -497,6 +500,81 @@ fn only_the_last_reports_of_a_long_log_keep_their_details() {
     assert!(!full.notes.iter().any(|n| n.starts_with("details not kept")));
     let json = serde_json::to_value(&log.stats).unwrap();
     assert_eq!(json["records"], 1_003);
+}
+
+#[test]
+fn details_are_kept_within_their_bytes_the_latest_first() {
+    let text = repeated_report(40);
+    let one = kernel::parse(repeated_report(1).as_bytes(), &KernelOptions::default());
+    let one = reports(&one)[0];
+    let each = kernel::report_detail_bytes(one);
+    assert!(each > 1_000, "{each}");
+    let options = KernelOptions {
+        limits: KernelLimits {
+            detail_bytes: each * 5 + each / 2,
+            ..KernelLimits::default()
+        },
+        ..KernelOptions::default()
+    };
+    let log = kernel::parse(text.as_bytes(), &options);
+    let r = reports(&log);
+    assert_eq!(r.len(), 40);
+    assert_eq!(log.oom_details_dropped, 35);
+    assert!(r[..35].iter().all(|slim| slim.tasks.is_empty()
+        && slim.notes.iter().any(|n| n.contains(&format!(
+            "only the last 1000 reports of a log keep them, within {} MiB",
+            options.limits.detail_bytes >> 20
+        )))));
+    assert!(
+        r[35..]
+            .iter()
+            .all(|full| full.tasks.len() == one.tasks.len())
+    );
+    // Read as a stream, records handed over as they settle: the same reports.
+    let mut parser = kernel::KernelParser::new(options.clone());
+    let mut streamed = Vec::new();
+    for line in kernel::BlockLines::new(text.as_bytes()) {
+        parser.push_line(&line);
+        streamed.extend(parser.take_settled());
+    }
+    let rest = parser.finish();
+    streamed.extend(rest.records);
+    assert!(streamed == log.records, "streamed records differ");
+}
+
+#[test]
+fn smaller_limits_keep_fewer_of_the_last_records() {
+    let mut text = String::new();
+    for i in 0..30u32 {
+        text.push_str(&format!(
+            "[{i}.000000] Out of memory: Killed process {} (postgres) total-vm:8811412kB, \
+             anon-rss:6204112kB, file-rss:0kB, shmem-rss:1604kB, UID:113 pgtables:12888kB \
+             oom_score_adj:0\n\
+             [{i}.500000] postgres[{}]: segfault at 0 ip 00005555 sp 00007ffd error 4 in \
+             postgres[5555+1000]\n",
+            10_000 + i,
+            20_000 + i
+        ));
+    }
+    text.push_str(&repeated_report(3));
+    let options = KernelOptions {
+        limits: KernelLimits {
+            oom_reports: 10,
+            detailed_reports: 1,
+            events: 7,
+            ..KernelLimits::default()
+        },
+        ..KernelOptions::default()
+    };
+    let log = kernel::parse(text.as_bytes(), &options);
+    let kept = reports(&log);
+    assert_eq!(kept.len(), 10);
+    assert_eq!(log.oom_reports_not_kept, 23);
+    assert_eq!(kept[0].victim.as_ref().unwrap().pid, 10_023);
+    assert_eq!(log.oom_details_dropped, 2);
+    assert!(!kept[9].tasks.is_empty());
+    assert_eq!(log.events_not_kept, 23);
+    assert_eq!(log.records.len(), 17);
 }
 
 #[test]

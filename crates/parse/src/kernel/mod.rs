@@ -57,6 +57,9 @@ pub struct KernelOptions {
     /// Lines longer than this many bytes are cut (and counted in `oversized_lines`).
     /// Default 64 KiB.
     pub max_line_bytes: usize,
+    /// What the parse keeps of a log: its last OOM reports and events, within counts and
+    /// bytes, so that memory stays bounded whatever the log holds.
+    pub limits: KernelLimits,
 }
 
 impl Default for KernelOptions {
@@ -65,6 +68,35 @@ impl Default for KernelOptions {
             year: None,
             collected_on: None,
             max_line_bytes: 64 * 1024,
+            limits: KernelLimits::default(),
+        }
+    }
+}
+
+/// What a kernel log's parse keeps: the last records of the log (the outage being looked into
+/// is near its end); earlier ones are counted ([`KernelLog::oom_reports_not_kept`],
+/// [`KernelLog::oom_details_dropped`], [`KernelLog::events_not_kept`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KernelLimits {
+    /// OOM reports kept. Default [`MAX_REPORTS`].
+    pub oom_reports: usize,
+    /// Of those, the last ones that keep their task table, Mem-Info and cgroup stats. Default
+    /// [`DETAILED_REPORTS`].
+    pub detailed_reports: usize,
+    /// Bytes those details may take in all ([`report_detail_bytes`]); past it, the oldest
+    /// reports' details are dropped first. Default [`DETAIL_BYTES`].
+    pub detail_bytes: usize,
+    /// Segfaults, page allocation failures and hung tasks kept. Default [`MAX_EVENTS`].
+    pub events: usize,
+}
+
+impl Default for KernelLimits {
+    fn default() -> Self {
+        Self {
+            oom_reports: MAX_REPORTS,
+            detailed_reports: DETAILED_REPORTS,
+            detail_bytes: DETAIL_BYTES,
+            events: MAX_EVENTS,
         }
     }
 }
@@ -105,16 +137,17 @@ pub struct KernelLog {
     /// collected in it). Empty for one boot.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub boot_starts: Vec<u64>,
-    /// OOM reports before the last [`MAX_REPORTS`] of the log: counted, not kept (memory stays
-    /// bounded whatever the log holds).
+    /// OOM reports before the last [`KernelLimits::oom_reports`] of the log: counted, not
+    /// kept (memory stays bounded whatever the log holds).
     #[serde(skip_serializing_if = "is_zero")]
     pub oom_reports_not_kept: u64,
     /// OOM reports kept without their task table, Mem-Info and cgroup stats: all but the last
-    /// [`DETAILED_REPORTS`] of the log (each such report has a note saying so).
+    /// [`KernelLimits::detailed_reports`] of the log, fewer when their details would take more
+    /// than [`KernelLimits::detail_bytes`] (each such report has a note saying so).
     #[serde(skip_serializing_if = "is_zero")]
     pub oom_details_dropped: u64,
-    /// Segfaults, page allocation failures and hung tasks before the last [`MAX_EVENTS`] of the
-    /// log: counted, not kept.
+    /// Segfaults, page allocation failures and hung tasks before the last
+    /// [`KernelLimits::events`] of the log: counted, not kept.
     #[serde(skip_serializing_if = "is_zero")]
     pub events_not_kept: u64,
 }
@@ -123,7 +156,7 @@ pub struct KernelLog {
 /// its last ones.
 pub const MAX_EVENTS: usize = 20_000;
 
-pub use oom::{DETAILED_REPORTS, MAX_REPORTS, MAX_ROWS};
+pub use oom::{DETAIL_BYTES, DETAILED_REPORTS, MAX_REPORTS, MAX_ROWS, report_detail_bytes};
 
 /// Bytes of a kernel log to read at a time when it is streamed into
 /// [`KernelParser::push_block`] (`pgmortem parse kernel`, `analyze` of a log not in memory).
@@ -168,7 +201,7 @@ pub fn parse(input: &[u8], options: &KernelOptions) -> KernelLog {
 pub struct KernelParser {
     options: KernelOptions,
     oom: OomAssembler,
-    /// Events other than OOM reports: the last [`MAX_EVENTS`].
+    /// Events other than OOM reports: the last [`KernelLimits::events`].
     records: VecDeque<KernelRecord>,
     stats: ParseStats,
     line_forms: [u64; FORMS.len()],
@@ -189,7 +222,7 @@ pub struct KernelParser {
     /// The monotonic time of the last line that had one.
     last_monotonic_us: Option<u64>,
     boot_starts: Vec<u64>,
-    /// Events past [`MAX_EVENTS`].
+    /// Events past [`KernelLimits::events`].
     events_not_kept: u64,
     /// Records handed over by [`KernelParser::take_settled`].
     taken: u64,
@@ -247,8 +280,8 @@ impl KernelParser {
     /// A parser with the given options.
     pub fn new(options: KernelOptions) -> Self {
         KernelParser {
+            oom: OomAssembler::new(options.limits),
             options,
-            oom: OomAssembler::default(),
             records: VecDeque::new(),
             stats: ParseStats::default(),
             line_forms: [0; FORMS.len()],
@@ -447,7 +480,7 @@ impl KernelParser {
         };
         match event {
             Some(event) => {
-                if self.records.len() >= MAX_EVENTS {
+                if self.records.len() >= self.options.limits.events.max(1) {
                     self.records.pop_front();
                     self.events_not_kept += 1;
                     self.pending_allocation = self

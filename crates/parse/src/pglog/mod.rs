@@ -78,6 +78,7 @@ mod read;
 mod severity;
 mod stream;
 mod syslog;
+mod texts;
 mod time;
 mod translate;
 mod types;
@@ -87,6 +88,7 @@ pub use parallel::{ParallelParser, parse_parallel};
 pub use prefix::LogLinePrefix;
 pub use read::{ReadError, ReadOptions, parse_reader};
 pub use stream::{PgLogReader, PgRecords, records};
+pub use texts::TextsCut;
 pub use time::fixed_offset;
 pub use types::*;
 

@@ -23,7 +23,7 @@ pub(crate) use elements::cpu_line;
 use tasks::TaskTable;
 
 use crate::kernel::KernelEvent;
-use crate::kernel::{KernelRecord, KernelTime, MemcgInfo, OomReport, OomVictim};
+use crate::kernel::{KernelLimits, KernelRecord, KernelTime, MemcgInfo, OomReport, OomVictim};
 use elements::CounterKind;
 
 /// Consecutive unrelated lines after which a report still waiting for its kill line is given
@@ -42,6 +42,11 @@ pub const MAX_REPORTS: usize = 20_000;
 /// log. Earlier reports keep what correlation and the rules read (trigger, victim, summary,
 /// cgroup counters) and a note, so memory stays near 1 KiB per report.
 pub const DETAILED_REPORTS: usize = 1_000;
+
+/// Bytes the details of the reports a log keeps may take in all ([`report_detail_bytes`]): a
+/// thousand reports of a host with a few hundred processes take a few MiB; a log of reports
+/// with tables of a hundred thousand rows keeps the details of its last few dozen.
+pub const DETAIL_BYTES: usize = 64 << 20;
 
 /// Rows of one task table, group kills of one report, and keys of one Mem-Info or cgroup
 /// stats block kept; more are counted in a note (a real table has at most a few thousand).
@@ -117,14 +122,31 @@ pub(crate) enum Close {
 /// Builds [`OomReport`]s from messages fed in input order.
 #[derive(Debug, Default)]
 pub(crate) struct OomAssembler {
+    limits: KernelLimits,
     open: Option<OpenReport>,
-    /// Closed reports, in the order they were opened: the last [`MAX_REPORTS`].
+    /// Closed reports, in the order they were opened: the last
+    /// [`KernelLimits::oom_reports`].
     done: VecDeque<KernelRecord>,
-    /// Reports before the last [`MAX_REPORTS`], counted, not kept.
+    /// The bytes of each report's details ([`report_detail_bytes`]), as `done`.
+    detail_sizes: VecDeque<usize>,
+    /// Their sum.
+    detail_total: usize,
+    /// Index in `done` of the first report that may still have its details: the ones before
+    /// it have none.
+    detailed_from: usize,
+    /// Reports before the last [`KernelLimits::oom_reports`], counted, not kept.
     pub(crate) not_kept: u64,
 }
 
 impl OomAssembler {
+    /// An assembler keeping what `limits` allow.
+    pub(crate) fn new(limits: KernelLimits) -> Self {
+        Self {
+            limits,
+            ..Self::default()
+        }
+    }
+
     /// Feeds one message; returns true when the message belongs to an OOM report (consumed),
     /// false when it is an ordinary kernel line the caller should look at.
     pub(crate) fn feed(&mut self, msg: &Message<'_>) -> bool {
@@ -243,6 +265,8 @@ impl OomAssembler {
     /// Hands over the closed reports that start before line `before`, in order.
     pub(crate) fn take_before(&mut self, before: u64) -> impl Iterator<Item = KernelRecord> + '_ {
         let n = self.done.iter().take_while(|r| r.line < before).count();
+        self.detail_total -= self.detail_sizes.drain(..n).sum::<usize>();
+        self.detailed_from = self.detailed_from.saturating_sub(n);
         self.done.drain(..n)
     }
 
@@ -258,18 +282,34 @@ impl OomAssembler {
         }
     }
 
-    /// Keeps a closed report among the last [`MAX_REPORTS`], and drops the details of the
-    /// report that is no longer among the last [`DETAILED_REPORTS`].
+    /// Keeps a closed report among the last [`KernelLimits::oom_reports`], and drops the
+    /// details of the oldest reports that keep them while more than
+    /// [`KernelLimits::detailed_reports`] do or their details take more than
+    /// [`KernelLimits::detail_bytes`].
     fn keep(&mut self, record: KernelRecord) {
-        if self.done.len() >= MAX_REPORTS {
+        if self.done.len() >= self.limits.oom_reports.max(1) {
             self.done.pop_front();
+            self.detail_total -= self.detail_sizes.pop_front().unwrap_or(0);
+            self.detailed_from = self.detailed_from.saturating_sub(1);
             self.not_kept += 1;
         }
+        let size = match &record.event {
+            KernelEvent::OomReport(report) => report_detail_bytes(report),
+            _ => 0,
+        };
         self.done.push_back(record);
-        if let Some(older) = self.done.len().checked_sub(DETAILED_REPORTS + 1)
-            && let KernelEvent::OomReport(report) = &mut self.done[older].event
+        self.detail_sizes.push_back(size);
+        self.detail_total += size;
+        while self.detailed_from < self.done.len()
+            && (self.done.len() - self.detailed_from > self.limits.detailed_reports
+                || self.detail_total > self.limits.detail_bytes)
         {
-            drop_details(report);
+            let i = self.detailed_from;
+            if let KernelEvent::OomReport(report) = &mut self.done[i].event {
+                drop_details(report, &self.limits);
+            }
+            self.detail_total -= std::mem::take(&mut self.detail_sizes[i]);
+            self.detailed_from += 1;
         }
     }
 
@@ -596,7 +636,7 @@ impl OpenReport {
 
 /// Drops what only the report's own page shows (task table, Mem-Info, cgroup stats) and says
 /// so in a note; nothing when there is nothing to drop.
-fn drop_details(report: &mut OomReport) {
+fn drop_details(report: &mut OomReport, limits: &KernelLimits) {
     let rows = report.tasks.len();
     let stats = report.memcg.as_ref().is_some_and(|m| !m.stats.is_empty());
     if rows == 0 && report.mem_info.is_empty() && !stats {
@@ -610,8 +650,40 @@ fn drop_details(report: &mut OomReport) {
     }
     report.notes.push(format!(
         "{DETAILS_NOT_KEPT} (task table of {rows} rows, Mem-Info, cgroup stats): only the last \
-         {DETAILED_REPORTS} reports of a log keep them"
+         {} reports of a log keep them, within {} MiB",
+        limits.detailed_reports,
+        limits.detail_bytes >> 20
     ));
+}
+
+/// What the details of `report` hold, an estimate in bytes: its task table (rows and names),
+/// its Mem-Info and cgroup stats (keys, values and the tree's own cost). 0 for a report
+/// without details.
+pub fn report_detail_bytes(report: &OomReport) -> usize {
+    /// What a map entry costs beside its key's text: the key's `String`, the value and the
+    /// tree's share of a node.
+    const ENTRY: usize = size_of::<String>() + size_of::<u64>() + 16;
+    let tasks = report.tasks.capacity() * size_of::<crate::kernel::OomTask>()
+        + report
+            .tasks
+            .iter()
+            .map(|t| t.name.capacity())
+            .sum::<usize>();
+    let columns = report
+        .task_columns
+        .iter()
+        .map(|c| size_of::<String>() + c.capacity())
+        .sum::<usize>();
+    let map = |m: &std::collections::BTreeMap<String, u64>| {
+        m.keys().map(|k| ENTRY + k.len()).sum::<usize>()
+    };
+    let stats = report.memcg.as_ref().map_or(0, |m| {
+        m.stats
+            .iter()
+            .map(|(path, s)| ENTRY + path.len() + map(s))
+            .sum()
+    });
+    tasks + columns + map(&report.mem_info) + stats
 }
 
 /// Fills what the kill line lacked (kernels before 5.4) from the victim's task-table row.
