@@ -263,8 +263,9 @@ fn a_kernel_log_of_many_kills_keeps_the_latest_in_bounded_memory() {
     assert!(
         caveats.contains(&(
             "oom_details_not_kept",
-            "kernel/dmesg.txt: 2 OOM reports before the last 1000 keep their kill, trigger and \
-             cgroup counters but not their task table, Mem-Info or cgroup stats"
+            "kernel/dmesg.txt: 2 OOM reports keep their kill, trigger and cgroup counters but \
+             not their task table, Mem-Info or cgroup stats: the last 1000 reports of a log \
+             keep them, within 64 MiB"
         )),
         "{caveats:?}"
     );
@@ -277,6 +278,93 @@ fn a_kernel_log_of_many_kills_keeps_the_latest_in_bounded_memory() {
         .filter(|i| i["kernel_kill"]["task_count"].as_u64() > Some(0))
         .count();
     assert_eq!(with_tasks, 1_000);
+}
+
+/// A smaller `--memory-limit` keeps proportionally less of the logs, and says so: 2,000 kill
+/// lines (all kept within the default budget, 1,250 within 32 MiB), and a PostgreSQL log of
+/// errors whose statements are a megabyte each (kept cut to their first 2 KiB).
+#[test]
+fn a_smaller_memory_limit_keeps_less_of_the_logs_and_says_so() {
+    use std::fmt::Write as _;
+    let dir = tempfile::tempdir().unwrap();
+    let mut kernel = String::new();
+    for i in 0..2_000u32 {
+        let _ = writeln!(
+            kernel,
+            "[{}.000000] Out of memory: Killed process {} (postgres) total-vm:8811412kB, \
+             anon-rss:6204112kB, file-rss:0kB, shmem-rss:1604kB, UID:113 pgtables:12888kB \
+             oom_score_adj:0",
+            1_000 + i,
+            40_000 + i
+        );
+    }
+    let mut postgres = String::new();
+    let statement = "x".repeat(1 << 20);
+    for i in 0..20u32 {
+        let _ = write!(
+            postgres,
+            "2026-11-20 03:00:{i:02}.000 UTC [{pid}] ERROR:  out of memory\n\
+             2026-11-20 03:00:{i:02}.000 UTC [{pid}] DETAIL:  Failed on request of size 1024.\n\
+             2026-11-20 03:00:{i:02}.000 UTC [{pid}] STATEMENT:  SELECT '{statement}'\n",
+            pid = 5_000 + i
+        );
+    }
+    std::fs::create_dir(dir.path().join("kernel")).unwrap();
+    std::fs::write(dir.path().join("kernel/dmesg.txt"), kernel).unwrap();
+    std::fs::create_dir(dir.path().join("postgres")).unwrap();
+    std::fs::write(dir.path().join("postgres/postgresql.log"), postgres).unwrap();
+    let report = |limit: &[&str]| -> serde_json::Value {
+        let out = stdout_ok(
+            pgmortem()
+                .args(["analyze", "--format", "json"])
+                .args(limit)
+                .arg(dir.path()),
+        );
+        serde_json::from_slice(&out).unwrap()
+    };
+    let caveat = |report: &serde_json::Value, kind: &str| -> Vec<String> {
+        report["caveats"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["kind"] == kind)
+            .map(|c| c["text"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let whole = report(&[]);
+    assert_eq!(whole["incidents"].as_array().unwrap().len(), 2_000);
+    assert!(caveat(&whole, "records_not_kept").is_empty());
+    let small = report(&["--memory-limit", "32MiB"]);
+    let incidents = small["incidents"].as_array().unwrap();
+    assert_eq!(incidents.len(), 625);
+    assert_eq!(incidents[624]["kernel_kill"]["pid"], 40_000 + 1_999);
+    assert_eq!(
+        caveat(&small, "records_not_kept"),
+        [
+            "kernel/dmesg.txt: 750 OOM reports before the last 1250 were counted but not kept: \
+          their kills are not in the incidents"
+        ]
+    );
+    assert_eq!(
+        caveat(&small, "incidents_not_kept"),
+        [
+            "625 incidents before the last 625 were counted but not kept: the report details the \
+          latest ones, and the findings are about those"
+        ]
+    );
+    for report in [&whole, &small] {
+        let log = report["sources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["path"] == "postgres/postgresql.log")
+            .unwrap();
+        assert_eq!(
+            log["note"],
+            "20 texts of the records kept were longer than 2048 bytes and were cut there (the \
+             report quotes 400 characters at most)"
+        );
+    }
 }
 
 /// A crash loop longer than what a log keeps of a kind: 3,000 OOM kills, each followed 30 ms

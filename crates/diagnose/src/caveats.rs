@@ -6,7 +6,7 @@
 //! connection), its reasons are quoted.
 
 use pgmortem_bundle::Bundle;
-use pgmortem_parse::kernel;
+use pgmortem_parse::kernel::KernelLimits;
 
 use crate::facts::{PgFacts, SettingsSource};
 use crate::report::{Caveat, SourceSummary};
@@ -19,6 +19,7 @@ pub(crate) fn reading(
     kernel: &[KernelSource],
     postgres: &[PgSource],
     summaries: &[SourceSummary],
+    limits: &KernelLimits,
 ) -> Vec<Caveat> {
     let mut caveats = Vec::new();
     for s in summaries {
@@ -41,22 +42,8 @@ pub(crate) fn reading(
         }
     }
     for p in postgres {
-        if p.digest.not_kept > 0 {
-            caveats.push(Caveat {
-                kind: "records_not_kept",
-                text: format!(
-                    "{}: {} records of kinds seen more than {} times were counted but not kept \
-                     (a kind keeps its first {}; a kind of the crash cycle, such as a process's \
-                     death or the server ready again, its first {} and its latest {}): \
-                     incidents and findings beyond those are counted, not detailed",
-                    p.path,
-                    p.digest.not_kept,
-                    crate::digest::MAX_PER_KIND,
-                    crate::digest::MAX_PER_KIND,
-                    crate::digest::HEAD_PER_KIND,
-                    crate::digest::MAX_PER_KIND - crate::digest::HEAD_PER_KIND
-                ),
-            });
+        if let Some(caveat) = records_not_kept(p) {
+            caveats.push(caveat);
         }
     }
     for k in kernel {
@@ -66,16 +53,14 @@ pub(crate) fn reading(
             parts.push(format!(
                 "{} OOM reports before the last {} were counted but not kept: their kills \
                  are not in the incidents",
-                log.oom_reports_not_kept,
-                kernel::MAX_REPORTS
+                log.oom_reports_not_kept, limits.oom_reports
             ));
         }
         if log.events_not_kept > 0 {
             parts.push(format!(
                 "{} segfaults, allocation failures and hung tasks before the last {} were \
                  counted but not kept",
-                log.events_not_kept,
-                kernel::MAX_EVENTS
+                log.events_not_kept, limits.events
             ));
         }
         if !parts.is_empty() {
@@ -88,11 +73,13 @@ pub(crate) fn reading(
             caveats.push(Caveat {
                 kind: "oom_details_not_kept",
                 text: format!(
-                    "{}: {} OOM reports before the last {} keep their kill, trigger and \
-                     cgroup counters but not their task table, Mem-Info or cgroup stats",
+                    "{}: {} OOM reports keep their kill, trigger and cgroup counters but not \
+                     their task table, Mem-Info or cgroup stats: the last {} reports of a log \
+                     keep them, within {} MiB",
                     k.path,
                     log.oom_details_dropped,
-                    kernel::DETAILED_REPORTS
+                    limits.detailed_reports,
+                    limits.detail_bytes >> 20
                 ),
             });
         }
@@ -100,25 +87,60 @@ pub(crate) fn reading(
     caveats
 }
 
-/// Incidents a report keeps: the latest ones (the outage being investigated is near the end
-/// of the logs). A log of years of kills is summed up by the count of the others.
-pub(crate) const MAX_INCIDENTS: usize = 10_000;
+/// What a PostgreSQL log's digest counted but did not keep, and why; `None` when it kept
+/// everything it keeps.
+fn records_not_kept(p: &PgSource) -> Option<Caveat> {
+    let d = &p.digest;
+    let l = &d.limits;
+    if d.not_kept == 0 && d.context_not_kept == 0 {
+        return None;
+    }
+    let mut text = format!(
+        "{}: {} records were counted but not kept (a kind keeps its first {}; a kind of the \
+         crash cycle, such as a process's death or the server ready again, its first {} and \
+         its latest {}; {} records in all",
+        p.path,
+        d.not_kept,
+        l.per_kind,
+        l.head_per_kind,
+        l.per_kind - l.head_per_kind,
+        l.kept
+    );
+    if d.bytes_reached {
+        text.push_str(&format!(
+            ", within {} MiB, the share of --memory-limit the log's records have",
+            l.bytes >> 20
+        ));
+    }
+    text.push(')');
+    if d.context_not_kept > 0 {
+        text.push_str(&format!(
+            "; {} deaths are kept without the errors their process logged before them, for \
+             want of room",
+            d.context_not_kept
+        ));
+    }
+    text.push_str(": incidents and findings beyond those are counted, not detailed");
+    Some(Caveat {
+        kind: "records_not_kept",
+        text,
+    })
+}
 
-/// Keeps the last [`MAX_INCIDENTS`] of `incidents` (oldest first), and says how many earlier
-/// ones were dropped.
+/// Keeps the last `keep` of `incidents` (oldest first: the outage being investigated is near
+/// the end of the logs), and says how many earlier ones were dropped. A log of years of kills
+/// is summed up by the count of the others.
 pub(crate) fn keep_latest_incidents(
     incidents: &mut Vec<crate::report::Incident>,
+    keep: usize,
 ) -> Option<Caveat> {
-    let dropped = incidents
-        .len()
-        .checked_sub(MAX_INCIDENTS)
-        .filter(|n| *n > 0)?;
+    let dropped = incidents.len().checked_sub(keep).filter(|n| *n > 0)?;
     incidents.drain(..dropped);
     incidents.shrink_to_fit();
     Some(Caveat {
         kind: "incidents_not_kept",
         text: format!(
-            "{dropped} incidents before the last {MAX_INCIDENTS} were counted but not kept: the \
+            "{dropped} incidents before the last {keep} were counted but not kept: the \
              report details the latest ones, and the findings are about those"
         ),
     })

@@ -12,6 +12,7 @@ mod correlate;
 mod digest;
 pub mod facts;
 mod human;
+mod limits;
 mod report;
 pub mod rules;
 mod settings;
@@ -97,7 +98,8 @@ impl<'b> Analysis<'b> {
         bundle: &'b Bundle,
         options: &DiagnoseOptions,
     ) -> Result<Self, DiagnoseError> {
-        let mut parsed = sources::parse_all(bundle, options)?;
+        let limits = limits::Limits::within(options.memory_limit / 2);
+        let mut parsed = sources::parse_all(bundle, options, &limits)?;
         let kills = correlate::oom_kills(&parsed.kernel, &parsed.clock);
         let crashes = correlate::crashes(&parsed.postgres);
         let unclean = correlate::unclean_starts(&parsed.postgres, &crashes);
@@ -109,7 +111,7 @@ impl<'b> Analysis<'b> {
         let mut incidents = correlate::incidents(&kills, &outages, options);
         drop(outages);
         drop(kills);
-        if let Some(caveat) = caveats::keep_latest_incidents(&mut incidents) {
+        if let Some(caveat) = caveats::keep_latest_incidents(&mut incidents, limits.incidents) {
             parsed.caveats.push(caveat);
         }
         Ok(Self {

@@ -15,6 +15,7 @@ use crate::DiagnoseOptions;
 use crate::clock;
 use crate::clock::{BootAnchor, Clock};
 use crate::digest::{PgDigest, ZoneUse};
+use crate::limits::Limits;
 use crate::report::{Caveat, ClockInfo, SourceSummary};
 use crate::settings::{self, LogSettings, Setting};
 
@@ -101,6 +102,7 @@ pub(crate) fn collection(bundle: &Bundle) -> crate::report::Collection {
 pub(crate) fn parse_all(
     bundle: &Bundle,
     options: &DiagnoseOptions,
+    limits: &Limits,
 ) -> Result<Parsed, DiagnoseError> {
     let mut summaries = Vec::new();
     let mut notes_early = Vec::new();
@@ -125,8 +127,11 @@ pub(crate) fn parse_all(
         year,
         // A December line of a log collected in January is of the year before.
         collected_on: date.map(|d| d.at.to_zoned(jiff::tz::TimeZone::UTC).date()),
+        limits: limits.kernel,
         ..KernelOptions::default()
     };
+    // Bytes the records kept of the PostgreSQL logs read so far hold.
+    let mut pg_held = 0;
     let pg_options = PgLogOptions {
         prefix: options.pg_prefix.clone(),
         ..PgLogOptions::default()
@@ -186,16 +191,20 @@ pub(crate) fn parse_all(
                 });
             }
             SourceKind::PostgresLog => {
-                let mut digest = PgDigest::new(log_zone.as_ref().map(|(tz, _)| tz.clone()));
+                let mut digest = PgDigest::within(
+                    log_zone.as_ref().map(|(tz, _)| tz.clone()),
+                    limits.after(pg_held),
+                );
                 let read = ReadOptions {
-                    threads: if source.size() >= options.parallel_min_bytes {
+                    threads: if source.size() >= options.parallel_min_bytes && limits.parallel {
                         threads
                     } else {
                         1
                     },
                     block_bytes: threads
                         .saturating_mul(1 << 20)
-                        .clamp(MIN_BLOCK_BYTES, MAX_BLOCK_BYTES),
+                        .clamp(MIN_BLOCK_BYTES, MAX_BLOCK_BYTES)
+                        .min(limits.block_bytes),
                 };
                 let (log, prefix_from, read) =
                     read_pg_log(source, &pg_options, &log_settings, &mut digest, &read).map_err(
@@ -205,9 +214,21 @@ pub(crate) fn parse_all(
                         },
                     )?;
                 digest.finish();
+                pg_held += digest.held_bytes();
                 zone_use.add(digest.zone_use);
                 fill(&mut summary, &log.stats);
                 read.note(source, &mut summary);
+                if digest.texts_cut > 0 {
+                    let cut = format!(
+                        "{} texts of the records kept were longer than {} bytes and were cut \
+                         there (the report quotes 400 characters at most)",
+                        digest.texts_cut, digest.limits.text_bytes
+                    );
+                    summary.note = Some(match summary.note.take() {
+                        Some(n) => format!("{n}; {cut}"),
+                        None => cut,
+                    });
+                }
                 summary.log_line_prefix = Some(log.prefix.clone());
                 summary.log_line_prefix_from = Some(prefix_from);
                 postgres.push(PgSource {
@@ -353,7 +374,12 @@ pub(crate) fn parse_all(
         boot_time_uncertainty_seconds: clock.boot.map(|b| b.uncertainty_seconds),
         notes,
     };
-    caveats.extend(crate::caveats::reading(&kernel, &postgres, &summaries));
+    caveats.extend(crate::caveats::reading(
+        &kernel,
+        &postgres,
+        &summaries,
+        &limits.kernel,
+    ));
     caveats.extend(crate::caveats::missing_logs(bundle, &kernel, &postgres));
     Ok(Parsed {
         kernel,
@@ -443,6 +469,7 @@ fn uses_local_wall_time(kernel: &[KernelSource]) -> bool {
 const MIN_BLOCK_BYTES: usize = 2 << 20;
 /// See [`MIN_BLOCK_BYTES`].
 const MAX_BLOCK_BYTES: usize = 16 << 20;
+// A smaller memory budget reads in smaller blocks ([`Limits::block_bytes`]).
 
 /// What the detection of format and prefix reads of a log: more than its first MiB (see
 /// `pglog::records`: the first 1000 lines, or the lines of the first MiB).

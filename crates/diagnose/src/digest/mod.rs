@@ -25,18 +25,55 @@ use pgmortem_parse::pglog::{PgEvent, PgRecord, PgTime, Severity};
 use crate::clock;
 use crate::settings::{self, Setting};
 
-/// Records kept per event kind.
+/// Records kept per event kind, within the full budget ([`DigestLimits::per_kind`]).
 pub(crate) const MAX_PER_KIND: u64 = 2_000;
 /// Of those, for the kinds that keep their latest records too, the first ones kept.
 pub(crate) const HEAD_PER_KIND: u64 = 1_000;
 /// Records kept in all.
 pub(crate) const MAX_KEPT: usize = 50_000;
+/// Bytes the records kept may hold in all (records, latest records, errors before deaths):
+/// 50 000 ordinary records take about 40 MiB.
+pub(crate) const MAX_KEPT_BYTES: usize = 96 << 20;
+/// Texts of a record longer than this are cut when it is kept: the report quotes 400
+/// characters at most, 1 600 bytes in a four-byte script.
+pub(crate) const KEPT_TEXT_BYTES: usize = 2048;
 /// Memory-context dumps kept (each can hold a thousand contexts).
 const MAX_DUMPS: u64 = 50;
 /// Error-level records remembered to find what a process logged before it died.
 const RECENT_ERRORS: usize = 512;
 /// Error lines of the dead process kept per death.
 const CONTEXT_PER_DEATH: usize = 8;
+
+/// What one digest keeps: counts per kind and in all, and bytes. A log of any size keeps at
+/// most this; the rest is counted ([`PgDigest::not_kept`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct DigestLimits {
+    /// Records kept per kind.
+    pub per_kind: u64,
+    /// Of those, for the kinds that keep their latest records too, the first ones.
+    pub head_per_kind: u64,
+    /// Records kept in all.
+    pub kept: usize,
+    /// Bytes the records kept may hold with the errors kept with each death: three quarters
+    /// for the first records, a quarter for the latest ones of the kinds of a crash cycle (so
+    /// that a log full of errors still keeps its last crashes). The errors remembered to find
+    /// those kept with a death take an eighth more.
+    pub bytes: usize,
+    /// Texts longer than this are cut when a record is kept ([`PgRecord::cut_texts`]).
+    pub text_bytes: usize,
+}
+
+impl Default for DigestLimits {
+    fn default() -> Self {
+        Self {
+            per_kind: MAX_PER_KIND,
+            head_per_kind: HEAD_PER_KIND,
+            kept: MAX_KEPT,
+            bytes: MAX_KEPT_BYTES,
+            text_bytes: KEPT_TEXT_BYTES,
+        }
+    }
+}
 
 /// The first or the last sighting of an event kind.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -123,9 +160,17 @@ pub(crate) struct PgDigest {
     pub kinds: BTreeMap<&'static str, KindSeen>,
     /// Records by severity.
     pub severities: BTreeMap<&'static str, u64>,
-    /// Records of a kept kind that were counted but not kept (over [`MAX_PER_KIND`] or
-    /// [`MAX_KEPT`]).
+    /// Records of a kept kind that were counted but not kept (over
+    /// [`DigestLimits::per_kind`], [`DigestLimits::kept`] or [`DigestLimits::bytes`]).
     pub not_kept: u64,
+    /// The records kept reached [`DigestLimits::bytes`]: later ones were only counted.
+    pub bytes_reached: bool,
+    /// Deaths kept without the errors their process logged before them, for want of room.
+    pub context_not_kept: u64,
+    /// Texts of kept records cut to [`DigestLimits::text_bytes`].
+    pub texts_cut: u64,
+    /// What this digest keeps.
+    pub limits: DigestLimits,
     /// Memory-context dumps dropped from kept records past the first [`MAX_DUMPS`].
     pub dumps_dropped: u64,
     /// Temporary files.
@@ -139,11 +184,21 @@ pub(crate) struct PgDigest {
     /// How zone abbreviations were read.
     pub zone_use: ZoneUse,
     sieve: Arc<Sieve>,
-    recent_errors: VecDeque<PgRecord>,
+    /// The last error-level records, with what each holds (bytes).
+    recent_errors: VecDeque<(PgRecord, usize)>,
+    /// Bytes held by `recent_errors`.
+    recent_bytes: usize,
+    /// Bytes held by `records` and the errors kept with their deaths.
+    first_bytes: usize,
+    /// Bytes held by `tails` and the errors kept with their deaths.
+    tail_bytes: usize,
+    /// Bytes of each entry of `before_death`, and whether its death is in `tails`.
+    before_death_bytes: BTreeMap<u64, (usize, bool)>,
     dumps_kept: u64,
-    /// The latest records of each kind that keeps them, past its first [`HEAD_PER_KIND`]:
-    /// merged into `records` by [`PgDigest::finish`].
-    tails: BTreeMap<&'static str, VecDeque<PgRecord>>,
+    /// The latest records of each kind that keeps them, past its first
+    /// [`DigestLimits::head_per_kind`], with their bytes: merged into `records` by
+    /// [`PgDigest::finish`].
+    tails: BTreeMap<&'static str, VecDeque<(PgRecord, usize)>>,
 }
 
 /// Kinds [`Sieve`] can mark as no longer kept: more than the event kinds there are.
@@ -157,10 +212,12 @@ const MAX_SATURATED: usize = 256;
 #[derive(Debug)]
 pub(crate) struct Sieve {
     zone: Option<TimeZone>,
+    /// Texts of a record the digest may keep are cut to this ([`DigestLimits::text_bytes`]).
+    text_bytes: usize,
     /// Addresses of the kinds (`PgEvent::kind`) no longer kept; the first `saturated_len`.
     saturated: [AtomicUsize; MAX_SATURATED],
     saturated_len: AtomicUsize,
-    /// No record is kept any more ([`MAX_KEPT`]).
+    /// No record is kept any more ([`DigestLimits::kept`], [`DigestLimits::bytes`]).
     full: AtomicBool,
     /// The largest temporary file seen, plus one (0: none yet).
     largest_temp: AtomicU64,
@@ -169,10 +226,21 @@ pub(crate) struct Sieve {
 /// A record as [`PgDigest::take`] takes it.
 #[derive(Debug)]
 pub(crate) enum Taken {
-    /// The record, its time on UTC, and how its zone was read.
-    Whole(Box<PgRecord>, ZoneUse),
+    /// The record, its time on UTC, its texts cut.
+    Whole(Box<PgRecord>, Prepared),
     /// Only counted.
     Counted(Counted),
+}
+
+/// What preparing a record the digest may keep found.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Prepared {
+    /// How its zone was read.
+    zone_use: ZoneUse,
+    /// Bytes it holds, its texts cut.
+    bytes: usize,
+    /// Texts cut.
+    texts_cut: usize,
 }
 
 /// What is left of a record that is only counted.
@@ -196,9 +264,10 @@ enum CountedEvent {
 }
 
 impl Sieve {
-    fn new(zone: Option<TimeZone>) -> Self {
+    fn new(zone: Option<TimeZone>, text_bytes: usize) -> Self {
         Sieve {
             zone,
+            text_bytes,
             saturated: std::array::from_fn(|_| AtomicUsize::new(0)),
             saturated_len: AtomicUsize::new(0),
             full: AtomicBool::new(false),
@@ -213,8 +282,17 @@ impl Sieve {
         if let Some(time) = record.time.as_mut() {
             self.resolve(time, &mut zone_use);
         }
+        let whole = |mut record: Box<PgRecord>| {
+            let cut = record.cut_texts(self.text_bytes);
+            let prepared = Prepared {
+                zone_use,
+                bytes: cut.heap_bytes + size_of::<Box<PgRecord>>(),
+                texts_cut: cut.cut,
+            };
+            Taken::Whole(record, prepared)
+        };
         let event = match &record.event {
-            None if is_error_level(&record) => return Taken::Whole(record, zone_use),
+            None if is_error_level(&record) => return whole(record),
             None => None,
             Some(event) => {
                 let kind = event.kind();
@@ -225,9 +303,15 @@ impl Sieve {
                     {
                         CountedEvent::TempFile(*bytes)
                     }
-                    PgEvent::TempFile { .. } => return Taken::Whole(record, zone_use),
-                    _ if !is_error_level(&record) && self.not_kept(kind) => CountedEvent::NotKept,
-                    _ => return Taken::Whole(record, zone_use),
+                    PgEvent::TempFile { .. } => return whole(record),
+                    // The kinds of a crash cycle keep their latest records, full or not.
+                    _ if !is_error_level(&record)
+                        && !keeps_latest(event)
+                        && self.not_kept(kind) =>
+                    {
+                        CountedEvent::NotKept
+                    }
+                    _ => return whole(record),
                 };
                 Some((kind, counted))
             }
@@ -286,17 +370,31 @@ impl Sieve {
 
 impl Default for Sieve {
     fn default() -> Self {
-        Sieve::new(None)
+        Sieve::new(None, KEPT_TEXT_BYTES)
     }
 }
 
 impl PgDigest {
-    /// A digest reading abbreviated zones in `zone` (the bundle's `log_timezone`).
+    /// A digest reading abbreviated zones in `zone` (the bundle's `log_timezone`), keeping
+    /// what the full budget allows.
+    #[cfg_attr(not(test), allow(dead_code))]
     pub fn new(zone: Option<TimeZone>) -> Self {
+        Self::within(zone, DigestLimits::default())
+    }
+
+    /// A digest reading abbreviated zones in `zone`, keeping what `limits` allow.
+    pub fn within(zone: Option<TimeZone>, limits: DigestLimits) -> Self {
         Self {
-            sieve: Arc::new(Sieve::new(zone)),
+            sieve: Arc::new(Sieve::new(zone, limits.text_bytes)),
+            limits,
             ..Self::default()
         }
+    }
+
+    /// Bytes the records kept hold (records, latest records, errors before deaths, recent
+    /// errors), as estimated when each was kept.
+    pub fn held_bytes(&self) -> usize {
+        self.first_bytes + self.tail_bytes + self.recent_bytes
     }
 
     /// The sieve records go through before [`PgDigest::take`], to share with the threads
@@ -321,9 +419,10 @@ impl PgDigest {
     /// [`PgDigest::push`] does with the record.
     pub fn take(&mut self, taken: Taken) {
         let counted = match taken {
-            Taken::Whole(record, zone_use) => {
-                self.zone_use.add(zone_use);
-                return self.take_whole(*record);
+            Taken::Whole(record, prepared) => {
+                self.zone_use.add(prepared.zone_use);
+                self.texts_cut += prepared.texts_cut as u64;
+                return self.take_whole(*record, prepared.bytes);
             }
             Taken::Counted(c) => c,
         };
@@ -354,7 +453,7 @@ impl PgDigest {
     }
 
     /// Counts a record of `kind`; returns how many there were. A kind that keeps only its
-    /// first records (`latest`: false) is no longer kept past [`MAX_PER_KIND`].
+    /// first records (`latest`: false) is no longer kept past [`DigestLimits::per_kind`].
     fn seen(&mut self, kind: &'static str, sighting: Sighting, latest: bool) -> u64 {
         let seen = self.kinds.entry(kind).or_insert(KindSeen {
             count: 0,
@@ -363,14 +462,14 @@ impl PgDigest {
         });
         seen.count += 1;
         seen.last = sighting;
-        if seen.count == MAX_PER_KIND + 1 && !latest {
+        if seen.count == self.limits.per_kind + 1 && !latest {
             self.sieve.saturate(kind);
         }
         seen.count
     }
 
-    /// Takes one record, its time already put on UTC.
-    fn take_whole(&mut self, mut record: PgRecord) {
+    /// Takes one record, its time already put on UTC, its texts cut; it holds `bytes`.
+    fn take_whole(&mut self, mut record: PgRecord, bytes: usize) {
         self.records_read += 1;
         if let Some(severity) = record.severity {
             *self.severities.entry(severity_name(severity)).or_default() += 1;
@@ -381,7 +480,7 @@ impl PgDigest {
             at,
         };
         let Some(event) = &record.event else {
-            self.remember_error(record);
+            self.remember_error(record, bytes);
             return;
         };
         let kind = event.kind();
@@ -412,67 +511,148 @@ impl PgDigest {
             }
             _ => None,
         };
-        let head = if latest { HEAD_PER_KIND } else { MAX_PER_KIND };
-        let keep_first = count <= head && self.records.len() < MAX_KEPT;
+        let limits = self.limits;
+        let head = if latest {
+            limits.head_per_kind
+        } else {
+            limits.per_kind
+        };
+        let room = self.first_bytes.saturating_add(bytes) <= first_room(&limits);
+        let keep_first = count <= head && self.records.len() < limits.kept && room;
+        if count <= head && !room && !latest {
+            self.full();
+        }
         let keep = keep_first || latest;
         // The errors before a death are kept with the death: only for deaths that are kept.
         if let (Some(pid), true) = (died, keep) {
-            let before: Vec<PgRecord> = self
-                .recent_errors
-                .iter()
-                .filter(|r| r.pid == Some(pid))
-                .rev()
-                .take(CONTEXT_PER_DEATH)
-                .cloned()
-                .collect::<Vec<_>>()
-                .into_iter()
-                .rev()
-                .collect();
-            if !before.is_empty() {
-                self.before_death.insert(record.line, before);
-            }
+            self.keep_errors_before(record.line, pid, !keep_first);
         }
         if is_error_level(&record) {
-            self.remember_error(record.clone());
+            self.remember_error(record.clone(), bytes);
         }
         if !keep {
             self.not_kept += 1;
             return;
         }
+        let mut bytes = bytes;
         if record.memory_context_dump.is_some() {
             if self.dumps_kept >= MAX_DUMPS {
                 record.memory_context_dump = None;
+                bytes = held_by(&mut record, limits.text_bytes);
                 self.dumps_dropped += 1;
             } else {
                 self.dumps_kept += 1;
             }
         }
         if !keep_first {
-            let tail = self.tails.entry(kind).or_default();
-            if tail.len() as u64 == MAX_PER_KIND - HEAD_PER_KIND
-                && let Some(dropped) = tail.pop_front()
-            {
-                self.before_death.remove(&dropped.line);
-                self.not_kept += 1;
-            }
-            tail.push_back(record);
+            self.keep_latest(kind, record, bytes);
             return;
         }
+        self.first_bytes += bytes;
         self.records.push(record);
-        if self.records.len() >= MAX_KEPT {
+        if self.records.len() >= limits.kept {
             self.sieve.full.store(true, Ordering::Relaxed);
         }
     }
 
-    fn remember_error(&mut self, mut record: PgRecord) {
+    /// Keeps `record` (`bytes`) among the latest of its `kind`, and drops the oldest of them
+    /// past [`DigestLimits::per_kind`] − [`DigestLimits::head_per_kind`] or while the latest
+    /// records of every kind take more than their quarter of [`DigestLimits::bytes`].
+    fn keep_latest(&mut self, kind: &'static str, record: PgRecord, bytes: usize) {
+        let limits = self.limits;
+        let tail = self.tails.entry(kind).or_default();
+        tail.push_back((record, bytes));
+        self.tail_bytes += bytes;
+        let mut dropped = Vec::new();
+        loop {
+            let over_count = tail.len() as u64 > limits.per_kind - limits.head_per_kind;
+            let over_bytes = self.tail_bytes > limits.bytes - first_room(&limits);
+            let Some((old, old_bytes)) = (over_count || over_bytes)
+                .then(|| tail.pop_front())
+                .flatten()
+            else {
+                break;
+            };
+            self.bytes_reached |= !over_count;
+            self.tail_bytes -= old_bytes;
+            dropped.push(old.line);
+            self.not_kept += 1;
+        }
+        for line in dropped {
+            self.forget_errors_before(line);
+        }
+    }
+
+    /// No first record is kept any more: the records kept reached their bytes.
+    fn full(&mut self) {
+        self.bytes_reached = true;
+        self.sieve.full.store(true, Ordering::Relaxed);
+    }
+
+    /// Keeps with the death at `line` (among the latest records: `latest`) the last errors
+    /// its process `pid` logged, when there is room for them.
+    fn keep_errors_before(&mut self, line: u64, pid: u32, latest: bool) {
+        let mut before: Vec<&(PgRecord, usize)> = self
+            .recent_errors
+            .iter()
+            .rev()
+            .filter(|(r, _)| r.pid == Some(pid))
+            .take(CONTEXT_PER_DEATH)
+            .collect();
+        if before.is_empty() {
+            return;
+        }
+        before.reverse();
+        let bytes: usize = before.iter().map(|(_, b)| b).sum();
+        let (held, room) = if latest {
+            (
+                self.tail_bytes,
+                self.limits.bytes - first_room(&self.limits),
+            )
+        } else {
+            (self.first_bytes, first_room(&self.limits))
+        };
+        if held.saturating_add(bytes) > room {
+            self.context_not_kept += 1;
+            return;
+        }
+        let before = before.into_iter().map(|(r, _)| r.clone()).collect();
+        if latest {
+            self.tail_bytes += bytes;
+        } else {
+            self.first_bytes += bytes;
+        }
+        self.before_death.insert(line, before);
+        self.before_death_bytes.insert(line, (bytes, latest));
+    }
+
+    /// Drops the errors kept with the death at `line` of the latest records, no longer kept.
+    fn forget_errors_before(&mut self, line: u64) {
+        self.before_death.remove(&line);
+        if let Some((bytes, _)) = self.before_death_bytes.remove(&line) {
+            self.tail_bytes -= bytes;
+        }
+    }
+
+    /// Remembers an error-level record (`bytes` with its texts cut), within
+    /// [`RECENT_ERRORS`] records and an eighth of [`DigestLimits::bytes`].
+    fn remember_error(&mut self, mut record: PgRecord, bytes: usize) {
         if !is_error_level(&record) {
             return;
         }
-        record.memory_context_dump = None;
-        if self.recent_errors.len() == RECENT_ERRORS {
-            self.recent_errors.pop_front();
+        let mut bytes = bytes;
+        if record.memory_context_dump.take().is_some() {
+            bytes = held_by(&mut record, self.limits.text_bytes);
         }
-        self.recent_errors.push_back(record);
+        self.recent_bytes += bytes;
+        self.recent_errors.push_back((record, bytes));
+        while self.recent_errors.len() > RECENT_ERRORS
+            || (self.recent_bytes > self.limits.bytes / 8 && self.recent_errors.len() > 1)
+        {
+            if let Some((_, old)) = self.recent_errors.pop_front() {
+                self.recent_bytes -= old;
+            }
+        }
     }
 
     /// Puts the latest records kept of each kind among the others, in log order. Call once
@@ -482,7 +662,8 @@ impl PgDigest {
             return;
         }
         let tails = std::mem::take(&mut self.tails);
-        self.records.extend(tails.into_values().flatten());
+        self.records
+            .extend(tails.into_values().flatten().map(|(record, _)| record));
         self.records.sort_by_key(|r| r.line);
     }
 
@@ -490,6 +671,16 @@ impl PgDigest {
     pub fn count(&self, kind: &str) -> u64 {
         self.kinds.get(kind).map_or(0, |k| k.count)
     }
+}
+
+/// Bytes of [`DigestLimits::bytes`] the first records may take; the rest is for the latest.
+fn first_room(limits: &DigestLimits) -> usize {
+    limits.bytes / 4 * 3
+}
+
+/// What `record` holds (bytes), its texts cut to `text_bytes`: [`Prepared::bytes`].
+fn held_by(record: &mut PgRecord, text_bytes: usize) -> usize {
+    record.cut_texts(text_bytes).heap_bytes + size_of::<Box<PgRecord>>()
 }
 
 /// True for the kinds of a crash cycle, which keep their latest records as well as their

@@ -222,3 +222,97 @@ fn a_long_crash_loop_keeps_its_latest_crashes_too() {
     assert!(d.records.windows(2).all(|w| w[0].line < w[1].line));
     assert_eq!(d.not_kept, 3 * (cycles - MAX_PER_KIND));
 }
+
+/// An `ERROR: out of memory` of process `pid` at `line` whose statement is `statement_bytes`
+/// long.
+fn oom_error(line: u64, pid: u32, statement_bytes: usize) -> PgRecord {
+    PgRecord {
+        line,
+        pid: Some(pid),
+        severity: Some(Severity::Error),
+        message: "out of memory".into(),
+        statement: Some(format!("SELECT '{}'", "x".repeat(statement_bytes))),
+        event: Some(PgEvent::OutOfMemory {
+            request_bytes: Some(1024),
+            memory_context: None,
+        }),
+        ..PgRecord::default()
+    }
+}
+
+fn death(line: u64, pid: u32) -> PgRecord {
+    PgRecord {
+        line,
+        severity: Some(Severity::Log),
+        message: format!("server process (PID {pid}) was terminated by signal 9: Killed"),
+        event: Some(PgEvent::TerminatedBySignal {
+            process: "server process".into(),
+            pid,
+            signal: 9,
+            signal_name: "Killed".into(),
+            query: Some("y".repeat(1 << 20)),
+        }),
+        ..PgRecord::default()
+    }
+}
+
+#[test]
+fn kept_texts_are_cut_and_counted() {
+    let mut d = PgDigest::new(None);
+    d.push(oom_error(1, 7, 1 << 20));
+    d.push(death(2, 7));
+    d.finish();
+    assert_eq!(d.records.len(), 2);
+    assert_eq!(d.texts_cut, 2, "the statement and the query");
+    let statement = d.records[0].statement.as_deref().unwrap();
+    assert!(statement.len() <= KEPT_TEXT_BYTES && statement.ends_with('…'));
+    assert!(statement.starts_with("SELECT 'xxx"));
+    assert!(d.held_bytes() < 4 * (KEPT_TEXT_BYTES + size_of::<PgRecord>() + 512));
+    // The error before the death is kept with it, cut the same way.
+    assert_eq!(d.before_death[&2].len(), 1);
+    assert!(d.before_death[&2][0].statement.as_ref().unwrap().len() <= KEPT_TEXT_BYTES);
+    assert_eq!((d.not_kept, d.bytes_reached), (0, false));
+}
+
+#[test]
+fn records_past_the_bytes_are_counted_and_the_latest_crashes_still_kept() {
+    let limits = DigestLimits {
+        bytes: 256 << 10,
+        ..DigestLimits::default()
+    };
+    let mut d = PgDigest::within(None, limits);
+    let mut line = 0;
+    // A log full of large errors, then a crash loop.
+    for i in 0..1_000 {
+        line += 1;
+        d.push(oom_error(line, 10_000 + i, 4096));
+    }
+    let errors_kept = d.records.len();
+    assert!(errors_kept > 10 && errors_kept < 1_000, "{errors_kept}");
+    assert!(d.bytes_reached);
+    for i in 0..300 {
+        line += 1;
+        d.push(oom_error(line, 20_000 + i, 100));
+        line += 1;
+        d.push(death(line, 20_000 + i));
+    }
+    d.finish();
+    let deaths: Vec<&PgRecord> = d
+        .records
+        .iter()
+        .filter(|r| matches!(r.event, Some(PgEvent::TerminatedBySignal { .. })))
+        .collect();
+    // The latest deaths are kept, each with the error before it, within a quarter.
+    assert!(deaths.len() > 10, "{}", deaths.len());
+    assert_eq!(deaths.last().unwrap().line, line);
+    assert!(deaths.iter().all(|r| d.before_death.contains_key(&r.line)));
+    assert_eq!(d.before_death.len(), deaths.len());
+    assert!(
+        d.held_bytes() <= limits.bytes + limits.bytes / 8,
+        "{}",
+        d.held_bytes()
+    );
+    let kept = d.records.len() as u64;
+    assert_eq!(kept + d.not_kept, 1_600);
+    assert!(d.records.windows(2).all(|w| w[0].line < w[1].line));
+}

@@ -1,0 +1,139 @@
+//! What the diagnosis keeps of the logs, within its share of the memory budget
+//! ([`crate::DiagnoseOptions::memory_limit`]: the bundle holds its files within one half, the
+//! diagnosis keeps its records within the other). At the default budget the limits are the
+//! full ones; a smaller budget keeps proportionally fewer records, bytes and incidents, never
+//! more. What is not kept is counted and said at the top of the report.
+
+use pgmortem_parse::kernel::KernelLimits;
+
+use crate::digest::{self, DigestLimits};
+
+/// The share of the budget at which every limit is the full one: half the default budget.
+pub(crate) const FULL_BYTES: u64 = crate::DEFAULT_MEMORY_LIMIT / 2;
+
+/// The smallest block of [`Limits::block_bytes`].
+const MIN_BLOCK_BYTES: usize = 64 << 10;
+
+/// The smallest share of the budget a PostgreSQL log is parsed on several threads within: a
+/// 1 GiB log read on two threads takes 65 MB at most in 64 MiB blocks, 46 MB on one.
+pub(crate) const PARALLEL_MIN_BYTES: u64 = 64 << 20;
+
+/// Incidents a report keeps (the latest).
+pub(crate) const MAX_INCIDENTS: usize = 10_000;
+
+/// What a diagnosis keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Limits {
+    /// Of each kernel log.
+    pub kernel: KernelLimits,
+    /// Of the PostgreSQL logs: the bytes are shared by the logs of a bundle, read one after
+    /// another ([`Limits::after`]).
+    pub digest: DigestLimits,
+    /// Incidents kept.
+    pub incidents: usize,
+    /// The largest block a PostgreSQL log is parsed in on several threads: the records of a
+    /// block wait for the block before them, and take about fifteen times its bytes, two
+    /// blocks at a time. A ninety-sixth of the diagnosis's share, 64 KiB at least.
+    pub block_bytes: usize,
+    /// Whether a large PostgreSQL log may be parsed on several threads: not within a share
+    /// under [`PARALLEL_MIN_BYTES`], where each thread's records and allocator caches would
+    /// take more than the share.
+    pub parallel: bool,
+}
+
+impl Limits {
+    /// The limits of a diagnosis within `bytes`: the full ones at [`FULL_BYTES`] and above,
+    /// proportionally smaller below (at least one record of each sort).
+    pub(crate) fn within(bytes: u64) -> Self {
+        let share = |full: usize| -> usize {
+            let scaled =
+                (full as u128 * u128::from(bytes.min(FULL_BYTES))) / u128::from(FULL_BYTES);
+            usize::try_from(scaled).unwrap_or(full).max(1)
+        };
+        let full_kernel = KernelLimits::default();
+        let full_digest = DigestLimits::default();
+        let per_kind = share(full_digest.per_kind as usize).max(2) as u64;
+        Limits {
+            kernel: KernelLimits {
+                oom_reports: share(full_kernel.oom_reports),
+                detailed_reports: share(full_kernel.detailed_reports),
+                detail_bytes: share(full_kernel.detail_bytes),
+                events: share(full_kernel.events),
+            },
+            digest: DigestLimits {
+                per_kind,
+                head_per_kind: per_kind * full_digest.head_per_kind / full_digest.per_kind,
+                kept: share(full_digest.kept),
+                bytes: share(full_digest.bytes),
+                text_bytes: digest::KEPT_TEXT_BYTES,
+            },
+            incidents: share(MAX_INCIDENTS),
+            block_bytes: usize::try_from(bytes.min(FULL_BYTES) / 96)
+                .unwrap_or(usize::MAX)
+                .max(MIN_BLOCK_BYTES),
+            parallel: bytes >= PARALLEL_MIN_BYTES,
+        }
+    }
+
+    /// The digest limits left for the next PostgreSQL log once earlier ones hold `held`
+    /// bytes.
+    pub(crate) fn after(&self, held: usize) -> DigestLimits {
+        DigestLimits {
+            bytes: self.digest.bytes.saturating_sub(held),
+            ..self.digest
+        }
+    }
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits::within(FULL_BYTES)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pgmortem_parse::kernel;
+
+    #[test]
+    fn the_default_budget_keeps_the_full_limits() {
+        let full = Limits::within(crate::DEFAULT_MEMORY_LIMIT / 2);
+        assert_eq!(full.kernel, KernelLimits::default());
+        assert_eq!(full.digest, DigestLimits::default());
+        assert_eq!(full.incidents, MAX_INCIDENTS);
+        assert_eq!(Limits::within(u64::MAX), full);
+    }
+
+    #[test]
+    fn a_smaller_budget_keeps_proportionally_less() {
+        let small = Limits::within(crate::MIN_MEMORY_LIMIT / 2);
+        assert_eq!(small.kernel.oom_reports, kernel::MAX_REPORTS / 16);
+        assert_eq!(small.kernel.detailed_reports, kernel::DETAILED_REPORTS / 16);
+        assert_eq!(small.kernel.detail_bytes, kernel::DETAIL_BYTES / 16);
+        assert_eq!(small.digest.per_kind, digest::MAX_PER_KIND / 16);
+        assert_eq!(small.digest.head_per_kind, digest::HEAD_PER_KIND / 16);
+        assert_eq!(small.digest.bytes, digest::MAX_KEPT_BYTES / 16);
+        assert_eq!(small.incidents, MAX_INCIDENTS / 16);
+        assert_eq!(small.block_bytes, (16 << 20) / 96);
+        assert!(
+            Limits::default().block_bytes > 2 << 20,
+            "the default reads as before"
+        );
+        assert!(Limits::default().parallel && !small.parallel);
+        assert!(Limits::within(PARALLEL_MIN_BYTES).parallel);
+        let none = Limits::within(0);
+        assert_eq!((none.kernel.oom_reports, none.digest.per_kind), (1, 2));
+        assert_eq!(none.digest.head_per_kind, 1);
+    }
+
+    #[test]
+    fn later_logs_get_the_bytes_earlier_ones_left() {
+        let limits = Limits::default();
+        assert_eq!(
+            limits.after(1 << 20).bytes,
+            digest::MAX_KEPT_BYTES - (1 << 20)
+        );
+        assert_eq!(limits.after(usize::MAX).bytes, 0);
+    }
+}
