@@ -45,7 +45,9 @@ pub(crate) struct BundleArgs {
     max_log_bytes: Option<u64>,
     /// Memory for the whole analysis (e.g. 512MiB, 2GiB): half for the files held in memory
     /// (larger logs are read from disk, larger files of other kinds keep their end, and the
-    /// report says so at the top), the rest for what the diagnosis keeps. At least 32MiB.
+    /// report says so at the top), the rest for reading the logs and what the diagnosis keeps
+    /// of them (fewer records under the default, each limit said at the top; one thread under
+    /// 128MiB). At least 32MiB.
     #[arg(long, value_name = "SIZE", default_value = "512MiB", value_parser = parse_memory_limit)]
     memory_limit: u64,
     /// Threads to parse large PostgreSQL logs on (default: one per available core).

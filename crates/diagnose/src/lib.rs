@@ -56,8 +56,10 @@ pub struct DiagnoseOptions {
     /// The memory budget of one analysis by `pgmortem::analyze`, in bytes (default 512 MiB):
     /// half for the files the bundle holds in memory
     /// ([`pgmortem_bundle::OpenOptions::within`]: larger logs are read from disk, larger
-    /// files of other kinds keep their end, with a note), the rest for what the diagnosis
-    /// keeps, which its own limits bound (records per kind, OOM reports, incidents).
+    /// files of other kinds keep their end, with a note), the rest for reading the logs and
+    /// what the diagnosis keeps of them ([`diagnose`] too): records per kind and in all, their
+    /// bytes, OOM reports and their details, incidents, all in proportion to that half below
+    /// the default, and a large log read in smaller blocks (on one thread under 128 MiB).
     pub memory_limit: u64,
 }
 
