@@ -5,6 +5,7 @@
 //! more. What is not kept is counted and said at the top of the report.
 
 use pgmortem_parse::kernel::KernelLimits;
+use pgmortem_parse::pglog::PgLogOptions;
 
 use crate::digest::{self, DigestLimits};
 
@@ -35,6 +36,12 @@ pub(crate) struct Limits {
     /// block wait for the block before them, and take about fifteen times its bytes, two
     /// blocks at a time. A ninety-sixth of the diagnosis's share, 64 KiB at least.
     pub block_bytes: usize,
+    /// PostgreSQL log lines longer than this are cut (and counted): the default of
+    /// [`PgLogOptions::max_line_bytes`], or a sixty-fourth of a smaller share.
+    pub line_bytes: usize,
+    /// A PostgreSQL record stops growing at this many bytes: the default of
+    /// [`PgLogOptions::max_record_bytes`], or a quarter of a smaller share.
+    pub record_bytes: usize,
     /// Whether a large PostgreSQL log may be parsed on several threads: not within a share
     /// under [`PARALLEL_MIN_BYTES`], where each thread's records and allocator caches would
     /// take more than the share.
@@ -50,7 +57,9 @@ impl Limits {
                 (full as u128 * u128::from(bytes.min(FULL_BYTES))) / u128::from(FULL_BYTES);
             usize::try_from(scaled).unwrap_or(full).max(1)
         };
+        let part = |divisor: u64| usize::try_from(bytes / divisor).unwrap_or(usize::MAX);
         let full_kernel = KernelLimits::default();
+        let full_pg = PgLogOptions::default();
         let full_digest = DigestLimits::default();
         let per_kind = share(full_digest.per_kind as usize).max(2) as u64;
         Limits {
@@ -71,6 +80,8 @@ impl Limits {
             block_bytes: usize::try_from(bytes.min(FULL_BYTES) / 96)
                 .unwrap_or(usize::MAX)
                 .max(MIN_BLOCK_BYTES),
+            line_bytes: full_pg.max_line_bytes.min(part(64)),
+            record_bytes: full_pg.max_record_bytes.min(part(4)),
             parallel: bytes >= PARALLEL_MIN_BYTES,
         }
     }
@@ -121,6 +132,11 @@ mod tests {
             "the default reads as before"
         );
         assert!(Limits::default().parallel && !small.parallel);
+        assert_eq!((small.line_bytes, small.record_bytes), (256 << 10, 4 << 20));
+        let full = PgLogOptions::default();
+        let default = Limits::default();
+        assert_eq!(default.line_bytes, full.max_line_bytes);
+        assert_eq!(default.record_bytes, full.max_record_bytes);
         assert!(Limits::within(PARALLEL_MIN_BYTES).parallel);
         let none = Limits::within(0);
         assert_eq!((none.kernel.oom_reports, none.digest.per_kind), (1, 2));

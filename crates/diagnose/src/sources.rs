@@ -134,6 +134,8 @@ pub(crate) fn parse_all(
     let mut pg_held = 0;
     let pg_options = PgLogOptions {
         prefix: options.pg_prefix.clone(),
+        max_line_bytes: limits.line_bytes,
+        max_record_bytes: limits.record_bytes,
         ..PgLogOptions::default()
     };
     let log_settings = settings::from_bundle(bundle);
@@ -185,6 +187,7 @@ pub(crate) fn parse_all(
                 }
                 fill(&mut summary, &log.stats);
                 read.note(source, &mut summary);
+                note_cut_lines(&mut summary, &log.stats, kernel_options.max_line_bytes);
                 kernel.push(KernelSource {
                     path: source.path.clone(),
                     log,
@@ -218,16 +221,14 @@ pub(crate) fn parse_all(
                 zone_use.add(digest.zone_use);
                 fill(&mut summary, &log.stats);
                 read.note(source, &mut summary);
+                note_cut_lines(&mut summary, &log.stats, pg_options.max_line_bytes);
                 if digest.texts_cut > 0 {
                     let cut = format!(
                         "{} texts of the records kept were longer than {} bytes and were cut \
                          there (the report quotes 400 characters at most)",
                         digest.texts_cut, digest.limits.text_bytes
                     );
-                    summary.note = Some(match summary.note.take() {
-                        Some(n) => format!("{n}; {cut}"),
-                        None => cut,
-                    });
+                    add_note(&mut summary, cut);
                 }
                 summary.log_line_prefix = Some(log.prefix.clone());
                 summary.log_line_prefix_from = Some(prefix_from);
@@ -396,6 +397,29 @@ fn fill(summary: &mut SourceSummary, stats: &pgmortem_parse::ParseStats) {
     summary.records = stats.records;
     summary.unrecognized_lines = stats.unrecognized_lines;
     summary.unrecognized_examples = stats.unrecognized_examples.clone();
+}
+
+/// Adds `note` to the source's note.
+fn add_note(summary: &mut SourceSummary, note: String) {
+    summary.note = Some(match summary.note.take() {
+        Some(n) => format!("{n}; {note}"),
+        None => note,
+    });
+}
+
+/// Says in the source's note how many lines were cut at `max_line_bytes` (or stopped a
+/// record at its limit): the rest of each was not read.
+fn note_cut_lines(summary: &mut SourceSummary, stats: &pgmortem_parse::ParseStats, max: usize) {
+    if stats.oversized_lines > 0 {
+        add_note(
+            summary,
+            format!(
+                "{} lines were longer than {max} bytes (or past a record's limit) and were cut \
+                 there: the rest of each was not read",
+                stats.oversized_lines
+            ),
+        );
+    }
 }
 
 /// The boot time implied by an OOM kill present both in a raw (monotonic) kernel log and in a
