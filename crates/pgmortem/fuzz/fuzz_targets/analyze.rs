@@ -1,5 +1,6 @@
 //! Fuzzes the whole analysis: a bundle built from the input (see `write_bundle`) opened,
-//! diagnosed and rendered as text, Markdown, HTML and JSON. It must never panic, and a tag
+//! diagnosed (within the default memory budget or, for an input of odd length, the smallest)
+//! and rendered as text, Markdown, HTML and JSON. It must never panic, and a tag
 //! from the input (`<pgmortem-fuzz`, in the seed corpus) never reaches the HTML page. Seed it with the collector's bundles:
 //! `RUSTC_BOOTSTRAP=1 cargo fuzz run analyze corpus/analyze`
 
@@ -14,7 +15,17 @@ fuzz_target!(|data: &[u8]| {
     let Some(path) = pgmortem_fuzz::write_bundle(data, dir.path()) else {
         return;
     };
-    let Ok(report) = pgmortem::analyze(&path, &DiagnoseOptions::default()) else {
+    // An input of odd length is analysed within the smallest budget, where every limit of
+    // the diagnosis is a sixteenth of the default one and a log is read on one thread.
+    let options = DiagnoseOptions {
+        memory_limit: if data.len() % 2 == 1 {
+            pgmortem::diagnose::MIN_MEMORY_LIMIT
+        } else {
+            pgmortem::diagnose::DEFAULT_MEMORY_LIMIT
+        },
+        ..DiagnoseOptions::default()
+    };
+    let Ok(report) = pgmortem::analyze(&path, &options) else {
         return;
     };
     for format in [Format::Text, Format::Markdown, Format::Json] {
