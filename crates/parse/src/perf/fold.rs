@@ -440,11 +440,14 @@ mod tests {
     }
 
     /// A folder with room for the root `postgres`, the name `;main`, and `paths` stacks of a
-    /// new name `;fNN` (4 bytes) and a path of two names (9 bytes of text): 40 bytes of map
-    /// entry each.
+    /// new name `;fNN` (4 bytes) and a path of two names (9 bytes of text), each with what
+    /// its entry costs.
     fn folder_with_room_for(paths: usize) -> Folder {
+        use super::super::stacks::{PATH_ENTRY_BYTES, STRING_ENTRY_BYTES};
         let mut folder = Folder::new(FoldOptions::default());
-        let room = (8 + 40) + (5 + 40) + paths * ((4 + 40) + (2 * 4 + 9 + 40));
+        let room = (8 + STRING_ENTRY_BYTES)
+            + (5 + STRING_ENTRY_BYTES)
+            + paths * ((4 + STRING_ENTRY_BYTES) + (2 * 4 + 9 + PATH_ENTRY_BYTES));
         folder.stacks = StackTable::with_room(room);
         folder
     }

@@ -6,13 +6,19 @@
 
 use std::collections::HashMap;
 
+use hashbrown::HashTable;
+
 /// Bytes of distinct stacks a folder holds at most (256 MiB): the texts of its root names,
-/// frame names and paths, plus [`ENTRY_BYTES`] for each. Samples of stacks new past that are
+/// frame names and paths, plus what each costs beyond ([`STRING_ENTRY_BYTES`],
+/// [`PATH_ENTRY_BYTES`]). Samples of stacks new past that are
 /// counted ([`super::Folder::samples_not_kept`]), not folded.
 pub const FOLD_STACK_BYTES: usize = 256 << 20;
 
-/// What one root name, frame name or path costs beyond its text: its map entry.
-const ENTRY_BYTES: usize = 40;
+/// What one path costs beyond its name ids (4 bytes each) and its text: its slot in the map
+/// of paths and in the map of tallies (24 bytes and a control byte each, at the maps' lowest
+/// load after they grow), its boxed ids' rounding, and what writing it out takes (its id's
+/// slice and text end, its entry in the sorted list).
+pub(super) const PATH_ENTRY_BYTES: usize = 2 * 2 * (24 + 1) + 8 + 16 + 8 + 40;
 
 /// The root id of a stack without its process name (cut by `--skip-after`).
 const ROOTLESS: u32 = u32::MAX;
@@ -54,42 +60,95 @@ struct Tally {
     samples: u64,
 }
 
-/// Strings stored once each, numbered in order of arrival.
+/// Strings stored once each, numbered in order of arrival: their texts end to end in chunks
+/// of [`CHUNK_BYTES`], found by a table of ids hashed by text. A string costs its text and
+/// [`STRING_ENTRY_BYTES`], where a map of boxed strings cost some 70 bytes more and one
+/// allocation each.
 #[derive(Debug, Default)]
 struct Interner {
-    ids: HashMap<Box<str>, u32, ahash::RandomState>,
-    /// Text length by id.
-    lens: Vec<u32>,
+    /// The texts, end to end; a string never straddles two chunks.
+    chunks: Vec<String>,
+    /// Where each string is, by id.
+    spans: Vec<Span>,
+    /// The ids, by the hash of their text.
+    table: HashTable<u32>,
+    hasher: ahash::RandomState,
 }
 
+/// Where a string of an [`Interner`] is: its chunk, and its bytes in it.
+#[derive(Debug, Clone, Copy)]
+struct Span {
+    chunk: u32,
+    start: u32,
+    len: u32,
+}
+
+/// Bytes of the chunks an [`Interner`] writes its strings into (a longer string has a chunk
+/// of its own).
+const CHUNK_BYTES: usize = 1 << 20;
+
+/// What one string of an [`Interner`] costs beyond its text: its span, and its slot in the
+/// table (the id and a control byte, at the table's lowest load after it grows).
+pub(super) const STRING_ENTRY_BYTES: usize = size_of::<Span>() + 2 * (size_of::<u32>() + 1);
+
 impl Interner {
+    /// The string with id `id`.
+    fn get(&self, id: u32) -> &str {
+        text_of(&self.chunks, self.spans[id as usize])
+    }
+
+    /// The length of the string with id `id`.
+    fn len_of(&self, id: u32) -> usize {
+        self.spans[id as usize].len as usize
+    }
+
     /// The id of `text`, stored now if new and it fits in `room` (which it then takes from);
     /// `None` when it does not.
     fn id(&mut self, text: &str, room: &mut usize) -> Option<u32> {
-        if let Some(&id) = self.ids.get(text) {
+        let Interner {
+            chunks,
+            spans,
+            table,
+            hasher,
+        } = self;
+        let hash = hasher.hash_one(text);
+        if let Some(&id) = table.find(hash, |&id| text_of(chunks, spans[id as usize]) == text) {
             return Some(id);
         }
-        let cost = text.len() + ENTRY_BYTES;
+        let cost = text.len() + STRING_ENTRY_BYTES;
         if cost > *room {
             return None;
         }
         *room -= cost;
-        // Ids and lengths fit in u32: the room holds far fewer strings, and far shorter.
-        let id = u32::try_from(self.lens.len()).expect("fewer than 2^32 strings");
-        self.lens
-            .push(u32::try_from(text.len()).expect("a name under 4 GiB"));
-        self.ids.insert(text.into(), id);
+        let fits = chunks
+            .last()
+            .is_some_and(|c| c.capacity() - c.len() >= text.len());
+        if !fits {
+            chunks.push(String::with_capacity(text.len().max(CHUNK_BYTES)));
+        }
+        let index = chunks.len() - 1;
+        let chunk = &mut chunks[index];
+        // Ids, chunks, offsets and lengths fit in u32: the room holds far fewer strings, and
+        // far shorter.
+        let span = Span {
+            chunk: u32::try_from(index).expect("fewer than 2^32 chunks"),
+            start: u32::try_from(chunk.len()).expect("a chunk under 4 GiB"),
+            len: u32::try_from(text.len()).expect("a name under 4 GiB"),
+        };
+        chunk.push_str(text);
+        let id = u32::try_from(spans.len()).expect("fewer than 2^32 strings");
+        spans.push(span);
+        table.insert_unique(hash, id, |&id| {
+            hasher.hash_one(text_of(chunks, spans[id as usize]))
+        });
         Some(id)
     }
+}
 
-    /// The strings, indexed by id.
-    fn by_id(&self) -> Vec<&str> {
-        let mut texts = vec![""; self.lens.len()];
-        for (text, &id) in &self.ids {
-            texts[id as usize] = text;
-        }
-        texts
-    }
+/// The text of `span` in `chunks`.
+fn text_of(chunks: &[String], span: Span) -> &str {
+    let start = span.start as usize;
+    &chunks[span.chunk as usize][start..start + span.len as usize]
 }
 
 /// The stacks of a folder.
@@ -157,7 +216,7 @@ impl StackTable {
                 Named::Nothing => {}
                 Named::Id(id) => {
                     self.path.push(id);
-                    text_len += self.names.lens[id as usize] as usize;
+                    text_len += self.names.len_of(id);
                 }
                 Named::NotKept => return PathFold::NotKept,
             }
@@ -177,7 +236,7 @@ impl StackTable {
             return Some(id);
         }
         // The path's text is written out at the end: its bytes are counted now.
-        let cost = self.path.len() * 4 + text_len + ENTRY_BYTES;
+        let cost = self.path.len() * 4 + text_len + PATH_ENTRY_BYTES;
         if cost > self.room {
             return None;
         }
@@ -201,8 +260,6 @@ impl StackTable {
 
     /// Adds the stacks of `other`; returns the samples of those that found no room.
     pub fn merge(&mut self, other: StackTable) -> u64 {
-        let roots = other.roots.by_id();
-        let names = other.names.by_id();
         let mut paths: Vec<(&[u32], u32)> = other
             .paths
             .iter()
@@ -210,7 +267,7 @@ impl StackTable {
             .collect();
         paths.sort_unstable_by_key(|&(_, id)| id);
         // Other's names, in this table, as its paths need them (`Some(None)`: no room).
-        let mut name_ids: Vec<Option<Option<u32>>> = vec![None; names.len()];
+        let mut name_ids: Vec<Option<Option<u32>>> = vec![None; other.names.spans.len()];
         let path_ids: Vec<Option<u32>> = paths
             .iter()
             .map(|&(ids, _)| {
@@ -221,11 +278,11 @@ impl StackTable {
                 for &other_id in ids {
                     let slot = &mut name_ids[other_id as usize];
                     let id = *slot.get_or_insert_with(|| {
-                        self.names.id(names[other_id as usize], &mut self.room)
+                        self.names.id(other.names.get(other_id), &mut self.room)
                     });
                     match id {
                         Some(id) => {
-                            text_len += self.names.lens[id as usize] as usize;
+                            text_len += self.names.len_of(id);
                             path.push(id);
                         }
                         None => fits = false,
@@ -245,7 +302,7 @@ impl StackTable {
                 Some(None)
             } else {
                 self.roots
-                    .id(roots[root as usize], &mut self.room)
+                    .id(other.roots.get(root), &mut self.room)
                     .map(Some)
             };
             match (root, path_ids[path as usize]) {
@@ -259,8 +316,6 @@ impl StackTable {
     /// Hands each stack to `each`, sorted by text (byte order) as inferno writes them, with
     /// its summed weight: the text is the two parts end to end.
     pub fn for_each_sorted(&self, mut each: impl FnMut(&str, &str, u64)) {
-        let roots = self.roots.by_id();
-        let names = self.names.by_id();
         // Each path's text, written once into one buffer.
         let mut by_id: Vec<&[u32]> = vec![&[]; self.paths.len()];
         for (ids, &id) in &self.paths {
@@ -270,7 +325,7 @@ impl StackTable {
         let mut ends = Vec::with_capacity(by_id.len());
         for ids in by_id {
             for &id in ids {
-                text.push_str(names[id as usize]);
+                text.push_str(self.names.get(id));
             }
             ends.push(text.len());
         }
@@ -288,7 +343,7 @@ impl StackTable {
                 if root == ROOTLESS {
                     ("", &path[1..], tally.weight)
                 } else {
-                    (roots[root as usize], path, tally.weight)
+                    (self.roots.get(root), path, tally.weight)
                 }
             })
             .collect();
