@@ -542,6 +542,34 @@ fn details_are_kept_within_their_bytes_the_latest_first() {
     assert!(streamed == log.records, "streamed records differ");
 }
 
+/// A fuzz case: reports cut before their task table's rows kept its column header, which the
+/// byte limit counted but never dropped, so the details kept passed the limit.
+#[test]
+fn details_within_their_bytes_count_a_table_header_without_rows() {
+    // The trigger, then the task table's header and column line from local-dmesg-raw.txt.
+    let text = "[  465.363677] memhog invoked oom-killer: gfp_mask=0xcc0(GFP_KERNEL), order=0, \
+                oom_score_adj=0\n\
+                [  465.364086] Tasks state (memory values in pages):\n\
+                [  465.364131] [  pid  ]   uid  tgid total_vm      rss rss_anon rss_file \
+                rss_shmem pgtables_bytes swapents oom_score_adj name\n"
+        .repeat(8);
+    let options = KernelOptions {
+        limits: KernelLimits {
+            detail_bytes: 1_000,
+            ..KernelLimits::default()
+        },
+        ..KernelOptions::default()
+    };
+    let log = kernel::parse(text.as_bytes(), &options);
+    let r = reports(&log);
+    assert_eq!(r.len(), 8);
+    assert!(r.iter().all(|r| r.tasks.is_empty()));
+    assert!(r.iter().any(|r| !r.task_columns.is_empty()));
+    let kept: usize = r.iter().map(|r| kernel::report_detail_bytes(r)).sum();
+    assert!(kept <= 1_000, "{kept} bytes of details kept");
+    assert!(log.oom_details_dropped >= 1);
+}
+
 #[test]
 fn smaller_limits_keep_fewer_of_the_last_records() {
     let mut text = String::new();

@@ -639,7 +639,8 @@ impl OpenReport {
 fn drop_details(report: &mut OomReport, limits: &KernelLimits) {
     let rows = report.tasks.len();
     let stats = report.memcg.as_ref().is_some_and(|m| !m.stats.is_empty());
-    if rows == 0 && report.mem_info.is_empty() && !stats {
+    // Exactly what `report_detail_bytes` counts is dropped (a table header without rows too).
+    if rows == 0 && report.task_columns.is_empty() && report.mem_info.is_empty() && !stats {
         return;
     }
     report.tasks = Vec::new();
