@@ -70,8 +70,9 @@ struct Interner {
     chunks: Vec<String>,
     /// Where each string is, by id.
     spans: Vec<Span>,
-    /// The ids, by the hash of their text.
-    table: HashTable<u32>,
+    /// The ids, by the hash of their text, each with 32 bits of that hash (so that the
+    /// table grows and a lookup tells most strings apart without reading their text).
+    table: HashTable<(u32, u32)>,
     hasher: ahash::RandomState,
 }
 
@@ -88,8 +89,9 @@ struct Span {
 const CHUNK_BYTES: usize = 1 << 20;
 
 /// What one string of an [`Interner`] costs beyond its text: its span, and its slot in the
-/// table (the id and a control byte, at the table's lowest load after it grows).
-pub(super) const STRING_ENTRY_BYTES: usize = size_of::<Span>() + 2 * (size_of::<u32>() + 1);
+/// table (the id, its hash's 32 bits and a control byte, at the table's lowest load after it
+/// grows).
+pub(super) const STRING_ENTRY_BYTES: usize = size_of::<Span>() + 2 * (size_of::<(u32, u32)>() + 1);
 
 impl Interner {
     /// The string with id `id`.
@@ -111,8 +113,11 @@ impl Interner {
             table,
             hasher,
         } = self;
-        let hash = hasher.hash_one(text);
-        if let Some(&id) = table.find(hash, |&id| text_of(chunks, spans[id as usize]) == text) {
+        let short = hasher.hash_one(text) as u32;
+        let found = table.find(spread(short), |&(id, h)| {
+            h == short && text_of(chunks, spans[id as usize]) == text
+        });
+        if let Some(&(id, _)) = found {
             return Some(id);
         }
         let cost = text.len() + STRING_ENTRY_BYTES;
@@ -138,11 +143,15 @@ impl Interner {
         chunk.push_str(text);
         let id = u32::try_from(spans.len()).expect("fewer than 2^32 strings");
         spans.push(span);
-        table.insert_unique(hash, id, |&id| {
-            hasher.hash_one(text_of(chunks, spans[id as usize]))
-        });
+        table.insert_unique(spread(short), (id, short), |&(_, h)| spread(h));
         Some(id)
     }
+}
+
+/// The table's 64-bit hash of a string from the 32 bits kept of its hash: every bit of it
+/// depends on them (the table takes its bucket from the low bits, its tag from the high ones).
+fn spread(short: u32) -> u64 {
+    u64::from(short).wrapping_mul(0x9E37_79B9_7F4A_7C15)
 }
 
 /// The text of `span` in `chunks`.
