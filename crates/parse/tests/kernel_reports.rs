@@ -570,10 +570,11 @@ fn details_within_their_bytes_count_a_table_header_without_rows() {
     assert!(log.oom_details_dropped >= 1);
 }
 
-#[test]
-fn smaller_limits_keep_fewer_of_the_last_records() {
+/// `n` kill lines whose report headers were lost (pids 10 000 on), each followed by a segfault
+/// (pids 20 000 on).
+fn kills_and_segfaults(n: u32) -> String {
     let mut text = String::new();
-    for i in 0..30u32 {
+    for i in 0..n {
         text.push_str(&format!(
             "[{i}.000000] Out of memory: Killed process {} (postgres) total-vm:8811412kB, \
              anon-rss:6204112kB, file-rss:0kB, shmem-rss:1604kB, UID:113 pgtables:12888kB \
@@ -584,6 +585,12 @@ fn smaller_limits_keep_fewer_of_the_last_records() {
             20_000 + i
         ));
     }
+    text
+}
+
+#[test]
+fn smaller_limits_keep_fewer_of_the_last_records() {
+    let mut text = kills_and_segfaults(30);
     text.push_str(&repeated_report(3));
     let options = KernelOptions {
         limits: KernelLimits {
@@ -607,18 +614,7 @@ fn smaller_limits_keep_fewer_of_the_last_records() {
 
 #[test]
 fn reports_and_events_before_the_last_ones_are_counted_not_kept() {
-    let mut text = String::new();
-    for i in 0..20_002u32 {
-        text.push_str(&format!(
-            "[{i}.000000] Out of memory: Killed process {} (postgres) total-vm:8811412kB, \
-             anon-rss:6204112kB, file-rss:0kB, shmem-rss:1604kB, UID:113 pgtables:12888kB \
-             oom_score_adj:0\n\
-             [{i}.500000] postgres[{}]: segfault at 0 ip 00005555 sp 00007ffd error 4 in \
-             postgres[5555+1000]\n",
-            10_000 + i,
-            20_000 + i
-        ));
-    }
+    let text = kills_and_segfaults(20_002);
     let log = parse(&text);
     let kept = reports(&log);
     assert_eq!(kept.len(), kernel::MAX_REPORTS);
