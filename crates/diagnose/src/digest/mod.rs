@@ -626,11 +626,13 @@ impl PgDigest {
         self.before_death_bytes.insert(line, (bytes, latest));
     }
 
-    /// Drops the errors kept with the death at `line` of the latest records, no longer kept.
+    /// Drops the errors kept with the death at `line`, no longer kept.
     fn forget_errors_before(&mut self, line: u64) {
         self.before_death.remove(&line);
-        if let Some((bytes, _)) = self.before_death_bytes.remove(&line) {
-            self.tail_bytes -= bytes;
+        match self.before_death_bytes.remove(&line) {
+            Some((bytes, true)) => self.tail_bytes -= bytes,
+            Some((bytes, false)) => self.first_bytes -= bytes,
+            None => {}
         }
     }
 
@@ -655,9 +657,12 @@ impl PgDigest {
         }
     }
 
-    /// Puts the latest records kept of each kind among the others, in log order. Call once
-    /// every record was taken.
+    /// Puts the latest records kept of each kind among the others, in log order, and frees
+    /// the errors remembered while reading. Call once every record was taken.
     pub fn finish(&mut self) {
+        // The errors remembered to find those before a death are no longer needed.
+        self.recent_errors = VecDeque::new();
+        self.recent_bytes = 0;
         if self.tails.is_empty() {
             return;
         }
