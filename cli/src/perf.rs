@@ -228,6 +228,18 @@ fn fold_file(path: &Path, fold: &FoldArgs) -> Result<perf::Folder> {
             );
         }
     }
+    let exited = folder.exited_task_samples();
+    if exited > 0 {
+        #[allow(clippy::print_stderr)]
+        {
+            eprintln!(
+                "pgmortem: note: {}: {exited} sample{} of tasks that had exited (`:-1 -1`) not \
+                 folded, as inferno-collapse-perf does",
+                path.display(),
+                if exited == 1 { "" } else { "s" },
+            );
+        }
+    }
     Ok(folder)
 }
 

@@ -81,6 +81,30 @@ fn collapse_perf_reads_standard_input_and_writes_a_file() {
 }
 
 #[test]
+fn collapse_perf_and_flamegraph_say_they_left_out_the_samples_of_exited_tasks() {
+    let input = perf_dir().join("local-long-capture-exited.txt");
+    let expected = std::fs::read(perf_dir().join("local-long-capture-exited.folded")).unwrap();
+    let note = "local-long-capture-exited.txt: 2 samples of tasks that had exited (`:-1 -1`) \
+                not folded, as inferno-collapse-perf does\n";
+    pgmortem()
+        .arg("collapse-perf")
+        .arg(&input)
+        .assert()
+        .success()
+        .stdout(expected)
+        .stderr(predicate::str::ends_with(note));
+    let dir = tempfile::tempdir().unwrap();
+    pgmortem()
+        .arg("flamegraph")
+        .arg(&input)
+        .arg("-o")
+        .arg(dir.path().join("flame.svg"))
+        .assert()
+        .success()
+        .stderr(predicate::str::ends_with(note));
+}
+
+#[test]
 fn collapse_perf_folds_tracepoints_with_call_chains() {
     // inferno turns `sched:sched_switch` into `sched` and the payload into a frame; ours
     // folds the call chain under the process name.

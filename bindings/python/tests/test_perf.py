@@ -66,6 +66,15 @@ def test_collapse_perf_matches_inferno() -> None:
     assert pgmortem.collapse_perf(data, event_filter="cycles") == ""
 
 
+def test_collapse_perf_says_it_left_out_the_samples_of_exited_tasks() -> None:
+    # Two samples of a task that had exited (`:-1    -1`) cut from a real capture: left out,
+    # as inferno-collapse-perf does, and said.
+    data = (PERF / "local-long-capture-exited.txt").read_bytes()
+    with pytest.warns(RuntimeWarning, match="2 samples of tasks that had exited"):
+        folded = pgmortem.collapse_perf(data)
+    assert folded == (PERF / "local-long-capture-exited.folded").read_text()
+
+
 def test_bad_bytes_never_raise() -> None:
     garbage = bytes(range(256)) * 50 + b"\npostgres 1 [000] 1.0: cpu-clock: \n\t\xff (x\n"
     profile = pgmortem.parse_perf_script(garbage)

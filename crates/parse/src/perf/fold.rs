@@ -61,6 +61,7 @@ pub struct Folder {
     filtered_out: u64,
     empty: u64,
     not_kept: u64,
+    pub(super) exited: u64,
     /// Frame lines already folded, by their text (see `pieces.rs`).
     pub(super) frame_lines: super::pieces::FrameLines,
 }
@@ -101,6 +102,13 @@ impl Folder {
         self.empty
     }
 
+    /// Samples of a task that had exited when perf read them (perf prints it `:-1    -1`, a
+    /// negative pid or tid): not folded, as `inferno-collapse-perf` does not read their event
+    /// line, and counted here.
+    pub fn exited_task_samples(&self) -> u64 {
+        self.exited
+    }
+
     /// Samples of the event whose stack was new once the stacks held [`FOLD_STACK_BYTES`](super::FOLD_STACK_BYTES):
     /// counted, not folded.
     pub fn samples_not_kept(&self) -> u64 {
@@ -109,6 +117,10 @@ impl Folder {
 
     /// Folds one sample (or counts it as filtered out).
     pub fn add(&mut self, sample: &PerfSample<'_>) {
+        if of_exited_task(sample.pid, sample.tid) {
+            self.exited += 1;
+            return;
+        }
         if !self.wants_event(&sample.event) {
             return;
         }
@@ -387,7 +399,13 @@ impl Folder {
         self.filtered_out += other.filtered_out;
         self.empty += other.empty;
         self.not_kept += other.not_kept + not_kept;
+        self.exited += other.exited;
     }
+}
+
+/// True for a sample of a task that had exited when perf read it: a negative pid or tid.
+pub(super) fn of_exited_task(pid: Option<i32>, tid: i32) -> bool {
+    tid < 0 || pid.is_some_and(|pid| pid < 0)
 }
 
 /// Where the last sample of `input` starts (the start of its last event line), so a stream

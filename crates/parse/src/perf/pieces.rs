@@ -110,6 +110,13 @@ impl Folder {
         }
         let chain = &lines[(first_end + 1).min(lines.len())..];
         let java = event.comm.starts_with("java");
+        if super::fold::of_exited_task(event.pid, event.tid) {
+            if !self.chain_is_plain(chain, java) {
+                return false;
+            }
+            self.exited += 1;
+            return true;
+        }
         if self
             .event
             .as_deref()
