@@ -15,9 +15,14 @@ pub(crate) const FULL_BYTES: u64 = crate::DEFAULT_MEMORY_LIMIT / 2;
 /// The smallest block of [`Limits::block_bytes`].
 const MIN_BLOCK_BYTES: usize = 64 << 10;
 
-/// The smallest share of the budget a PostgreSQL log is parsed on several threads within: a
-/// 1 GiB log read on two threads takes 65 MB at most in 64 MiB blocks, 46 MB on one.
+/// The smallest share of the budget (its half) within which a PostgreSQL log is parsed on
+/// several threads: under a 128 MiB budget it is read on one. Within a 64 MiB budget a 1 GiB
+/// log took 65 MB read on two threads, 46 MB on one.
 pub(crate) const PARALLEL_MIN_BYTES: u64 = 64 << 20;
+
+/// The shortest line cap and record cap, whatever the budget (a library caller may ask for
+/// less than the command line's 32 MiB).
+const MIN_LINE_BYTES: usize = 64 << 10;
 
 /// Incidents a report keeps (the latest).
 pub(crate) const MAX_INCIDENTS: usize = 10_000;
@@ -80,8 +85,8 @@ impl Limits {
             block_bytes: usize::try_from(bytes.min(FULL_BYTES) / 96)
                 .unwrap_or(usize::MAX)
                 .max(MIN_BLOCK_BYTES),
-            line_bytes: full_pg.max_line_bytes.min(part(64)),
-            record_bytes: full_pg.max_record_bytes.min(part(4)),
+            line_bytes: full_pg.max_line_bytes.min(part(64).max(MIN_LINE_BYTES)),
+            record_bytes: full_pg.max_record_bytes.min(part(4).max(MIN_LINE_BYTES)),
             parallel: bytes >= PARALLEL_MIN_BYTES,
         }
     }
@@ -141,6 +146,7 @@ mod tests {
         let none = Limits::within(0);
         assert_eq!((none.kernel.oom_reports, none.digest.per_kind), (1, 2));
         assert_eq!(none.digest.head_per_kind, 1);
+        assert_eq!((none.line_bytes, none.record_bytes), (64 << 10, 64 << 10));
     }
 
     #[test]
