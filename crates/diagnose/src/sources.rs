@@ -571,10 +571,7 @@ impl Reading {
                 self.bytes,
                 source.size()
             );
-            summary.note = Some(match summary.note.take() {
-                Some(n) => format!("{n}; {stopped}"),
-                None => stopped,
-            });
+            add_note(summary, stopped);
         }
     }
 }

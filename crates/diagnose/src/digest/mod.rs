@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use jiff::Timestamp;
 use jiff::tz::TimeZone;
-use pgmortem_parse::pglog::{PgEvent, PgRecord, PgTime, Severity};
+use pgmortem_parse::pglog::{PgEvent, PgRecord, PgTime, Severity, TextsCut};
 
 use crate::clock;
 use crate::settings::{self, Setting};
@@ -283,10 +283,10 @@ impl Sieve {
             self.resolve(time, &mut zone_use);
         }
         let whole = |mut record: Box<PgRecord>| {
-            let cut = record.cut_texts(self.text_bytes);
+            let cut = held_by(&mut record, self.text_bytes);
             let prepared = Prepared {
                 zone_use,
-                bytes: cut.heap_bytes + size_of::<Box<PgRecord>>(),
+                bytes: cut.heap_bytes,
                 texts_cut: cut.cut,
             };
             Taken::Whole(record, prepared)
@@ -538,7 +538,7 @@ impl PgDigest {
         if record.memory_context_dump.is_some() {
             if self.dumps_kept >= MAX_DUMPS {
                 record.memory_context_dump = None;
-                bytes = held_by(&mut record, limits.text_bytes);
+                bytes = held_by(&mut record, limits.text_bytes).heap_bytes;
                 self.dumps_dropped += 1;
             } else {
                 self.dumps_kept += 1;
@@ -566,7 +566,7 @@ impl PgDigest {
         let mut dropped = Vec::new();
         loop {
             let over_count = tail.len() as u64 > limits.per_kind - limits.head_per_kind;
-            let over_bytes = self.tail_bytes > limits.bytes - first_room(&limits);
+            let over_bytes = self.tail_bytes > latest_room(&limits);
             let Some((old, old_bytes)) = (over_count || over_bytes)
                 .then(|| tail.pop_front())
                 .flatten()
@@ -605,10 +605,7 @@ impl PgDigest {
         before.reverse();
         let bytes: usize = before.iter().map(|(_, b)| b).sum();
         let (held, room) = if latest {
-            (
-                self.tail_bytes,
-                self.limits.bytes - first_room(&self.limits),
-            )
+            (self.tail_bytes, latest_room(&self.limits))
         } else {
             (self.first_bytes, first_room(&self.limits))
         };
@@ -644,7 +641,7 @@ impl PgDigest {
         }
         let mut bytes = bytes;
         if record.memory_context_dump.take().is_some() {
-            bytes = held_by(&mut record, self.limits.text_bytes);
+            bytes = held_by(&mut record, self.limits.text_bytes).heap_bytes;
         }
         self.recent_bytes += bytes;
         self.recent_errors.push_back((record, bytes));
@@ -683,9 +680,17 @@ fn first_room(limits: &DigestLimits) -> usize {
     limits.bytes / 4 * 3
 }
 
-/// What `record` holds (bytes), its texts cut to `text_bytes`: [`Prepared::bytes`].
-fn held_by(record: &mut PgRecord, text_bytes: usize) -> usize {
-    record.cut_texts(text_bytes).heap_bytes + size_of::<Box<PgRecord>>()
+/// Bytes of [`DigestLimits::bytes`] the latest records of the crash cycle may take.
+fn latest_room(limits: &DigestLimits) -> usize {
+    limits.bytes - first_room(limits)
+}
+
+/// Cuts the texts of `record` to `text_bytes`; what it then holds, boxed, is
+/// [`Prepared::bytes`].
+fn held_by(record: &mut PgRecord, text_bytes: usize) -> TextsCut {
+    let mut cut = record.cut_texts(text_bytes);
+    cut.heap_bytes += size_of::<Box<PgRecord>>();
+    cut
 }
 
 /// True for the kinds of a crash cycle, which keep their latest records as well as their
