@@ -283,7 +283,7 @@ fn a_kernel_log_of_many_kills_keeps_the_latest_in_bounded_memory() {
 /// A smaller `--memory-limit` keeps proportionally less of the logs, and says so: 2,000 kill
 /// lines (all kept within the default budget, 1,250 within 32 MiB), and a PostgreSQL log of
 /// errors whose statements are 900 KiB each (kept cut to their first 2 KiB; within 32 MiB
-/// read only to 256 KiB).
+/// read only to 128 KiB).
 #[test]
 fn a_smaller_memory_limit_keeps_less_of_the_logs_and_says_so() {
     use std::fmt::Write as _;
@@ -365,11 +365,11 @@ fn a_smaller_memory_limit_keeps_less_of_the_logs_and_says_so() {
     let texts_cut = "20 texts of the records kept were longer than 2048 bytes and were cut there \
                      (the report quotes 400 characters at most)";
     assert_eq!(note(&whole), texts_cut);
-    // Within 32 MiB the lines themselves are read up to 256 KiB.
+    // Within 32 MiB the lines themselves are read up to 128 KiB.
     assert_eq!(
         note(&small),
         format!(
-            "20 lines were longer than 262144 bytes (or past a record's limit) and were cut \
+            "20 lines were longer than 131072 bytes (or past a record's limit) and were cut \
              there: the rest of each was not read; {texts_cut}"
         )
     );
