@@ -270,3 +270,36 @@ fn a_line_without_end_is_cut_not_held() {
         );
     }
 }
+
+/// A profile longer than the blocks it is read in (1 MiB on one thread, 16 MiB on several),
+/// with samples across every block boundary and, first, 3 MiB of frame lines without a sample
+/// start (the block grows until one comes): folded as the library folds it in one pass, on
+/// one thread and on two.
+#[test]
+fn a_long_profile_is_folded_across_blocks_as_in_one_pass() {
+    let sample = std::fs::read(perf_dir().join("local-pg15-pgbench-a-g.txt")).unwrap();
+    let orphan = b"\t          5bbbb4 ExecScan+0x14 (/usr/lib/postgresql/15/bin/postgres)\n";
+    let mut input = orphan.repeat((3 << 20) / orphan.len());
+    input.push(b'\n');
+    while input.len() < 40 << 20 {
+        input.extend_from_slice(&sample);
+    }
+    let options = pgmortem::parse::perf::FoldOptions::default();
+    let expected = pgmortem::parse::perf::collapse(&input, &options);
+    assert!(expected.lines().count() > 100, "a profile with many stacks");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("long.txt");
+    std::fs::write(&path, &input).unwrap();
+    for threads in ["1", "2"] {
+        let out = pgmortem()
+            .args(["collapse-perf", "--nthreads", threads])
+            .arg(&path)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        assert!(
+            String::from_utf8(out.stdout).unwrap() == expected,
+            "{threads} thread(s): not the one-pass fold"
+        );
+    }
+}
