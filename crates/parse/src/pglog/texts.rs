@@ -98,10 +98,7 @@ impl PgRecord {
         self.for_each_text_mut(&mut |text| {
             if text.len() > max_bytes {
                 let keep = max_bytes.saturating_sub(ELLIPSIS.len_utf8());
-                let end = (0..=keep)
-                    .rev()
-                    .find(|&i| text.is_char_boundary(i))
-                    .unwrap_or(0);
+                let end = super::cut(text, keep).len();
                 text.truncate(end);
                 if max_bytes >= ELLIPSIS.len_utf8() {
                     text.push(ELLIPSIS);
