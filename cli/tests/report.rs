@@ -363,7 +363,7 @@ fn a_smaller_memory_limit_keeps_less_of_the_logs_and_says_so() {
         log["note"].as_str().unwrap().to_owned()
     };
     let texts_cut = "20 texts of the records kept were longer than 2048 bytes and were cut there \
-                     (the report quotes 400 characters at most)";
+                     (a finding quotes 400 bytes of a query at most)";
     assert_eq!(note(&whole), texts_cut);
     // Within 32 MiB the lines themselves are read up to 128 KiB.
     assert_eq!(

@@ -51,6 +51,9 @@ pub(crate) fn duration(seconds: f64) -> String {
     }
 }
 
+/// Bytes of the query a finding quotes at most.
+pub(crate) const QUOTED_QUERY_BYTES: usize = 400;
+
 /// `text` cut to at most `max` bytes at a character boundary, with `…` when cut.
 pub(crate) fn cut(text: &str, max: usize) -> String {
     if text.len() <= max {

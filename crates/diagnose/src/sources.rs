@@ -225,8 +225,10 @@ pub(crate) fn parse_all(
                 if digest.texts_cut > 0 {
                     let cut = format!(
                         "{} texts of the records kept were longer than {} bytes and were cut \
-                         there (the report quotes 400 characters at most)",
-                        digest.texts_cut, digest.limits.text_bytes
+                         there (a finding quotes {} bytes of a query at most)",
+                        digest.texts_cut,
+                        digest.limits.text_bytes,
+                        crate::human::QUOTED_QUERY_BYTES
                     );
                     add_note(&mut summary, cut);
                 }
@@ -491,9 +493,9 @@ fn uses_local_wall_time(kernel: &[KernelSource]) -> bool {
 /// log: 2 and 4 MiB blocks read it in 1.6 s in 140-175 MiB, 8 and 16 MiB ones in 1.8 and
 /// 1.9 s in 215 and 330 MiB (smaller blocks stay in cache).
 const MIN_BLOCK_BYTES: usize = 2 << 20;
-/// See [`MIN_BLOCK_BYTES`].
+/// See [`MIN_BLOCK_BYTES`]. A smaller memory budget reads in smaller blocks
+/// ([`Limits::block_bytes`]).
 const MAX_BLOCK_BYTES: usize = 16 << 20;
-// A smaller memory budget reads in smaller blocks ([`Limits::block_bytes`]).
 
 /// What the detection of format and prefix reads of a log: more than its first MiB (see
 /// `pglog::records`: the first 1000 lines, or the lines of the first MiB).

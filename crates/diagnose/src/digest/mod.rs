@@ -34,8 +34,9 @@ pub(crate) const MAX_KEPT: usize = 50_000;
 /// Bytes the records kept may hold in all (records, latest records, errors before deaths):
 /// 50 000 ordinary records take about 40 MiB.
 pub(crate) const MAX_KEPT_BYTES: usize = 96 << 20;
-/// Texts of a record longer than this are cut when it is kept: the report quotes 400
-/// characters at most, 1 600 bytes in a four-byte script.
+/// Texts of a record longer than this are cut when it is kept: a finding quotes 400 bytes of
+/// a query at most ([`crate::human::QUOTED_QUERY_BYTES`]); the report's incidents
+/// give the kept text, cut ending in `…`.
 pub(crate) const KEPT_TEXT_BYTES: usize = 2048;
 /// Memory-context dumps kept (each can hold a thousand contexts).
 const MAX_DUMPS: u64 = 50;

@@ -5,7 +5,7 @@
 //! values, counted nouns.
 
 use crate::facts::{Facts, Setting};
-use crate::human::{cut, duration, human_bytes, human_kb};
+use crate::human::{QUOTED_QUERY_BYTES, cut, duration, human_bytes, human_kb};
 use crate::report::{Evidence, Incident, KernelKill};
 
 /// The lines an incident stands on: the kernel's report, the death, the preceding lines, ready.
@@ -88,7 +88,7 @@ pub(crate) fn query_text(incident: &Incident) -> String {
         .postgres_crash
         .as_ref()
         .and_then(|c| c.query.as_deref())
-        .map(|q| format!(" It was running: {}", cut(q, 400)))
+        .map(|q| format!(" It was running: {}", cut(q, QUOTED_QUERY_BYTES)))
         .unwrap_or_default()
 }
 
