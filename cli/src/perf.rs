@@ -249,29 +249,10 @@ fn fold_file(path: &Path, fold: &FoldArgs) -> Result<perf::Folder> {
         folder.add_input(block, threads);
         Ok(())
     })?;
-    let not_kept = folder.samples_not_kept();
-    if not_kept > 0 {
+    for note in folder.left_out() {
         #[allow(clippy::print_stderr)]
         {
-            eprintln!(
-                "pgmortem: note: {}: {not_kept} sample{} of stacks met after the first {} MiB of \
-                 distinct stacks not folded",
-                path.display(),
-                if not_kept == 1 { "" } else { "s" },
-                perf::FOLD_STACK_BYTES >> 20
-            );
-        }
-    }
-    let exited = folder.exited_task_samples();
-    if exited > 0 {
-        #[allow(clippy::print_stderr)]
-        {
-            eprintln!(
-                "pgmortem: note: {}: {exited} sample{} of tasks that had exited (`:-1 -1`) not \
-                 folded, as inferno-collapse-perf does",
-                path.display(),
-                if exited == 1 { "" } else { "s" },
-            );
+            eprintln!("pgmortem: note: {}: {note}", path.display());
         }
     }
     Ok(folder)

@@ -306,26 +306,12 @@ fn collapse_perf(
         event: event_filter,
         skip_after: skip_after.unwrap_or_default(),
     };
-    let (folded, not_kept, exited) = py.detach(|| {
+    let (folded, messages) = py.detach(|| {
         let mut folder = perf::Folder::new(options);
         folder.add_input(&bytes, 1);
-        let not_kept = folder.samples_not_kept();
-        let exited = folder.exited_task_samples();
-        (folder.render(), not_kept, exited)
+        let left_out = folder.left_out();
+        (folder.render(), left_out)
     });
-    let mut messages = Vec::new();
-    if not_kept > 0 {
-        messages.push(format!(
-            "{not_kept} samples of stacks met after the first {} MiB of distinct stacks not folded",
-            perf::FOLD_STACK_BYTES >> 20
-        ));
-    }
-    if exited > 0 {
-        messages.push(format!(
-            "{exited} samples of tasks that had exited (`:-1 -1`) not folded, as \
-             inferno-collapse-perf does"
-        ));
-    }
     for message in messages {
         let category = py.get_type::<pyo3::exceptions::PyRuntimeWarning>();
         PyErr::warn(py, &category, &std::ffi::CString::new(message)?, 1)?;

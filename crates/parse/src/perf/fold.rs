@@ -115,6 +115,31 @@ impl Folder {
         self.not_kept
     }
 
+    /// What the fold left out, a sentence each: the samples of stacks past
+    /// [`FOLD_STACK_BYTES`](super::FOLD_STACK_BYTES) and those of exited tasks; empty when it
+    /// folded every sample of its event.
+    pub fn left_out(&self) -> Vec<String> {
+        let plural = |n: u64| if n == 1 { "" } else { "s" };
+        let mut notes = Vec::new();
+        if self.not_kept > 0 {
+            notes.push(format!(
+                "{} sample{} of stacks met after the first {} MiB of distinct stacks not folded",
+                self.not_kept,
+                plural(self.not_kept),
+                super::FOLD_STACK_BYTES >> 20
+            ));
+        }
+        if self.exited > 0 {
+            notes.push(format!(
+                "{} sample{} of tasks that had exited (`:-1 -1`) not folded, as \
+                 inferno-collapse-perf does",
+                self.exited,
+                plural(self.exited)
+            ));
+        }
+        notes
+    }
+
     /// Folds one sample (or counts it as filtered out).
     pub fn add(&mut self, sample: &PerfSample<'_>) {
         if of_exited_task(sample.pid, sample.tid) {
