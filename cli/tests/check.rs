@@ -184,6 +184,68 @@ fn update_writes_an_expectation_that_then_passes() {
 }
 
 #[test]
+fn sources_state_how_each_file_must_be_read() {
+    let scratch = scratch_fixture(Some(
+        r#"{"sources": {
+            "kernel/dmesg.txt": {"kind": "kernel_log", "max_unrecognized_lines": 0},
+            "memory/meminfo.txt": {"kind": "postgres_log"},
+            "postgres/server.log": {"min_records": 1000000},
+            "no/such/file.log": {"kind": "postgres_log"},
+            "logs/server.log": {"kind": "postgres_log"}}}"#,
+    ));
+    let out = pgmortem()
+        .args(["check"])
+        .arg(fixture_dir(&scratch))
+        .env_remove("GITHUB_ACTIONS")
+        .assert()
+        .code(1)
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    assert!(!text.contains("kernel/dmesg.txt"), "{text}");
+    assert!(
+        text.contains("source memory/meminfo.txt read as meminfo, expected postgres_log"),
+        "{text}"
+    );
+    assert!(
+        predicate::str::is_match(
+            r"source postgres/server\.log: \d+ record\(s\), at least 1000000 expected"
+        )
+        .unwrap()
+        .eval(&text),
+        "{text}"
+    );
+    assert!(
+        predicate::str::is_match(
+            r"no source no/such/file\.log \(\d+ source\(s\) in the report, none named file\.log\)"
+        )
+        .unwrap()
+        .eval(&text),
+        "{text}"
+    );
+    assert!(
+        text.contains("no source logs/server.log (the report has postgres/server.log)"),
+        "{text}"
+    );
+    // `--update` rewrites the diagnosis but keeps what a person stated about the sources.
+    pgmortem()
+        .args(["check", "--update"])
+        .arg(fixture_dir(&scratch))
+        .assert()
+        .success();
+    let written: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(fixture_dir(&scratch).join("expected.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        written["sources"]["kernel/dmesg.txt"]["kind"], "kernel_log",
+        "{written}"
+    );
+    assert!(written["must"].as_array().is_some_and(|m| !m.is_empty()));
+}
+
+#[test]
 fn a_path_that_is_no_directory_is_a_usage_error() {
     pgmortem()
         .args(["check", "no/such/fixture"])

@@ -14,7 +14,18 @@
 //! Every field is optional but an incident's `kind`; `outage_seconds` is a number or a
 //! `[min, max]` range. Finding ids must be ids of the rule catalog: a typo is an error, not a
 //! rule that silently never matches.
+//!
+//! `sources` states how files of the bundle must be read, by the path the report's sources
+//! table gives them: the kind each must be recognised as, the most lines it may leave
+//! unrecognised, the fewest records it must give. It is how a fixture of evidence from someone
+//! else's system says "read whole", not only "diagnosed right":
+//!
+//! ```json
+//! {"sources": {"dmesg.txt": {"kind": "kernel_log", "max_unrecognized_lines": 0},
+//!              "postgresql.log": {"kind": "postgres_log", "min_records": 12}}}
+//! ```
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -40,6 +51,25 @@ pub struct Expected {
     /// When true, the report holds exactly the incidents listed, no other.
     #[serde(default)]
     pub only_listed_incidents: bool,
+    /// How files of the bundle must be read, by their path in the report's sources table.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub sources: BTreeMap<String, ExpectedSource>,
+}
+
+/// How one file of the bundle must be read; the fields left out match anything.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExpectedSource {
+    /// The kind it must be recognised as (`kernel_log`, `postgres_log`, `meminfo`, …; the
+    /// report's `sources[].kind`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    /// The most lines it may leave unrecognised (0: every line understood).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_unrecognized_lines: Option<u64>,
+    /// The fewest records it must give.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_records: Option<u64>,
 }
 
 /// One incident an `expected.json` asks for; the fields left out match anything.
@@ -333,7 +363,64 @@ pub fn differences(report: &Report, expected: &Expected) -> Vec<String> {
             )),
         }
     }
+    for (path, wanted) in &expected.sources {
+        let Some(source) = report.sources.iter().find(|s| &s.path == path) else {
+            out.push(format!(
+                "no source {path} ({})",
+                same_name(&report.sources, path)
+            ));
+            continue;
+        };
+        if let Some(kind) = &wanted.kind
+            && kind != source.kind
+        {
+            out.push(format!(
+                "source {path} read as {}, expected {kind}",
+                source.kind
+            ));
+        }
+        if let Some(max) = wanted.max_unrecognized_lines
+            && source.unrecognized_lines > max
+        {
+            let first = source
+                .unrecognized_examples
+                .first()
+                .map(|(line, text)| format!(", first at line {line}: {text:?}"))
+                .unwrap_or_default();
+            out.push(format!(
+                "source {path}: {} line(s) not understood, at most {max} expected{first}",
+                source.unrecognized_lines
+            ));
+        }
+        if let Some(min) = wanted.min_records
+            && source.records < min
+        {
+            out.push(format!(
+                "source {path}: {} record(s), at least {min} expected",
+                source.records
+            ));
+        }
+    }
     out
+}
+
+/// The report's sources named like `path` (same file name), for a message about a missing one.
+fn same_name(sources: &[crate::diagnose::SourceSummary], path: &str) -> String {
+    let name = |p: &str| p.rsplit('/').next().unwrap_or(p).to_owned();
+    let wanted = name(path);
+    let alike: Vec<&str> = sources
+        .iter()
+        .map(|s| s.path.as_str())
+        .filter(|p| name(p) == wanted)
+        .collect();
+    if alike.is_empty() {
+        format!(
+            "{} source(s) in the report, none named {wanted}",
+            sources.len()
+        )
+    } else {
+        format!("the report has {}", alike.join(", "))
+    }
 }
 
 fn list_or_none(ids: &[&str]) -> String {
@@ -414,7 +501,8 @@ fn describe_all(incidents: &[Incident]) -> String {
 /// it: every finding it has is a `must`, every other rule of the catalog a `must_not`, its
 /// incidents listed (and only those) with kind, cause, pid and signal, and the outage as a
 /// range from half to twice the one measured (timing varies from run to run; the order of
-/// magnitude is the diagnosis).
+/// magnitude is the diagnosis). Sources are not written: a person adds the ones that must be
+/// read whole.
 pub fn expected_from(report: &Report) -> Expected {
     let mut must: Vec<String> = Vec::new();
     for f in &report.findings {
@@ -445,6 +533,7 @@ pub fn expected_from(report: &Report) -> Expected {
         must_not,
         incidents,
         only_listed_incidents: true,
+        sources: BTreeMap::new(),
     }
 }
 
@@ -519,13 +608,18 @@ pub fn check(fixture: &Fixture, options: &crate::DiagnoseOptions) -> Outcome {
 }
 
 /// Analyses `fixture` and writes the `expected.json` today's report satisfies; returns it.
+/// The `sources` of the expected.json it replaces, when that one can be read, are kept: they
+/// are a person's statement of what must be read whole, not a measurement.
 pub fn update(fixture: &Fixture, options: &crate::DiagnoseOptions) -> Result<Expected, CheckError> {
     let report =
         crate::analyze(&fixture.bundle, options).map_err(|source| CheckError::Analyze {
             bundle: fixture.bundle.clone(),
             source,
         })?;
-    let expected = expected_from(&report);
+    let mut expected = expected_from(&report);
+    if let Ok(previous) = fixture.expected() {
+        expected.sources = previous.sources;
+    }
     let path = fixture.expected_path();
     std::fs::write(&path, expected_json(&expected))
         .map_err(|source| CheckError::Write { path, source })?;
