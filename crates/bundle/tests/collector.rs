@@ -29,6 +29,46 @@ fn is_root() -> bool {
         .is_ok_and(|o| o.stdout.trim_ascii() == b"0")
 }
 
+/// An output directory on a file system of its own: a 512 MiB tmpfs mounted on a new temporary
+/// directory, unmounted when dropped. The collector keeps 5 % of its output file system free, so
+/// on a machine whose disk is nearly full it skips the server log; its own tmpfs keeps this test
+/// about the collector, not about the machine's disk. Falls back to the plain directory when the
+/// mount is refused (then the low-disk assertion below says why a run failed).
+struct OwnFileSystem {
+    dir: tempfile::TempDir,
+    mounted: bool,
+}
+
+impl OwnFileSystem {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let mounted = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "size=512m", "pgmortem-test"])
+            .arg(dir.path())
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if !mounted {
+            eprintln!(
+                "note: no tmpfs of its own for the collector's output, using {:?}",
+                dir.path()
+            );
+        }
+        Self { dir, mounted }
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+}
+
+impl Drop for OwnFileSystem {
+    fn drop(&mut self) {
+        if self.mounted {
+            let _ = Command::new("umount").arg(self.dir.path()).output();
+        }
+    }
+}
+
 #[test]
 fn the_shipped_script_is_the_file_and_shellcheck_clean() {
     let on_disk = std::fs::read_to_string(repo().join("crates/bundle/collect/pgmortem-collect.sh"));
@@ -60,7 +100,7 @@ fn collects_a_real_postgresql_15_and_the_bundle_parses() {
         eprintln!("skipped: PostgreSQL 15 binaries not at /usr/lib/postgresql/15/bin");
         return;
     }
-    let out_dir = tempfile::tempdir().unwrap();
+    let out_dir = OwnFileSystem::new();
     // A port of our own: other test runs on the machine may run the same script.
     let port = 55000 + (std::process::id() % 4000);
     let run = Command::new("bash")
