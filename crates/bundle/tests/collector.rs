@@ -29,11 +29,12 @@ fn is_root() -> bool {
         .is_ok_and(|o| o.stdout.trim_ascii() == b"0")
 }
 
-/// An output directory on a file system of its own: a 512 MiB tmpfs mounted on a new temporary
-/// directory, unmounted when dropped. The collector keeps 5 % of its output file system free, so
-/// on a machine whose disk is nearly full it skips the server log; its own tmpfs keeps this test
-/// about the collector, not about the machine's disk. Falls back to the plain directory when the
-/// mount is refused (then the low-disk assertion below says why a run failed).
+/// An output directory on a file system of its own: a 4 GiB tmpfs (a limit, not a reservation)
+/// mounted on a new temporary directory, unmounted when dropped. The collector keeps
+/// max(1 GiB, 5 %) of its output file system free, so on a machine whose disk is nearly full it
+/// skips the server log; its own tmpfs keeps this test about the collector, not about the
+/// machine's disk. Falls back to the plain directory when the mount is refused (then the
+/// low-disk assertion below says why a run failed).
 struct OwnFileSystem {
     dir: tempfile::TempDir,
     mounted: bool,
@@ -43,7 +44,7 @@ impl OwnFileSystem {
     fn new() -> Self {
         let dir = tempfile::tempdir().unwrap();
         let mounted = Command::new("mount")
-            .args(["-t", "tmpfs", "-o", "size=512m", "pgmortem-test"])
+            .args(["-t", "tmpfs", "-o", "size=4g", "pgmortem-test"])
             .arg(dir.path())
             .output()
             .is_ok_and(|o| o.status.success());
@@ -152,7 +153,7 @@ fn collects_a_real_postgresql_15_and_the_bundle_parses() {
     assert!(
         low_disk.is_empty(),
         "the collector skipped {low_disk:?} for low disk space on the machine running this \
-         test (it keeps 5 % of the output file system free): free some space and run it again"
+         test (it keeps max(1 GiB, 5 %) of the output file system free): free some space and run it again"
     );
     let count = |k: SourceKind| bundle.sources.iter().filter(|s| s.kind == k).count();
     for kind in [
