@@ -73,6 +73,21 @@ impl Part {
     }
 }
 
+/// What `pg_ctl` prints when its output goes to the server's log file (`pg_ctl -l log start
+/// >>log`): its own lines, not the server's (`src/bin/pg_ctl/pg_ctl.c`).
+// pg_ctl: could not start server
+// Examine the log output.
+fn is_pg_ctl_line(text: &str) -> bool {
+    text.starts_with("pg_ctl: ")
+        || matches!(
+            text,
+            "Examine the log output." | "server started" | "server stopped" | " done" | "done"
+        )
+        || text.starts_with("waiting for server to start")
+        || text.starts_with("waiting for server to shut down")
+        || text.starts_with("waiting for server to promote")
+}
+
 /// A record waiting in the window (boxed: a record is large, and moving it through the window
 /// and out again would copy it each time).
 #[derive(Debug)]
@@ -178,6 +193,16 @@ impl Assembler {
     /// The next finished record, if any.
     pub(crate) fn pop(&mut self) -> Option<Box<PgRecord>> {
         self.out.pop_front()
+    }
+
+    /// True when no record waits in the window and no dump is being read.
+    pub(crate) fn is_idle(&self) -> bool {
+        self.window.is_empty() && self.dump.is_none()
+    }
+
+    /// The line of the next finished record, if any.
+    pub(crate) fn peek_line(&self) -> Option<u64> {
+        self.out.front().map(|r| r.line)
     }
 
     /// Feeds one line (without its newline). `fallback_pid` is the PID a syslog header gave,
@@ -288,6 +313,19 @@ impl Assembler {
             }
             None => {
                 self.end_dump();
+                if is_pg_ctl_line(text) {
+                    self.counters.other_program_lines += 1;
+                    self.open = None;
+                    return;
+                }
+                // A continuation line whose TAB became spaces (an editor, a pasted log,
+                // journalctl's eight spaces): it continues the open text.
+                if text.starts_with(' ') && !text.trim().is_empty() {
+                    let rest = text.strip_prefix("        ").unwrap_or(text);
+                    if self.continue_open(number, rest, Join::Newline) {
+                        return;
+                    }
+                }
                 self.counters.stats.unrecognized(number, text);
                 self.open = None;
             }

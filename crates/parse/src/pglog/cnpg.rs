@@ -7,12 +7,19 @@
 //! ```
 //!
 //! The record is turned back into its csvlog row and read by the csvlog reader, so it gives
-//! exactly the record csvlog gives. Lines of other loggers (the instance manager's own,
-//! `pg_controldata`, pgaudit) are counted in `other_program_lines`.
+//! exactly the record csvlog gives. Before the logging collector starts, the postmaster's own
+//! stderr lines come as `"logger":"postgres"` lines whose `msg` is the line itself
+//! (`2022-11-27 18:48:18.943 UTC [28] LOG:  redirecting log output to logging collector
+//! process`): they are read as stderr with PostgreSQL's default prefix `%m [%p] `. Lines of
+//! other loggers (the instance manager's own, `pg_controldata`, `wal-archive`, pgaudit) and of
+//! the instance manager without a logger (`{"level":"info","ts":…,"msg":"Readiness probe
+//! failing",…}`) are counted in `other_program_lines`.
 
 use serde::Deserialize;
 
+use super::assemble::Assembler;
 use super::csvlog::CsvReader;
+use super::prefix::LogLinePrefix;
 use super::{Counters, PgRecord};
 
 /// csvlog's columns in order (PostgreSQL 13–17; older servers leave the last ones out).
@@ -49,36 +56,72 @@ const CSV_COLUMNS: [&str; 26] = [
 #[derive(Debug, Deserialize)]
 struct CnpgLine {
     logger: Option<String>,
+    msg: Option<String>,
+    logging_pod: Option<String>,
+    level: Option<String>,
     record: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
 /// Reads CloudNativePG lines.
 pub(crate) struct CnpgReader {
     csv: CsvReader,
+    /// The postmaster's stderr lines before the logging collector starts.
+    stderr: Box<Assembler>,
     row: String,
+    max_row_bytes: usize,
 }
+
+/// The prefix of the postmaster's stderr lines CloudNativePG relays: PostgreSQL's default.
+const STDERR_PREFIX: &str = "%m [%p] ";
 
 impl CnpgReader {
     /// A reader whose rows stop growing at `max_row_bytes`.
     pub(crate) fn new(max_row_bytes: usize) -> Self {
+        let prefix =
+            LogLinePrefix::compile(STDERR_PREFIX).unwrap_or_else(|_| LogLinePrefix::empty());
         CnpgReader {
             csv: CsvReader::new(max_row_bytes),
+            stderr: Box::new(Assembler::new(prefix, max_row_bytes)),
             row: String::new(),
+            max_row_bytes,
         }
     }
 
     /// A reader with the same limits, at the start of a log.
     pub(crate) fn fresh(&self) -> Self {
-        CnpgReader {
-            csv: self.csv.fresh(),
-            row: String::new(),
-        }
+        CnpgReader::new(self.max_row_bytes)
     }
 
     /// True when both readers read further lines the same way (each line is a whole entry:
-    /// only the csv reader's state counts).
+    /// only the csv reader's and the stderr assembler's states count).
     pub(crate) fn same_state(&self, other: &CnpgReader) -> bool {
-        self.csv.same_state(&other.csv)
+        self.csv.same_state(&other.csv) && self.stderr.same_state(&other.stderr)
+    }
+
+    /// What the stderr assembler counted, moved into the csv reader's counters (which are the
+    /// reader's).
+    fn merge_stderr_counters(&mut self) {
+        let side = std::mem::take(self.stderr.counters_mut());
+        let c = &mut self.csv.counters;
+        c.stats.records += side.stats.records;
+        c.stats.oversized_lines += side.stats.oversized_lines;
+        for (line, text) in &side.stats.unrecognized_examples {
+            c.stats.unrecognized(*line, text);
+        }
+        c.stats.unrecognized_lines += side
+            .stats
+            .unrecognized_lines
+            .saturating_sub(side.stats.unrecognized_examples.len() as u64);
+        c.continuation_lines += side.continuation_lines;
+        c.orphan_lines += side.orphan_lines;
+        c.memory_context_lines += side.memory_context_lines;
+        c.other_program_lines += side.other_program_lines;
+        c.unreadable_stamps.count += side.unreadable_stamps.count;
+        let room =
+            crate::ParseStats::MAX_EXAMPLES.saturating_sub(c.unreadable_stamps.examples.len());
+        c.unreadable_stamps
+            .examples
+            .extend(side.unreadable_stamps.examples.into_iter().take(room));
     }
 
     /// Counters so far.
@@ -91,14 +134,22 @@ impl CnpgReader {
         &mut self.csv.counters
     }
 
-    /// The next finished record.
+    /// The next finished record: of the two readers' next ones, the one of the earlier line.
     pub(crate) fn pop(&mut self) -> Option<Box<PgRecord>> {
-        self.csv.pop()
+        let csv_line = self.csv.peek_line();
+        let stderr_line = self.stderr.peek_line();
+        match (csv_line, stderr_line) {
+            (Some(c), Some(s)) if s < c => self.stderr.pop(),
+            (None, Some(_)) => self.stderr.pop(),
+            _ => self.csv.pop(),
+        }
     }
 
     /// End of input.
     pub(crate) fn finish(&mut self) {
         self.csv.finish();
+        self.stderr.finish();
+        self.merge_stderr_counters();
     }
 
     /// Feeds one line.
@@ -112,15 +163,34 @@ impl CnpgReader {
             self.csv.counters.stats.unrecognized(number, text);
             return;
         };
-        match (line.logger.as_deref(), line.record) {
-            (Some("postgres"), Some(record)) => {
+        match (line.logger.as_deref(), line.record, line.msg) {
+            (Some("postgres"), Some(record), _) => {
+                if !self.stderr.is_idle() {
+                    // The collector took over: the stderr lines before are all there are.
+                    self.stderr.finish();
+                    self.merge_stderr_counters();
+                }
                 csv_row(&record, &mut self.row);
                 let row = std::mem::take(&mut self.row);
                 self.csv.push(number, &row);
                 self.row = row;
             }
-            (Some(_), _) => self.csv.counters.other_program_lines += 1,
-            (None, _) => self.csv.counters.stats.unrecognized(number, text),
+            (Some("postgres"), None, Some(msg)) => {
+                for (k, part) in msg.trim_end_matches('\n').split('\n').enumerate() {
+                    if k > 0 && !part.starts_with('\t') {
+                        self.stderr.push(number, &format!("\t{part}"), None);
+                    } else {
+                        self.stderr.push(number, part, None);
+                    }
+                }
+                self.merge_stderr_counters();
+            }
+            (Some(_), _, _) => self.csv.counters.other_program_lines += 1,
+            // The instance manager's own lines carry no logger.
+            (None, _, Some(_)) if line.logging_pod.is_some() || line.level.is_some() => {
+                self.csv.counters.other_program_lines += 1;
+            }
+            (None, _, _) => self.csv.counters.stats.unrecognized(number, text),
         }
     }
 }

@@ -65,6 +65,11 @@ impl CsvReader {
         self.out.pop_front()
     }
 
+    /// The line of the next finished record, if any.
+    pub(crate) fn peek_line(&self) -> Option<u64> {
+        self.out.front().map(|r| r.line)
+    }
+
     /// Feeds one line (without its newline).
     pub(crate) fn push(&mut self, number: u64, text: &str) {
         let quotes = memchr::memchr_iter(b'"', text.as_bytes()).count();
@@ -267,9 +272,16 @@ fn record_of(row: &str, langs: &mut Languages) -> Option<Box<PgRecord>> {
 }
 
 /// True when `line` looks like the start of a csvlog row: a `%m` stamp then a comma.
+///
+/// The first column may also be quoted, as a CSV tool that quotes every text column writes it:
+/// `"2026-05-16 05:11:50.269 UTC","example_user",…`.
 pub(crate) fn looks_like_row(line: &str) -> bool {
+    let (line, close) = match line.strip_prefix('"') {
+        Some(quoted) => (quoted, "\","),
+        None => (line, ","),
+    };
     match time::civil_stamp(line, true) {
-        Ok((rest, _)) => rest.starts_with(','),
+        Ok((rest, _)) => rest.starts_with(close),
         Err(_) => false,
     }
 }

@@ -257,28 +257,42 @@ fn heroku(number: u64, text: &str) -> Unwrapped<'_> {
     };
     let rest = addon_color(rest);
     let (sequence, body) = syslog::sequence(rest);
+    let piece = sequence.map_or(1, |(_, m)| m);
+    // A drain's copy prints the TAB that starts a further line of a message as eight spaces
+    // (`[921320-2]         (`), as journalctl does.
+    let body = match body.strip_prefix("        ") {
+        Some(rest) if piece > 1 => Cow::Owned(format!("\t{rest}")),
+        _ => Cow::Borrowed(body),
+    };
     Unwrapped::Postgres(Inner {
         line: number,
         pid,
-        piece: sequence.map_or(1, |(_, m)| m),
-        body: Cow::Borrowed(body),
+        piece,
+        body,
         escaped: true,
         stamp: Some(Stamp::Rfc3339(Cow::Borrowed(stamp))),
     })
 }
 
 // `2026-11-21T19:01:25.603089+00:00 app[postgres.1911]: ` → (stamp, `postgres.1911`, rest)
+// A log drain's copy names the drain and drops the colon (pgBadger's `logplex` fixture):
+// `2021-09-07T04:01:27+00:00 d.af28b93f-a129-45a1-87be-3f8a0cb710be app[postgres.5925] `
 fn heroku_header(text: &str) -> Option<(&str, &str, &str)> {
     let (stamp, rest) = text.split_once(' ')?;
     let b = stamp.as_bytes();
     if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || b[10] != b'T' || b[13] != b':' {
         return None;
     }
+    let rest = match rest.split_once(' ') {
+        Some((drain, after)) if drain.starts_with("d.") && !drain.contains('[') => after,
+        _ => rest,
+    };
     let (source, rest) = rest.split_once('[')?;
     if source.is_empty() || !source.bytes().all(|c| c.is_ascii_alphanumeric()) {
         return None;
     }
-    let (dyno, rest) = rest.split_once("]: ")?;
+    let (dyno, rest) = rest.split_once(']')?;
+    let rest = rest.strip_prefix(':').unwrap_or(rest).strip_prefix(' ')?;
     if dyno.is_empty() || dyno.contains(' ') {
         return None;
     }

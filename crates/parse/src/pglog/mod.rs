@@ -38,12 +38,17 @@
 //!   field set; counted in [`PgLog::orphan_lines`].
 //! * A line starting with a TAB continues the text last filled (message or secondary field):
 //!   PostgreSQL writes every newline inside a message as newline + TAB. Joined with `\n`.
+//! * A line starting with spaces that neither fits the prefix nor is part of a memory-context
+//!   dump continues the open text too (a TAB turned into spaces by an editor or a pipeline;
+//!   eight leading spaces are read as the TAB).
 //! * Attached secondary lines and TAB lines are counted in [`PgLog::continuation_lines`].
+//! * What `pg_ctl` wrote into the log file (`pg_ctl: could not start server`, `Examine the log
+//!   output.`, `waiting for server to start…`) is counted in [`PgLog::other_program_lines`].
 //! * The un-prefixed `MemoryContextStats` dump written before `ERROR:  out of memory`
 //!   (`TopMemoryContext: … total in … blocks; …`, `Grand total: …`) is recognised and counted
 //!   in [`PgLog::memory_context_lines`]; it is not glued to any record.
 //! * Empty lines are counted in [`PgLog::blank_lines`].
-//! * Every other line (what `pg_ctl` or a crashing library wrote, a TAB line with nothing open
+//! * Every other line (what a crashing library wrote, a TAB line with nothing open
 //!   before it, a prefixed line with an unknown severity word) is counted in
 //!   `stats.unrecognized_lines` with the first examples kept; it never joins a record.
 //! * Lines longer than [`PgLogOptions::max_line_bytes`] are cut there (at a character
@@ -197,7 +202,8 @@ pub struct PgLog {
     pub memory_context_lines: u64,
     /// Empty lines.
     pub blank_lines: u64,
-    /// syslog lines of other programs (not `postgres…`), skipped.
+    /// Lines of other programs, skipped: syslog or journal lines not tagged `postgres…`, other
+    /// loggers of an envelope, what `pg_ctl` wrote into the log file.
     pub other_program_lines: u64,
     /// csvlog rows given up because a quote never closed (their lines are in
     /// `stats.unrecognized_lines`).
