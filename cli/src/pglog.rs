@@ -15,6 +15,7 @@ use pgmortem::parse::CountedLines;
 use pgmortem::parse::pglog::{
     PgLogFormat, PgLogOptions, PgRecord, PrefixChoice, ReadError, ReadOptions, parse_reader,
 };
+use pgmortem::parse::wrap::Wrapper;
 use serde::Serialize;
 
 /// `pgmortem parse pglog`.
@@ -25,7 +26,9 @@ pub(crate) struct ParsePglogArgs {
     /// The log_line_prefix (default: detected from the first lines).
     #[arg(long)]
     prefix: Option<String>,
-    /// The destination format; `auto` sniffs it from the first lines.
+    /// The destination format, or the wrapper around the lines (`docker-json`, `cri`,
+    /// `timestamped`, `journal-export`: the format inside is sniffed); `auto` sniffs both from
+    /// the first lines.
     #[arg(long, value_enum, default_value_t = FormatArg::Auto)]
     format: FormatArg,
     /// Print one JSON object with the counts (lines, records, continuation_lines,
@@ -56,6 +59,16 @@ enum FormatArg {
     #[value(name = "cloudsql")]
     CloudSql,
     Cnpg,
+    /// Docker's json-file log.
+    #[value(name = "docker-json", alias = "docker_json")]
+    DockerJson,
+    /// containerd / CRI-O log (`/var/log/pods/*/*.log`).
+    Cri,
+    /// `kubectl logs --timestamps`, `docker logs -t`.
+    Timestamped,
+    /// `journalctl -o export`.
+    #[value(name = "journal-export", alias = "journal_export")]
+    JournalExport,
 }
 
 /// What `--stats` prints.
@@ -63,6 +76,9 @@ enum FormatArg {
 struct Stats {
     prefix: String,
     format: PgLogFormat,
+    /// The wrapper the lines were taken out of; absent when none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    wrapper: Option<Wrapper>,
     lines: u64,
     records: u64,
     continuation_lines: u64,
@@ -108,6 +124,17 @@ pub(crate) fn parse(args: ParsePglogArgs, out: &mut dyn Write) -> Result<()> {
             FormatArg::Heroku => Some(PgLogFormat::Heroku),
             FormatArg::CloudSql => Some(PgLogFormat::CloudSql),
             FormatArg::Cnpg => Some(PgLogFormat::Cnpg),
+            FormatArg::DockerJson
+            | FormatArg::Cri
+            | FormatArg::Timestamped
+            | FormatArg::JournalExport => None,
+        },
+        wrapper: match args.format {
+            FormatArg::DockerJson => Some(Wrapper::DockerJson),
+            FormatArg::Cri => Some(Wrapper::Cri),
+            FormatArg::Timestamped => Some(Wrapper::Timestamped),
+            FormatArg::JournalExport => Some(Wrapper::JournalExport),
+            _ => None,
         },
         ..PgLogOptions::default()
     };
@@ -168,6 +195,7 @@ pub(crate) fn parse(args: ParsePglogArgs, out: &mut dyn Write) -> Result<()> {
         let stats = Stats {
             prefix: log.prefix,
             format: log.format,
+            wrapper: log.wrapper,
             lines: log.stats.lines,
             records: log.stats.records,
             continuation_lines: log.continuation_lines,

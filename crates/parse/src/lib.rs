@@ -10,6 +10,8 @@
 //! * [`perf`]: `perf script` text in every layout: samples and call chains, folding to collapsed
 //!   stacks (as `inferno-collapse-perf`), a profile of where the time went.
 //! * [`system`]: small /proc snapshots (uptime, date, btime) used to calibrate clocks.
+//! * [`wrap`]: wrappers (container runtimes, journal exports, RFC 5424 relays) taken off the
+//!   lines below the PostgreSQL and kernel readers.
 //! * [`lines`]: the shared line splitter (memchr, CRLF-aware, lossy UTF-8 per line).
 
 pub mod kernel;
@@ -18,5 +20,6 @@ pub mod perf;
 pub mod pglog;
 mod stats;
 pub mod system;
+pub mod wrap;
 
 pub use stats::{CountedLines, ParseStats};

@@ -300,6 +300,8 @@ fn arbitrary_bytes_never_panic() {
                 format: Some(pglog::PgLogFormat::Stderr),
                 max_line_bytes: 64,
                 max_record_bytes: 256,
+
+                wrapper: None,
             };
             let log = match pglog::parse(&input, &options) {
                 Ok(log) => log,

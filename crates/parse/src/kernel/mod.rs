@@ -39,6 +39,7 @@ pub use prefix::parse_line;
 pub use types::*;
 
 use crate::lines::{Line, Lines};
+use crate::wrap::{self, Peeled, PeeledKind, Peeler, Stamp};
 use crate::{CountedLines, ParseStats};
 use oom::{Message, OomAssembler};
 use prefix::Ambiguity;
@@ -228,13 +229,16 @@ pub struct KernelParser {
     taken: u64,
     /// Lines read by [`KernelParser::push_block`] so far.
     lines_before: u64,
+    /// The wrapper taken off every line (sniffed from the first block), `None` inside when
+    /// the log is not wrapped; `None` before the first block.
+    peeler: Option<Option<Peeler>>,
 }
 
 /// Lines printed after a page allocation failure within which its CPU line is looked for.
 const ALLOCATION_CPU_WINDOW: u8 = 4;
 
 /// Every line form, indexed by `form as usize` (for the per-form counters).
-const FORMS: [LineForm; 10] = [
+const FORMS: [LineForm; 11] = [
     LineForm::Monotonic,
     LineForm::Ctime,
     LineForm::Iso,
@@ -245,6 +249,7 @@ const FORMS: [LineForm; 10] = [
     LineForm::Syslog,
     LineForm::Bare,
     LineForm::Delta,
+    LineForm::Wrapped,
 ];
 
 /// Which event lines a message may be: bits of [`event_hints`].
@@ -300,6 +305,7 @@ impl KernelParser {
             events_not_kept: 0,
             taken: 0,
             lines_before: 0,
+            peeler: None,
         }
     }
 
@@ -307,6 +313,14 @@ impl KernelParser {
     /// [`crate::lines::LineBlocks`] hands them out), numbered on from the blocks before. A
     /// caller uses this or [`KernelParser::push_line`], not both.
     pub fn push_block(&mut self, block: &[u8]) {
+        if self.peeler.is_none() {
+            let head = &block[..block.len().min(64 * 1024)];
+            self.peeler = Some(
+                wrap::sniff(head)
+                    .filter(|w| w.names_programs())
+                    .map(|w| Peeler::new(w, self.options.max_line_bytes)),
+            );
+        }
         let mut last = 0;
         for mut line in BlockLines::new(block) {
             last = line.number;
@@ -316,7 +330,9 @@ impl KernelParser {
         self.lines_before += last;
     }
 
-    /// Reads one physical line.
+    /// Reads one physical line. A log whose wrapper [`KernelParser::push_block`] recognised
+    /// (a journal export, an RFC 5424 relay) has it taken off first: the kernel's entries are
+    /// read with the wrapper's times, other programs' counted in `non_kernel_lines`.
     pub fn push_line(&mut self, line: &Line<'_>) {
         self.stats.lines += 1;
         if line.lossy {
@@ -331,7 +347,48 @@ impl KernelParser {
             }
             text = &text[..end];
         }
-        let (mut kline, ambiguity) = prefix::parse_line_shape(text, line.number, &self.options);
+        match self.peeler.as_mut().and_then(Option::take) {
+            Some(mut peeler) => {
+                peeler.push(line.number, text, &mut |p| self.read_peeled(p, text));
+                self.peeler = Some(Some(peeler));
+            }
+            None => self.read_line(line.number, text, None),
+        }
+    }
+
+    /// One entry a wrapper held.
+    fn read_peeled(&mut self, peeled: Peeled<'_>, raw: &str) {
+        match peeled.kind {
+            PeeledKind::Line { text, program, .. } => {
+                if program.as_deref().is_some_and(|p| p != "kernel") {
+                    self.non_kernel_lines += 1;
+                    self.prefixed_lines += 1;
+                    return;
+                }
+                self.read_line(peeled.line, &text, Some(&peeled.stamp));
+            }
+            PeeledKind::Pending | PeeledKind::Blank => {}
+            PeeledKind::Empty => self.non_kernel_lines += 1,
+            PeeledKind::Unrecognized => self.garbage.add(peeled.line, raw),
+        }
+    }
+
+    /// Reads one line's text (out of its wrapper, with the wrapper's `stamp`, when it had one).
+    fn read_line(&mut self, number: u64, text: &str, stamp: Option<&Stamp>) {
+        let (mut kline, ambiguity) = prefix::parse_line_shape(text, number, &self.options);
+        if let Some(stamp) = stamp {
+            if kline.form == LineForm::Bare {
+                kline.form = LineForm::Wrapped;
+            }
+            kline.time.monotonic_us = kline.time.monotonic_us.or(stamp.monotonic_us);
+            if kline.time.wall.is_none() {
+                kline.time.wall = stamp.utc.map(|utc| WallClock {
+                    civil: utc.to_zoned(jiff::tz::TimeZone::UTC).datetime(),
+                    utc_offset_seconds: Some(0),
+                    year_inferred: false,
+                });
+            }
+        }
         match (ambiguity, kline.form) {
             (Ambiguity::BsdStamp, _) => kline.form = self.bsd_hint.unwrap_or(kline.form),
             (Ambiguity::None, LineForm::Journal | LineForm::Syslog) => {
@@ -361,7 +418,7 @@ impl KernelParser {
                 .last_monotonic_us
                 .is_some_and(|last| us.saturating_add(BOOT_RESET_SLACK_US) < last)
             {
-                self.boot_starts.push(line.number);
+                self.boot_starts.push(number);
             }
             self.last_monotonic_us = Some(us);
         }
@@ -403,9 +460,9 @@ impl KernelParser {
                 .chars()
                 .any(|c| (c.is_control() && c != '\t') || c == '\u{fffd}')
             {
-                self.garbage.add(line.number, message);
+                self.garbage.add(number, message);
             } else {
-                self.unprefixed.add(line.number, message);
+                self.unprefixed.add(number, message);
             }
         }
     }
@@ -579,6 +636,17 @@ fn separator(message: &str) -> bool {
 /// journal/syslog line tagged `kernel`) decides; bare lines naming OOM-killer or stack-dump
 /// messages count as weaker evidence (pasted reports).
 pub fn sniff(head: &[u8]) -> Option<f32> {
+    if let Some((kernel, total)) = wrapped_lines(head) {
+        if total == 0 || kernel == 0 {
+            return None;
+        }
+        let share = kernel as f32 / total as f32;
+        return Some(if share >= 0.5 {
+            0.5 + share / 2.0
+        } else {
+            0.2 + share
+        });
+    }
     let options = KernelOptions::default();
     let mut total = 0u32;
     let mut kernel = 0u32;
@@ -629,6 +697,23 @@ pub fn sniff(head: &[u8]) -> Option<f32> {
     } else {
         None
     }
+}
+
+/// In a wrapped log whose entries name their program (a journal export, an RFC 5424 relay):
+/// how many of the lines of `head` are the kernel's, of how many. `None` when not wrapped so.
+pub(crate) fn wrapped_lines(head: &[u8]) -> Option<(u32, u32)> {
+    let wrapper = wrap::sniff(head).filter(|w| w.names_programs())?;
+    let mut peeler = Peeler::new(wrapper, 64 * 1024);
+    let (mut kernel, mut total) = (0u32, 0u32);
+    for line in Lines::new(head).take(2000) {
+        peeler.push(line.number, &line.text, &mut |p| {
+            if let PeeledKind::Line { program, .. } = p.kind {
+                total += 1;
+                kernel += u32::from(program.as_deref() == Some("kernel"));
+            }
+        });
+    }
+    Some((kernel, total))
 }
 
 #[cfg(test)]

@@ -33,6 +33,10 @@ pub enum LineForm {
     /// `[<    0.286036>] msg`, `[Nov21 17:15] msg`; times relative to the line before (or
     /// minute-precision headers without a year), so no clock is kept.
     Delta,
+    /// A line taken out of a wrapper ([`crate::wrap`]: `journalctl -o json` / `-o export`, an
+    /// RFC 5424 relay) with no prefix of its own: its time is the wrapper's (the journal's
+    /// `_SOURCE_MONOTONIC_TIMESTAMP` and `__REALTIME_TIMESTAMP`).
+    Wrapped,
 }
 
 /// A wall-clock time as printed on a line: a civil time, with its UTC offset when the line

@@ -90,6 +90,10 @@ pub fn write_json(out: &mut Vec<u8>, record: &PgRecord) {
     optional_str(out, record.language);
     out.extend_from_slice(b",\"memory_context_dump\":");
     serde(out, &record.memory_context_dump);
+    if let Some(time) = &record.wrapper_time {
+        out.extend_from_slice(b",\"wrapper_time\":");
+        serde(out, time);
+    }
     out.push(b'}');
 }
 

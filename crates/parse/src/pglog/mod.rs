@@ -77,6 +77,7 @@ mod jsongather;
 mod jsonlog;
 mod memdump;
 mod parallel;
+mod peeled;
 mod prefix;
 mod prefix_infer;
 mod read;
@@ -163,6 +164,9 @@ pub struct PgLogOptions {
     pub prefix: Option<String>,
     /// The destination format; `None` sniffs it.
     pub format: Option<PgLogFormat>,
+    /// The wrapper around the lines ([`crate::wrap`]: a container runtime's log, a journal
+    /// export); `None` sniffs it (only when `format` is `None` too).
+    pub wrapper: Option<crate::wrap::Wrapper>,
     /// Lines longer than this many bytes are cut (and counted). Default 1 MiB.
     pub max_line_bytes: usize,
     /// A record's message or secondary field stops growing at this many bytes (continuation
@@ -175,6 +179,7 @@ impl Default for PgLogOptions {
         Self {
             prefix: None,
             format: None,
+            wrapper: None,
             max_line_bytes: 1024 * 1024,
             max_record_bytes: 64 * 1024 * 1024,
         }
@@ -188,6 +193,10 @@ pub struct PgLog {
     pub prefix: String,
     /// The destination format the log was read as.
     pub format: PgLogFormat,
+    /// The wrapper its lines were taken out of (a container runtime's log, a journal export),
+    /// if any. Not serialised when absent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wrapper: Option<crate::wrap::Wrapper>,
     /// Records in input order.
     pub records: Vec<PgRecord>,
     /// What was understood and what was not.
@@ -476,6 +485,13 @@ pub fn sniff_format(head: &[u8]) -> PgLogFormat {
     } else {
         PgLogFormat::Stderr
     }
+}
+
+/// An RFC 5424 syslog line taken apart for the wrapper layer ([`crate::wrap`]): its header's
+/// stamp (`None` for NILVALUE), APP-NAME, PROCID when a number, and the message.
+pub(crate) fn syslog_rfc5424(text: &str) -> Option<(Option<&str>, &str, Option<u32>, &str)> {
+    let line = syslog::split_rfc5424(text)?;
+    Some((line.stamp, line.program, line.pid, line.body))
 }
 
 /// `text` cut to at most `max` bytes at a character boundary.

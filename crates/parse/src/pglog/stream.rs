@@ -10,12 +10,14 @@ use super::cnpg::CnpgReader;
 use super::csvlog::CsvReader;
 use super::envelope::{self, WrappedReader};
 use super::jsonlog::JsonReader;
+use super::peeled::PeeledReader;
 use super::severity;
 use super::{
     Counters, DETECTION_LINES, LogLinePrefix, PgLog, PgLogError, PgLogFormat, PgLogOptions,
     PgRecord, PrefixChoice, cut, detect_prefix, sniff_format, syslog,
 };
 use crate::lines::Lines;
+use crate::wrap::{PeeledKind, Wrapper};
 
 /// A format's reader.
 pub(super) enum Engine {
@@ -26,6 +28,8 @@ pub(super) enum Engine {
     /// syslog5424, journal, journal_json, heroku, cloudsql (envelope.rs).
     Wrapped(Box<WrappedReader>),
     Cnpg(Box<CnpgReader>),
+    /// Any of the others, inside a wrapper ([`crate::wrap`]).
+    Peeled(Box<PeeledReader>),
 }
 
 impl Engine {
@@ -38,6 +42,7 @@ impl Engine {
             Engine::Json(_) => Engine::Json(Box::new(JsonReader::new())),
             Engine::Wrapped(w) => Engine::Wrapped(Box::new(w.fresh())),
             Engine::Cnpg(c) => Engine::Cnpg(Box::new(c.fresh())),
+            Engine::Peeled(p) => Engine::Peeled(Box::new(p.fresh())),
         };
         fresh.counters_mut().prefix_choice = self.counters().prefix_choice.clone();
         fresh
@@ -55,6 +60,7 @@ impl Engine {
             (Engine::Json(a), Engine::Json(b)) => a.same_state(b),
             (Engine::Wrapped(a), Engine::Wrapped(b)) => a.same_state(b),
             (Engine::Cnpg(a), Engine::Cnpg(b)) => a.same_state(b),
+            (Engine::Peeled(a), Engine::Peeled(b)) => a.same_state(b),
             _ => false,
         }
     }
@@ -70,12 +76,14 @@ impl Engine {
                 a.prefix().match_line(text, &primary).is_some()
             }
             Engine::Csv(_) => super::csvlog::looks_like_row(text),
+            Engine::Peeled(p) => p.starts_record(text),
             // Wrapped entries start anywhere: the join settles what crosses a cut.
             Engine::Syslog(_) | Engine::Json(_) | Engine::Wrapped(_) | Engine::Cnpg(_) => true,
         }
     }
 
-    fn line(&mut self, number: u64, text: &str) {
+    /// Reads one line.
+    pub(super) fn line(&mut self, number: u64, text: &str) {
         match self {
             Engine::Stderr(a) => a.push(number, text, None),
             Engine::Syslog(a) => syslog_line(a, number, text),
@@ -83,6 +91,7 @@ impl Engine {
             Engine::Json(j) => j.push(number, text),
             Engine::Wrapped(w) => w.push(number, text),
             Engine::Cnpg(c) => c.push(number, text),
+            Engine::Peeled(p) => p.push(number, text),
         }
     }
 
@@ -93,20 +102,35 @@ impl Engine {
             Engine::Json(_) => {}
             Engine::Wrapped(w) => w.finish(),
             Engine::Cnpg(c) => c.finish(),
+            Engine::Peeled(p) => p.finish(),
         }
     }
 
     /// The next finished record, counted by event kind and language.
     pub(super) fn pop(&mut self) -> Option<Box<PgRecord>> {
-        let record = match self {
+        let record = self.pop_uncounted()?;
+        self.counters_mut().count(&record);
+        Some(record)
+    }
+
+    /// The next finished record, not counted yet.
+    pub(super) fn pop_uncounted(&mut self) -> Option<Box<PgRecord>> {
+        match self {
             Engine::Stderr(a) | Engine::Syslog(a) => a.pop(),
             Engine::Csv(c) => c.pop(),
             Engine::Json(j) => j.pop(),
             Engine::Wrapped(w) => w.pop(),
             Engine::Cnpg(c) => c.pop(),
-        }?;
-        self.counters_mut().count(&record);
-        Some(record)
+            Engine::Peeled(p) => p.pop(),
+        }
+    }
+
+    /// The wrapper its lines are taken out of, if any.
+    pub(super) fn wrapper(&self) -> Option<crate::wrap::Wrapper> {
+        match self {
+            Engine::Peeled(p) => Some(p.wrapper()),
+            _ => None,
+        }
     }
 
     pub(super) fn counters(&self) -> &Counters {
@@ -116,6 +140,7 @@ impl Engine {
             Engine::Json(j) => &j.counters,
             Engine::Wrapped(w) => w.counters(),
             Engine::Cnpg(c) => c.counters(),
+            Engine::Peeled(p) => p.counters(),
         }
     }
 
@@ -126,13 +151,15 @@ impl Engine {
             Engine::Json(j) => &mut j.counters,
             Engine::Wrapped(w) => w.counters_mut(),
             Engine::Cnpg(c) => c.counters_mut(),
+            Engine::Peeled(p) => p.counters_mut(),
         }
     }
 
-    fn prefix(&self) -> &str {
+    pub(super) fn prefix(&self) -> &str {
         match self {
             Engine::Stderr(a) | Engine::Syslog(a) => a.prefix().as_str(),
             Engine::Wrapped(w) => w.prefix(),
+            Engine::Peeled(p) => p.inner().prefix(),
             Engine::Csv(_) | Engine::Json(_) | Engine::Cnpg(_) => "",
         }
     }
@@ -184,13 +211,60 @@ fn detection_head(input: &[u8]) -> &[u8] {
     }
 }
 
-/// Chooses format and prefix from the first lines of `head` (see [`detection_head`]) and
-/// builds the engine.
+/// Chooses wrapper, format and prefix from the first lines of `head` (see
+/// [`detection_head`]) and builds the engine. A wrapper is taken off the first lines before
+/// the format and prefix of what it wraps are chosen from them.
 pub(super) fn start(
     head: &[u8],
     options: &PgLogOptions,
 ) -> Result<(PgLogFormat, Engine), PgLogError> {
     let head = detection_head(head);
+    let wrapper = options.wrapper.or_else(|| {
+        // Journal JSON and RFC 5424 are read by their own formats (envelope.rs).
+        options
+            .format
+            .is_none()
+            .then(|| crate::wrap::sniff(head))
+            .flatten()
+            .filter(|w| {
+                matches!(
+                    w,
+                    Wrapper::DockerJson
+                        | Wrapper::Cri
+                        | Wrapper::Timestamped
+                        | Wrapper::JournalExport
+                )
+            })
+    });
+    let Some(wrapper) = wrapper else {
+        return start_unwrapped(head, options);
+    };
+    let mut peeler = crate::wrap::Peeler::new(wrapper, options.max_record_bytes);
+    let mut peeled = Vec::new();
+    for line in Lines::new(head).take(DETECTION_LINES) {
+        let text = cut(&line.text, options.max_line_bytes);
+        peeler.push(line.number, text, &mut |p| {
+            if let PeeledKind::Line { text, program, .. } = p.kind
+                && (!wrapper.names_programs()
+                    || program
+                        .as_deref()
+                        .is_some_and(|p| p.starts_with("postgres")))
+            {
+                peeled.extend_from_slice(text.as_bytes());
+                peeled.push(b'\n');
+            }
+        });
+    }
+    let (format, inner) = start_unwrapped(&peeled, options)?;
+    let reader = PeeledReader::new(wrapper, inner, options.max_record_bytes);
+    Ok((format, Engine::Peeled(Box::new(reader))))
+}
+
+/// [`start`] for a log that is not wrapped (or once the wrapper is off).
+fn start_unwrapped(
+    head: &[u8],
+    options: &PgLogOptions,
+) -> Result<(PgLogFormat, Engine), PgLogError> {
     let format = options.format.unwrap_or_else(|| sniff_format(head));
     let engine = match format {
         PgLogFormat::Csv => Engine::Csv(Box::new(CsvReader::new(options.max_record_bytes))),
@@ -321,6 +395,7 @@ pub(super) fn summary(engine: &Engine, format: PgLogFormat) -> PgLog {
     PgLog {
         prefix: engine.prefix().to_owned(),
         format,
+        wrapper: engine.wrapper(),
         records: Vec::new(),
         stats: c.stats.clone(),
         continuation_lines: c.continuation_lines,

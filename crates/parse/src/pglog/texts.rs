@@ -53,6 +53,7 @@ impl PgRecord {
             event,
             language: _,
             memory_context_dump,
+            wrapper_time: _,
         } = self;
         f(message);
         let optional = [

@@ -129,6 +129,13 @@ pub struct PgRecord {
     /// (`ERROR: out of memory` in stderr logs), parsed; or the dump alone (`severity: null`)
     /// when no out-of-memory error followed it.
     pub memory_context_dump: Option<Box<MemoryContextDump>>,
+    /// The time the line's wrapper gave it (a container runtime's `time`, the journal's
+    /// `__REALTIME_TIMESTAMP`), on UTC, when the log was read out of a wrapper
+    /// ([`crate::wrap`]). `time` is PostgreSQL's own when the line printed one, else this; both
+    /// are kept, so a wrapper's clock that disagrees with the server's shows. Not serialised
+    /// when absent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wrapper_time: Option<PgTime>,
 }
 
 /// The un-prefixed memory-context report a backend writes to stderr before `ERROR:  out of

@@ -1,0 +1,213 @@
+//! Container runtimes' logs: Docker's json-file driver, the CRI format of containerd and
+//! CRI-O, and the stamp `kubectl logs --timestamps` / `docker logs -t` put before each line.
+//!
+//! Docker (moby `daemon/logger/jsonfilelog`): one JSON object per line of output, `log` the
+//! line with its newline, `stream`, `time` (RFC 3339, nanoseconds, UTC); a line longer than
+//! the driver's buffer (16 KiB) is written as several entries, all but the last without the
+//! newline. CRI (kubernetes `pkg/kubelet/kuberuntime/logs/logs.go`, `parseCRILog`):
+//! `TIME STREAM TAG MESSAGE`, TAG `F` for a full line, `P` for a partial one continued by the
+//! next entry of the same stream.
+
+use std::borrow::Cow;
+
+use jiff::Timestamp;
+use serde::Deserialize;
+
+use super::{Peeled, PeeledKind, Stamp, Wrapper, lines_of};
+
+/// `2026-11-21T19:01:13.835739123Z`, `2026-11-21T19:01:13.835739+00:00` → the instant.
+pub fn parse_rfc3339(text: &str) -> Option<Timestamp> {
+    let b = text.as_bytes();
+    if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || b[10] != b'T' || b[13] != b':' {
+        return None;
+    }
+    text.parse().ok()
+}
+
+/// Docker's json-file entry.
+#[derive(Debug, Deserialize)]
+pub(super) struct DockerEntry<'a> {
+    #[serde(borrow)]
+    log: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    stream: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    time: Option<Cow<'a, str>>,
+}
+
+// {"log":"2026-11-21 19:01:13.835 UTC [1048] LOG:  database system is ready to accept connections\n","stream":"stderr","time":"2026-11-21T19:01:13.835739123Z"}
+pub(super) fn docker_entry(text: &str) -> Option<DockerEntry<'_>> {
+    if !text.contains("\"log\"") || !text.contains("\"time\"") {
+        return None;
+    }
+    let entry: DockerEntry<'_> = serde_json::from_str(text).ok()?;
+    (entry.log.is_some() && entry.time.is_some()).then_some(entry)
+}
+
+/// A CRI line taken apart: (time, stream, partial, message).
+// 2026-11-21T19:01:13.835739123Z stderr F 2026-11-21 19:01:13.835 UTC [1048] LOG:  database system is ready to accept connections
+pub(super) fn cri_line(text: &str) -> Option<(&str, &str, bool, &str)> {
+    let (time, rest) = text.split_once(' ')?;
+    parse_rfc3339(time)?;
+    let (stream, rest) = rest.split_once(' ')?;
+    if stream != "stdout" && stream != "stderr" {
+        return None;
+    }
+    // The tag may say more after `:` (forward compatible); a missing message is an empty line.
+    let (tag, message) = rest.split_once(' ').unwrap_or((rest, ""));
+    let partial = match tag.split(':').next() {
+        Some("P") => true,
+        Some("F") => false,
+        _ => return None,
+    };
+    Some((time, stream, partial, message))
+}
+
+/// `kubectl logs --timestamps` / `docker logs -t`: a UTC stamp (`Z`), a space, the line.
+// 2026-11-21T19:01:13.835739123Z 2026-11-21 19:01:13.835 UTC [1048] LOG:  database system is ready to accept connections
+pub(super) fn timestamped_line(text: &str) -> Option<(&str, &str)> {
+    let (time, message) = text.split_once(' ').unwrap_or((text, ""));
+    if !time.ends_with('Z') {
+        return None;
+    }
+    parse_rfc3339(time)?;
+    Some((time, message))
+}
+
+/// Partial lines waiting for their end, by stream.
+#[derive(Debug, Default)]
+pub(super) struct Partials {
+    /// (stream, first line, time of the first piece, text so far).
+    open: Vec<(String, u64, Option<Timestamp>, String)>,
+}
+
+impl Partials {
+    pub(super) fn is_empty(&self) -> bool {
+        self.open.is_empty()
+    }
+
+    /// One physical line of a container log.
+    pub(super) fn push(
+        &mut self,
+        wrapper: Wrapper,
+        number: u64,
+        text: &str,
+        max_bytes: usize,
+        out: &mut dyn FnMut(Peeled<'_>),
+    ) {
+        if text.trim().is_empty() {
+            out(blank(number, PeeledKind::Blank));
+            return;
+        }
+        match wrapper {
+            Wrapper::DockerJson => match docker_entry(text) {
+                Some(e) => {
+                    let log = e.log.unwrap_or_default();
+                    let stream = e.stream.unwrap_or_default();
+                    let time = e.time.as_deref().and_then(parse_rfc3339);
+                    match log.strip_suffix('\n') {
+                        Some(line) => self.end(number, &stream, time, line, out),
+                        // No newline: a piece of a longer line (or the last bytes before the
+                        // container stopped, handed out at the end).
+                        None => self.piece(number, &stream, time, &log, max_bytes, out),
+                    }
+                }
+                None => out(blank(number, PeeledKind::Unrecognized)),
+            },
+            Wrapper::Cri => match cri_line(text) {
+                Some((time, stream, partial, message)) => {
+                    let time = parse_rfc3339(time);
+                    if partial {
+                        self.piece(number, stream, time, message, max_bytes, out);
+                    } else {
+                        self.end(number, stream, time, message, out);
+                    }
+                }
+                None => out(blank(number, PeeledKind::Unrecognized)),
+            },
+            _ => match timestamped_line(text) {
+                Some((time, message)) => {
+                    let stamp = Stamp {
+                        utc: parse_rfc3339(time),
+                        monotonic_us: None,
+                    };
+                    lines_of(number, Cow::Borrowed(message), None, None, stamp, out);
+                }
+                None => out(blank(number, PeeledKind::Unrecognized)),
+            },
+        }
+    }
+
+    /// A piece without its line's end.
+    fn piece(
+        &mut self,
+        number: u64,
+        stream: &str,
+        time: Option<Timestamp>,
+        text: &str,
+        max_bytes: usize,
+        out: &mut dyn FnMut(Peeled<'_>),
+    ) {
+        match self.open.iter_mut().find(|(s, ..)| s == stream) {
+            Some((_, _, _, so_far)) => {
+                if so_far.len() + text.len() <= max_bytes {
+                    so_far.push_str(text);
+                }
+            }
+            None => self
+                .open
+                .push((stream.to_owned(), number, time, text.to_owned())),
+        }
+        out(blank(number, PeeledKind::Pending));
+    }
+
+    /// The end of a line: joined with its stream's pieces, handed out.
+    fn end(
+        &mut self,
+        number: u64,
+        stream: &str,
+        time: Option<Timestamp>,
+        text: &str,
+        out: &mut dyn FnMut(Peeled<'_>),
+    ) {
+        match self.open.iter().position(|(s, ..)| s == stream) {
+            Some(i) => {
+                let (_, first, first_time, mut joined) = self.open.remove(i);
+                joined.push_str(text);
+                let stamp = Stamp {
+                    utc: first_time.or(time),
+                    monotonic_us: None,
+                };
+                // The pieces' lines were handed out as pending: the line is the first one's.
+                lines_of(first, Cow::Owned(joined), None, None, stamp, out);
+            }
+            None => {
+                let stamp = Stamp {
+                    utc: time,
+                    monotonic_us: None,
+                };
+                lines_of(number, Cow::Borrowed(text), None, None, stamp, out);
+            }
+        }
+    }
+
+    /// End of input: pieces whose line never ended are handed out as they are.
+    pub(super) fn finish(&mut self, out: &mut dyn FnMut(Peeled<'_>)) {
+        for (_, first, time, text) in std::mem::take(&mut self.open) {
+            let stamp = Stamp {
+                utc: time,
+                monotonic_us: None,
+            };
+            lines_of(first, Cow::Owned(text), None, None, stamp, out);
+        }
+    }
+}
+
+/// An entry with no line of its own.
+fn blank(number: u64, kind: PeeledKind<'static>) -> Peeled<'static> {
+    Peeled {
+        line: number,
+        kind,
+        stamp: Stamp::default(),
+    }
+}

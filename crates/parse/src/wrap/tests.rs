@@ -1,0 +1,233 @@
+use super::*;
+
+/// Every entry of `input` peeled: (line, kind, text, program, pid, utc, monotonic).
+type Row = (u64, &'static str, String, Option<String>, Option<u32>);
+
+fn peel(wrapper: Wrapper, input: &str) -> (Vec<Row>, Vec<Stamp>) {
+    let mut peeler = Peeler::new(wrapper, 1 << 20);
+    let mut rows = Vec::new();
+    let mut stamps = Vec::new();
+    let mut take = |p: Peeled<'_>| {
+        let (kind, text, program, pid) = match p.kind {
+            PeeledKind::Line { text, program, pid } => (
+                "line",
+                text.into_owned(),
+                program.map(|p| p.into_owned()),
+                pid,
+            ),
+            PeeledKind::Pending => ("pending", String::new(), None, None),
+            PeeledKind::Blank => ("blank", String::new(), None, None),
+            PeeledKind::Empty => ("empty", String::new(), None, None),
+            PeeledKind::Unrecognized => ("unrecognized", String::new(), None, None),
+        };
+        if kind == "line" {
+            stamps.push(p.stamp);
+        }
+        rows.push((p.line, kind, text, program, pid));
+    };
+    for line in crate::lines::Lines::new(input.as_bytes()) {
+        peeler.push(line.number, &line.text, &mut take);
+    }
+    peeler.finish(&mut take);
+    (rows, stamps)
+}
+
+fn line(n: u64, text: &str) -> Row {
+    (n, "line", text.to_owned(), None, None)
+}
+
+fn other(n: u64, kind: &'static str) -> Row {
+    (n, kind, String::new(), None, None)
+}
+
+#[test]
+fn cri_partial_lines_are_joined_per_stream() {
+    let (rows, stamps) = peel(
+        Wrapper::Cri,
+        "2026-11-21T19:01:13.835739123Z stderr P 2026-11-21 19:01:13.835 UTC [1048] LOG:  a long \n\
+         2026-11-21T19:01:13.835739200Z stdout F other stream\n\
+         2026-11-21T19:01:13.835739300Z stderr F line\n\
+         2026-11-21T19:01:13.9Z stderr F\n\
+         2026-11-21 19:01:13 stderr F not cri\n\
+         2026-11-21T19:01:14Z stderr P never ended",
+    );
+    assert_eq!(
+        rows,
+        [
+            other(1, "pending"),
+            line(2, "other stream"),
+            line(1, "2026-11-21 19:01:13.835 UTC [1048] LOG:  a long line"),
+            line(4, ""),
+            other(5, "unrecognized"),
+            other(6, "pending"),
+            line(6, "never ended"),
+        ]
+    );
+    assert_eq!(
+        stamps[1].utc,
+        Some("2026-11-21T19:01:13.835739123Z".parse().unwrap()),
+        "a joined line has its first piece's time"
+    );
+}
+
+#[test]
+fn docker_entries_with_escaped_newlines_missing_fields_and_pieces() {
+    let (rows, stamps) = peel(
+        Wrapper::DockerJson,
+        concat!(
+            r#"{"log":"2026-11-21 19:01:13.835 UTC [1048] LOG:  x \u003cy\u003e\n","stream":"stderr","time":"2026-11-21T19:01:13.835739123Z"}"#,
+            "\n",
+            r#"{"log":"piece one, ","stream":"stderr","time":"2026-11-21T19:01:14Z"}"#,
+            "\n",
+            r#"{"log":"piece two\n","stream":"stderr","time":"2026-11-21T19:01:14.1Z"}"#,
+            "\n",
+            r#"{"log":"two\nlines\n","stream":"stdout","time":"2026-11-21T19:01:15Z","attrs":{"tag":"pg"}}"#,
+            "\n",
+            r#"{"stream":"stderr","time":"2026-11-21T19:01:16Z"}"#,
+            "\n",
+            "{\"log\":\"bad \\ufffd byte\\n\",\"stream\":\"stderr\",\"time\":\"not a time\"}\n",
+        ),
+    );
+    assert_eq!(
+        rows,
+        [
+            line(1, "2026-11-21 19:01:13.835 UTC [1048] LOG:  x <y>"),
+            other(2, "pending"),
+            line(2, "piece one, piece two"),
+            line(4, "two"),
+            line(4, "lines"),
+            other(5, "unrecognized"),
+            line(6, "bad \u{fffd} byte"),
+        ]
+    );
+    assert!(stamps[0].utc.is_some());
+    assert_eq!(stamps[4].utc, None, "a time that is no time is none");
+}
+
+#[test]
+fn journal_json_names_the_kernel_and_keeps_its_monotonic_time() {
+    let (rows, stamps) = peel(
+        Wrapper::JournalJson,
+        concat!(
+            r#"{"__REALTIME_TIMESTAMP":"1795287673835912","_TRANSPORT":"kernel","SYSLOG_IDENTIFIER":"kernel","_SOURCE_MONOTONIC_TIMESTAMP":"5531234567","MESSAGE":"Memory cgroup out of memory: Killed process 1366 (postgres)"}"#,
+            "\n",
+            r#"{"__REALTIME_TIMESTAMP":"1795287673900000","SYSLOG_IDENTIFIER":"postgres","_PID":"1048","MESSAGE":[50,48,226,130]}"#,
+            "\n",
+            r#"{"__REALTIME_TIMESTAMP":"1795287673900001","_COMM":"cron"}"#,
+            "\n",
+            "not json\n",
+        ),
+    );
+    assert_eq!(
+        rows,
+        [
+            (
+                1,
+                "line",
+                "Memory cgroup out of memory: Killed process 1366 (postgres)".into(),
+                Some("kernel".into()),
+                None
+            ),
+            (
+                2,
+                "line",
+                "20\u{fffd}".into(),
+                Some("postgres".into()),
+                Some(1048)
+            ),
+            other(3, "empty"),
+            other(4, "unrecognized"),
+        ]
+    );
+    assert_eq!(stamps[0].monotonic_us, Some(5_531_234_567));
+    assert_eq!(stamps[1].monotonic_us, None);
+}
+
+#[test]
+fn journal_export_entries_with_a_binary_field() {
+    let mut input = String::from(
+        "__CURSOR=s=1\n__REALTIME_TIMESTAMP=1795287673835912\n_TRANSPORT=kernel\nMESSAGE=oom-kill:constraint=CONSTRAINT_MEMCG\n\n\
+         __REALTIME_TIMESTAMP=1795287673900000\nSYSLOG_IDENTIFIER=postgres\nMESSAGE\n",
+    );
+    let value = "first line\n\tsecond line";
+    input.push_str(std::str::from_utf8(&(value.len() as u64).to_le_bytes()).unwrap());
+    input.push_str(value);
+    input.push_str("\n_PID=1048\n\nSYSLOG_IDENTIFIER=x\n");
+    let (rows, _) = peel(Wrapper::JournalExport, &input);
+    assert_eq!(
+        rows,
+        [
+            other(2, "pending"),
+            other(3, "pending"),
+            other(4, "pending"),
+            (
+                1,
+                "line",
+                "oom-kill:constraint=CONSTRAINT_MEMCG".into(),
+                Some("kernel".into()),
+                None
+            ),
+            other(5, "blank"),
+            other(7, "pending"),
+            other(8, "pending"),
+            other(9, "pending"),
+            other(10, "pending"),
+            other(11, "pending"),
+            (
+                6,
+                "line",
+                "first line".into(),
+                Some("postgres".into()),
+                Some(1048)
+            ),
+            (
+                6,
+                "line",
+                "\tsecond line".into(),
+                Some("postgres".into()),
+                Some(1048)
+            ),
+            other(12, "blank"),
+            other(13, "empty"),
+        ]
+    );
+}
+
+#[test]
+fn wrappers_are_sniffed_by_shape() {
+    let cases: [(&str, Option<Wrapper>); 7] = [
+        (
+            "2026-11-21T19:01:13.835739123Z stderr F 2026-11-21 19:01:13.835 UTC [1048] LOG:  x\n",
+            Some(Wrapper::Cri),
+        ),
+        (
+            "2026-11-21T19:01:13.835739123Z 2026-11-21 19:01:13.835 UTC [1048] LOG:  x\n",
+            Some(Wrapper::Timestamped),
+        ),
+        (
+            r#"{"log":"x\n","stream":"stderr","time":"2026-11-21T19:01:13.835739123Z"}"#,
+            Some(Wrapper::DockerJson),
+        ),
+        (
+            "__CURSOR=s=1;i=2\n__REALTIME_TIMESTAMP=1\nMESSAGE=x\n",
+            Some(Wrapper::JournalExport),
+        ),
+        (
+            "<6>1 2026-11-21T19:01:13.835739+00:00 dbhost kernel - - - x\n",
+            Some(Wrapper::Syslog5424),
+        ),
+        // Not wrapped: a PostgreSQL stderr line, an RFC 3339 syslog line, dmesg's ISO form.
+        ("2026-11-21 19:01:13.835 UTC [1048] LOG:  x\n", None),
+        (
+            "2020-04-05T18:24:23,123456+02:00 oom-kill:constraint=CONSTRAINT_NONE\n",
+            None,
+        ),
+    ];
+    for (input, want) in cases {
+        assert_eq!(sniff(input.as_bytes()), want, "{input}");
+    }
+    assert_eq!(
+        sniff(b"2026-11-21T18:40:01.123456+00:00 dbhost postgres[4242]: [6-1] x\n"),
+        None
+    );
+}
