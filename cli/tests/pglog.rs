@@ -291,3 +291,51 @@ fn over_long_lines_are_cut_the_same_way_with_two_threads() {
         );
     }
 }
+
+/// A real journal export holding a kernel OOM kill and the PostgreSQL crash it caused
+/// (fixtures/formats/journal): `parse pglog` and `parse kernel` each read their own lines out
+/// of it, and `analyze` reads it as one system log and ties the kill to the crash.
+#[test]
+fn a_journal_export_with_an_oom_kill_and_the_crash_it_caused() {
+    let journal = common::fixture("formats/journal/pg15-oom-journal.export");
+    let journal = journal.to_str().unwrap();
+    let pg = stats(&[journal]);
+    assert_eq!(
+        (&pg["wrapper"], &pg["format"], &pg["unrecognized_lines"]),
+        (
+            &Value::from("journal_export"),
+            &Value::from("stderr"),
+            &Value::from(0)
+        ),
+        "{pg}"
+    );
+    assert_eq!(pg["events"]["terminated_by_signal"], 1, "{pg}");
+    let forced = stats(&["--format", "journal-export", journal]);
+    assert_eq!(forced["records"], pg["records"]);
+    let kernel: Value = serde_json::from_slice(&stdout_ok(
+        pgmortem().args(["parse", "kernel", "--stats", journal]),
+    ))
+    .unwrap();
+    assert_eq!(
+        (&kernel["records"], &kernel["unrecognized_lines"]),
+        (&Value::from(1), &Value::from(0)),
+        "{kernel}"
+    );
+    let report: Value = serde_json::from_slice(&stdout_ok(
+        pgmortem().args(["analyze", "--format", "json", journal]),
+    ))
+    .unwrap();
+    assert_eq!(
+        report["sources"][0]["kind"], "system_log",
+        "{}",
+        report["sources"]
+    );
+    let incidents = report["incidents"].as_array().unwrap();
+    assert_eq!(incidents.len(), 1, "{incidents:?}");
+    let incident = &incidents[0];
+    assert_eq!(incident["cause"], "oom_killer");
+    assert_eq!(
+        incident["kernel_kill"]["pid"], incident["postgres_crash"]["pid"],
+        "{incident}"
+    );
+}

@@ -14,6 +14,9 @@ fn accepts(kind: SourceKind, head: &[u8]) -> Option<bool> {
     let sniffed = match kind {
         SourceKind::KernelLog => kernel::sniff(head),
         SourceKind::PostgresLog => pglog::sniff(head),
+        SourceKind::SystemLog => {
+            return Some(kernel::sniff(head).is_some() || pglog::sniff(head).is_some());
+        }
         SourceKind::Meminfo => system::sniff_meminfo(head),
         SourceKind::Vmstat => system::sniff_vmstat(head),
         SourceKind::ProcStatus => system::sniff_status(head),

@@ -13,6 +13,10 @@ pub enum SourceKind {
     KernelLog,
     /// A PostgreSQL server log (stderr format).
     PostgresLog,
+    /// A system log holding both the kernel's lines and PostgreSQL's (a journal export or
+    /// short form, `/var/log/messages`, `syslog`): read by both the kernel and the PostgreSQL
+    /// readers, each counting the other's lines as another program's.
+    SystemLog,
     /// `perf script` text output.
     PerfScript,
     /// `/proc/uptime`.
@@ -89,6 +93,7 @@ pub enum SourceKind {
 const ALL: &[SourceKind] = &[
     SourceKind::KernelLog,
     SourceKind::PostgresLog,
+    SourceKind::SystemLog,
     SourceKind::PerfScript,
     SourceKind::Uptime,
     SourceKind::Date,
@@ -130,6 +135,7 @@ impl SourceKind {
         match self {
             SourceKind::KernelLog => "kernel_log",
             SourceKind::PostgresLog => "postgres_log",
+            SourceKind::SystemLog => "system_log",
             SourceKind::PerfScript => "perf_script",
             SourceKind::Uptime => "uptime",
             SourceKind::Date => "date",
@@ -186,6 +192,9 @@ pub fn recognize(head: &[u8]) -> SourceKind {
     }
     if head.starts_with(b"{") && head.windows(16).any(|w| w == b"\"pgmortem.bundle") {
         return SourceKind::Manifest;
+    }
+    if kernel::sniff_system_log(head) {
+        return SourceKind::SystemLog;
     }
     let candidates = [
         (SourceKind::KernelLog, kernel::sniff(head)),

@@ -402,7 +402,10 @@ fn strip_common_top(members: &mut Members, skipped: &mut [Skipped]) {
 
 /// The kinds read as streams, never held whole unless small: the logs.
 fn streamed(kind: SourceKind) -> bool {
-    matches!(kind, SourceKind::PostgresLog | SourceKind::KernelLog)
+    matches!(
+        kind,
+        SourceKind::PostgresLog | SourceKind::KernelLog | SourceKind::SystemLog
+    )
 }
 
 /// Decides each file's kind (manifest, then path, then content; content overrules a name it
@@ -815,7 +818,10 @@ fn relative(root: &Path, path: &Path) -> String {
 fn is_log(kind: SourceKind) -> bool {
     matches!(
         kind,
-        SourceKind::PostgresLog | SourceKind::KernelLog | SourceKind::PerfScript
+        SourceKind::PostgresLog
+            | SourceKind::KernelLog
+            | SourceKind::SystemLog
+            | SourceKind::PerfScript
     )
 }
 

@@ -23,7 +23,10 @@ pub(crate) fn reading(
 ) -> Vec<Caveat> {
     let mut caveats = Vec::new();
     for s in summaries {
-        let log = matches!(s.kind, "postgres_log" | "kernel_log" | "perf_script");
+        let log = matches!(
+            s.kind,
+            "postgres_log" | "kernel_log" | "system_log" | "perf_script"
+        );
         let Some(note) = s.note.as_deref().filter(|_| log) else {
             continue;
         };

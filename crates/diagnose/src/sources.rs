@@ -173,71 +173,80 @@ pub(crate) fn parse_all(
             log_line_prefix_from: None,
         };
         match source.kind {
-            SourceKind::KernelLog => {
-                let (mut log, read) = read_kernel_log(source, &kernel_options);
-                let earlier = wall_time_only_before_last_boot(&mut log);
-                if earlier > 0 {
-                    notes_early.push(format!(
-                        "{} spans {} boots: its {earlier} events of the boots before the last are \
-                         placed by their printed wall time, not by their monotonic time (which \
-                         counts from another boot than the bundle's anchor)",
-                        source.path,
-                        log.boot_starts.len() + 1
-                    ));
+            SourceKind::KernelLog | SourceKind::PostgresLog | SourceKind::SystemLog => {
+                // A system log (a journal, /var/log/messages) is read by both readers; its
+                // summary adds up what each read.
+                let mut parts = Vec::new();
+                if source.kind != SourceKind::PostgresLog {
+                    let mut summary = summary.clone();
+                    let (mut log, read) = read_kernel_log(source, &kernel_options);
+                    let earlier = wall_time_only_before_last_boot(&mut log);
+                    if earlier > 0 {
+                        notes_early.push(format!(
+                            "{} spans {} boots: its {earlier} events of the boots before the last are \
+                             placed by their printed wall time, not by their monotonic time (which \
+                             counts from another boot than the bundle's anchor)",
+                            source.path,
+                            log.boot_starts.len() + 1
+                        ));
+                    }
+                    fill(&mut summary, &log.stats);
+                    read.note(source, &mut summary);
+                    note_cut_lines(&mut summary, &log.stats, kernel_options.max_line_bytes);
+                    kernel.push(KernelSource {
+                        path: source.path.clone(),
+                        log,
+                    });
+                    parts.push(summary);
                 }
-                fill(&mut summary, &log.stats);
-                read.note(source, &mut summary);
-                note_cut_lines(&mut summary, &log.stats, kernel_options.max_line_bytes);
-                kernel.push(KernelSource {
-                    path: source.path.clone(),
-                    log,
-                });
-            }
-            SourceKind::PostgresLog => {
-                let mut digest = PgDigest::within(
-                    log_zone.as_ref().map(|(tz, _)| tz.clone()),
-                    limits.after(pg_held),
-                );
-                let read = ReadOptions {
-                    threads: if source.size() >= options.parallel_min_bytes && limits.parallel {
-                        threads
-                    } else {
-                        1
-                    },
-                    block_bytes: threads
-                        .saturating_mul(1 << 20)
-                        .clamp(MIN_BLOCK_BYTES, MAX_BLOCK_BYTES)
-                        .min(limits.block_bytes),
-                };
-                let (log, prefix_from, read) =
-                    read_pg_log(source, &pg_options, &log_settings, &mut digest, &read).map_err(
-                        |e| DiagnoseError::PostgresLog {
-                            path: source.path.clone(),
-                            source: e,
-                        },
-                    )?;
-                digest.finish();
-                pg_held += digest.held_bytes();
-                zone_use.add(digest.zone_use);
-                fill(&mut summary, &log.stats);
-                read.note(source, &mut summary);
-                note_cut_lines(&mut summary, &log.stats, pg_options.max_line_bytes);
-                if digest.texts_cut > 0 {
-                    let cut = format!(
-                        "{} texts of the records kept were longer than {} bytes and were cut \
-                         there (a finding quotes {} bytes of a query at most)",
-                        digest.texts_cut,
-                        digest.limits.text_bytes,
-                        crate::human::QUOTED_QUERY_BYTES
+                if source.kind != SourceKind::KernelLog {
+                    let mut summary = summary.clone();
+                    let mut digest = PgDigest::within(
+                        log_zone.as_ref().map(|(tz, _)| tz.clone()),
+                        limits.after(pg_held),
                     );
-                    add_note(&mut summary, cut);
+                    let read = ReadOptions {
+                        threads: if source.size() >= options.parallel_min_bytes && limits.parallel {
+                            threads
+                        } else {
+                            1
+                        },
+                        block_bytes: threads
+                            .saturating_mul(1 << 20)
+                            .clamp(MIN_BLOCK_BYTES, MAX_BLOCK_BYTES)
+                            .min(limits.block_bytes),
+                    };
+                    let (log, prefix_from, read) =
+                        read_pg_log(source, &pg_options, &log_settings, &mut digest, &read)
+                            .map_err(|e| DiagnoseError::PostgresLog {
+                                path: source.path.clone(),
+                                source: e,
+                            })?;
+                    digest.finish();
+                    pg_held += digest.held_bytes();
+                    zone_use.add(digest.zone_use);
+                    fill(&mut summary, &log.stats);
+                    read.note(source, &mut summary);
+                    note_cut_lines(&mut summary, &log.stats, pg_options.max_line_bytes);
+                    if digest.texts_cut > 0 {
+                        let cut = format!(
+                            "{} texts of the records kept were longer than {} bytes and were cut \
+                             there (a finding quotes {} bytes of a query at most)",
+                            digest.texts_cut,
+                            digest.limits.text_bytes,
+                            crate::human::QUOTED_QUERY_BYTES
+                        );
+                        add_note(&mut summary, cut);
+                    }
+                    summary.log_line_prefix = Some(log.prefix.clone());
+                    summary.log_line_prefix_from = Some(prefix_from);
+                    postgres.push(PgSource {
+                        path: source.path.clone(),
+                        digest,
+                    });
+                    parts.push(summary);
                 }
-                summary.log_line_prefix = Some(log.prefix.clone());
-                summary.log_line_prefix_from = Some(prefix_from);
-                postgres.push(PgSource {
-                    path: source.path.clone(),
-                    digest,
-                });
+                summary = merge_summaries(summary, parts);
             }
             SourceKind::PerfScript => {
                 // Read for what it holds; the profile rules come later. Counting here means a
@@ -422,6 +431,46 @@ fn note_cut_lines(summary: &mut SourceSummary, stats: &pgmortem_parse::ParseStat
             ),
         );
     }
+}
+
+/// What the readers of one log read of it (one part for a kernel or PostgreSQL log, the
+/// kernel's and PostgreSQL's for a system log), as its summary: records and unrecognised
+/// lines added up (each reader counts the other's lines as another program's), the PostgreSQL
+/// reader's prefix, each reader's notes.
+fn merge_summaries(base: SourceSummary, parts: Vec<SourceSummary>) -> SourceSummary {
+    let [kernel, postgres] = match <[SourceSummary; 2]>::try_from(parts) {
+        Ok(both) => both,
+        Err(parts) => return parts.into_iter().next().unwrap_or(base),
+    };
+    let mut merged = postgres.clone();
+    merged.lines = kernel.lines.max(postgres.lines);
+    merged.bytes = kernel.bytes.max(postgres.bytes);
+    merged.records = kernel.records + postgres.records;
+    merged.unrecognized_lines = kernel.unrecognized_lines + postgres.unrecognized_lines;
+    merged.unrecognized_examples = kernel.unrecognized_examples;
+    merged
+        .unrecognized_examples
+        .extend(postgres.unrecognized_examples);
+    merged
+        .unrecognized_examples
+        .truncate(pgmortem_parse::ParseStats::MAX_EXAMPLES);
+    merged.note = base.note.clone();
+    add_note(
+        &mut merged,
+        format!(
+            "a system log read by both readers: {} kernel records, {} PostgreSQL records",
+            kernel.records, postgres.records
+        ),
+    );
+    for note in [&kernel.note, &postgres.note].into_iter().flatten() {
+        let own = match base.note.as_deref() {
+            Some(b) if note == b => continue,
+            Some(b) => note.strip_prefix(b).and_then(|n| n.strip_prefix("; ")),
+            None => Some(note.as_str()),
+        };
+        add_note(&mut merged, own.unwrap_or(note).to_owned());
+    }
+    merged
 }
 
 /// The boot time implied by an OOM kill present both in a raw (monotonic) kernel log and in a

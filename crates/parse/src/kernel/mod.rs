@@ -699,6 +699,37 @@ pub fn sniff(head: &[u8]) -> Option<f32> {
     }
 }
 
+/// Whether `head` is a system log holding both the kernel's lines and PostgreSQL's (a journal
+/// export or short form, a `/var/log/messages` or `syslog` file): at least one line tagged
+/// `kernel` and one tagged `postgres…` (or `postmaster`), read through the wrapper when there
+/// is one. Such a file is read by both readers.
+pub fn sniff_system_log(head: &[u8]) -> bool {
+    let postgres = |tag: &str| tag.starts_with("postgres") || tag.starts_with("postmaster");
+    let (mut kernel, mut pg) = (0u32, 0u32);
+    if let Some(wrapper) = wrap::sniff(head).filter(|w| w.names_programs()) {
+        let mut peeler = Peeler::new(wrapper, 64 * 1024);
+        for line in Lines::new(head) {
+            peeler.push(line.number, &line.text, &mut |p| {
+                if let PeeledKind::Line { program, .. } = p.kind {
+                    kernel += u32::from(program.as_deref() == Some("kernel"));
+                    pg += u32::from(program.as_deref().is_some_and(postgres));
+                }
+            });
+        }
+    } else {
+        let options = KernelOptions::default();
+        for line in Lines::new(head).take(2000) {
+            let kline = parse_line(&line.text, line.number, &options);
+            if kline.form == LineForm::Bare {
+                continue;
+            }
+            kernel += u32::from(kline.tag == Some("kernel"));
+            pg += u32::from(kline.tag.is_some_and(postgres));
+        }
+    }
+    kernel > 0 && pg > 0
+}
+
 /// In a wrapped log whose entries name their program (a journal export, an RFC 5424 relay):
 /// how many of the lines of `head` are the kernel's, of how many. `None` when not wrapped so.
 pub(crate) fn wrapped_lines(head: &[u8]) -> Option<(u32, u32)> {

@@ -515,6 +515,11 @@ fn cut(text: &str, max: usize) -> &str {
 /// ignored when `head` ends inside it. Kernel lines (`[ 1234.567890] …`, `Apr  5 18:24:23 host
 /// kernel: …`) never count.
 pub fn sniff(head: &[u8]) -> Option<f32> {
+    sniff_peeling(head, true)
+}
+
+/// [`sniff`], taking a wrapper off first when `peel` (one wrapper deep).
+fn sniff_peeling(head: &[u8], peel: bool) -> Option<f32> {
     let complete = match memchr::memrchr(b'\n', head) {
         Some(last) if last + 1 < head.len() && head.len() >= 4096 => &head[..=last],
         _ => head,
@@ -522,6 +527,30 @@ pub fn sniff(head: &[u8]) -> Option<f32> {
     match sniff_format(complete) {
         PgLogFormat::Stderr => {}
         _ => return Some(1.0),
+    }
+    if let Some(wrapper) = crate::wrap::sniff(complete).filter(|_| peel) {
+        // A container's log, or a journal export with the server's lines: what the wrapper
+        // holds decides.
+        let mut peeler = crate::wrap::Peeler::new(wrapper, 1 << 20);
+        let mut inner = Vec::new();
+        for line in crate::lines::Lines::new(complete) {
+            peeler.push(line.number, &line.text, &mut |p| {
+                if let crate::wrap::PeeledKind::Line { text, program, .. } = p.kind
+                    && (!wrapper.names_programs()
+                        || program
+                            .as_deref()
+                            .is_some_and(|p| p.starts_with("postgres")))
+                {
+                    inner.extend_from_slice(text.as_bytes());
+                    inner.push(b'\n');
+                }
+            });
+        }
+        return if inner.is_empty() {
+            None
+        } else {
+            sniff_peeling(&inner, false)
+        };
     }
     let candidates: Vec<LogLinePrefix> = CANDIDATE_PREFIXES
         .iter()
