@@ -1,6 +1,6 @@
 //! Opening a command's input: a file or standard input (`-`), decompressed on the fly when it
-//! starts with a gzip or zstd magic (a rotated `postgresql.log.1.gz`, a `perf.txt.zst`), so
-//! every `parse` command reads compressed logs as a stream without a temporary copy.
+//! starts with a gzip, zstd, xz or bzip2 magic (a rotated `postgresql.log.1.gz`, a
+//! `perf.txt.zst`), so every `parse` command reads compressed logs as a stream without a temporary copy.
 
 use std::fs::File;
 use std::io::Read;

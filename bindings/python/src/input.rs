@@ -1,6 +1,6 @@
 //! The one argument convention of every function that takes an input:
 //!
-//! - `str` or `os.PathLike`: a path, read (and decompressed when gzip or zstd);
+//! - `str` or `os.PathLike`: a path, read (and decompressed when gzip, zstd, xz or bzip2);
 //! - `bytes`, `bytearray` or `memoryview`: the content itself;
 //! - a binary file object (anything with a `.read()` that returns bytes): read;
 //! - anything else: `TypeError` naming these.
@@ -144,7 +144,7 @@ pub(crate) fn read_chunk(
     }
 }
 
-/// Reads a file whole, decompressing it when it is gzip or zstd.
+/// Reads a file whole, decompressing it when it is gzip, zstd, xz or bzip2.
 fn read_path(path: &Path) -> std::io::Result<Vec<u8>> {
     let mut reader = open_path(path)?;
     let mut all = Vec::new();
@@ -152,7 +152,7 @@ fn read_path(path: &Path) -> std::io::Result<Vec<u8>> {
     Ok(all)
 }
 
-/// Opens a file for reading, decompressing it on the way when it is gzip or zstd.
+/// Opens a file for reading, decompressing it on the way when it is gzip, zstd, xz or bzip2.
 pub(crate) fn open_path(path: &Path) -> std::io::Result<Box<dyn Read + Send>> {
     decompressing(Box::new(File::open(path)?))
 }

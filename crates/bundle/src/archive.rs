@@ -1,4 +1,4 @@
-//! Reading a tar archive (plain, gzip or zstd) as a stream, once, in order: nothing is
+//! Reading a tar archive (plain or compressed) as a stream, once, in order: nothing is
 //! extracted, no link is followed, and every size is capped. Each regular file is kept in
 //! memory when small, else spooled to a temporary file of its own (see [`crate::body`]).
 
@@ -8,24 +8,23 @@ use std::io::{self, Read};
 use std::rc::Rc;
 
 use crate::body::{Budget, Content, CopyError, Spool};
-use crate::compressed;
+use crate::compressed::{self, Compression};
 use crate::open::{OpenOptions, Skipped};
 use crate::tar_guard;
 
 /// What a compressed or archived file is, from its first bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Container {
-    Gzip,
-    Zstd,
+    /// Compressed (a tar archive or one file inside).
+    Compressed(Compression),
     Tar,
     Plain,
 }
 
+/// What the file whose first bytes are `head` is (512 bytes tell a tar header).
 pub(crate) fn container(head: &[u8]) -> Container {
-    if head.starts_with(&[0x1f, 0x8b]) {
-        Container::Gzip
-    } else if head.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
-        Container::Zstd
+    if let Some(c) = compressed::compression(head) {
+        Container::Compressed(c)
     } else if is_tar(head) {
         Container::Tar
     } else {
@@ -201,8 +200,9 @@ pub(crate) fn read_tar<R: Read>(
         // The entry's size, from a PAX `size` record when there is one (files over 8 GiB).
         let size = entry.size();
         // A file compressed on its own (a rotated log) is decompressed as it is read.
-        let mut head = Vec::with_capacity(4);
-        if let Err(e) = (&mut entry).take(4.min(size)).read_to_end(&mut head) {
+        let mut head = Vec::with_capacity(compressed::MAGIC_BYTES);
+        let magic = (compressed::MAGIC_BYTES as u64).min(size);
+        if let Err(e) = (&mut entry).take(magic).read_to_end(&mut head) {
             out.skipped.push(Skipped {
                 path,
                 reason: format!("cannot read: {e}"),
@@ -330,8 +330,14 @@ mod tests {
 
     #[test]
     fn magic_numbers() {
-        assert_eq!(container(&[0x1f, 0x8b, 8]), Container::Gzip);
-        assert_eq!(container(&[0x28, 0xb5, 0x2f, 0xfd]), Container::Zstd);
+        assert_eq!(
+            container(&[0x1f, 0x8b, 8]),
+            Container::Compressed(Compression::Gzip)
+        );
+        assert_eq!(
+            container(&[0x28, 0xb5, 0x2f, 0xfd]),
+            Container::Compressed(Compression::Zstd)
+        );
         assert_eq!(container(b"hello"), Container::Plain);
         let mut header = tar::Header::new_gnu();
         header.set_path("x").unwrap();

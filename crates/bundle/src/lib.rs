@@ -1,7 +1,7 @@
 //! Opens a support bundle and says what each file in it is.
 //!
-//! A bundle is a directory of loose files, a tar archive (`.tar`, `.tar.gz`, `.tar.zst`, read
-//! once as a stream and never extracted), or a single file. Each file's kind comes from the
+//! A bundle is a directory of loose files, a tar archive (`.tar`, `.tar.gz`, `.tar.zst`,
+//! `.tar.xz`, `.tar.bz2`, read once as a stream and never extracted), or a single file. Each file's kind comes from the
 //! collector's `manifest.json` when it names one, else from the file's path, else from its
 //! content (each parser's `sniff` hook plus the small snapshot forms), so a bundle assembled by
 //! hand from whatever a customer sent works as well as one made by the collector. Files that

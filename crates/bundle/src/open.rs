@@ -1,5 +1,5 @@
-//! Opening a bundle: a directory of loose files, a tar archive (plain, `.tar.gz`, `.tar.zst`)
-//! read as a stream, or one file (compressed or not).
+//! Opening a bundle: a directory of loose files, a tar archive (plain, `.tar.gz`, `.tar.zst`,
+//! `.tar.xz`, `.tar.bz2`) read as a stream, or one file (compressed or not).
 
 use std::cell::RefCell;
 use std::fs;
@@ -211,8 +211,8 @@ pub enum BundleError {
 }
 
 /// Opens `path`: a directory (every regular file below it, symlinks not followed), a tar
-/// archive (plain, gzip or zstd, recognised by its magic bytes, read once as a stream: never
-/// extracted), or a single file (gzip- or zstd-compressed or not). Per-file problems do not
+/// archive (plain, gzip, zstd, xz or bzip2, recognised by its magic bytes, read once as a
+/// stream: never extracted), or a single file (compressed with one of those or not). Per-file problems do not
 /// fail the bundle; they are listed in [`Bundle::skipped`]. Each file's kind comes from the
 /// collector's `manifest.json` when it names one, else from the path, else from the content.
 pub fn open(path: &Path, options: &OpenOptions) -> Result<Bundle, BundleError> {
@@ -255,17 +255,18 @@ pub fn open(path: &Path, options: &OpenOptions) -> Result<Bundle, BundleError> {
         let stream = Cursor::new(head.clone()).chain(file);
         let gzip_shape = Rc::new(RefCell::new(compressed::GzipShape::default()));
         let archived = match container(&head) {
-            Container::Gzip => Some(read_stream(
-                compressed::GzipMembers::new(std::io::BufReader::new(stream), gzip_shape.clone()),
-                &name,
-                Some("gzip"),
-                options,
-                &mut budget,
-            )),
-            Container::Zstd => match zstd::stream::read::Decoder::new(stream) {
-                Ok(d) => Some(read_stream(d, &name, Some("zstd"), options, &mut budget)),
-                Err(e) => return Err(io_err(e)),
-            },
+            Container::Compressed(compression) => {
+                let decoder = compression
+                    .decoder(stream, gzip_shape.clone())
+                    .map_err(io_err)?;
+                Some(read_stream(
+                    decoder,
+                    &name,
+                    Some(compression),
+                    options,
+                    &mut budget,
+                ))
+            }
             Container::Tar => Some(read_stream(stream, &name, None, options, &mut budget)),
             Container::Plain if pipe => {
                 let member = read_plain_stream(stream, name.clone(), options, &mut budget);
@@ -311,7 +312,7 @@ type Members = Vec<Member>;
 fn read_stream<R: Read>(
     reader: R,
     name: &str,
-    compression: Option<&str>,
+    compression: Option<compressed::Compression>,
     options: &OpenOptions,
     budget: &mut Budget,
 ) -> Result<(Members, Vec<Skipped>), String> {
@@ -340,7 +341,7 @@ fn read_stream<R: Read>(
             Some(e) if spool.len() == 0 => return Err(format!("cannot decompress: {e}")),
             Some(e) => Some(format!(
                 "decompressed from {} (stopped after {} bytes: {e}; the lines before are read)",
-                compression.unwrap_or("its compression"),
+                compression.map_or("its compression", |c| c.name()),
                 spool.len()
             )),
             None => None,
@@ -678,8 +679,8 @@ fn walk(
     Ok(())
 }
 
-/// A loose file: decompressed once (into memory, or a temporary file when big) when it is gzip
-/// or zstd, else as [`read_plain_file`].
+/// A loose file: decompressed once (into memory, or a temporary file when big) when it is gzip,
+/// zstd, xz or bzip2, else as [`read_plain_file`].
 fn read_loose_file(
     path: &Path,
     name: String,
@@ -687,8 +688,10 @@ fn read_loose_file(
     budget: &mut Budget,
 ) -> std::io::Result<Member> {
     let mut file = fs::File::open(path)?;
-    let mut head = Vec::with_capacity(4);
-    (&mut file).take(4).read_to_end(&mut head)?;
+    let mut head = Vec::with_capacity(compressed::MAGIC_BYTES);
+    (&mut file)
+        .take(compressed::MAGIC_BYTES as u64)
+        .read_to_end(&mut head)?;
     let Some(compression) = compressed::compression(&head) else {
         return read_plain_file(path, name, options, budget);
     };

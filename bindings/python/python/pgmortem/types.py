@@ -35,8 +35,8 @@ class BinaryReader(Protocol):
 
 Input = Union[str, "os.PathLike[str]", bytes, bytearray, memoryview, BinaryReader]
 """What every function taking an input accepts: ``str`` or ``os.PathLike`` is a path (read,
-and decompressed when gzip or zstd); ``bytes``, ``bytearray`` or ``memoryview`` is the content;
-a :class:`BinaryReader` is read. Anything else raises ``TypeError``."""
+and decompressed when gzip, zstd, xz or bzip2); ``bytes``, ``bytearray`` or ``memoryview`` is
+the content; a :class:`BinaryReader` is read. Anything else raises ``TypeError``."""
 
 
 # ---------------------------------------------------------------------------------------------
