@@ -24,8 +24,11 @@ fn parse_memory_limit(text: &str) -> Result<u64, String> {
 /// The bundle and how to read it: what `analyze` and `timeline` share.
 #[derive(Debug, Args)]
 pub(crate) struct BundleArgs {
-    /// The bundle: a directory, an archive or a single file.
-    pub(crate) path: PathBuf,
+    /// The bundle: a directory, an archive (tar, plain or .gz/.zst/.xz/.bz2; zip) or a single
+    /// file; `-` reads standard input (a log or an archive). Several are read as one bundle,
+    /// each under its own name.
+    #[arg(value_name = "BUNDLE", required = true, num_args = 1..)]
+    pub(crate) paths: Vec<PathBuf>,
     /// The host's boot time (RFC 3339, e.g. 2026-11-21T03:00:00Z), overriding the bundle's anchors.
     #[arg(long)]
     boot_time: Option<jiff::Timestamp>,
@@ -84,12 +87,44 @@ impl BundleArgs {
         })
     }
 
+    /// The inputs as paths: `-` is standard input (read whole, in a temporary file past what
+    /// memory allows).
+    fn input_paths(&self) -> Result<Vec<PathBuf>> {
+        let stdin = self.paths.iter().filter(|p| is_stdin(p)).count();
+        if stdin > 1 {
+            anyhow::bail!("`-` (standard input) can be given once");
+        }
+        Ok(self
+            .paths
+            .iter()
+            .map(|p| {
+                if is_stdin(p) {
+                    PathBuf::from("/dev/stdin")
+                } else {
+                    p.clone()
+                }
+            })
+            .collect())
+    }
+
+    /// The bundle's inputs that are files of the file system (not standard input).
+    pub(crate) fn files(&self) -> impl Iterator<Item = &Path> {
+        self.paths
+            .iter()
+            .filter(|p| !is_stdin(p))
+            .map(PathBuf::as_path)
+    }
+
     /// Analyses the bundle, with progress on standard error when it is a terminal.
     pub(crate) fn report(&self, terminals: Terminals) -> Result<Report> {
         let options = self.options()?;
-        let name = self.path.display().to_string();
+        let paths = self.input_paths()?;
+        let name = match &self.paths[..] {
+            [one] => one.display().to_string(),
+            many => format!("{} inputs", many.len()),
+        };
         let progress = Progress::start(terminals.stderr && !self.quiet, format!("opening {name}"));
-        let report = pgmortem::analyze_with_progress(&self.path, &options, &mut |step| {
+        let report = pgmortem::analyze_paths_with_progress(&paths, &options, &mut |step| {
             if let Step::Diagnosing { sources, bytes } = step {
                 let files = if sources == 1 { "file" } else { "files" };
                 progress.message(format!(
@@ -101,6 +136,11 @@ impl BundleArgs {
         drop(progress);
         Ok(report)
     }
+}
+
+/// `-`: standard input.
+fn is_stdin(path: &Path) -> bool {
+    path == Path::new("-")
 }
 
 #[derive(Debug, Args)]
@@ -166,7 +206,9 @@ pub(crate) fn color_enabled(choice: ColorChoice, terminal: bool) -> bool {
 
 pub(crate) fn run(args: AnalyzeArgs, out: &mut dyn Write, terminals: Terminals) -> Result<()> {
     if let Some(output) = &args.output {
-        crate::refuse_to_overwrite(output, &args.bundle.path)?;
+        for input in args.bundle.files() {
+            crate::refuse_to_overwrite(output, input)?;
+        }
     }
     let report = args.bundle.report(terminals)?;
     let text = match args.format {

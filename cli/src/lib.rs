@@ -36,7 +36,8 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Diagnose a bundle: a directory of loose files, an archive (.tar, .tar.gz, .tar.zst,
-    /// .tar.xz, .tar.bz2) or one file. Every log is read whole unless --max-log-bytes asks for less.
+    /// .tar.xz, .tar.bz2, .zip; archives inside opened too), one file, standard input (`-`), or
+    /// several of these together. Every log is read whole unless --max-log-bytes asks for less.
     Analyze(analyze::AnalyzeArgs),
     /// Print the merged timeline of a bundle: every event of every source on UTC, with its
     /// error bar and file:line, filtered by --since, --until and --kind.

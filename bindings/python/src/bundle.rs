@@ -40,10 +40,11 @@ struct BundleInfo<'a> {
     manifest: Option<&'a bundle::Manifest>,
 }
 
-/// Opens a bundle (a path to a directory, tar, .tar.gz, .tar.zst or one file; or the
-/// bundle's content as bytes or a binary file object, written to a temporary file) and lists its
-/// files: `sources` (path, kind, bytes, recognized_by, note, stats for snapshot kinds),
-/// `skipped` (path, reason: unreadable files and manifest entries the bundle lacks) and the
+/// Opens a bundle (a path to a directory, an archive (tar, plain or compressed; zip) or one
+/// file; or the bundle's content as bytes or a binary file object, written to a temporary
+/// file) and lists its files: `sources` (path, kind, bytes, recognized_by, note, stats for
+/// snapshot kinds), `skipped` (path, reason: unreadable files and manifest entries the bundle
+/// lacks; `archive` for an archive not opened or not read whole) and the
 /// collector's `manifest` (or None). `max_file_bytes` keeps only the end of larger files of
 /// every kind but the logs; `max_log_bytes` the end of larger logs (read whole by default).
 #[pyfunction]

@@ -5,9 +5,9 @@
 
 use std::ffi::OsString;
 
-use pyo3::exceptions::PyTypeError;
+use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyList, PyString};
+use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
 use rayon::prelude::*;
 
 use pgmortem::parse::kernel;
@@ -81,7 +81,8 @@ fn diagnose_options(
 /// Analyzes a bundle and returns the report as a dict (schema `pgmortem.report/v1`, the same
 /// as `pgmortem analyze --format json`). `bundle` follows the input convention: a path (a
 /// directory, an archive or one file), the bundle's content as bytes, or a binary file object
-/// (content is written to a temporary file first). The options are the flags of
+/// (content is written to a temporary file first); a list of them is one bundle of several
+/// inputs, as `pgmortem analyze FILE...` (each under its own name). The options are the flags of
 /// `pgmortem analyze`: every log is read whole unless `max_log_bytes` caps it (the report then
 /// says so in its `caveats`); `threads` parse large PostgreSQL logs (default: one per core);
 /// `match_tolerance` is how many seconds an OOM kill and a crash line with the same PID may be
@@ -113,9 +114,25 @@ fn analyze<'py>(
         threads,
         memory_limit,
     )?;
-    let bundle = Input::from_py(path, "path")?.into_bundle_path(py)?;
+    // A list (or tuple) is several inputs read as one bundle.
+    let inputs: Vec<Bound<'py, PyAny>> =
+        if path.is_instance_of::<PyList>() || path.is_instance_of::<PyTuple>() {
+            path.try_iter()?.collect::<PyResult<_>>()?
+        } else {
+            vec![path.clone()]
+        };
+    if inputs.is_empty() {
+        return Err(PyValueError::new_err(
+            "path: an empty list; give at least one bundle",
+        ));
+    }
+    let bundles = inputs
+        .iter()
+        .map(|p| Input::from_py(p, "path")?.into_bundle_path(py))
+        .collect::<PyResult<Vec<_>>>()?;
+    let paths: Vec<std::path::PathBuf> = bundles.iter().map(|b| b.path.clone()).collect();
     let report = py
-        .detach(|| pgmortem::analyze(&bundle.path, &options))
+        .detach(|| pgmortem::analyze_paths(&paths, &options))
         .map_err(analyze_error)?;
     to_python(py, &report)
 }

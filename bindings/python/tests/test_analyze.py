@@ -114,3 +114,21 @@ def test_cli_markdown_and_timeline_in_process(incidents: Path) -> None:
     (event,) = [json.loads(line) for line in out.splitlines()]
     assert event["kind"] == "terminated_by_signal"
     assert event["at"].endswith("Z")
+
+
+def test_a_list_of_files_is_one_bundle(incidents: Path) -> None:
+    # Two attachments of a ticket: alone, the server log cannot tell an OOM kill; with the
+    # kernel log beside it, it can.
+    case = incidents / "pg15-memcg-oom-sort"
+    alone = pgmortem.analyze(case / "postgresql.log")
+    assert [i["kind"] for i in alone["incidents"]] == ["crash_restart"]
+    both = pgmortem.analyze([case / "dmesg.txt", str(case / "postgresql.log")])
+    assert [i["kind"] for i in both["incidents"]] == ["oom_kill"]
+    assert sorted(s["path"] for s in both["sources"]) == ["dmesg.txt", "postgresql.log"]
+    code, out, err = pgmortem.run_cli(
+        ["analyze", "--format", "json", str(case / "dmesg.txt"), str(case / "postgresql.log")]
+    )
+    assert code == 0, err
+    assert json.loads(json.dumps(both)) == json.loads(out)
+    with pytest.raises(ValueError, match="empty list"):
+        pgmortem.analyze([])

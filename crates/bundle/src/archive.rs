@@ -1,15 +1,18 @@
-//! Reading a tar archive (plain or compressed) as a stream, once, in order: nothing is
-//! extracted, no link is followed, and every size is capped. Each regular file is kept in
-//! memory when small, else spooled to a temporary file of its own (see [`crate::body`]).
+//! What a file is from its first bytes ([`container`]), and reading a tar archive as a
+//! stream, once, in order: nothing is extracted, no link is followed, and every size is
+//! capped. Each regular file is handed to [`Gather::file`], which keeps it (in memory when
+//! small, else spooled to a temporary file of its own, see [`crate::body`]), decompresses
+//! it, or opens the archive it is.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashSet;
 use std::io::{self, Read};
 use std::rc::Rc;
 
-use crate::body::{Budget, Content, CopyError, Spool};
+use crate::body::{Budget, Content};
 use crate::compressed::{self, Compression};
-use crate::open::{OpenOptions, Skipped};
+use crate::gather::{Counted, Gather, Place};
+use crate::open::OpenOptions;
 use crate::tar_guard;
 
 /// What a compressed or archived file is, from its first bytes.
@@ -18,18 +21,80 @@ pub(crate) enum Container {
     /// Compressed (a tar archive or one file inside).
     Compressed(Compression),
     Tar,
+    Zip,
+    /// An archive or compression pgmortem does not read.
+    Unsupported(Unsupported),
     Plain,
+}
+
+/// Archive and compression formats recognised only to say they cannot be read, and how to
+/// make them readable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Unsupported {
+    SevenZip,
+    Rar,
+    Lz4,
+    Lzip,
+    UnixCompress,
+}
+
+impl Unsupported {
+    /// Why the file is not read, and what to do.
+    pub(crate) fn reason(self) -> &'static str {
+        match self {
+            Unsupported::SevenZip => {
+                "7z archives cannot be read: extract it (7z x FILE) and give the directory"
+            }
+            Unsupported::Rar => {
+                "RAR archives cannot be read: extract it (unrar x FILE) and give the directory"
+            }
+            Unsupported::Lz4 => {
+                "lz4-compressed files cannot be read: decompress it (lz4 -d FILE) and give the \
+                 result"
+            }
+            Unsupported::Lzip => {
+                "lzip-compressed files cannot be read: decompress it (lzip -d FILE) and give the \
+                 result"
+            }
+            Unsupported::UnixCompress => {
+                "Unix compress (.Z) files cannot be read: decompress it (gzip -d FILE, or \
+                 uncompress FILE) and give the result"
+            }
+        }
+    }
 }
 
 /// What the file whose first bytes are `head` is (512 bytes tell a tar header).
 pub(crate) fn container(head: &[u8]) -> Container {
     if let Some(c) = compressed::compression(head) {
         Container::Compressed(c)
+    } else if let Some(u) = unsupported(head) {
+        Container::Unsupported(u)
+    } else if head.starts_with(b"PK\x03\x04") || head.starts_with(b"PK\x05\x06") {
+        // A zip's first local file header, or the end record of an empty zip.
+        Container::Zip
     } else if is_tar(head) {
         Container::Tar
     } else {
         Container::Plain
     }
+}
+
+fn unsupported(head: &[u8]) -> Option<Unsupported> {
+    let magic: &[(&[u8], Unsupported)] = &[
+        (b"7z\xbc\xaf\x27\x1c", Unsupported::SevenZip),
+        (b"Rar!\x1a\x07", Unsupported::Rar),
+        // lz4 frames, and the legacy format of `lz4 -l`.
+        (b"\x04\x22\x4d\x18", Unsupported::Lz4),
+        (b"\x02\x21\x4c\x18", Unsupported::Lz4),
+        // `LZIP` and version 1.
+        (b"LZIP\x01", Unsupported::Lzip),
+        (b"\x1f\x9d", Unsupported::UnixCompress),
+    ];
+    magic
+        .iter()
+        .find(|(m, _)| head.starts_with(m))
+        .map(|(_, u)| *u)
 }
 
 /// A ustar/GNU header (`ustar` magic at 257), or a v7 header whose checksum adds up.
@@ -58,20 +123,22 @@ fn is_tar(head: &[u8]) -> bool {
     stored == Some(sum) && head[0] != 0
 }
 
-/// Counts bytes read through it and fails once `limit` is passed: a decompression bomb stops
-/// here, before its output is buffered anywhere.
+/// Counts bytes read through it against the bundle's decompression budget and fails once it
+/// is spent: a decompression bomb stops here, before its output is buffered anywhere, and
+/// archives nested in archives share the one budget.
 pub(crate) struct Capped<R> {
     inner: R,
-    read: u64,
+    left: Rc<Cell<u64>>,
     limit: u64,
 }
 
 impl<R> Capped<R> {
-    pub(crate) fn new(inner: R, limit: u64) -> Self {
+    /// `inner`, counted against what `budget` has left to decompress.
+    pub(crate) fn new(inner: R, budget: &Budget) -> Self {
         Self {
             inner,
-            read: 0,
-            limit,
+            left: budget.decompressed_left.clone(),
+            limit: budget.decompressed_limit,
         }
     }
 }
@@ -80,70 +147,84 @@ pub(crate) const OVER_LIMIT: &str = "decompressed data over the bundle's decompr
 
 impl<R: Read> Read for Capped<R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        if self.read > self.limit {
-            return Err(io::Error::other(format!(
-                "{OVER_LIMIT} ({} bytes)",
-                self.limit
-            )));
+        let over = || io::Error::other(format!("{OVER_LIMIT} ({} bytes)", self.limit));
+        let left = self.left.get();
+        // One byte more than is left is asked for: a stream that ends exactly at the limit is
+        // whole, one that goes on is over it.
+        let want = usize::try_from(left.saturating_add(1)).map_or(buf.len(), |l| l.min(buf.len()));
+        let n = self.inner.read(&mut buf[..want])?;
+        if n as u64 > left {
+            self.left.set(0);
+            return Err(over());
         }
-        let n = self.inner.read(buf)?;
-        self.read += n as u64;
-        if self.read > self.limit {
-            return Err(io::Error::other(format!(
-                "{OVER_LIMIT} ({} bytes)",
-                self.limit
-            )));
-        }
+        self.left.set(left - n as u64);
         Ok(n)
     }
 }
 
 /// One regular file read from a bundle.
 pub(crate) struct Member {
+    /// Its path in the bundle, as reports show it.
     pub path: String,
+    /// The path its kind is recognised relative to (see [`Place::root`]).
+    pub root: String,
     /// Its bytes (decompressed, for a compressed file).
     pub content: Content,
     /// What was done to read it (decompressed from gzip, …), for the file's note.
     pub note: Option<String>,
 }
 
-/// Everything read from an archive: files, entries not read (and why), and the reason the
-/// archive stopped early, if it did.
-pub(crate) struct ArchiveContents {
-    pub members: Vec<Member>,
-    pub skipped: Vec<Skipped>,
-    pub stopped: Option<String>,
+impl Member {
+    pub(crate) fn new(place: &Place, content: Content, note: Option<String>) -> Self {
+        Member {
+            path: place.path.clone(),
+            root: place.root.clone(),
+            content,
+            note,
+        }
+    }
+
+    /// Its path relative to its root: what its kind and the manifest are looked up by.
+    pub(crate) fn relative(&self) -> &str {
+        relative_to(&self.root, &self.path)
+    }
 }
 
-/// Reads every entry of the tar stream `reader`. Regular files are kept in memory or spooled
-/// (`budget` says how much of each is left; the caller wraps `reader` in [`Capped`] for the
-/// decompressed total); everything else is listed.
-pub(crate) fn read_tar<R: Read>(
-    reader: R,
-    options: &OpenOptions,
-    budget: &mut Budget,
-) -> ArchiveContents {
+/// `path` relative to `root` (the whole path when it is not below it).
+pub(crate) fn relative_to<'a>(root: &str, path: &'a str) -> &'a str {
+    if root.is_empty() {
+        return path;
+    }
+    path.strip_prefix(root)
+        .and_then(|p| p.strip_prefix('/'))
+        .unwrap_or(path)
+}
+
+/// Reads every entry of the tar stream `reader` into `gather`, under [`Place::inside`] of
+/// `place`. Returns the paths of its entries (relative to it) and why the archive stopped
+/// early, if it did.
+pub(crate) fn read_tar(
+    reader: &mut dyn Read,
+    place: &Place,
+    gather: &mut Gather,
+) -> (Vec<String>, Option<String>) {
     // Extension headers over 64 KiB are dropped before the tar reader would hold them whole.
     let dropped = Rc::new(RefCell::new(Vec::new()));
     let guarded =
         tar_guard::ExtensionGuard::new(reader, tar_guard::MAX_EXTENSION_BYTES, dropped.clone());
     let mut archive = tar::Archive::new(guarded);
-    let mut out = ArchiveContents {
-        members: Vec::new(),
-        skipped: Vec::new(),
-        stopped: None,
-    };
+    let options: &OpenOptions = gather.options;
+    let inside = place.inside();
+    let mut stopped = None;
     let mut seen = HashSet::new();
+    let mut names = Vec::new();
     let entries = match archive.entries() {
         Ok(e) => e,
-        Err(e) => {
-            out.stopped = Some(format!("not a readable tar archive: {e}"));
-            return out;
-        }
+        Err(e) => return (names, Some(format!("not a readable tar archive: {e}"))),
     };
     for (index, entry) in entries.enumerate() {
         if index >= options.max_entries {
-            out.stopped = Some(format!(
+            stopped = Some(format!(
                 "more than {} entries; the rest was not read",
                 options.max_entries
             ));
@@ -152,23 +233,22 @@ pub(crate) fn read_tar<R: Read>(
         let mut entry = match entry {
             Ok(e) => e,
             Err(e) => {
-                out.stopped = Some(format!(
+                stopped = Some(format!(
                     "archive truncated or corrupt after {index} entries: {e}"
                 ));
                 break;
             }
         };
         let raw_path = String::from_utf8_lossy(&entry.path_bytes()).into_owned();
-        let path = match safe_path(&raw_path) {
+        let rel = match safe_path(&raw_path) {
             Ok(p) => p,
             Err(reason) => {
-                out.skipped.push(Skipped {
-                    path: raw_path,
-                    reason: reason.into(),
-                });
+                names.push(raw_path.clone());
+                gather.skip(crate::gather::join(&inside, &raw_path), reason);
                 continue;
             }
         };
+        let child = place.child(&rel);
         let kind = entry.header().entry_type();
         let link = || {
             entry
@@ -186,91 +266,45 @@ pub(crate) fn read_tar<R: Read>(
             tar::EntryType::GNUSparse => Some("sparse file, not read".into()),
             other => Some(format!("tar entry of type {other:?}, not read")),
         };
+        names.push(rel.clone());
         if let Some(reason) = reason {
-            out.skipped.push(Skipped { path, reason });
+            gather.skip(child.path, reason);
             continue;
         }
-        if !seen.insert(path.clone()) {
-            out.skipped.push(Skipped {
-                path,
-                reason: "duplicate name in the archive; the first copy is used".into(),
-            });
+        if !seen.insert(rel) {
+            gather.skip(
+                child.path,
+                "duplicate name in the archive; the first copy is used",
+            );
             continue;
         }
         // The entry's size, from a PAX `size` record when there is one (files over 8 GiB).
         let size = entry.size();
-        // A file compressed on its own (a rotated log) is decompressed as it is read.
-        let mut head = Vec::with_capacity(compressed::MAGIC_BYTES);
-        let magic = (compressed::MAGIC_BYTES as u64).min(size);
-        if let Err(e) = (&mut entry).take(magic).read_to_end(&mut head) {
-            out.skipped.push(Skipped {
-                path,
-                reason: format!("cannot read: {e}"),
-            });
-            out.stopped = Some(format!("archive unreadable from here on: {e}"));
+        let before = (gather.members.len(), gather.skipped.len());
+        let mut counted = Counted::new((&mut entry).take(size));
+        if let Err(reason) = gather.file(&mut counted, &child, None) {
+            gather.unopened(child.path.clone(), reason);
+        }
+        // What the file's reader left (a nested archive's padding), read so the count is
+        // whole; a read error is the archive's.
+        let _ = io::copy(&mut counted, &mut io::sink());
+        if let Some(e) = counted.error {
+            drop_since(gather, before);
+            gather.skip(child.path, format!("cannot read: {e}"));
+            stopped = Some(format!("archive unreadable from here on: {e}"));
             break;
         }
-        let rest = (&mut entry).take(size - head.len() as u64);
-        let stream = io::Cursor::new(head.clone()).chain(rest);
-        let mut spool = Spool::new(options, budget);
-        if let Some(compression) = compressed::compression(&head) {
-            match compressed::decompress(
-                stream,
-                &path,
-                compression,
-                &mut spool,
-                options.max_decompressed_bytes,
-            ) {
-                Ok(d) if d.path == path || seen.insert(d.path.clone()) => {
-                    out.members.push(Member {
-                        path: d.path,
-                        content: spool.finish(),
-                        note: Some(d.note),
-                    });
-                }
-                Ok(d) => out.skipped.push(Skipped {
-                    path,
-                    reason: format!("decompresses to {:?}, which the archive also holds", d.path),
-                }),
-                Err(e) => out.skipped.push(Skipped {
-                    path,
-                    reason: format!("cannot decompress: {e}"),
-                }),
-            }
-            continue;
-        }
-        let mut stream = stream;
-        match spool.copy_from(&mut stream) {
-            Ok(read) if read == size => out.members.push(Member {
-                path,
-                content: spool.finish(),
-                note: None,
-            }),
-            Ok(read) => {
-                out.skipped.push(Skipped {
-                    path,
-                    reason: format!("truncated: {read} of {size} bytes in the archive"),
-                });
-                out.stopped = Some("archive truncated".into());
-                break;
-            }
-            // The temporary files are full (or cannot be written): this file is not read,
-            // smaller ones may still be.
-            Err(CopyError::Spool(e)) => out.skipped.push(Skipped {
-                path,
-                reason: e.to_string(),
-            }),
-            Err(CopyError::Read(e)) => {
-                out.skipped.push(Skipped {
-                    path,
-                    reason: format!("cannot read: {e}"),
-                });
-                out.stopped = Some(format!("archive unreadable from here on: {e}"));
-                break;
-            }
+        if counted.read < size {
+            drop_since(gather, before);
+            gather.skip(
+                child.path,
+                format!("truncated: {} of {size} bytes in the archive", counted.read),
+            );
+            stopped = Some("archive truncated".into());
+            break;
         }
     }
-    if out.stopped.is_none() {
+    if stopped.is_none() {
         // Read on to the end of the stream (a few MiB at most): so the decompressor reaches
         // any trailer or trailing data to report, and data after the archive's end is named.
         let mut after = archive.into_inner().take(16 << 20);
@@ -283,22 +317,28 @@ pub(crate) fn read_tar<R: Read>(
             nonzero += buf[..n].iter().filter(|&&b| b != 0).count() as u64;
         }
         if nonzero > 0 {
-            out.skipped.push(Skipped {
-                path: "(after the end of the tar archive)".into(),
-                reason: format!("{nonzero} bytes of data after the archive's end, not read"),
-            });
+            names.push("(after the end of the tar archive)".into());
+            gather.skip(
+                crate::gather::join(&inside, "(after the end of the tar archive)"),
+                format!("{nonzero} bytes of data after the archive's end, not read"),
+            );
         }
     }
-    out.skipped
-        .extend(dropped.borrow_mut().drain(..).map(|d| Skipped {
-            path: d.name,
-            reason: d.reason,
-        }));
-    out
+    for d in dropped.borrow_mut().drain(..) {
+        names.push(d.name.clone());
+        gather.skip(crate::gather::join(&inside, &d.name), d.reason);
+    }
+    (names, stopped)
+}
+
+/// Forgets what a file that turned out truncated or unreadable left in `gather`.
+fn drop_since(gather: &mut Gather, (members, skipped): (usize, usize)) {
+    gather.members.truncate(members);
+    gather.skipped.truncate(skipped);
 }
 
 /// A relative path without `..`, `.` segments or a leading `/`; `/` separators.
-fn safe_path(raw: &str) -> Result<String, &'static str> {
+pub(crate) fn safe_path(raw: &str) -> Result<String, &'static str> {
     if raw.starts_with('/') {
         return Err("absolute path in the archive, not read");
     }
@@ -326,6 +366,24 @@ mod tests {
         assert!(safe_path("a/../../b").is_err());
         assert!(safe_path("./").is_err());
         assert_eq!(safe_path("./a//b/./c").unwrap(), "a/b/c");
+    }
+
+    #[test]
+    fn formats_pgmortem_does_not_read_are_named() {
+        for (head, what) in [
+            (&b"7z\xbc\xaf\x27\x1c\x00\x04"[..], "7z archives"),
+            (b"Rar!\x1a\x07\x01\x00", "RAR archives"),
+            (b"\x04\x22\x4d\x18\x64\x40", "lz4-compressed"),
+            (b"LZIP\x01\x0c", "lzip-compressed"),
+            (b"\x1f\x9d\x90", "Unix compress (.Z)"),
+        ] {
+            let Container::Unsupported(u) = container(head) else {
+                panic!("{head:?}");
+            };
+            assert!(u.reason().starts_with(what), "{}", u.reason());
+        }
+        assert_eq!(container(b"PK\x03\x04\x14\x00"), Container::Zip);
+        assert_eq!(container(b"LZIP is a word"), Container::Plain);
     }
 
     #[test]

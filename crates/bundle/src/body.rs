@@ -4,9 +4,11 @@
 //! memory, decompressed once, "spooled"). Temporary files are created unlinked: nothing is left
 //! behind, whatever happens to the process.
 
+use std::cell::Cell;
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::PathBuf;
+use std::rc::Rc;
 use std::sync::{Arc, Mutex};
 
 use crate::open::OpenOptions;
@@ -59,6 +61,19 @@ impl Content {
                 file: file.clone(),
                 pos: start,
                 end,
+            }),
+        })
+    }
+
+    /// The bytes as a stream that can seek (a zip archive's directory is at its end).
+    pub(crate) fn seekable(&self) -> io::Result<Box<dyn ReadSeek + '_>> {
+        Ok(match self {
+            Content::Memory(v) => Box::new(io::Cursor::new(&v[..])),
+            Content::File { path, .. } => Box::new(File::open(path)?),
+            Content::Spool { file, len } => Box::new(SpoolReader {
+                file: file.clone(),
+                pos: 0,
+                end: *len,
             }),
         })
     }
@@ -174,6 +189,25 @@ fn file_range(path: &std::path::Path, start: u64, end: u64) -> io::Result<io::Ta
     Ok(file.take(end.saturating_sub(start)))
 }
 
+/// A stream that can seek.
+pub(crate) trait ReadSeek: Read + Seek {}
+
+impl<T: Read + Seek> ReadSeek for T {}
+
+impl Seek for SpoolReader {
+    /// Seeks within the whole temporary file (a reader made by [`Content::seekable`]).
+    fn seek(&mut self, to: SeekFrom) -> io::Result<u64> {
+        let pos = match to {
+            SeekFrom::Start(p) => Some(p),
+            SeekFrom::End(d) => self.end.checked_add_signed(d),
+            SeekFrom::Current(d) => self.pos.checked_add_signed(d),
+        };
+        self.pos = pos
+            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "seek before the start"))?;
+        Ok(self.pos)
+    }
+}
+
 /// Reads a range of a spool file.
 struct SpoolReader {
     file: SpoolFile,
@@ -272,12 +306,16 @@ impl Body {
     }
 }
 
-/// What a bundle may still hold in memory and in temporary files while it is read, and the
-/// buffer files are copied through.
+/// What a bundle may still hold in memory and in temporary files and decompress while it is
+/// read (archives nested in it included), and the buffer files are copied through.
 #[derive(Debug)]
 pub(crate) struct Budget {
     pub memory_left: u64,
     pub spool_left: u64,
+    /// Bytes decompressors may still give, shared by every decompressing reader.
+    pub decompressed_left: Rc<Cell<u64>>,
+    /// [`OpenOptions::max_decompressed_bytes`], for messages.
+    pub decompressed_limit: u64,
     buf: Vec<u8>,
 }
 
@@ -286,6 +324,8 @@ impl Budget {
         Budget {
             memory_left: options.max_total_bytes,
             spool_left: options.max_spool_bytes,
+            decompressed_left: Rc::new(Cell::new(options.max_decompressed_bytes)),
+            decompressed_limit: options.max_decompressed_bytes,
             buf: Vec::new(),
         }
     }

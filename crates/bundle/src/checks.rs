@@ -145,10 +145,7 @@ pub(crate) fn not_in_bundle(manifest: &Manifest, present: &dyn Fn(&str) -> bool)
             if !f.note.is_empty() {
                 reason.push_str(&format!(" ({})", f.note));
             }
-            Skipped {
-                path: f.path.clone(),
-                reason,
-            }
+            Skipped::new(f.path.clone(), reason)
         })
         .collect()
 }

@@ -1,7 +1,7 @@
 //! Files compressed one by one inside a bundle: the rotated `postgresql-2026-11-20.log.gz`,
 //! `kern.log.1.xz` or `messages.bz2` a collector (or logrotate) leaves next to the live log.
-//! They are decompressed once, as a stream, into memory or a temporary file ([`Spool`]),
-//! capped like an archive, and named without their suffix so that their kind comes from the
+//! They are decompressed once, as a stream, into memory or a temporary file (by
+//! [`crate::gather`]), capped like an archive, and named without their suffix so that their kind comes from the
 //! name the log had before it was rotated.
 //!
 //! [`decompressing`] does the same for a single input stream (`pgmortem parse pglog
@@ -10,9 +10,6 @@
 use std::cell::RefCell;
 use std::io::{self, BufRead, BufReader, Read};
 use std::rc::Rc;
-
-use crate::archive::Capped;
-use crate::body::{CopyError, Spool};
 
 /// Memory the xz decoder may take: enough for any preset (`xz -9` needs 65 MiB), not for a
 /// crafted header asking for a dictionary of gigabytes.
@@ -88,14 +85,6 @@ fn xz_decoder<R: Read>(reader: R) -> io::Result<liblzma::read::XzDecoder<R>> {
     Ok(liblzma::read::XzDecoder::new_stream(reader, stream))
 }
 
-/// A compressed file, decompressed into a [`Spool`].
-pub(crate) struct Decompressed {
-    /// The name without its compression suffix (`.gz`, `.zst`, `.xz`, `.bz2`, …).
-    pub path: String,
-    /// What it was compressed with, and how far decompression went, for the file's note.
-    pub note: String,
-}
-
 /// Bytes [`compression`] needs to tell every compression apart (bzip2's block magic ends at
 /// the tenth byte).
 pub(crate) const MAGIC_BYTES: usize = 16;
@@ -138,58 +127,8 @@ pub(crate) fn strip_suffix(name: &str, compression: Compression) -> String {
         .unwrap_or_else(|| name.to_owned())
 }
 
-/// Decompresses `reader` (whose first bytes said `compression`) into `spool`, stopping at
-/// `limit` decompressed bytes. A stream cut short (a log copied while being compressed) keeps
-/// what came out before the cut, and the note says where it stopped.
-///
-/// # Errors
-/// When the decompressor cannot start (a zstd frame header it rejects), or `spool` cannot take
-/// the bytes (its temporary file cannot be written, or is full).
-pub(crate) fn decompress<R: Read>(
-    reader: R,
-    name: &str,
-    compression: Compression,
-    spool: &mut Spool<'_>,
-    limit: u64,
-) -> io::Result<Decompressed> {
-    let shape = Rc::new(RefCell::new(GzipShape::default()));
-    let stopped = copy_until_error(compression.decoder(reader, shape.clone())?, spool, limit)?;
-    let mut note = format!("decompressed from {}", compression.name());
-    if let Some(shape) = shape.borrow().describe() {
-        note.push_str(&format!(" ({shape})"));
-    }
-    if let Some(why) = stopped {
-        note.push_str(&format!(
-            " (stopped after {} bytes: {why}; the lines before are read)",
-            spool.len()
-        ));
-    }
-    Ok(Decompressed {
-        path: strip_suffix(name, compression),
-        note,
-    })
-}
-
-/// Copies the decompressed stream to its end or its first read error, whichever comes first;
-/// returns that error.
-fn copy_until_error<R: Read>(
-    decoder: R,
-    spool: &mut Spool<'_>,
-    limit: u64,
-) -> io::Result<Option<String>> {
-    let mut stream = StopAtError {
-        inner: Capped::new(decoder, limit),
-        error: None,
-    };
-    match spool.copy_from(&mut stream) {
-        // Read errors end the stream (StopAtError): only the spool's can come out.
-        Ok(_) => Ok(stream.error.map(|e| e.to_string())),
-        Err(CopyError::Read(e) | CopyError::Spool(e)) => Err(e),
-    }
-}
-
-/// Ends the stream at the first error instead of failing it, and keeps the error.
-/// Reads `inner` until its first error, then ends there, keeping the error.
+/// Reads `inner` until its first error, then ends there, keeping the error: a damaged
+/// compressed file keeps what came out before the damage.
 pub(crate) struct StopAtError<R> {
     pub inner: R,
     pub error: Option<io::Error>,
@@ -310,7 +249,7 @@ pub fn decompressing(mut reader: Box<dyn Read + Send>) -> io::Result<Box<dyn Rea
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::body::Budget;
+    use crate::gather::{Gather, Place};
     use crate::open::OpenOptions;
     use std::io::Write;
 
@@ -367,19 +306,39 @@ mod tests {
         assert_eq!(compression(b"BZh9"), None);
     }
 
-    /// Decompresses into memory (or a temporary file past `memory_file_bytes`).
+    /// What a decompressed file became: its path and note.
+    struct Decompressed {
+        path: String,
+        note: String,
+    }
+
+    /// Decompresses `data` as a file of a bundle is (into memory, or a temporary file past
+    /// `memory_file_bytes`), within `limit` decompressed bytes.
     fn decompress_all(
         data: &[u8],
         name: &str,
         compression: Compression,
         limit: u64,
     ) -> (Decompressed, Vec<u8>) {
-        let options = OpenOptions::default();
-        let mut budget = Budget::new(&options);
-        let mut spool = Spool::new(&options, &mut budget);
-        let d = decompress(data, name, compression, &mut spool, limit).unwrap();
-        let content = spool.finish();
-        let (bytes, _) = content.into_bytes(u64::MAX).unwrap();
+        assert_eq!(super::compression(data), Some(compression));
+        let options = OpenOptions {
+            max_decompressed_bytes: limit,
+            ..OpenOptions::default()
+        };
+        let mut gather = Gather::new(&options);
+        let place = Place {
+            path: name.to_owned(),
+            root: String::new(),
+            nesting: 0,
+            top: false,
+        };
+        gather.file(&mut &data[..], &place, None).unwrap();
+        let member = gather.members.pop().expect("one file");
+        let (bytes, _) = member.content.into_bytes(u64::MAX).unwrap();
+        let d = Decompressed {
+            path: member.path,
+            note: member.note.unwrap_or_default(),
+        };
         (d, bytes)
     }
 
@@ -455,6 +414,19 @@ mod tests {
             assert!(bytes.len() <= 2 << 20, "{compression:?}");
             assert!(d.note.contains("decompression limit"), "{}", d.note);
         }
+    }
+
+    #[test]
+    fn a_stream_that_ends_at_the_limit_is_whole() {
+        let text = b"line\n".repeat(1000);
+        let (d, bytes) = decompress_all(&xz(&text), "a.log.xz", Compression::Xz, 5000);
+        assert_eq!(
+            (bytes.len(), d.note.as_str()),
+            (5000, "decompressed from xz")
+        );
+        let (d, bytes) = decompress_all(&xz(&text), "a.log.xz", Compression::Xz, 4999);
+        assert!(bytes.len() < 5000);
+        assert!(d.note.contains("decompression limit"), "{}", d.note);
     }
 
     #[test]

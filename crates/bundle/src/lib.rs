@@ -19,18 +19,23 @@ mod archive;
 mod body;
 mod checks;
 mod compressed;
+mod gather;
 mod human;
 mod kind;
 mod manifest;
 mod open;
 mod stats;
 mod tar_guard;
+mod zipfile;
 
 pub use body::SourceReader;
 pub use compressed::decompressing;
 pub use kind::{SourceKind, kind_from_path, recognize};
 pub use manifest::{MANIFEST_FORMAT, Manifest, ManifestFile};
-pub use open::{Bundle, BundleError, OpenOptions, RecognizedBy, Skipped, Source, open};
+pub use open::{
+    ArchiveTrouble, Bundle, BundleError, OpenOptions, RecognizedBy, Skipped, Source, open,
+    open_paths,
+};
 pub use stats::snapshot_stats;
 
 /// `pgmortem-collect.sh`, the POSIX shell collector that makes a bundle on a database host

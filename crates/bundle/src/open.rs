@@ -1,18 +1,19 @@
-//! Opening a bundle: a directory of loose files, a tar archive (plain, `.tar.gz`, `.tar.zst`,
-//! `.tar.xz`, `.tar.bz2`) read as a stream, or one file (compressed or not).
+//! Opening a bundle: a directory of loose files, an archive (tar: plain, `.tar.gz`, `.tar.zst`,
+//! `.tar.xz`, `.tar.bz2`, read as a stream; zip), one file (compressed or not), or several of
+//! these given together ([`open_paths`]); archives inside are opened too. Then each file's
+//! kind is recognised ([`classify`]).
 
-use std::cell::RefCell;
+use std::collections::BTreeMap;
 use std::fs;
-use std::io::{self, Cursor, Read};
+use std::io::{self, Read};
 use std::path::{Path, PathBuf};
-use std::rc::Rc;
 
 use serde::Serialize;
 
-use crate::archive::{Capped, Container, Member, container, read_tar};
-use crate::body::{Body, Budget, Content, SourceReader, Spool};
+use crate::archive::Member;
+use crate::body::{Body, Content, SourceReader};
 use crate::checks;
-use crate::compressed;
+use crate::gather::{Gather, Place, join};
 use crate::human::human_bytes;
 use crate::kind::{SourceKind, kind_from_path, recognize};
 use crate::manifest::Manifest;
@@ -48,11 +49,15 @@ pub struct OpenOptions {
     pub max_spool_bytes: u64,
     /// Where temporary files go; `None`: the system's temporary directory (`TMPDIR`).
     pub spool_dir: Option<PathBuf>,
-    /// Bytes decompressed from one archive or compressed file: a decompression bomb stops here
-    /// with a clear reason. Default 64 GiB.
+    /// Bytes decompressed for the whole bundle (every archive and compressed file, nested ones
+    /// included): a decompression bomb stops here with a clear reason. Default 64 GiB.
     pub max_decompressed_bytes: u64,
     /// Entries read from one archive. Default 100 000.
     pub max_entries: usize,
+    /// Archives opened inside one another (a zip holding a `.tar.gz` holding a `.tar.xz` is 3
+    /// deep; the bundle itself, when an archive, counts): one deeper is listed as skipped.
+    /// Default 4.
+    pub max_nesting: usize,
     /// How many bytes of a file are used to recognise its kind. Default 16 KiB.
     pub sniff_bytes: usize,
     /// Directory depth explored below the bundle root. Default 8.
@@ -86,6 +91,7 @@ impl Default for OpenOptions {
             spool_dir: None,
             max_decompressed_bytes: 64 << 30,
             max_entries: 100_000,
+            max_nesting: 4,
             sniff_bytes: 16 * 1024,
             max_depth: 8,
         }
@@ -166,6 +172,33 @@ pub struct Skipped {
     pub path: String,
     /// Why it was not read.
     pub reason: String,
+    /// It is an archive or compressed file that could not be read, at all or past some
+    /// point: what it holds is missing from the bundle, and a report says so first.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub archive: Option<ArchiveTrouble>,
+}
+
+/// What went wrong with an archive or compressed file of the bundle ([`Skipped::archive`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ArchiveTrouble {
+    /// Not opened at all: a format pgmortem does not read (7z, RAR, lz4, lzip, `.Z`),
+    /// corrupt from its start, every file encrypted, or nested too deep.
+    NotOpened,
+    /// Read up to a point (cut short, corrupt further on, over a limit): the files after it
+    /// are missing.
+    NotReadWhole,
+}
+
+impl Skipped {
+    /// A file not read, for `reason`.
+    pub fn new(path: impl Into<String>, reason: impl Into<String>) -> Self {
+        Skipped {
+            path: path.into(),
+            reason: reason.into(),
+            archive: None,
+        }
+    }
 }
 
 /// An opened bundle.
@@ -177,7 +210,8 @@ pub struct Bundle {
     /// under its own name with the reason; a file the manifest lists but the bundle lacks is
     /// listed with the reason `not in the bundle: …` and what the collector recorded.
     pub skipped: Vec<Skipped>,
-    /// The collector's manifest, when the bundle has a readable one.
+    /// The collector's manifest, when the bundle has a readable one: the one at its top, else
+    /// the first of an archive inside it (a directory holding the collector's archive).
     pub manifest: Option<Manifest>,
 }
 
@@ -210,12 +244,119 @@ pub enum BundleError {
     },
 }
 
-/// Opens `path`: a directory (every regular file below it, symlinks not followed), a tar
-/// archive (plain, gzip, zstd, xz or bzip2, recognised by its magic bytes, read once as a
-/// stream: never extracted), or a single file (compressed with one of those or not). Per-file problems do not
-/// fail the bundle; they are listed in [`Bundle::skipped`]. Each file's kind comes from the
-/// collector's `manifest.json` when it names one, else from the path, else from the content.
+/// Opens `path`: a directory (every regular file below it, symlinks not followed), an archive
+/// (tar, plain or compressed with gzip, zstd, xz or bzip2, read once as a stream: never
+/// extracted; zip), or a single file (compressed with one of those or not), recognised by
+/// its first bytes. Archives found inside are opened in turn (their files listed under the
+/// archive's path), down to [`OpenOptions::max_nesting`]. Per-file problems do not fail the
+/// bundle; they are listed in [`Bundle::skipped`]. Each file's kind comes from the collector's
+/// `manifest.json` when it names one, else from the path (relative to the archive it came
+/// out of), else from the content. A pipe (`/dev/stdin`) is read whole, in a temporary file
+/// past what memory allows.
+///
+/// # Errors
+/// When `path` cannot be read, or it is an archive or compressed file that cannot be opened
+/// (7z, RAR, lz4, lzip, `.Z`, corrupt, encrypted): the message names the format and what to
+/// do.
 pub fn open(path: &Path, options: &OpenOptions) -> Result<Bundle, BundleError> {
+    let mut gather = Gather::new(options);
+    let place = Place {
+        path: input_name(path),
+        root: String::new(),
+        nesting: 0,
+        top: true,
+    };
+    read_input(path, &place, &mut gather)?;
+    Ok(classify(gather.members, gather.skipped, options))
+}
+
+/// Opens several inputs as one bundle: each file, archive or directory in `paths` is read as
+/// [`open`] reads it, under its own name (a directory's files and an archive's below it, their
+/// kinds recognised relative to it). Two inputs with the same name are told apart by their
+/// path as given (`a/postgresql.log`, `b/postgresql.log`), and their files' notes say so. One
+/// path is exactly [`open`].
+///
+/// # Errors
+/// As [`open`], for the first input that cannot be read.
+pub fn open_paths(paths: &[PathBuf], options: &OpenOptions) -> Result<Bundle, BundleError> {
+    if let [path] = paths {
+        return open(path, options);
+    }
+    let mut gather = Gather::new(options);
+    for (path, (name, renamed)) in paths.iter().zip(input_names(paths)) {
+        let before = gather.members.len();
+        let place = Place {
+            root: name.rsplit_once('/').map_or("", |(dir, _)| dir).to_owned(),
+            path: name.clone(),
+            nesting: 0,
+            top: false,
+        };
+        read_input(path, &place, &mut gather)?;
+        if renamed {
+            let note = format!(
+                "given as {}: another input has the same name, so this one is under {name:?}",
+                path.display()
+            );
+            for m in &mut gather.members[before..] {
+                m.note = Some(match m.note.take() {
+                    Some(n) => format!("{note}; {n}"),
+                    None => note.clone(),
+                });
+            }
+        }
+    }
+    Ok(classify(gather.members, gather.skipped, options))
+}
+
+/// The name an input goes under: its file name (`stdin` for `/dev/stdin`).
+fn input_name(path: &Path) -> String {
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .or_else(|| {
+            fs::canonicalize(path)
+                .ok()?
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+        })
+        .unwrap_or_else(|| path.display().to_string())
+}
+
+/// Each input's name in a bundle of several, and whether it had to be told apart from
+/// another's: by its path as given (without `/`, `.` and `..`), then by a number.
+fn input_names(paths: &[PathBuf]) -> Vec<(String, bool)> {
+    let names: Vec<String> = paths.iter().map(|p| input_name(p)).collect();
+    let mut taken = std::collections::HashSet::new();
+    let mut out = Vec::with_capacity(paths.len());
+    for (i, (path, name)) in paths.iter().zip(&names).enumerate() {
+        let clash = names.iter().enumerate().any(|(j, n)| j != i && n == name);
+        if !clash && taken.insert(name.clone()) {
+            out.push((name.clone(), false));
+            continue;
+        }
+        let long: Vec<String> = path
+            .components()
+            .filter_map(|c| match c {
+                std::path::Component::Normal(p) => Some(p.to_string_lossy().into_owned()),
+                _ => None,
+            })
+            .collect();
+        let mut candidate = if long.is_empty() {
+            name.clone()
+        } else {
+            long.join("/")
+        };
+        let mut n = 2;
+        while !taken.insert(candidate.clone()) {
+            candidate = format!("{name}~{n}");
+            n += 1;
+        }
+        out.push((candidate, true));
+    }
+    out
+}
+
+/// Reads one input (the bundle, or one of several) at `place` into `gather`.
+fn read_input(path: &Path, place: &Place, gather: &mut Gather) -> Result<(), BundleError> {
     let io_err = |source| BundleError::Io {
         path: path.to_owned(),
         source,
@@ -224,181 +365,27 @@ pub fn open(path: &Path, options: &OpenOptions) -> Result<Bundle, BundleError> {
     // a symlink to /dev/zero or to a FIFO is refused or read like its target, never hangs.
     let file = open_nonblocking(path).map_err(io_err)?;
     let meta = file.metadata().map_err(io_err)?;
-    let mut members = Vec::new();
-    let mut skipped = Vec::new();
-    let mut budget = Budget::new(options);
     if meta.is_dir() {
         drop(file);
-        walk(
-            path,
-            path,
-            0,
-            options,
-            &mut budget,
-            &mut members,
-            &mut skipped,
-        )
-        .map_err(io_err)?;
-    } else if meta.is_file() || is_pipe(&meta) {
-        let pipe = is_pipe(&meta);
-        let name = path.file_name().map_or_else(
-            || path.display().to_string(),
-            |n| n.to_string_lossy().into_owned(),
-        );
-        // Process substitution, /dev/stdin: a pipe read as it comes.
-        let mut file = PipeOrFile(file);
-        let mut head = Vec::with_capacity(512);
-        (&mut file)
-            .take(512)
-            .read_to_end(&mut head)
-            .map_err(io_err)?;
-        let stream = Cursor::new(head.clone()).chain(file);
-        let gzip_shape = Rc::new(RefCell::new(compressed::GzipShape::default()));
-        let archived = match container(&head) {
-            Container::Compressed(compression) => {
-                let decoder = compression
-                    .decoder(stream, gzip_shape.clone())
-                    .map_err(io_err)?;
-                Some(read_stream(
-                    decoder,
-                    &name,
-                    Some(compression),
-                    options,
-                    &mut budget,
-                ))
-            }
-            Container::Tar => Some(read_stream(stream, &name, None, options, &mut budget)),
-            Container::Plain if pipe => {
-                let member = read_plain_stream(stream, name.clone(), options, &mut budget);
-                members.push(member.map_err(io_err)?);
-                None
-            }
-            Container::Plain => None,
-        };
-        match archived {
-            Some(Ok((m, s))) => {
-                members = m;
-                skipped = s;
-                if let Some(shape) = gzip_shape.borrow().describe() {
-                    skipped.push(Skipped {
-                        path: name.clone(),
-                        reason: format!("the archive itself: {shape}"),
-                    });
-                }
-            }
-            Some(Err(reason)) => {
-                return Err(BundleError::Archive {
-                    path: path.to_owned(),
-                    reason,
-                });
-            }
-            None if pipe => {}
-            None => {
-                members.push(read_plain_file(path, name, options, &mut budget).map_err(io_err)?)
-            }
-        }
-    } else {
+        fs::read_dir(path).map_err(io_err)?;
+        let inside = place.inside();
+        gather.walk(path, &inside, &inside, 0);
+        return Ok(());
+    }
+    if !meta.is_file() && !is_pipe(&meta) {
         return Err(BundleError::NotAFileOrDirectory {
             path: path.to_owned(),
         });
     }
-    Ok(classify(members, skipped, options))
-}
-
-type Members = Vec<Member>;
-
-/// Reads a (decompressed) stream: a tar archive, or else one compressed file named after the
-/// archive without its compression suffix.
-fn read_stream<R: Read>(
-    reader: R,
-    name: &str,
-    compression: Option<compressed::Compression>,
-    options: &OpenOptions,
-    budget: &mut Budget,
-) -> Result<(Members, Vec<Skipped>), String> {
-    let mut reader = Capped::new(reader, options.max_decompressed_bytes);
-    let mut head = Vec::with_capacity(512);
-    (&mut reader)
-        .take(512)
-        .read_to_end(&mut head)
-        .map_err(|e| format!("cannot decompress: {e}"))?;
-    let stream = Cursor::new(head.clone()).chain(reader);
-    if container(&head) != Container::Tar {
-        let inner =
-            compression.map_or_else(|| name.to_owned(), |c| compressed::strip_suffix(name, c));
-        let mut spool = Spool::new(options, budget);
-        // A damaged stream (a bad CRC or length, cut short) keeps what came out before the
-        // damage, with a note; nothing at all is an error.
-        let mut stopping = compressed::StopAtError {
-            inner: stream,
-            error: None,
-        };
-        spool.copy_from(&mut stopping).map_err(|e| match e {
-            crate::body::CopyError::Read(e) => format!("cannot decompress: {e}"),
-            crate::body::CopyError::Spool(e) => e.to_string(),
-        })?;
-        let note = match stopping.error {
-            Some(e) if spool.len() == 0 => return Err(format!("cannot decompress: {e}")),
-            Some(e) => Some(format!(
-                "decompressed from {} (stopped after {} bytes: {e}; the lines before are read)",
-                compression.map_or("its compression", |c| c.name()),
-                spool.len()
-            )),
-            None => None,
-        };
-        return Ok((
-            vec![Member {
-                path: inner,
-                content: spool.finish(),
-                note,
-            }],
-            Vec::new(),
-        ));
-    }
-    let contents = read_tar(stream, options, budget);
-    let mut members: Members = contents.members;
-    let mut skipped = contents.skipped;
-    strip_common_top(&mut members, &mut skipped);
-    if let Some(reason) = contents.stopped {
-        if members.is_empty() && skipped.is_empty() {
-            return Err(reason);
-        }
-        skipped.push(Skipped {
-            path: name.to_owned(),
+    // Process substitution, /dev/stdin: a pipe read as it comes, whole.
+    let disk = meta.is_file().then_some(path);
+    let mut file = PipeOrFile(file);
+    gather
+        .file(&mut file, place, disk)
+        .map_err(|reason| BundleError::Archive {
+            path: path.to_owned(),
             reason,
-        });
-    }
-    Ok((members, skipped))
-}
-
-/// Drops the one top directory every entry sits in (what `tar czf x.tgz dir/` makes).
-fn strip_common_top(members: &mut Members, skipped: &mut [Skipped]) {
-    let paths = members
-        .iter()
-        .map(|m| m.path.as_str())
-        .chain(skipped.iter().map(|s| s.path.as_str()));
-    let mut top: Option<&str> = None;
-    for p in paths {
-        let Some((first, _)) = p.split_once('/') else {
-            return;
-        };
-        match top {
-            None => top = Some(first),
-            Some(t) if t == first => {}
-            Some(_) => return,
-        }
-    }
-    let Some(top) = top.map(|t| format!("{t}/")) else {
-        return;
-    };
-    for m in members.iter_mut() {
-        m.path = m.path[top.len()..].to_owned();
-    }
-    for s in skipped.iter_mut() {
-        if let Some(rest) = s.path.strip_prefix(&top) {
-            s.path = rest.to_owned();
-        }
-    }
+        })
 }
 
 /// The kinds read as streams, never held whole unless small: the logs.
@@ -412,47 +399,46 @@ fn streamed(kind: SourceKind) -> bool {
 /// Decides each file's kind (manifest, then path, then content; content overrules a name it
 /// clearly contradicts), notes what is odd about each file, cuts what is over a limit, lists
 /// the manifest's entries the bundle lacks, and sorts everything.
-fn classify(members: Members, mut skipped: Vec<Skipped>, options: &OpenOptions) -> Bundle {
-    let manifest_read =
-        members
-            .iter()
-            .find(|m| m.path == "manifest.json")
-            .map(|m| match &m.content {
-                Content::Memory(bytes) => Manifest::read(bytes),
-                _ => Err(format!(
-                    "{} bytes, more than a manifest holds",
-                    m.content.len()
-                )),
-            });
-    let manifest = manifest_read
-        .as_ref()
-        .and_then(|r| r.as_ref().ok())
-        .cloned();
+fn classify(members: Vec<Member>, mut skipped: Vec<Skipped>, options: &OpenOptions) -> Bundle {
+    // One manifest per root: the bundle's own, and one per archive inside it.
+    let mut manifests: BTreeMap<String, Result<Manifest, String>> = BTreeMap::new();
+    for m in members.iter().filter(|m| m.relative() == "manifest.json") {
+        let read = match &m.content {
+            Content::Memory(bytes) => Manifest::read(bytes),
+            _ => Err(format!(
+                "{} bytes, more than a manifest holds",
+                m.content.len()
+            )),
+        };
+        manifests.entry(m.root.clone()).or_insert(read);
+    }
+    let manifest = manifests.values().find_map(|r| r.as_ref().ok()).cloned();
     let mut total = 0u64;
     let mut sources = Vec::with_capacity(members.len());
-    for Member {
-        path,
-        content,
-        note: read_note,
-    } in members
-    {
+    for member in members {
+        let rel = member.relative().to_owned();
+        let Member {
+            path,
+            root,
+            content,
+            note: read_note,
+        } = member;
+        let manifest_read = manifests.get(&root);
+        let root_manifest = manifest_read.and_then(|r| r.as_ref().ok());
         let file_size = content.len();
         let mut head = match content.head(options.sniff_bytes) {
             Ok(h) => h,
             Err(e) => {
-                skipped.push(Skipped {
-                    path,
-                    reason: format!("cannot read: {e}"),
-                });
+                skipped.push(Skipped::new(path, format!("cannot read: {e}")));
                 continue;
             }
         };
-        let entry = manifest.as_ref().and_then(|m| m.file(&path));
+        let entry = root_manifest.and_then(|m| m.file(&rel));
         let declared = entry
             .and_then(|f| SourceKind::from_name(&f.kind))
             .filter(|k| *k != SourceKind::Unknown)
             .map(|k| (k, RecognizedBy::Manifest))
-            .or_else(|| kind_from_path(&path).map(|k| (k, RecognizedBy::Path)));
+            .or_else(|| kind_from_path(&rel).map(|k| (k, RecognizedBy::Path)));
         let mut notes: Vec<String> = read_note.into_iter().collect();
         let binary = checks::binary_note(&head);
         // A text file with NUL runs (cut by a crash) is recognised without them.
@@ -495,10 +481,7 @@ fn classify(members: Members, mut skipped: Vec<Skipped>, options: &OpenOptions) 
         let mut held = match hold(content, kind, options) {
             Ok(held) => held,
             Err(e) => {
-                skipped.push(Skipped {
-                    path,
-                    reason: format!("cannot read: {e}"),
-                });
+                skipped.push(Skipped::new(path, format!("cannot read: {e}")));
                 continue;
             }
         };
@@ -506,13 +489,13 @@ fn classify(members: Members, mut skipped: Vec<Skipped>, options: &OpenOptions) 
             total += held.bytes.len() as u64;
             if total > options.max_total_bytes {
                 total -= held.bytes.len() as u64;
-                skipped.push(Skipped {
+                skipped.push(Skipped::new(
                     path,
-                    reason: format!(
+                    format!(
                         "would take the bundle over its {}-byte total limit",
                         options.max_total_bytes
                     ),
-                });
+                ));
                 continue;
             }
         }
@@ -536,7 +519,7 @@ fn classify(members: Members, mut skipped: Vec<Skipped>, options: &OpenOptions) 
         }
         notes.extend(checks::size_note(entry, file_size));
         if kind == SourceKind::Manifest
-            && let Some(Err(why)) = manifest_read.as_ref().filter(|_| path == "manifest.json")
+            && let Some(Err(why)) = manifest_read.filter(|_| rel == "manifest.json")
         {
             notes.push(format!(
                 "not a pgmortem manifest ({why}): kinds come from paths and content"
@@ -551,10 +534,21 @@ fn classify(members: Members, mut skipped: Vec<Skipped>, options: &OpenOptions) 
             body: held.body,
         });
     }
-    if let Some(m) = &manifest {
-        let present =
-            |p: &str| sources.iter().any(|s| s.path == p) || skipped.iter().any(|s| s.path == p);
-        let missing = checks::not_in_bundle(m, &present);
+    for (root, m) in manifests
+        .iter()
+        .filter_map(|(root, m)| Some((root, m.as_ref().ok()?)))
+    {
+        let present = |p: &str| {
+            let p = join(root, p);
+            sources.iter().any(|s| s.path == p) || skipped.iter().any(|s| s.path == p)
+        };
+        let missing: Vec<Skipped> = checks::not_in_bundle(m, &present)
+            .into_iter()
+            .map(|s| Skipped {
+                path: join(root, &s.path),
+                ..s
+            })
+            .collect();
         skipped.extend(missing);
     }
     sources.sort_by(|a, b| a.path.cmp(&b.path));
@@ -624,94 +618,6 @@ fn cut_note(kept: u64, size: u64, limit: u64, log: bool) -> String {
     )
 }
 
-fn walk(
-    root: &Path,
-    dir: &Path,
-    depth: usize,
-    options: &OpenOptions,
-    budget: &mut Budget,
-    members: &mut Members,
-    skipped: &mut Vec<Skipped>,
-) -> std::io::Result<()> {
-    for entry in fs::read_dir(dir)? {
-        let entry = entry?;
-        let path = entry.path();
-        let rel = relative(root, &path);
-        let Ok(file_type) = entry.file_type() else {
-            skipped.push(Skipped {
-                path: rel,
-                reason: "cannot stat".into(),
-            });
-            continue;
-        };
-        if file_type.is_dir() {
-            if depth + 1 >= options.max_depth {
-                skipped.push(Skipped {
-                    path: rel,
-                    reason: "directory too deep".into(),
-                });
-            } else if let Err(e) = walk(root, &path, depth + 1, options, budget, members, skipped) {
-                skipped.push(Skipped {
-                    path: rel,
-                    reason: e.to_string(),
-                });
-            }
-        } else if file_type.is_file() {
-            match read_loose_file(&path, rel.clone(), options, budget) {
-                Ok(member) => members.push(member),
-                Err(e) => skipped.push(Skipped {
-                    path: rel,
-                    reason: e.to_string(),
-                }),
-            }
-        } else {
-            let what = if file_type.is_symlink() {
-                "symbolic link"
-            } else {
-                "not a regular file"
-            };
-            skipped.push(Skipped {
-                path: rel,
-                reason: format!("{what}, not followed"),
-            });
-        }
-    }
-    Ok(())
-}
-
-/// A loose file: decompressed once (into memory, or a temporary file when big) when it is gzip,
-/// zstd, xz or bzip2, else as [`read_plain_file`].
-fn read_loose_file(
-    path: &Path,
-    name: String,
-    options: &OpenOptions,
-    budget: &mut Budget,
-) -> std::io::Result<Member> {
-    let mut file = fs::File::open(path)?;
-    let mut head = Vec::with_capacity(compressed::MAGIC_BYTES);
-    (&mut file)
-        .take(compressed::MAGIC_BYTES as u64)
-        .read_to_end(&mut head)?;
-    let Some(compression) = compressed::compression(&head) else {
-        return read_plain_file(path, name, options, budget);
-    };
-    let stream = Cursor::new(head).chain(file);
-    let mut spool = Spool::new(options, budget);
-    let d = compressed::decompress(
-        stream,
-        &name,
-        compression,
-        &mut spool,
-        options.max_decompressed_bytes,
-    )?;
-    Ok(Member {
-        path: d.path,
-        content: spool.finish(),
-        note: Some(d.note),
-    })
-}
-
-/// A plain file: read into memory when small, else left in place to be read when needed.
 /// Opens `path` (following symlinks) for reading without waiting for a FIFO's writer.
 fn open_nonblocking(path: &Path) -> io::Result<fs::File> {
     let mut options = fs::OpenOptions::new();
@@ -753,68 +659,6 @@ impl Read for PipeOrFile {
             }
         }
     }
-}
-
-/// A single file given as a pipe: held in memory up to what memory allows, its end kept when
-/// it is longer (as a log over the limits is), with a note.
-fn read_plain_stream(
-    stream: impl Read,
-    name: String,
-    options: &OpenOptions,
-    budget: &mut Budget,
-) -> io::Result<Member> {
-    let limit = options.memory_file_bytes.min(budget.memory_left);
-    let mut bytes = Vec::new();
-    let read = stream
-        .take(limit.saturating_add(1))
-        .read_to_end(&mut bytes)?;
-    let note = (read as u64 > limit).then(|| {
-        bytes.truncate(limit as usize);
-        format!(
-            "read from a pipe: its first {} only (give a file to read it whole)",
-            human_bytes(limit)
-        )
-    });
-    budget.memory_left = budget.memory_left.saturating_sub(bytes.len() as u64);
-    Ok(Member {
-        path: name,
-        content: Content::Memory(bytes),
-        note,
-    })
-}
-
-fn read_plain_file(
-    path: &Path,
-    name: String,
-    options: &OpenOptions,
-    budget: &mut Budget,
-) -> std::io::Result<Member> {
-    let len = fs::metadata(path)?.len();
-    let content = if len <= options.memory_file_bytes && len <= budget.memory_left {
-        // Read to the end: a file still growing may be longer than its metadata said.
-        let mut bytes = Vec::with_capacity(len as usize);
-        fs::File::open(path)?.read_to_end(&mut bytes)?;
-        budget.memory_left = budget.memory_left.saturating_sub(bytes.len() as u64);
-        Content::Memory(bytes)
-    } else {
-        Content::File {
-            path: path.to_owned(),
-            len,
-        }
-    };
-    Ok(Member {
-        path: name,
-        content,
-        note: None,
-    })
-}
-
-fn relative(root: &Path, path: &Path) -> String {
-    let rel = path.strip_prefix(root).unwrap_or(path);
-    rel.components()
-        .map(|c| c.as_os_str().to_string_lossy())
-        .collect::<Vec<_>>()
-        .join("/")
 }
 
 /// Kinds read line by line whose records may be long enough to fill a file's first bytes.

@@ -489,3 +489,149 @@ fn concatenated_gzip_members_and_trailing_data_are_noted() {
         )]
     );
 }
+
+/// A zip archive of `(name, data)` files, deflated (zip64 headers when `zip64`).
+fn zip_of(files: &[(&str, &[u8])], zip64: bool) -> Vec<u8> {
+    let mut w = zip::ZipWriter::new(io::Cursor::new(Vec::new()));
+    let options = zip::write::SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Deflated)
+        .large_file(zip64);
+    for (name, data) in files {
+        w.start_file(*name, options).unwrap();
+        w.write_all(data).unwrap();
+    }
+    w.finish().unwrap().into_inner()
+}
+
+#[test]
+fn a_zip_is_read_like_a_tar_zip64_included() {
+    for zip64 in [false, true] {
+        let bytes = zip_of(
+            &[
+                ("report/memory/meminfo.txt", MEMINFO),
+                ("report/notes/odd-name", b"5196.43 9876.54\n"),
+            ],
+            zip64,
+        );
+        let bundle = open_bytes("cnpg-report.zip", &bytes, &OpenOptions::default());
+        assert_eq!(
+            kinds(&bundle),
+            [
+                ("memory/meminfo.txt", SourceKind::Meminfo),
+                ("notes/odd-name", SourceKind::Uptime)
+            ],
+            "zip64 {zip64}"
+        );
+        assert_eq!(bundle.sources[0].bytes, MEMINFO);
+    }
+}
+
+#[test]
+fn a_hostile_zip_has_its_names_checked_and_its_links_listed() {
+    let mut w = zip::ZipWriter::new(io::Cursor::new(Vec::new()));
+    let options = zip::write::SimpleFileOptions::default();
+    for name in ["../../etc/cron.d/x", "/etc/passwd", "ok/meminfo"] {
+        w.start_file(name, options).unwrap();
+        w.write_all(MEMINFO).unwrap();
+    }
+    w.add_symlink("ok/link", "/etc/shadow", options).unwrap();
+    let bytes = w.finish().unwrap().into_inner();
+    let bundle = open_bytes("x.zip", &bytes, &OpenOptions::default());
+    assert_eq!(kinds(&bundle), [("ok/meminfo", SourceKind::Meminfo)]);
+    assert_eq!(
+        skipped(&bundle),
+        [
+            (
+                "../../etc/cron.d/x",
+                "path climbs out of the bundle ('..'), not read"
+            ),
+            ("/etc/passwd", "absolute path in the archive, not read"),
+            ("ok/link", "symbolic link, not followed"),
+        ]
+    );
+}
+
+#[test]
+fn a_zip_bomb_stops_at_the_decompression_limit() {
+    let zeros = vec![0u8; 8 << 20];
+    let bytes = zip_of(&[("a/meminfo", MEMINFO), ("a/zeros.log", &zeros)], false);
+    assert!(bytes.len() < 64 << 10, "{}", bytes.len());
+    let options = OpenOptions {
+        max_decompressed_bytes: 1 << 20,
+        ..OpenOptions::default()
+    };
+    let bundle = open_bytes("bomb.zip", &bytes, &options);
+    assert_eq!(kinds(&bundle), [("meminfo", SourceKind::Meminfo)]);
+    let (path, reason) = skipped(&bundle)[0];
+    assert_eq!(path, "zeros.log");
+    assert!(reason.contains("decompression limit"), "{reason}");
+}
+
+#[test]
+fn one_budget_for_archives_nested_in_archives() {
+    // A zip holding two .tar.gz of 3 MiB of zeros each: the 5 MiB budget is shared.
+    let zeros = vec![b'0'; 3 << 20];
+    let inner = TarBuilder::new().file("zeros.log", &zeros).gz();
+    let bytes = zip_of(&[("one.tar.gz", &inner), ("two.tar.gz", &inner)], false);
+    let options = OpenOptions {
+        max_decompressed_bytes: 5 << 20,
+        ..OpenOptions::default()
+    };
+    let bundle = open_bytes("both.zip", &bytes, &options);
+    let read: Vec<_> = bundle.sources.iter().map(|s| s.path.as_str()).collect();
+    assert_eq!(read, ["one.tar.gz/zeros.log"]);
+    assert!(
+        bundle
+            .skipped
+            .iter()
+            .any(|s| s.path.starts_with("two.tar.gz") && s.reason.contains("decompression limit")),
+        "{:?}",
+        bundle.skipped
+    );
+}
+
+#[test]
+fn archives_nested_deeper_than_the_limit_are_listed_not_opened() {
+    // level 0 (the bundle) holds level 1, … holds level 6, which holds the log.
+    let mut archive = TarBuilder::new().file("deepest.log", b"x\n").gz();
+    for level in (1..=6).rev() {
+        archive = TarBuilder::new()
+            .file(&format!("level{level}.tar.gz"), &archive)
+            .gz();
+    }
+    let bundle = open_bytes("level0.tar.gz", &archive, &OpenOptions::default());
+    assert!(bundle.sources.is_empty());
+    let (path, reason) = skipped(&bundle)[0];
+    assert_eq!(
+        path,
+        "level1.tar.gz/level2.tar.gz/level3.tar.gz/level4.tar.gz"
+    );
+    assert!(
+        reason.starts_with("an archive inside 4 others: not opened"),
+        "{reason}"
+    );
+    assert_eq!(
+        bundle.skipped[0].archive,
+        Some(pgmortem_bundle::ArchiveTrouble::NotOpened)
+    );
+    let shallow = OpenOptions {
+        max_nesting: 8,
+        ..OpenOptions::default()
+    };
+    let bundle = open_bytes("level0.tar.gz", &archive, &shallow);
+    assert_eq!(
+        bundle.sources[0].path,
+        "level1.tar.gz/level2.tar.gz/level3.tar.gz/level4.tar.gz/level5.tar.gz/level6.tar.gz/deepest.log"
+    );
+}
+
+#[test]
+fn a_zip_with_one_encrypted_file_reads_the_others() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fixtures/formats/bundle/edge-one-encrypted.zip");
+    let bundle = open(&path, &OpenOptions::default()).unwrap();
+    assert_eq!(kinds(&bundle), [("expected.json", SourceKind::Unknown)]);
+    let (path, reason) = skipped(&bundle)[0];
+    assert_eq!(path, "README.md");
+    assert!(reason.starts_with("encrypted: not read"), "{reason}");
+}

@@ -1,11 +1,12 @@
-//! What a reader must know before trusting the report, said at its top: logs read only in part,
+//! What a reader must know before trusting the report, said at its top: archives inside the
+//! bundle that could not be opened (7z, RAR, encrypted, corrupt), logs read only in part,
 //! and what the report cannot see for want of an input: no kernel log (OOM kills, segfaults),
 //! no PostgreSQL log (crash-restart cycles, the log-level rules), no server settings (the memory
 //! rules), or settings that are not the running server's. When the collector's manifest says
 //! why it got nothing (`dmesg` refused to a user that is not root, `psql` refused a
 //! connection), its reasons are quoted.
 
-use pgmortem_bundle::Bundle;
+use pgmortem_bundle::{ArchiveTrouble, Bundle};
 use pgmortem_parse::kernel::KernelLimits;
 
 use crate::facts::{PgFacts, SettingsSource};
@@ -175,6 +176,35 @@ fn collector_reasons(bundle: &Bundle, kinds: &[&str]) -> String {
     } else {
         format!(" The collector recorded: {}.", reasons.join("; "))
     }
+}
+
+/// Archives or compressed files of the bundle that could not be opened at all
+/// (`archive_not_opened`) or read whole (`archive_not_read_whole`): what they hold, or what
+/// follows the damage, is not in the report.
+pub(crate) fn archives_not_read(bundle: &Bundle) -> Vec<Caveat> {
+    bundle
+        .skipped
+        .iter()
+        .filter_map(|s| {
+            Some(match s.archive? {
+                ArchiveTrouble::NotOpened => Caveat {
+                    kind: "archive_not_opened",
+                    text: format!(
+                        "{} could not be opened, so nothing it holds is in this report: {}",
+                        s.path, s.reason
+                    ),
+                },
+                ArchiveTrouble::NotReadWhole => Caveat {
+                    kind: "archive_not_read_whole",
+                    text: format!(
+                        "{} was read only in part, so the files after that point are not in \
+                         this report: {}",
+                        s.path, s.reason
+                    ),
+                },
+            })
+        })
+        .collect()
 }
 
 /// No kernel log (`no_kernel_log`), no PostgreSQL log (`no_postgres_log`).

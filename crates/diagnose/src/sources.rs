@@ -386,6 +386,7 @@ pub(crate) fn parse_all(
         boot_time_uncertainty_seconds: clock.boot.map(|b| b.uncertainty_seconds),
         notes,
     };
+    caveats.extend(crate::caveats::archives_not_read(bundle));
     caveats.extend(crate::caveats::reading(
         &kernel,
         &postgres,

@@ -1,8 +1,9 @@
 //! Incident fixtures for CI: a bundle plus the `expected.json` that states its diagnosis, and
 //! the comparison of today's report against it (`pgmortem check`).
 //!
-//! An incident fixture is a directory holding one bundle (the collector's `*.tar.gz` or
-//! `*.tar.zst`, else the directory's own files are the bundle) and `expected.json`:
+//! An incident fixture is a directory holding one bundle (an archive: the collector's
+//! `*.tar.gz` or `*.tar.zst`, a `*.tar.xz`, `*.tar.bz2` or `*.zip`; else the directory's own
+//! files are the bundle) and `expected.json`:
 //!
 //! ```json
 //! {"must": ["oom-kill-crash-restart"], "must_not": ["crash-restart"],
@@ -207,7 +208,7 @@ impl Fixture {
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default();
-            if path.is_file() && (name.ends_with(".tar.gz") || name.ends_with(".tar.zst")) {
+            if path.is_file() && is_bundle_archive(&name) {
                 archives.push(path);
             }
         }
@@ -315,10 +316,16 @@ fn is_fixture(dir: &Path) -> Result<bool, CheckError> {
         path: dir.to_owned(),
         source: e,
     })?;
-    Ok(entries.filter_map(Result::ok).any(|e| {
-        let name = e.file_name().to_string_lossy().into_owned();
-        name.ends_with(".tar.gz") || name.ends_with(".tar.zst")
-    }))
+    Ok(entries
+        .filter_map(Result::ok)
+        .any(|e| is_bundle_archive(&e.file_name().to_string_lossy())))
+}
+
+/// Whether a fixture's file named `name` is its bundle, as an archive.
+fn is_bundle_archive(name: &str) -> bool {
+    [".tar.gz", ".tar.zst", ".tar.xz", ".tar.bz2", ".zip"]
+        .iter()
+        .any(|suffix| name.ends_with(suffix))
 }
 
 /// What differs between `report` and `expected`, one sentence per difference (none: the

@@ -8,12 +8,13 @@
 //! # Ok::<(), pgmortem::Error>(())
 //! ```
 //!
-//! [`analyze`] opens a bundle (a directory of loose files, an archive or one file; kinds
-//! recognised by manifest, path or content), reads every source (every log whole, as a
+//! [`analyze`] opens a bundle (a directory of loose files, an archive or one file, archives
+//! inside opened too; kinds recognised by manifest, path or content; [`analyze_paths`] for
+//! several files given together), reads every source (every log whole, as a
 //! stream, in bounded memory), puts events on one clock and returns the [`Report`]. The
 //! parsers are re-exported for callers that want records rather than a diagnosis.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 pub mod check;
 
@@ -58,10 +59,27 @@ pub enum Step {
     },
 }
 
+/// Analyzes several files, archives or directories given together (the attachments of one
+/// ticket: `dmesg.txt` and `postgresql.log`) as one bundle, each under its own name (see
+/// [`pgmortem_bundle::open_paths`]). One path is [`analyze`].
+pub fn analyze_paths(paths: &[PathBuf], options: &DiagnoseOptions) -> Result<Report, Error> {
+    analyze_paths_with_progress(paths, options, &mut |_| {})
+}
+
 /// [`analyze`], calling `step` as each step begins (on the calling thread, once per step).
 /// The report is the same.
 pub fn analyze_with_progress(
     path: &Path,
+    options: &DiagnoseOptions,
+    step: &mut dyn FnMut(Step),
+) -> Result<Report, Error> {
+    analyze_paths_with_progress(&[path.to_owned()], options, step)
+}
+
+/// [`analyze_paths`], calling `step` as each step begins (on the calling thread, once per
+/// step). The report is the same.
+pub fn analyze_paths_with_progress(
+    paths: &[PathBuf],
     options: &DiagnoseOptions,
     step: &mut dyn FnMut(Step),
 ) -> Result<Report, Error> {
@@ -70,7 +88,7 @@ pub fn analyze_with_progress(
         ..pgmortem_bundle::OpenOptions::within(options.memory_limit / 2)
     };
     step(Step::Opening);
-    let bundle = pgmortem_bundle::open(path, &open)?;
+    let bundle = pgmortem_bundle::open_paths(paths, &open)?;
     step(Step::Diagnosing {
         sources: bundle.sources.len(),
         bytes: bundle.sources.iter().map(|s| s.size()).sum(),

@@ -1,7 +1,7 @@
 """Type stubs of the native module. The returned shapes are the TypedDicts of pgmortem.types;
 the package (pgmortem/__init__.py) re-exports everything here with ``__all__``."""
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Literal
 
 from pgmortem.types import (
@@ -27,7 +27,7 @@ from pgmortem.types import (
 __version__: str
 
 def analyze(
-    path: Input,
+    path: Input | Sequence[Input],
     *,
     boot_time: str | None = None,
     host_utc_offset: str | None = None,

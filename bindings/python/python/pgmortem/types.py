@@ -52,6 +52,8 @@ CaveatKind = Literal[
     "no_postgres_log",
     "no_settings",
     "settings_not_from_server",
+    "archive_not_opened",
+    "archive_not_read_whole",
 ]
 
 
@@ -1183,6 +1185,9 @@ class BundleSource(TypedDict):
 class SkippedFile(TypedDict):
     path: str
     reason: str
+    archive: NotRequired[Literal["not_opened", "not_read_whole"]]
+    """Present for an archive or compressed file that could not be opened at all, or read only
+    up to a point: what it holds (after that point) is missing."""
 
 class BundleListing(TypedDict):
     sources: list[BundleSource]
