@@ -118,8 +118,10 @@ def test_kernel_records_match_the_kernel_record_typeddicts() -> None:
 
 def test_postgres_records_match_the_pg_record_typeddict() -> None:
     kinds = set()
-    for path in sorted((FIXTURES / "formats" / "pglog").iterdir()):
-        if path.suffix == ".md":
+    # Every sample, those in directories too (pgBadger's, the recorded prefixes), but for the
+    # compressed ones and the files that say how a sample was written.
+    for path in sorted((FIXTURES / "formats" / "pglog").rglob("*")):
+        if path.is_dir() or path.suffix in (".md", ".gz", ".bz2", ".prefix", ".conf"):
             continue
         records = pgmortem.parse_pg_log(path)
         for i, record in enumerate(records):

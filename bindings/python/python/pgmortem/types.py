@@ -1010,12 +1010,18 @@ class PgRecord(TypedDict):
     event: PgEvent | None
     language: str | None
     memory_context_dump: MemoryContextDump | None
+    # The time a wrapper (a container runtime, the journal) gave the line, on UTC; present
+    # only when the log was read out of one.
+    wrapper_time: NotRequired[PgTime]
 
 
 PgLogFormat = Literal[
     "stderr", "csv", "json", "syslog", "syslog5424", "journal", "journal_json", "heroku",
     "cloudsql", "cnpg",
 ]
+
+Wrapper = Literal["docker_json", "cri", "timestamped", "journal_json", "journal_export", "syslog5424"]
+"""What a log's lines were read out of: a container runtime's log, a journal export, a relay."""
 
 
 class PrefixChoice(TypedDict):
@@ -1032,6 +1038,8 @@ class CountedLines(TypedDict):
 class PgLogStats(TypedDict):
     prefix: str
     format: PgLogFormat
+    wrapper: NotRequired[Wrapper]
+    """Only when the lines were read out of a wrapper (docs/wrappers.md)."""
     records: list[PgRecord]
     """Always empty here: the records are what the iterator yields."""
     stats: ParseStats
@@ -1468,4 +1476,5 @@ __all__ = [
     "UnitFacts",
     "VmFacts",
     "WallClock",
+    "Wrapper",
 ]
