@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use anyhow::Result;
 use clap::{Args, ValueEnum};
 use pgmortem::parse::CountedLines;
+use pgmortem::parse::paste::PasteReport;
 use pgmortem::parse::pglog::{
     PgLogFormat, PgLogOptions, PgRecord, PrefixChoice, ReadError, ReadOptions, parse_reader,
 };
@@ -99,6 +100,9 @@ struct Stats {
     /// How the prefix was chosen (`given`, `candidate`, `inferred`) and how many of the first
     /// lines it fits; null for csvlog and jsonlog.
     prefix_choice: Option<PrefixChoice>,
+    /// What pasting the log did to its lines and what was undone (absent when nothing was).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pasted: Option<PasteReport>,
     unrecognized_examples: Vec<(u64, String)>,
 }
 
@@ -211,6 +215,7 @@ pub(crate) fn parse(args: ParsePglogArgs, out: &mut dyn Write) -> Result<()> {
             events: log.events,
             languages: log.languages,
             prefix_choice: log.prefix_choice,
+            pasted: log.pasted,
             unrecognized_examples: log.stats.unrecognized_examples,
         };
         serde_json::to_writer(&mut out, &stats)?;

@@ -13,9 +13,12 @@
 //! * [`wrap`]: wrappers (container runtimes, journal exports, RFC 5424 relays) taken off the
 //!   lines below the PostgreSQL and kernel readers.
 //! * [`lines`]: the shared line splitter (memchr, CRLF-aware, lossy UTF-8 per line).
+//! * [`paste`]: what pasting a log into a ticket did to its lines (quoting, code-block
+//!   indentation, mail wraps, cut marks), learned from the first lines and undone.
 
 pub mod kernel;
 pub mod lines;
+pub mod paste;
 pub mod perf;
 pub mod pglog;
 mod stats;

@@ -15,6 +15,8 @@ pub struct Line<'a> {
     pub text: Cow<'a, str>,
     /// True when the bytes were not valid UTF-8 and `text` holds a lossy decoding.
     pub lossy: bool,
+    /// True when the line ended in `\r\n` (the `\r` is not in `text`).
+    pub crlf: bool,
 }
 
 /// Iterator over the lines of a byte buffer. Cheap: one memchr per line, no copy unless a line
@@ -50,8 +52,9 @@ impl<'a> Iterator for Lines<'a> {
             Some(i) => (&rest[..i], i + 1),
             None => (rest, rest.len()),
         };
-        if let [head @ .., b'\r'] = bytes {
-            bytes = head;
+        let crlf = bytes.last() == Some(&b'\r');
+        if crlf {
+            bytes = &bytes[..bytes.len() - 1];
         }
         self.pos += advance;
         self.number += 1;
@@ -61,6 +64,7 @@ impl<'a> Iterator for Lines<'a> {
             offset: start,
             text,
             lossy,
+            crlf,
         })
     }
 }

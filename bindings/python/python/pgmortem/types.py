@@ -1035,6 +1035,31 @@ class CountedLines(TypedDict):
     examples: list[tuple[int, str]]
 
 
+class Paste(TypedDict):
+    """What a paste did to a log's lines, learned from its first lines."""
+
+    quoted: bool
+    indent: int
+    indent_tab: bool
+    wrap_width: int | None
+
+
+class PasteCounts(TypedDict):
+    quoted_lines: int
+    unindented_lines: int
+    fence_lines: int
+    cut_marks: int
+    wraps_joined: int
+    crlf_lines: int
+
+
+class PasteReport(TypedDict):
+    """What pasting a log into a ticket or a mail did to it and what was undone."""
+
+    shape: Paste
+    counts: PasteCounts
+
+
 class PgLogStats(TypedDict):
     prefix: str
     format: PgLogFormat
@@ -1052,6 +1077,8 @@ class PgLogStats(TypedDict):
     unreadable_stamps: NotRequired[CountedLines]
     """Only when some record's stamp had the shape of a time but was none (a month 13)."""
     prefix_choice: PrefixChoice | None
+    pasted: NotRequired[PasteReport]
+    """Only when the log was pasted (quoted, indented, wrapped, cut) or had CRLF line ends."""
     events: dict[str, int]
     languages: dict[str, int]
 
@@ -1452,6 +1479,9 @@ __all__ = [
     "PgVersion",
     "PostgresCrash",
     "PrefixChoice",
+    "Paste",
+    "PasteCounts",
+    "PasteReport",
     "ProcStatus",
     "ProcessFacts",
     "Recovery",

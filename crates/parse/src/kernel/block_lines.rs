@@ -74,7 +74,8 @@ impl<'a> Iterator for BlockLines<'a> {
             Some(i) => (i, i + 1),
             None => (self.block.len(), self.block.len()),
         };
-        if end > start && self.block[end - 1] == b'\r' {
+        let crlf = end > start && self.block[end - 1] == b'\r';
+        if crlf {
             end -= 1;
         }
         self.pos = next;
@@ -91,6 +92,7 @@ impl<'a> Iterator for BlockLines<'a> {
             offset: self.block_start + start,
             text,
             lossy,
+            crlf,
         })
     }
 }

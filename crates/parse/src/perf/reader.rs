@@ -319,8 +319,9 @@ impl<'a> LineSource<'a> {
                     None => (rest.len(), rest.len()),
                 };
                 let mut line = &text[start..start + len];
-                if let Some(head) = line.strip_suffix('\r') {
-                    line = head;
+                let crlf = line.ends_with('\r');
+                if crlf {
+                    line = &line[..line.len() - 1];
                 }
                 *pos += advance;
                 *number += 1;
@@ -329,6 +330,7 @@ impl<'a> LineSource<'a> {
                     offset: start,
                     text: Cow::Borrowed(line),
                     lossy: false,
+                    crlf,
                 })
             }
         }

@@ -115,6 +115,13 @@ pub(crate) struct Assembler {
     stamps: StampCache,
     /// Longest text a record part may grow to by continuation lines.
     max_part_bytes: usize,
+    /// The width a mail client wrapped the lines at, when it did: a line that does not fit
+    /// the prefix after a line about that long is the rest of that line.
+    wrap_width: Option<u16>,
+    /// Characters of the last line pushed, and whether it held a space (only looked at when
+    /// `wrap_width` is set).
+    last_width: usize,
+    last_spaced: bool,
     counters: Counters,
     /// Finished records, boxed: they are handed out as they are (a record is large).
     out: VecDeque<Box<PgRecord>>,
@@ -130,6 +137,9 @@ pub(crate) enum Join {
     Newline,
     /// The next piece of a line syslog split at its length limit: appended as is.
     Direct,
+    /// The rest of a line a mail client wrapped; `true` when the line before held no space
+    /// (cut inside a word) ([`crate::paste::join_wrapped`]).
+    Wrapped(bool),
 }
 
 impl Assembler {
@@ -144,6 +154,9 @@ impl Assembler {
             langs: Languages::default(),
             stamps: StampCache::default(),
             max_part_bytes,
+            wrap_width: None,
+            last_width: 0,
+            last_spaced: false,
             counters: Counters::default(),
             out: VecDeque::new(),
         }
@@ -151,7 +164,16 @@ impl Assembler {
 
     /// An assembler with the same prefix and limits, at the start of a log.
     pub(crate) fn fresh(&self) -> Self {
-        Assembler::new(self.prefix.clone(), self.max_part_bytes)
+        let mut fresh = Assembler::new(self.prefix.clone(), self.max_part_bytes);
+        fresh.wrap_width = self.wrap_width;
+        fresh
+    }
+
+    /// Lines were wrapped at `width` columns by a mail client: the rest of a wrapped line (a
+    /// line that does not fit the prefix after one about that long) joins the text it
+    /// continues ([`crate::paste::join_wrapped`]).
+    pub(crate) fn set_wrap_width(&mut self, width: Option<u16>) {
+        self.wrap_width = width;
     }
 
     /// True when both assemblers hold the same records in their windows (same claims), the same
@@ -208,6 +230,13 @@ impl Assembler {
     /// Feeds one line (without its newline). `fallback_pid` is the PID a syslog header gave,
     /// used when the prefix has none.
     pub(crate) fn push(&mut self, number: u64, text: &str, fallback_pid: Option<u32>) {
+        let (previous_width, previous_spaced) = match self.wrap_width {
+            Some(_) => (
+                std::mem::replace(&mut self.last_width, text.chars().count()),
+                std::mem::replace(&mut self.last_spaced, text.contains(' ')),
+            ),
+            None => (0, false),
+        };
         if text.is_empty() {
             self.end_dump();
             self.counters.blank_lines += 1;
@@ -232,6 +261,15 @@ impl Assembler {
             found.is_some()
         });
         let (Some(_), Some((tag, lang, message))) = (matched, split.get()) else {
+            if let Some(width) = self.wrap_width
+                && crate::paste::is_wrapped(previous_width, width)
+                && self.dump.is_none()
+                && memdump::parse_line(text).is_none()
+                && self.continue_open(number, text, Join::Wrapped(!previous_spaced))
+            {
+                self.counters.paste.wraps_joined += 1;
+                return;
+            }
             self.not_prefixed(number, text);
             return;
         };
@@ -270,10 +308,14 @@ impl Assembler {
         let record = &mut slot.record;
         let joined = part.text(record);
         if joined.len() + rest.len() < self.max_part_bytes {
-            if join == Join::Newline {
-                joined.push('\n');
+            match join {
+                Join::Newline => {
+                    joined.push('\n');
+                    joined.push_str(rest);
+                }
+                Join::Direct => joined.push_str(rest),
+                Join::Wrapped(hard_break) => crate::paste::join_wrapped(joined, rest, hard_break),
             }
-            joined.push_str(rest);
         } else {
             self.counters.stats.oversized_lines += 1;
         }
@@ -536,6 +578,14 @@ fn fill_record<'a>(
             Escape::QueryId => record.query_id = value.parse().ok(),
             Escape::LocalAddress => record.local_address = text(),
         }
+    }
+    // No `%p`: the session id (`%c`, `691f9e2c.6a1c`) holds the pid in hex after its dot.
+    if record.pid.is_none()
+        && let Some(id) = &record.session_id
+    {
+        record.pid = id
+            .split_once('.')
+            .and_then(|(_, pid)| u32::from_str_radix(pid, 16).ok());
     }
     // `%r` when printed, else `%h`.
     if record.client.is_none() {

@@ -100,6 +100,7 @@ pub use types::*;
 
 use std::collections::BTreeMap;
 
+use crate::paste::{Paste, PasteCounts, PasteReport};
 use crate::{CountedLines, ParseStats};
 use serde::Serialize;
 
@@ -225,6 +226,11 @@ pub struct PgLog {
     /// How `prefix` was chosen and how many of the first lines it fits (`None` for csvlog and
     /// jsonlog, which have no prefix).
     pub prefix_choice: Option<PrefixChoice>,
+    /// What pasting the log into a ticket or a mail did to its lines (quote marks, code-block
+    /// indentation, mail line wraps, cut marks, CRLF) and what was undone; `None` when nothing
+    /// was ([`crate::paste`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pasted: Option<PasteReport>,
     /// Records by event kind ([`PgEvent::kind`]), for the records handed out so far.
     pub events: BTreeMap<&'static str, u64>,
     /// Records by the language their message was read in (only translated ones: `fr`, `de`,
@@ -257,6 +263,9 @@ pub(crate) struct Counters {
     pub(crate) broken_rows: u64,
     pub(crate) unreadable_stamps: CountedLines,
     pub(crate) prefix_choice: Option<PrefixChoice>,
+    /// What the paste did to the lines (learned from the first lines) and what was undone.
+    pub(crate) paste_shape: Paste,
+    pub(crate) paste: PasteCounts,
     pub(crate) events: NameCounts,
     pub(crate) languages: NameCounts,
 }
@@ -427,12 +436,25 @@ pub(crate) fn detect_prefix<'a>(
     // into other fields (the year as a session line, the month and day as a user name).
     let timed = |p: &LogLinePrefix| has_time(p.as_str());
     let candidate_holds = candidates.get(best).is_some_and(timed) && best_score * 2 >= lines.len();
-    if best_score < lines.len()
+    // A candidate with free text (`%u@%d`) may fit every line by taking more into a field
+    // than the field printed (`postgres idle:` as the database of `%q%u@%d %i: `): a learned
+    // prefix that fits as many lines and continues the candidate's text is the real one.
+    let absorbs = candidates
+        .get(best)
+        .is_some_and(|c| c.has_free_text() && best_score > 0);
+    if (best_score < lines.len() || absorbs)
         && let Some((learned, fits)) = prefix_infer::best(&lines)
-        && fits > best_score
-        && (timed(&learned) || !candidate_holds)
     {
-        return (learned, choice("inferred", fits));
+        let better = fits > best_score && (timed(&learned) || !candidate_holds);
+        let longer = fits >= best_score
+            && best_score > 0
+            && candidates.get(best).is_some_and(|c| {
+                learned.as_str().len() > c.as_str().len()
+                    && learned.as_str().starts_with(c.as_str())
+            });
+        if better || longer {
+            return (learned, choice("inferred", fits));
+        }
     }
     let prefix = candidates
         .into_iter()

@@ -315,6 +315,7 @@ fn read_chunk<T>(
             start + line.number,
             &line.text,
             line.lossy,
+            line.crlf,
             max_line,
         );
         while let Some(r) = engine.pop() {
@@ -340,11 +341,15 @@ fn join<T>(
     let mut superseded = 0usize;
     for line in Lines::new(chunk) {
         let number = start + line.number;
-        stream::feed(&mut state, number, &line.text, line.lossy, max_line);
+        stream::feed(
+            &mut state, number, &line.text, line.lossy, line.crlf, max_line,
+        );
         while let Some(r) = state.pop() {
             sink(map(r));
         }
-        stream::feed(&mut fresh, number, &line.text, line.lossy, max_line);
+        stream::feed(
+            &mut fresh, number, &line.text, line.lossy, line.crlf, max_line,
+        );
         while fresh.pop().is_some() {
             superseded += 1;
         }
@@ -434,6 +439,8 @@ fn add_counts(state: &Counters, chunk_end: &Counters, at_meeting: &Counters) -> 
             &at_meeting.unreadable_stamps,
         ),
         prefix_choice: state.prefix_choice.clone(),
+        paste_shape: state.paste_shape,
+        paste: state.paste.joined(&chunk_end.paste, &at_meeting.paste),
         events: add_by_key(&state.events, &chunk_end.events, &at_meeting.events),
         languages: add_by_key(
             &state.languages,

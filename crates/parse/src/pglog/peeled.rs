@@ -73,7 +73,7 @@ impl PeeledReader {
         peeler.push(0, text, &mut |p| {
             let whole = match p.kind {
                 PeeledKind::Line { text, .. } => {
-                    starts.is_none() && self.inner.starts_record(&text)
+                    starts.is_none() && self.inner.starts_record_unpasted(&text)
                 }
                 _ => false,
             };

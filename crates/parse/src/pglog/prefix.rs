@@ -300,6 +300,12 @@ impl LogLinePrefix {
         }
     }
 
+    /// True when the prefix has a free-text field (`%u`, `%d`, `%a`, …) or `%q`: a field
+    /// whose end is found by what follows it.
+    pub(crate) fn has_free_text(&self) -> bool {
+        !self.simple
+    }
+
     /// The escapes the prefix prints, each once, in prefix order.
     pub(crate) fn escapes(&self) -> &[Escape] {
         &self.escapes

@@ -17,6 +17,7 @@ use super::{
     PgRecord, PrefixChoice, cut, detect_prefix, sniff_format, syslog,
 };
 use crate::lines::Lines;
+use crate::paste::{self, Cleaned, Paste, PasteCounts, PasteReport};
 use crate::wrap::{PeeledKind, Wrapper};
 
 /// A format's reader.
@@ -45,6 +46,7 @@ impl Engine {
             Engine::Peeled(p) => Engine::Peeled(Box::new(p.fresh())),
         };
         fresh.counters_mut().prefix_choice = self.counters().prefix_choice.clone();
+        fresh.counters_mut().paste_shape = self.counters().paste_shape;
         fresh
     }
 
@@ -69,6 +71,16 @@ impl Engine {
     /// stderr, a line fitting the prefix with a primary severity word; csvlog, a line starting
     /// with a `%m` stamp and a comma; jsonlog and syslog, any line.
     pub(super) fn starts_record(&self, text: &str) -> bool {
+        let shape = self.counters().paste_shape;
+        let text = match shape.clean(text, &mut PasteCounts::default()) {
+            Cleaned::Line(text) => text,
+            Cleaned::Fence | Cleaned::Cut => return false,
+        };
+        self.starts_record_unpasted(text)
+    }
+
+    /// [`Engine::starts_record`] of a line the paste was taken off (a wrapped entry's text).
+    pub(super) fn starts_record_unpasted(&self, text: &str) -> bool {
         match self {
             Engine::Stderr(a) => {
                 let primary =
@@ -219,6 +231,25 @@ pub(super) fn start(
     options: &PgLogOptions,
 ) -> Result<(PgLogFormat, Engine), PgLogError> {
     let head = detection_head(head);
+    // What a paste did to the lines is undone before anything is chosen from them.
+    let texts: Vec<_> = Lines::new(head)
+        .take(paste::LEARN_LINES)
+        .map(|l| l.text)
+        .collect();
+    // JSON (jsonlog, a cloud's export) is indented by its writer, never pasted here.
+    let json = texts
+        .iter()
+        .find(|t| !t.trim().is_empty())
+        .is_some_and(|t| t.trim_start().starts_with(['{', '[']));
+    let paste = if json {
+        Paste::default()
+    } else {
+        Paste::learn(texts.iter().map(|t| &**t), &|line| {
+            super::memdump::parse_line(line).is_some()
+        })
+    };
+    let cleaned = unpasted_head(head, &paste);
+    let head: &[u8] = &cleaned;
     let wrapper = options.wrapper.or_else(|| {
         // Journal JSON and RFC 5424 are read by their own formats (envelope.rs).
         options
@@ -237,7 +268,7 @@ pub(super) fn start(
             })
     });
     let Some(wrapper) = wrapper else {
-        return start_unwrapped(head, options);
+        return start_unwrapped(head, options, paste, true);
     };
     let mut peeler = crate::wrap::Peeler::new(wrapper, options.max_record_bytes);
     let mut peeled = Vec::new();
@@ -255,7 +286,7 @@ pub(super) fn start(
             }
         });
     }
-    let (format, inner) = start_unwrapped(&peeled, options)?;
+    let (format, inner) = start_unwrapped(&peeled, options, paste, false)?;
     let reader = PeeledReader::new(wrapper, inner, options.max_record_bytes);
     Ok((format, Engine::Peeled(Box::new(reader))))
 }
@@ -264,6 +295,8 @@ pub(super) fn start(
 fn start_unwrapped(
     head: &[u8],
     options: &PgLogOptions,
+    mut paste: Paste,
+    may_wrap: bool,
 ) -> Result<(PgLogFormat, Engine), PgLogError> {
     let format = options.format.unwrap_or_else(|| sniff_format(head));
     let engine = match format {
@@ -306,7 +339,11 @@ fn start_unwrapped(
                 })
                 .collect();
             let (prefix, choice) = choose_prefix(options, &lines)?;
+            if format == PgLogFormat::Stderr && may_wrap {
+                paste.wrap_width = wrap_width(&prefix, &lines, !paste.is_plain());
+            }
             let mut assembler = Box::new(Assembler::new(prefix, options.max_record_bytes));
+            assembler.set_wrap_width(paste.wrap_width);
             assembler.counters_mut().prefix_choice = Some(choice);
             if format == PgLogFormat::Syslog {
                 Engine::Syslog(assembler)
@@ -315,7 +352,40 @@ fn start_unwrapped(
             }
         }
     };
+    let mut engine = engine;
+    engine.counters_mut().paste_shape = paste;
     Ok((format, engine))
+}
+
+/// `head` with what the paste did undone line by line (fences and cut marks left as blank
+/// lines, so that line numbers stay); `head` itself when the paste changes no line.
+fn unpasted_head<'a>(head: &'a [u8], paste: &Paste) -> std::borrow::Cow<'a, [u8]> {
+    let marked = || Lines::new(head).any(|l| paste::marker(&l.text).is_some());
+    if paste.is_plain() && !marked() {
+        return std::borrow::Cow::Borrowed(head);
+    }
+    let mut out = Vec::with_capacity(head.len());
+    let mut counts = PasteCounts::default();
+    for line in Lines::new(head) {
+        if let Cleaned::Line(text) = paste.clean(&line.text, &mut counts) {
+            out.extend_from_slice(text.as_bytes());
+        }
+        out.push(b'\n');
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// The width a mail client wrapped a stderr log at ([`paste::wrap_width`]): a line starts an
+/// entry when it fits the prefix with a severity word, continues one with a TAB, or is part of
+/// a memory-context dump.
+fn wrap_width(prefix: &LogLinePrefix, lines: &[(u64, String)], pasted: bool) -> Option<u16> {
+    let tail_ok = |rest: &str| severity::split(rest).is_some();
+    let starts = |line: &str| {
+        line.starts_with('\t')
+            || prefix.match_line(line, &tail_ok).is_some()
+            || super::memdump::parse_line(line).is_some()
+    };
+    paste::wrap_width(lines.iter().map(|(_, t)| t.as_str()), &starts, pasted)
 }
 
 /// The prefix given in `options` (checked against the first `lines`), else the one detected
@@ -375,6 +445,7 @@ pub(super) fn feed(
     number: u64,
     text: &str,
     lossy: bool,
+    crlf: bool,
     max_line_bytes: usize,
 ) {
     let counters = engine.counters_mut();
@@ -382,6 +453,15 @@ pub(super) fn feed(
     if lossy {
         counters.stats.invalid_utf8_lines += 1;
     }
+    if crlf {
+        counters.paste.crlf_lines += 1;
+    }
+    let shape = counters.paste_shape;
+    let text = match shape.clean(text, &mut counters.paste) {
+        Cleaned::Line(text) => text,
+        // Counted in the paste's counts: not part of the log.
+        Cleaned::Fence | Cleaned::Cut => return,
+    };
     let cut_text = cut(text, max_line_bytes);
     if cut_text.len() < text.len() {
         counters.stats.oversized_lines += 1;
@@ -406,6 +486,7 @@ pub(super) fn summary(engine: &Engine, format: PgLogFormat) -> PgLog {
         broken_rows: c.broken_rows,
         unreadable_stamps: c.unreadable_stamps.clone(),
         prefix_choice: c.prefix_choice.clone(),
+        pasted: PasteReport::new(c.paste_shape, c.paste),
         events: c.events.to_map(),
         languages: c.languages.to_map(),
     }
@@ -469,6 +550,7 @@ impl Iterator for PgRecords<'_> {
                         line.number,
                         &line.text,
                         line.lossy,
+                        line.crlf,
                         self.max_line_bytes,
                     );
                 }
@@ -690,6 +772,7 @@ impl PgLogReader {
                 self.line_number,
                 &line.text,
                 line.lossy,
+                line.crlf,
                 self.options.max_line_bytes,
             );
         }
@@ -791,7 +874,8 @@ impl<'a> Iterator for ValidLines<'a> {
             None => (rest.len(), rest.len()),
         };
         let mut end = start + len;
-        if end > start && self.input[end - 1] == b'\r' {
+        let crlf = end > start && self.input[end - 1] == b'\r';
+        if crlf {
             end -= 1;
         }
         self.pos += advance;
@@ -817,6 +901,7 @@ impl<'a> Iterator for ValidLines<'a> {
             offset: start,
             text,
             lossy,
+            crlf,
         })
     }
 }

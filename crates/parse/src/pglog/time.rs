@@ -55,17 +55,44 @@ fn is_civil_seconds(b: &[u8]) -> bool {
         })
 }
 
-/// ` UTC`, ` CEST`, ` +03`, ` -0330` at the start of `b`: the zone abbreviation
-/// `strftime("%Z")` printed (never a `:`, so prefixes such as `%t:%r:` stay readable). Returns
-/// the zone's length without the space.
+/// ` UTC`, ` CEST`, ` +03`, ` -0330` at the start of `b`: the zone abbreviation PostgreSQL's
+/// `strftime("%Z")` printed: letters (`UTC`, `ChST`), or a sign and digits (`-03`, `+0545`).
+/// What follows is never part of it: `UTC-6b0a6706.386-` (Azure's `%t-%c-`), `UTC:` (RDS's
+/// `%t:%r:`). A zone glued to the severity word (`UTCLOG:`, a prefix ending in `%m`) ends
+/// where the word begins. Returns the zone's length without the space.
 fn zone_len(b: &[u8]) -> usize {
     if b.first() != Some(&b' ') {
         return 0;
     }
-    b[1..]
-        .iter()
-        .take_while(|&&c| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'-' | b'_' | b'/'))
-        .count()
+    let rest = &b[1..];
+    match rest.first() {
+        Some(b'+' | b'-') => {
+            let digits = rest[1..].iter().take_while(|c| c.is_ascii_digit()).count();
+            if (1..=4).contains(&digits) {
+                1 + digits
+            } else {
+                0
+            }
+        }
+        Some(c) if c.is_ascii_alphabetic() => {
+            let letters = rest.iter().take_while(|c| c.is_ascii_alphabetic()).count();
+            if letters > 5 {
+                // `UTCLOG:` — the shortest zone after which a severity word and its colon
+                // follow.
+                for zone in 2..=5 {
+                    let word = &rest[zone..letters];
+                    if rest.get(letters) == Some(&b':')
+                        && std::str::from_utf8(word)
+                            .is_ok_and(|w| super::severity::word(w).is_some())
+                    {
+                        return zone;
+                    }
+                }
+            }
+            letters
+        }
+        _ => 0,
+    }
 }
 
 /// The length of a `%m` / `%t` stamp at the start of `s` (zone included), checked for shape

@@ -1,0 +1,615 @@
+//! Text pasted into a ticket, a mail or an issue: what the paste did to a log's lines, learned
+//! from its first lines and undone line by line before a log reader sees them.
+//!
+//! Takes the first lines of a file ([`Paste::learn`]); yields a [`Paste`] that turns each
+//! physical line back into the line the log had ([`Paste::clean`]), and [`PasteCounts`] that
+//! say what was undone ([`PasteCounts::note`], for the source's note: never silently).
+//!
+//! What is undone, each only when the first lines show it:
+//! * mail and forum quoting: `> `, `> > `, `>> `, a bare `>` on an empty line;
+//! * the indentation a Markdown code block (or a list item around it) put in front of every
+//!   line: the same run of spaces (at least two), or one TAB;
+//! * Markdown fences (```` ``` ````, `~~~`) and the lines a person writes where text was cut
+//!   (`...`, `[snip]`, `[...]`, `<snip>`, `-- snip --`, grep's `--`): counted, never read as
+//!   log lines.
+//!
+//! CRLF line ends are taken off by the line splitter ([`crate::lines`]) and counted here. A
+//! mail client's line wraps (a long line broken at 72–78 columns, its rest on the next line
+//! without the log's prefix) cannot be told from the lines alone: the log readers, which know
+//! what starts a line, find the width ([`wrap_width`]) and join the rests, counted in
+//! [`PasteCounts::wraps_joined`].
+
+use serde::Serialize;
+
+/// What a paste did to the lines of a log, learned from its first lines. The default undoes
+/// nothing.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Paste {
+    /// Lines are quoted (`> `, `> > `): the quote marks are taken off every line.
+    pub quoted: bool,
+    /// Spaces (or, with `indent_tab`, one TAB) every line was indented by, taken off.
+    pub indent: u8,
+    /// The indentation is one TAB.
+    pub indent_tab: bool,
+    /// Lines were wrapped at this many columns by a mail client (set by the log reader once it
+    /// knows which lines start an entry; see [`wrap_width`]).
+    pub wrap_width: Option<u16>,
+}
+
+/// What a paste did to one log and what was undone: for the log's summary and its note.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct PasteReport {
+    /// What the paste did, as learned from the first lines.
+    pub shape: Paste,
+    /// What was undone.
+    pub counts: PasteCounts,
+}
+
+impl PasteReport {
+    /// The report of a log read with `shape` that had `counts` undone; `None` when nothing
+    /// was.
+    pub fn new(shape: Paste, counts: PasteCounts) -> Option<PasteReport> {
+        (!counts.is_empty()).then_some(PasteReport { shape, counts })
+    }
+
+    /// One sentence saying what was undone ([`PasteCounts::note`]).
+    pub fn note(&self) -> Option<String> {
+        self.counts.note(&self.shape)
+    }
+}
+
+/// What [`Paste::clean`] made of one physical line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cleaned<'a> {
+    /// A line of the log, with the paste's damage taken off.
+    Line(&'a str),
+    /// A Markdown fence (```` ``` ````, `~~~`): not part of the log.
+    Fence,
+    /// A line marking where text was cut (`...`, `[snip]`, grep's `--`): not part of the log.
+    Cut,
+}
+
+/// Lines [`Paste::learn`] looks at.
+pub const LEARN_LINES: usize = 400;
+
+/// What was undone in one log, counted as its lines were read.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct PasteCounts {
+    /// Lines whose quote marks were taken off.
+    pub quoted_lines: u64,
+    /// Lines whose code-block indentation was taken off.
+    pub unindented_lines: u64,
+    /// Markdown fence lines, skipped.
+    pub fence_lines: u64,
+    /// Lines marking cut text (`...`, `[snip]`, `--`), skipped.
+    pub cut_marks: u64,
+    /// Lines that were the rest of a line a mail client wrapped, joined back.
+    pub wraps_joined: u64,
+    /// Lines that ended in CRLF.
+    pub crlf_lines: u64,
+}
+
+impl PasteCounts {
+    /// True when nothing was undone.
+    pub fn is_empty(&self) -> bool {
+        *self == PasteCounts::default()
+    }
+
+    /// Adds `other`'s counts.
+    pub fn add(&mut self, other: &PasteCounts) {
+        self.quoted_lines += other.quoted_lines;
+        self.unindented_lines += other.unindented_lines;
+        self.fence_lines += other.fence_lines;
+        self.cut_marks += other.cut_marks;
+        self.wraps_joined += other.wraps_joined;
+        self.crlf_lines += other.crlf_lines;
+    }
+
+    /// `self` + (`end` − `at_meeting`), field by field (wrapping): the counts of one pass when
+    /// a parallel reader joins a block read twice.
+    pub(crate) fn joined(&self, end: &PasteCounts, at_meeting: &PasteCounts) -> PasteCounts {
+        let f = |a: u64, b: u64, c: u64| a.wrapping_add(b).wrapping_sub(c);
+        PasteCounts {
+            quoted_lines: f(self.quoted_lines, end.quoted_lines, at_meeting.quoted_lines),
+            unindented_lines: f(
+                self.unindented_lines,
+                end.unindented_lines,
+                at_meeting.unindented_lines,
+            ),
+            fence_lines: f(self.fence_lines, end.fence_lines, at_meeting.fence_lines),
+            cut_marks: f(self.cut_marks, end.cut_marks, at_meeting.cut_marks),
+            wraps_joined: f(self.wraps_joined, end.wraps_joined, at_meeting.wraps_joined),
+            crlf_lines: f(self.crlf_lines, end.crlf_lines, at_meeting.crlf_lines),
+        }
+    }
+
+    /// One sentence saying what was undone (for a source's note), `None` when nothing was.
+    /// CRLF alone is said too: the file came through Windows or a browser.
+    pub fn note(&self, paste: &Paste) -> Option<String> {
+        let mut parts = Vec::new();
+        if self.quoted_lines > 0 {
+            parts.push(format!(
+                "{} lines quoted with `>` (quote marks taken off)",
+                self.quoted_lines
+            ));
+        }
+        if self.unindented_lines > 0 {
+            let what = if paste.indent_tab {
+                "a TAB".to_owned()
+            } else {
+                format!("{} spaces", paste.indent)
+            };
+            parts.push(format!(
+                "{} lines indented by {what}, as a code block (indentation taken off)",
+                self.unindented_lines
+            ));
+        }
+        if self.wraps_joined > 0 {
+            let width = paste
+                .wrap_width
+                .map_or_else(String::new, |w| format!(" at {w} columns"));
+            parts.push(format!(
+                "{} lines wrapped{width} by a mail client (joined back to the line they \
+                 continue)",
+                self.wraps_joined
+            ));
+        }
+        if self.cut_marks > 0 {
+            parts.push(format!(
+                "{} lines marking cut text (`...`, `[snip]`, `--`): lines are missing there",
+                self.cut_marks
+            ));
+        }
+        if self.fence_lines > 0 {
+            parts.push(format!("{} Markdown fence lines skipped", self.fence_lines));
+        }
+        if self.crlf_lines > 0 {
+            parts.push(format!("{} lines ended in CRLF", self.crlf_lines));
+        }
+        if parts.is_empty() {
+            return None;
+        }
+        let pasted = self.quoted_lines
+            + self.unindented_lines
+            + self.wraps_joined
+            + self.cut_marks
+            + self.fence_lines
+            > 0;
+        let head = if pasted { "pasted text" } else { "line ends" };
+        Some(format!("{head}: {}", parts.join("; ")))
+    }
+}
+
+impl Paste {
+    /// Learns what a paste did from the first lines of a log (at most [`LEARN_LINES`]):
+    /// quoting when at least a quarter of the lines that are not blank start with `>`
+    /// (and at least two do); indentation when six lines in ten that are not blank (after the
+    /// quote marks) start with two spaces or more (a code block among sentences that are not
+    /// indented; the least indentation of those lines is taken off each line), or every one
+    /// with a TAB (at least three lines).
+    ///
+    /// `indented_by_itself` says which lines the log itself indents (a memory-context dump's
+    /// nesting, a kernel stack frame): they never decide, and lose only the paste's
+    /// indentation.
+    pub fn learn<'a>(
+        lines: impl IntoIterator<Item = &'a str>,
+        indented_by_itself: &dyn Fn(&str) -> bool,
+    ) -> Paste {
+        let lines: Vec<&str> = lines.into_iter().take(LEARN_LINES).collect();
+        let filled = lines.iter().filter(|l| !l.trim().is_empty()).count();
+        let quoted_count = lines
+            .iter()
+            .filter(|l| l.starts_with('>') && !l.starts_with(">>>"))
+            .count();
+        let quoted = quoted_count >= 2 && quoted_count * 4 >= filled;
+        // Indented: most lines (a code block inside prose that is not) start with two spaces
+        // or more; the block's indentation is the least of those.
+        let mut min_spaces = usize::MAX;
+        let (mut tabbed, mut indented, mut counted) = (0usize, 0usize, 0usize);
+        for line in &lines {
+            let text = if quoted { unquote(line).0 } else { line };
+            if text.trim().is_empty() || marker(text).is_some() || indented_by_itself(text) {
+                continue;
+            }
+            counted += 1;
+            let spaces = text.bytes().take_while(|&b| b == b' ').count();
+            if spaces >= 2 {
+                indented += 1;
+                min_spaces = min_spaces.min(spaces);
+            }
+            if text.starts_with('\t') {
+                tabbed += 1;
+            }
+        }
+        let (indent, indent_tab) = if counted == 0 {
+            (0, false)
+        } else if indented * 10 >= counted * 6 && indented >= 2 {
+            (min_spaces.min(16) as u8, false)
+        } else if tabbed == counted && counted >= 3 {
+            (1, true)
+        } else {
+            (0, false)
+        };
+        Paste {
+            quoted,
+            indent,
+            indent_tab,
+            wrap_width: None,
+        }
+    }
+
+    /// True when this paste changes no line.
+    pub fn is_plain(&self) -> bool {
+        !self.quoted && self.indent == 0
+    }
+
+    /// The line the log had, or what else the line is; counts what it undid in `counts`.
+    /// Fences and cut marks are recognised in any log, pasted or not (they are never log
+    /// lines): a caller that must keep them (a memory-context dump line is never one) asks
+    /// before.
+    pub fn clean<'a>(&self, line: &'a str, counts: &mut PasteCounts) -> Cleaned<'a> {
+        let mut text = line;
+        if self.quoted {
+            let (rest, was) = unquote(text);
+            if was {
+                counts.quoted_lines += 1;
+            }
+            text = rest;
+        }
+        if self.indent > 0 {
+            let taken = if self.indent_tab {
+                usize::from(text.starts_with('\t'))
+            } else {
+                text.bytes()
+                    .take(usize::from(self.indent))
+                    .take_while(|&b| b == b' ')
+                    .count()
+            };
+            if taken > 0 && text.len() > taken {
+                counts.unindented_lines += 1;
+            }
+            text = &text[taken..];
+        }
+        match marker(text) {
+            Some(Cleaned::Fence) => {
+                counts.fence_lines += 1;
+                Cleaned::Fence
+            }
+            Some(_) => {
+                counts.cut_marks += 1;
+                Cleaned::Cut
+            }
+            None => Cleaned::Line(text),
+        }
+    }
+}
+
+/// `> > text` → (`text`, true); a bare `>` (an empty quoted line) → (``, true).
+fn unquote(mut text: &str) -> (&str, bool) {
+    let mut was = false;
+    while let Some(rest) = text.strip_prefix('>') {
+        was = true;
+        text = rest.strip_prefix(' ').unwrap_or(rest);
+    }
+    (text, was)
+}
+
+/// A fence or a cut mark (after any spaces; a line starting with a TAB never is one: it
+/// continues a PostgreSQL message, `\t--` included).
+pub fn marker(text: &str) -> Option<Cleaned<'static>> {
+    let t = text.trim_start_matches(' ');
+    // Cheap gate on the hot path: a marker is short and starts with one of these (`…` is
+    // 0xE2 0x80 0xA6).
+    if t.len() > 64
+        || !matches!(
+            t.as_bytes().first(),
+            Some(b'.' | b'[' | b'<' | b'(' | b'-' | b'`' | b'~' | b'*' | b'=' | 0xE2)
+        )
+    {
+        return None;
+    }
+    let t = t.trim_end();
+    if t.starts_with("```") || t.starts_with("~~~") {
+        // ```` ``` ````, ```` ```text ````, ```` ```log ````: a fence, maybe naming a language.
+        let rest = t.trim_start_matches(['`', '~']);
+        return rest
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+            .then_some(Cleaned::Fence);
+    }
+    if t == "--" {
+        return Some(Cleaned::Cut);
+    }
+    cut_mark(t).then_some(Cleaned::Cut)
+}
+
+/// `...`, `…`, `[...]`, `[snip]`, `<snip>`, `(snip)`, `-- snip --`, `[ … 120 lines cut … ]`:
+/// only dots, brackets, dashes, digits and the words people write for cut text.
+fn cut_mark(t: &str) -> bool {
+    const WORDS: &[&str] = &[
+        "snip",
+        "snipped",
+        "cut",
+        "more",
+        "lines",
+        "line",
+        "omitted",
+        "truncated",
+        "trimmed",
+        "removed",
+        "skipped",
+        "elided",
+        "output",
+        "etc",
+    ];
+    let dots = t.matches("...").count() + t.matches('…').count();
+    let mut words = 0;
+    for word in t.split(|c: char| !c.is_alphabetic()) {
+        if word.is_empty() {
+            continue;
+        }
+        if !WORDS.contains(&word.to_ascii_lowercase().as_str()) {
+            return false;
+        }
+        words += 1;
+    }
+    let digits = t.chars().any(|c| c.is_ascii_digit());
+    let rest_ok = t.chars().all(|c| {
+        c.is_alphabetic()
+            || c.is_ascii_digit()
+            || matches!(
+                c,
+                '.' | '…' | '[' | ']' | '(' | ')' | '<' | '>' | '-' | ' ' | '=' | '*'
+            )
+    });
+    let key_word = t.split(|c: char| !c.is_alphabetic()).any(|w| {
+        matches!(
+            w.to_ascii_lowercase().as_str(),
+            "snip" | "snipped" | "cut" | "omitted" | "truncated" | "trimmed" | "elided" | "skipped"
+        )
+    });
+    // Digits only with words: `[ … 120 lines cut … ]`, never `[  522.9] ...`.
+    rest_ok && (dots > 0 || key_word) && (words > 0 || dots > 0) && (!digits || words > 0)
+}
+
+/// The width a mail client wrapped lines at, from the first lines of a log whose line starts
+/// the caller can tell (`starts_entry`: the line fits the log's prefix, or is a kind of line
+/// the log has without one): no line is longer than 80 columns, and lines that reach within
+/// 20 columns of the longest are followed by a line that starts no entry (the rest of the
+/// wrapped line) for a third of the lines that start one (a wrapped log has most of its lines
+/// longer than the width), or at least once when the text shows it was pasted otherwise
+/// (`pasted`: quoted or indented). `None` for a log that was not wrapped: a short log whose
+/// program printed a few lines of its own is not one.
+pub fn wrap_width<'a>(
+    lines: impl IntoIterator<Item = &'a str>,
+    starts_entry: &dyn Fn(&str) -> bool,
+    pasted: bool,
+) -> Option<u16> {
+    let lines: Vec<&str> = lines
+        .into_iter()
+        .take(LEARN_LINES)
+        .filter(|l| !l.trim().is_empty())
+        .collect();
+    let width = |l: &str| l.chars().count();
+    let longest = lines.iter().map(|l| width(l)).max()?;
+    if !(60..=80).contains(&longest) {
+        return None;
+    }
+    let entries = lines.iter().filter(|l| starts_entry(l)).count();
+    let breaks = lines
+        .windows(2)
+        .filter(|w| width(w[0]) + 20 >= longest && starts_entry(w[0]) && !starts_entry(w[1]))
+        .count();
+    let enough = if pasted {
+        breaks >= 1
+    } else {
+        breaks >= 2 && breaks * 3 >= entries
+    };
+    enough.then_some(longest as u16)
+}
+
+/// Whether a line `previous_width` columns long, followed by a line that starts no entry, was
+/// wrapped there by a mail client wrapping at `width` columns.
+pub fn is_wrapped(previous_width: usize, width: u16) -> bool {
+    previous_width + 20 >= usize::from(width) && previous_width <= usize::from(width) + 1
+}
+
+/// How the rest of a wrapped line joins the part before it: the client broke the line at a
+/// space and dropped it, unless the part before still ends with it (format=flowed) or the
+/// line was cut inside a word (`hard_break`: a client cuts a word only when it is longer than
+/// the whole line, so the line cut holds no space).
+pub fn join_wrapped(before: &mut String, rest: &str, hard_break: bool) {
+    if !(before.ends_with(' ') || hard_break) {
+        before.push(' ');
+    }
+    before.push_str(rest);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cleaned(paste: &Paste, line: &str) -> String {
+        match paste.clean(line, &mut PasteCounts::default()) {
+            Cleaned::Line(t) => t.to_owned(),
+            other => format!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn quoting_is_learned_and_taken_off() {
+        let lines = [
+            "> 2026-11-21 17:16:31.636 UTC [24019] LOG:  server process (PID 24718) was terminated by signal 9: Killed",
+            "> > 2026-11-21 17:16:31.636 UTC [24019] DETAIL:  Failed process was running: SELECT 1",
+            ">",
+            ">\tFROM t",
+        ];
+        let paste = Paste::learn(lines, &|_| false);
+        assert!(paste.quoted);
+        assert_eq!(paste.indent, 0);
+        assert!(cleaned(&paste, lines[0]).starts_with("2026-11-21"));
+        assert!(cleaned(&paste, lines[1]).starts_with("2026-11-21"));
+        assert_eq!(cleaned(&paste, lines[2]), "");
+        assert_eq!(cleaned(&paste, lines[3]), "\tFROM t");
+        // A log with a stray `>` line is not quoted.
+        let plain = Paste::learn(["LOG:  a", "LOG:  b", "LOG:  c", "LOG:  d", "> x"], &|_| {
+            false
+        });
+        assert!(!plain.quoted);
+    }
+
+    #[test]
+    fn code_block_indentation_is_learned_and_taken_off() {
+        let lines = [
+            "    [  522.921565] postgres invoked oom-killer: gfp_mask=0xcc0(GFP_KERNEL), order=0",
+            "    ```",
+            "",
+            "     active_file:0 inactive_file:30",
+            "    \tFROM t",
+        ];
+        let paste = Paste::learn(lines, &|_| false);
+        assert_eq!((paste.quoted, paste.indent), (false, 4));
+        assert!(cleaned(&paste, lines[0]).starts_with("[  522"));
+        assert_eq!(cleaned(&paste, lines[1]), "Fence");
+        assert_eq!(cleaned(&paste, lines[3]), " active_file:0 inactive_file:30");
+        assert_eq!(cleaned(&paste, lines[4]), "\tFROM t");
+        // One leading space is a prefix (Heroku's ` sql_error_code = `), never indentation.
+        assert_eq!(Paste::learn([" a", " b"], &|_| false).indent, 0);
+        // Quoted and indented: both come off.
+        let both = Paste::learn([">     LOG:  a", ">     LOG:  b"], &|_| false);
+        assert_eq!((both.quoted, both.indent), (true, 4));
+        assert_eq!(cleaned(&both, ">     LOG:  a"), "LOG:  a");
+        // A TAB in front of every line.
+        let tab = Paste::learn(["\tLOG:  a", "\tLOG:  b", "\t\tFROM t"], &|_| false);
+        assert!(tab.indent_tab);
+        assert_eq!(cleaned(&tab, "\t\tFROM t"), "\tFROM t");
+        // Lines the log indents itself never make it indented.
+        let dump = [
+            "LOG:  a",
+            "LOG:  b",
+            "  MessageContext: 1 total in 1 blocks; 2 free (3 chunks); 4 used",
+            "    ExprContext: 1 total in 1 blocks; 2 free (3 chunks); 4 used",
+        ];
+        let own = |l: &str| l.trim_start().contains("total in");
+        assert_eq!(Paste::learn(dump, &own).indent, 0);
+        let block: Vec<String> = dump.iter().map(|l| format!("    {l}")).collect();
+        assert_eq!(
+            Paste::learn(block.iter().map(|l| l.as_str()), &own).indent,
+            4
+        );
+    }
+
+    #[test]
+    fn cut_marks_and_fences() {
+        for cut in [
+            "...",
+            "…",
+            "[...]",
+            "[snip]",
+            "<snip>",
+            "(snip)",
+            "-- snip --",
+            "[ ... 120 lines cut ... ]",
+            "--",
+            "   ...   ",
+            "[...snip...]",
+            "(output truncated)",
+            "... 3 more lines",
+        ] {
+            assert_eq!(marker(cut), Some(Cleaned::Cut), "{cut:?}");
+        }
+        for fence in ["```", "```text", "~~~", "```console"] {
+            assert_eq!(marker(fence), Some(Cleaned::Fence), "{fence:?}");
+        }
+        for line in [
+            "LOG:  ...",
+            "Call Trace:",
+            "snip the ends",
+            "[  522.9] ...",
+            "TopMemoryContext: 1 total in 1 blocks; 2 free (3 chunks); 4 used",
+            "- - -",
+            "```python print(1)```",
+        ] {
+            assert_eq!(marker(line), None, "{line:?}");
+        }
+    }
+
+    #[test]
+    fn wraps_are_found_where_the_caller_says_lines_start() {
+        let starts = |l: &str| l.starts_with("2026");
+        let wrapped = [
+            "2026-11-21 17:16:31.636 UTC [24019] LOG:  server process (PID 24718) was",
+            "terminated by signal 9: Killed",
+            "2026-11-21 17:16:31.636 UTC [24019] DETAIL:  Failed process was running:",
+            "SELECT g FROM generate_series(1, 100000000) AS g",
+            "2026-11-21 17:16:31.640 UTC [24019] LOG:  all server processes terminated;",
+            "reinitializing",
+        ];
+        assert_eq!(wrap_width(wrapped, &starts, false), Some(74));
+        // Long lines: not a mail paste.
+        let long = [
+            "2026-11-21 17:16:31.636 UTC [24019] LOG:  server process (PID 24718) was terminated by signal 9: Killed",
+            "x",
+        ];
+        assert_eq!(wrap_width(long, &starts, true), None);
+        // Short lines that start entries: nothing wrapped.
+        assert_eq!(wrap_width(["2026 a", "2026 b"], &starts, true), None);
+        // A short log whose lines are rarely followed by another program's line is no paste;
+        // the same once the text shows it was pasted (quoted, indented) is.
+        let mut short = Vec::new();
+        for _ in 0..10 {
+            short.push("2026-11-21 17:57:13.500 UTC [3] DETAIL:  Failed on request of size 8.");
+            short.push("2026-11-21 17:57:13.500 UTC [3] LOG:  checkpoint starting: time");
+            short.push("2026-11-21 17:57:13.500 UTC [3] LOG:  checkpoint complete: wrote 3");
+            short.push("2026-11-21 17:57:13.500 UTC [3] LOG:  checkpoint starting: time");
+        }
+        short.push("pg_ctl: another server might be running");
+        short.push("2026-11-21 17:57:13.500 UTC [3] LOG:  checkpoint starting: time");
+        short.push("waiting for server to start.... done");
+        assert_eq!(wrap_width(short.iter().copied(), &starts, false), None);
+        assert_eq!(wrap_width(short.iter().copied(), &starts, true), Some(69));
+        let mut joined = "server process (PID 24718) was".to_owned();
+        join_wrapped(&mut joined, "terminated", false);
+        assert_eq!(joined, "server process (PID 24718) was terminated");
+        let mut flowed = "was ".to_owned();
+        join_wrapped(&mut flowed, "terminated", false);
+        assert_eq!(flowed, "was terminated");
+        let mut hard = "generate_ser".to_owned();
+        join_wrapped(&mut hard, "ies(1, 10)", true);
+        assert_eq!(hard, "generate_series(1, 10)");
+        assert!(is_wrapped(70, 76));
+        assert!(!is_wrapped(30, 76));
+    }
+
+    #[test]
+    fn the_note_says_what_was_undone() {
+        let paste = Paste {
+            quoted: true,
+            indent: 4,
+            indent_tab: false,
+            wrap_width: Some(72),
+        };
+        let counts = PasteCounts {
+            quoted_lines: 10,
+            unindented_lines: 10,
+            fence_lines: 2,
+            cut_marks: 1,
+            wraps_joined: 3,
+            crlf_lines: 0,
+        };
+        let note = counts.note(&paste).unwrap();
+        assert!(note.starts_with("pasted text: 10 lines quoted"), "{note}");
+        assert!(note.contains("indented by 4 spaces"), "{note}");
+        assert!(note.contains("3 lines wrapped at 72 columns"), "{note}");
+        assert!(note.contains("1 lines marking cut text"), "{note}");
+        assert_eq!(PasteCounts::default().note(&paste), None);
+        let crlf = PasteCounts {
+            crlf_lines: 5,
+            ..PasteCounts::default()
+        };
+        assert_eq!(
+            crlf.note(&Paste::default()).as_deref(),
+            Some("line ends: 5 lines ended in CRLF")
+        );
+    }
+}
