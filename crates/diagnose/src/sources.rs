@@ -193,6 +193,18 @@ pub(crate) fn parse_all(
                     fill(&mut summary, &log.stats);
                     read.note(source, &mut summary);
                     note_cut_lines(&mut summary, &log.stats, kernel_options.max_line_bytes);
+                    if let Some(note) = log.pasted.as_ref().and_then(|p| p.note()) {
+                        add_note(&mut summary, note);
+                    }
+                    let untimed = |r: &pgmortem_parse::kernel::KernelRecord| {
+                        r.time.monotonic_us.is_none() && r.time.wall.is_none()
+                    };
+                    if !log.records.is_empty() && log.records.iter().all(untimed) {
+                        add_note(
+                            &mut summary,
+                            untimed_note("", "CONFIG_PRINTK_TIME=n, or pasted without them"),
+                        );
+                    }
                     kernel.push(KernelSource {
                         path: source.path.clone(),
                         log,
@@ -237,6 +249,16 @@ pub(crate) fn parse_all(
                             crate::human::QUOTED_QUERY_BYTES
                         );
                         add_note(&mut summary, cut);
+                    }
+                    if let Some(note) = log.pasted.as_ref().and_then(|p| p.note()) {
+                        add_note(&mut summary, note);
+                    }
+                    if !digest.records.is_empty() && digest.records.iter().all(|r| r.time.is_none())
+                    {
+                        add_note(
+                            &mut summary,
+                            untimed_note(&log.prefix, "its log_line_prefix prints none"),
+                        );
                     }
                     summary.log_line_prefix = Some(log.prefix.clone());
                     summary.log_line_prefix_from = Some(prefix_from);
@@ -412,6 +434,23 @@ fn fill(summary: &mut SourceSummary, stats: &pgmortem_parse::ParseStats) {
 }
 
 /// Adds `note` to the source's note.
+/// The note of a log whose records carry no time (`why`: the prefix prints none, the kernel
+/// printed none): their events keep the log's order, off the UTC timeline.
+fn untimed_note(prefix: &str, why: &str) -> String {
+    let why = if prefix.is_empty() && why.starts_with("its log_line_prefix") {
+        "its lines have no log_line_prefix".to_owned()
+    } else if prefix.is_empty() {
+        why.to_owned()
+    } else {
+        format!("{why}: `{prefix}`")
+    };
+    format!(
+        "no line carries a time ({why}): its events are kept in the log's order after the \
+         timed ones, a crash's outage length is unknown, and a kernel kill is tied to a crash \
+         by PID alone"
+    )
+}
+
 fn add_note(summary: &mut SourceSummary, note: String) {
     summary.note = Some(match summary.note.take() {
         Some(n) => format!("{n}; {note}"),

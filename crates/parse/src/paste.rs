@@ -408,10 +408,44 @@ pub fn wrap_width<'a>(
     enough.then_some(longest as u16)
 }
 
-/// Whether a line `previous_width` columns long, followed by a line that starts no entry, was
-/// wrapped there by a mail client wrapping at `width` columns.
-pub fn is_wrapped(previous_width: usize, width: u16) -> bool {
-    previous_width + 20 >= usize::from(width) && previous_width <= usize::from(width) + 1
+/// [`wrap_width`] for a log whose every line carries a prefix (a kernel log with times): a
+/// line without one is a wrapped rest when the lines before nearly all of them (four in five,
+/// two at least) reach within 20 columns of the longest of those lines (at most 100: a mail
+/// client wraps at 66 to 80 columns, and may leave a line it could not break longer). The
+/// width is that longest line before a rest.
+pub fn wrap_width_by_rests<'a>(
+    lines: impl IntoIterator<Item = &'a str>,
+    starts_entry: &dyn Fn(&str) -> bool,
+) -> Option<u16> {
+    let lines: Vec<&str> = lines
+        .into_iter()
+        .take(LEARN_LINES)
+        .filter(|l| !l.trim().is_empty())
+        .collect();
+    let width = |l: &str| l.chars().count();
+    let before_rests: Vec<usize> = lines
+        .windows(2)
+        .filter(|w| !starts_entry(w[1]))
+        .map(|w| width(w[0]))
+        .collect();
+    let rests = lines.iter().filter(|l| !starts_entry(l)).count();
+    let longest = before_rests.iter().copied().max()?;
+    if !(40..=100).contains(&longest) {
+        return None;
+    }
+    let breaks = before_rests.iter().filter(|&&w| w + 20 >= longest).count();
+    (breaks >= 2 && breaks * 5 >= rests * 4).then_some(longest as u16)
+}
+
+/// Whether a line `previous_width` columns long, followed by `rest` (a line that starts no
+/// entry), was wrapped there by a mail client wrapping at `width` columns: a greedy wrap moves
+/// a word to the next line only when it does not fit after the words before, so the line and
+/// the rest's first word are longer than the width together (`width` may be a column short:
+/// it is the longest line seen).
+pub fn is_wrapped(previous_width: usize, rest: &str, width: u16) -> bool {
+    let first_word = rest.chars().take_while(|c| *c != ' ').count();
+    previous_width <= usize::from(width) + 1
+        && previous_width + 1 + first_word >= usize::from(width)
 }
 
 /// How the rest of a wrapped line joins the part before it: the client broke the line at a
@@ -577,8 +611,41 @@ mod tests {
         let mut hard = "generate_ser".to_owned();
         join_wrapped(&mut hard, "ies(1, 10)", true);
         assert_eq!(hard, "generate_series(1, 10)");
-        assert!(is_wrapped(70, 76));
-        assert!(!is_wrapped(30, 76));
+        assert!(is_wrapped(70, "terminated by signal 9", 76));
+        assert!(is_wrapped(38, "/pgmortem-record/pgmortem-oom-memcg:", 72));
+        assert!(!is_wrapped(30, "terminated by signal 9", 76));
+        assert!(!is_wrapped(90, "x", 76));
+    }
+
+    #[test]
+    fn rests_explained_by_the_long_lines_before_them() {
+        let starts = |l: &str| l.starts_with('[');
+        let wrapped = [
+            "[  280.3] Node 0 DMA free:7880kB min:28kB low:32kB high:40kB",
+            "active:0kB inactive:3620kB present:10788kB pages_scanned:16863",
+            "all_unreclaimable? yes",
+            "[  280.4] lowmem_reserve[]: 0 1971 1971 1971",
+            "[  280.5] Out of memory: kill process 3500 (x-session-manag)",
+            "score 410763 or a child",
+            "[  280.6] Killed process 3568 (seahorse-agent)",
+        ];
+        assert_eq!(wrap_width_by_rests(wrapped, &starts), Some(62));
+        // A line the client left longer than its width does not hide the wraps.
+        let mut longer = wrapped.to_vec();
+        longer.insert(
+            0,
+            "[  280.2] events/0 invoked oom-killer: gfp_mask=0xd0, order=0, oomkilladj=0",
+        );
+        assert_eq!(wrap_width_by_rests(longer, &starts), Some(62));
+        // A bare line after a short one is something else.
+        let other = [
+            "[  280.3] Node 0 DMA free:7880kB min:28kB low:32kB high:40kB",
+            "[  280.4] x",
+            "stray text",
+            "[  280.5] y",
+            "more stray text",
+        ];
+        assert_eq!(wrap_width_by_rests(other, &starts), None);
     }
 
     #[test]

@@ -692,3 +692,143 @@ fn kill_line_numbers_out_of_range_are_said_never_read_as_others() {
     );
     assert!(r[1].notes.contains(&"no victim recorded".into()));
 }
+
+/// A sample of fixtures/formats/kernel.
+fn fixture(name: &str) -> KernelLog {
+    let path = format!(
+        "{}/../../fixtures/formats/kernel/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    kernel::parse(&bytes, &KernelOptions::default())
+}
+
+#[test]
+fn kernel_2_6_18_report_without_times_or_a_command_name() {
+    // `oom-killer: gfp_mask=0xd0, order=0` (no comm before 2.6.19), per-cpu `cpu 0 hot:`
+    // lines, `Free pages:`, a 32-bit HighMem zone, `Out of Memory: Kill process … and
+    // children.` and `Out of memory: Killed process N (comm).`
+    let log = fixture("edge-2.6.18-no-time-lowmem.txt");
+    assert_eq!(log.stats.unrecognized_lines, 0);
+    let r = reports(&log);
+    assert_eq!(r.len(), 1);
+    let trigger = r[0].trigger.as_ref().unwrap();
+    assert_eq!(
+        (
+            trigger.comm.as_str(),
+            trigger.gfp_mask.as_deref(),
+            trigger.order
+        ),
+        ("", Some("0xd0"), Some(0))
+    );
+    let victim = r[0].victim.as_ref().unwrap();
+    assert_eq!(
+        (
+            victim.pid,
+            victim.comm.as_str(),
+            victim.score,
+            victim.reason.as_deref()
+        ),
+        (3487, "postgres", Some(1042861), Some("Out of memory"))
+    );
+    assert_eq!(victim.anon_rss_kb, None);
+    assert_eq!(r[0].constraint.as_deref(), Some("global"));
+    assert_eq!(r[0].interleaved_lines, 0);
+    assert_eq!(r[0].mem_info.get("free_pages_kb"), Some(&45364));
+    assert_eq!(r[0].mem_info.get("pages_of_highmem"), Some(&294848));
+    assert_eq!(r[0].mem_info.get("mapped-anon"), Some(&499711));
+    assert!(log.records[0].time.monotonic_us.is_none());
+}
+
+#[test]
+fn kernel_2_6_26_report_through_the_journal_kernel_prefix() {
+    let log = fixture("edge-2.6.26-oomkilladj-journal.txt");
+    let r = reports(&log);
+    assert_eq!(r.len(), 1);
+    let trigger = r[0].trigger.as_ref().unwrap();
+    assert_eq!(
+        (trigger.comm.as_str(), trigger.pid, trigger.oom_adj),
+        ("postgres", Some(4415), Some(0))
+    );
+    let victim = r[0].victim.as_ref().unwrap();
+    assert_eq!((victim.pid, victim.score), (4415, Some(1888511)));
+    assert_eq!(r[0].interleaved_lines, 0);
+    assert_eq!(log.stats.unrecognized_lines, 0);
+}
+
+#[test]
+fn kernel_2_6_32_rhel_kill_line_with_the_uid_before_the_name() {
+    let log = fixture("edge-2.6.32-rhel6-uid-dmesg.txt");
+    let r = reports(&log);
+    let victim = r[0].victim.as_ref().unwrap();
+    assert_eq!(
+        (
+            victim.pid,
+            victim.uid,
+            victim.comm.as_str(),
+            victim.anon_rss_kb
+        ),
+        (28143, Some(26), "postmaster", Some(3571368))
+    );
+    assert_eq!(victim.score, Some(423));
+    assert_eq!(r[0].task_columns.len(), 7);
+    assert_eq!(r[0].tasks.len(), 7);
+    // oom_adj -17 (OOM_DISABLE) and oom_score_adj -1000 of the postmaster's row.
+    let postmaster = r[0].tasks.iter().find(|t| t.pid == 2261).unwrap();
+    assert_eq!(postmaster.oom_score_adj, Some(-1000));
+}
+
+#[test]
+fn a_2_6_report_cut_before_its_victim_keeps_what_it_has() {
+    let log = fixture("edge-2.6-report-without-victim.txt");
+    let r = reports(&log);
+    assert_eq!(r.len(), 1);
+    assert!(r[0].victim.is_none());
+    assert!(r[0].truncated);
+    assert!(r[0].notes.iter().any(|n| n == "no victim recorded"));
+    assert_eq!(r[0].constraint.as_deref(), Some("global"));
+    assert_eq!(r[0].mem_info.get("free_swap_kb"), Some(&0));
+    assert_eq!(r[0].mem_info.get("pages_of_ram"), Some(&229376));
+}
+
+#[test]
+fn a_mail_wrapped_kernel_log_is_joined_back() {
+    // Zone and buddy lines and the selection line broken by a mail client at ~66 columns,
+    // their rests on lines without the time.
+    let log = fixture("edge-mail-wrapped-2.6.26.txt");
+    assert_eq!(log.stats.unrecognized_lines, 0, "{:?}", log.stats);
+    let pasted = log.pasted.unwrap();
+    assert_eq!(pasted.counts.wraps_joined, 7);
+    assert!(pasted.shape.wrap_width.is_some());
+    let r = reports(&log);
+    assert_eq!(r[0].interleaved_lines, 0);
+    // `kill process 3956 (postgres) score 1888511` + `or a child`, then its child killed.
+    assert!(
+        r[0].notes
+            .iter()
+            .any(|n| n.contains("score 1888511, killed its child 3957"))
+    );
+}
+
+#[test]
+fn sniffing_a_report_pasted_without_times() {
+    for name in [
+        "edge-2.6.18-no-time-lowmem.txt",
+        "edge-2.6-report-without-victim.txt",
+        "edge-2.6.26-oomkilladj-journal.txt",
+    ] {
+        let path = format!(
+            "{}/../../fixtures/formats/kernel/{name}",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let bytes = std::fs::read(path).unwrap();
+        let confidence = kernel::sniff(&bytes).unwrap_or(0.0);
+        assert!(confidence >= 0.5, "{name}: {confidence}");
+    }
+    // A PostgreSQL log, prose and a perf script are none.
+    assert_eq!(
+        kernel::sniff(b"LOG:  database system is ready\nLOG:  x\n"),
+        None
+    );
+    assert_eq!(kernel::sniff(b"Thanks for looking.\nBest regards\n"), None);
+}

@@ -138,7 +138,16 @@ pub(crate) fn build(kill: Option<&OomKill<'_>>, side: PgSide<'_, '_>, tie: Tie) 
         (Some(a), Some(b)) => Some(round3(seconds_between(a, b))),
         _ => None,
     };
+    let ready_line = recovery.as_ref().and_then(|r| r.ready_line);
     match &side {
+        PgSide::Crash(_) if outage_seconds.is_none() && ready_line.is_some() => {
+            notes.push(format!(
+                "ready to accept connections again at line {}, but the log's lines carry no \
+                 time (its log_line_prefix prints none, or it was pasted without): the outage \
+                 length is unknown",
+                ready_line.unwrap_or_default()
+            ));
+        }
         PgSide::Crash(_) if outage_seconds.is_none() => notes.push(
             "no `ready to accept connections` after this crash in the log: the outage length \
              is unknown (the log ends, the server stopped, or another crash came first)"

@@ -39,6 +39,7 @@ pub use prefix::parse_line;
 pub use types::*;
 
 use crate::lines::{Line, Lines};
+use crate::paste::{self, Cleaned, Paste, PasteCounts, PasteReport};
 use crate::wrap::{self, Peeled, PeeledKind, Peeler, Stamp};
 use crate::{CountedLines, ParseStats};
 use oom::{Message, OomAssembler};
@@ -151,6 +152,67 @@ pub struct KernelLog {
     /// [`KernelLimits::events`] of the log: counted, not kept.
     #[serde(skip_serializing_if = "is_zero")]
     pub events_not_kept: u64,
+    /// What pasting the log into a ticket or a mail did to its lines (quote marks, code-block
+    /// indentation, mail line wraps, cut marks, CRLF) and what was undone; `None` when
+    /// nothing was ([`crate::paste`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pasted: Option<PasteReport>,
+}
+
+/// Lines, and bytes, held at the start of a log to learn what a paste did.
+const PASTE_HEAD_LINES: usize = 200;
+const PASTE_HEAD_BYTES: usize = 256 * 1024;
+
+/// The first lines of a log, held until what a paste did is learned from them.
+#[derive(Debug, Default)]
+struct Head {
+    lines: Vec<Line<'static>>,
+    bytes: usize,
+}
+
+/// A line held back one step, its wrapped rests joined to it.
+#[derive(Debug)]
+struct Held {
+    number: u64,
+    text: String,
+    /// The last physical piece, and its width.
+    last: String,
+    width: usize,
+}
+
+/// The width a mail client wrapped a kernel log at ([`paste::wrap_width`]), when most of its
+/// lines carry a prefix (a time, a syslog header): a line starts an entry when it has one, is
+/// indented (a journal's continuation) or separates. A log of bare lines cannot show where a
+/// line was broken.
+fn wrap_width(paste: &Paste, lines: &[Line<'_>]) -> Option<u16> {
+    let options = KernelOptions::default();
+    let mut counts = PasteCounts::default();
+    let cleaned: Vec<&str> = lines
+        .iter()
+        .filter_map(|l| match paste.clean(&l.text, &mut counts) {
+            Cleaned::Line(text) => Some(text),
+            _ => None,
+        })
+        .collect();
+    let prefixed = cleaned
+        .iter()
+        .filter(|l| parse_line(l, 0, &options).form != LineForm::Bare)
+        .count();
+    if prefixed * 2 < cleaned.len() {
+        return None;
+    }
+    let starts = |l: &str| parse_line(l, 0, &options).form != LineForm::Bare || !wrap_rest(l);
+    // The kernel never prints a line without its prefix into such a log: a bare line is a
+    // wrapped rest when long lines come before nearly all of them.
+    paste::wrap_width(cleaned.iter().copied(), &starts, !paste.is_plain())
+        .or_else(|| paste::wrap_width_by_rests(cleaned.iter().copied(), &starts))
+}
+
+/// A line that may be the rest of a wrapped one: no prefix, not indented, no separator.
+fn wrap_rest(text: &str) -> bool {
+    !text.starts_with([' ', '\t'])
+        && !separator(text)
+        && parse_line(text, 0, &KernelOptions::default()).form == LineForm::Bare
 }
 
 /// Records other than OOM reports a log keeps (segfaults, allocation failures, hung tasks):
@@ -232,6 +294,12 @@ pub struct KernelParser {
     /// The wrapper taken off every line (sniffed from the first block), `None` inside when
     /// the log is not wrapped; `None` before the first block.
     peeler: Option<Option<Peeler>>,
+    /// The first lines, until what a paste did is learned (`None` once it is).
+    head: Option<Head>,
+    paste: Paste,
+    paste_counts: PasteCounts,
+    /// The last line, held while lines were wrapped by a mail client.
+    held: Option<Held>,
 }
 
 /// Lines printed after a page allocation failure within which its CPU line is looked for.
@@ -271,7 +339,7 @@ fn event_hints(bytes: &[u8]) -> u8 {
     for space in memchr::memchr_iter(b' ', window) {
         let rest = &bytes[space + 1..];
         hints |= match rest.first() {
-            Some(b'i') if rest.starts_with(b"invoked oom-killer: ") => MAY_TRIGGER,
+            Some(b'i') if rest.starts_with(b"invoked oom-killer") => MAY_TRIGGER,
             Some(b'p') if rest.starts_with(b"process ") => MAY_KILL,
             Some(b'p') if rest.starts_with(b"page allocation failure") => MAY_ALLOCATION,
             Some(b's') if rest.starts_with(b"segfault at ") => MAY_SEGFAULT,
@@ -306,6 +374,10 @@ impl KernelParser {
             taken: 0,
             lines_before: 0,
             peeler: None,
+            head: Some(Head::default()),
+            paste: Paste::default(),
+            paste_counts: PasteCounts::default(),
+            held: None,
         }
     }
 
@@ -330,15 +402,95 @@ impl KernelParser {
         self.lines_before += last;
     }
 
-    /// Reads one physical line. A log whose wrapper [`KernelParser::push_block`] recognised
-    /// (a journal export, an RFC 5424 relay) has it taken off first: the kernel's entries are
-    /// read with the wrapper's times, other programs' counted in `non_kernel_lines`.
+    /// Reads one physical line. The first lines are held until what a paste did to the text
+    /// is learned from them ([`crate::paste`]); a line is held one step more when lines were
+    /// wrapped by a mail client (the next may be its rest). A log whose wrapper
+    /// [`KernelParser::push_block`] recognised (a journal export, an RFC 5424 relay) has it
+    /// taken off next: the kernel's entries are read with the wrapper's times, other programs'
+    /// counted in `non_kernel_lines`.
     pub fn push_line(&mut self, line: &Line<'_>) {
+        if let Some(head) = &mut self.head {
+            head.bytes += line.text.len();
+            head.lines.push(Line {
+                number: line.number,
+                offset: line.offset,
+                text: std::borrow::Cow::Owned(line.text.clone().into_owned()),
+                lossy: line.lossy,
+                crlf: line.crlf,
+            });
+            if head.lines.len() >= PASTE_HEAD_LINES || head.bytes >= PASTE_HEAD_BYTES {
+                self.learn_paste();
+            }
+            return;
+        }
+        self.unpaste(line);
+    }
+
+    /// Learns what a paste did from the lines held, then reads them.
+    fn learn_paste(&mut self) {
+        let Some(head) = self.head.take() else {
+            return;
+        };
+        let mut paste = Paste::learn(
+            head.lines.iter().map(|l| &*l.text),
+            &oom::indented_by_kernel,
+        );
+        // A wrapper's entries are never wrapped by a mail client.
+        if !matches!(self.peeler, Some(Some(_))) {
+            paste.wrap_width = wrap_width(&paste, &head.lines);
+        }
+        self.paste = paste;
+        for line in &head.lines {
+            self.unpaste(line);
+        }
+    }
+
+    /// Counts one physical line and takes off what the paste did.
+    fn unpaste(&mut self, line: &Line<'_>) {
         self.stats.lines += 1;
         if line.lossy {
             self.stats.invalid_utf8_lines += 1;
         }
-        let mut text: &str = &line.text;
+        if line.crlf {
+            self.paste_counts.crlf_lines += 1;
+        }
+        let text = match self.paste.clean(&line.text, &mut self.paste_counts) {
+            Cleaned::Line(text) => text,
+            Cleaned::Fence | Cleaned::Cut => return,
+        };
+        let Some(width) = self.paste.wrap_width else {
+            self.process(line.number, text);
+            return;
+        };
+        if let Some(held) = &mut self.held {
+            if paste::is_wrapped(held.width, text, width) && wrap_rest(text) {
+                let hard_break = !held.last.contains(' ');
+                paste::join_wrapped(&mut held.text, text, hard_break);
+                held.width = text.chars().count();
+                held.last = text.to_owned();
+                self.paste_counts.wraps_joined += 1;
+                return;
+            }
+            self.release_held();
+        }
+        self.held = Some(Held {
+            number: line.number,
+            text: text.to_owned(),
+            last: text.to_owned(),
+            width: text.chars().count(),
+        });
+    }
+
+    /// Reads the line held back for its wrapped rest.
+    fn release_held(&mut self) {
+        if let Some(held) = self.held.take() {
+            self.process(held.number, &held.text);
+        }
+    }
+
+    /// Reads one line of the log (what a paste did taken off, wrapped rests joined).
+    fn process(&mut self, number: u64, text: &str) {
+        let mut text: &str = text;
         if text.len() > self.options.max_line_bytes {
             self.stats.oversized_lines += 1;
             let mut end = self.options.max_line_bytes;
@@ -349,10 +501,10 @@ impl KernelParser {
         }
         match self.peeler.as_mut().and_then(Option::take) {
             Some(mut peeler) => {
-                peeler.push(line.number, text, &mut |p| self.read_peeled(p, text));
+                peeler.push(number, text, &mut |p| self.read_peeled(p, text));
                 self.peeler = Some(Some(peeler));
             }
-            None => self.read_line(line.number, text, None),
+            None => self.read_line(number, text, None),
         }
     }
 
@@ -507,7 +659,8 @@ impl KernelParser {
         // report is open.
         let oom_candidate = self.oom.is_open()
             || hints & (MAY_TRIGGER | MAY_KILL) != 0
-            || bytes.starts_with(b"oom_reaper: ");
+            || bytes.starts_with(b"oom_reaper: ")
+            || bytes.starts_with(b"oom-killer: ");
         if oom_candidate && self.oom.feed(msg) {
             return true;
         }
@@ -580,7 +733,9 @@ impl KernelParser {
     }
 
     /// Ends the input: closes any open report (as truncated) and returns the log.
-    pub fn finish(self) -> KernelLog {
+    pub fn finish(mut self) -> KernelLog {
+        self.learn_paste();
+        self.release_held();
         let mut records = Vec::from(self.records);
         let (reports, oom_reports_not_kept, oom_details_dropped) = self.oom.finish();
         records.extend(reports);
@@ -600,6 +755,7 @@ impl KernelParser {
         stats.unrecognized_lines = count;
         KernelLog {
             records,
+            pasted: PasteReport::new(self.paste, self.paste_counts),
             stats,
             line_forms: FORMS
                 .iter()
@@ -632,9 +788,13 @@ fn separator(message: &str) -> bool {
 /// How sure it is that `head` (the first few KiB of a file) is a kernel log; `None` when it is
 /// not one. Used by the bundle reader to recognise files by content.
 ///
-/// Reads up to 200 lines: the share of lines with a kernel prefix (dmesg, kmsg, or a
-/// journal/syslog line tagged `kernel`) decides; bare lines naming OOM-killer or stack-dump
-/// messages count as weaker evidence (pasted reports).
+/// Reads up to 200 lines, with what a paste did undone ([`crate::paste`]): the share of lines
+/// with a kernel prefix (dmesg, kmsg, or a journal/syslog line tagged `kernel`) decides. A
+/// report pasted without times (`CONFIG_PRINTK_TIME=n`, a ticket) is one when three lines in
+/// ten (three at least) have the shape of an OOM report's lines (stack frames, Mem-Info,
+/// zones, task rows, …) and one of them opens or ends a report (trigger, selection, kill
+/// line); bare lines naming
+/// OOM-killer or stack-dump messages count as weaker evidence.
 pub fn sniff(head: &[u8]) -> Option<f32> {
     if let Some((kernel, total)) = wrapped_lines(head) {
         if total == 0 || kernel == 0 {
@@ -648,11 +808,18 @@ pub fn sniff(head: &[u8]) -> Option<f32> {
         });
     }
     let options = KernelOptions::default();
+    let lines: Vec<Line<'_>> = Lines::new(head).take(200).collect();
+    let paste = Paste::learn(lines.iter().map(|l| &*l.text), &oom::indented_by_kernel);
+    let mut counts = PasteCounts::default();
     let mut total = 0u32;
     let mut kernel = 0u32;
     let mut hints = 0u32;
-    for line in Lines::new(head).take(200) {
-        let kline = parse_line(&line.text, line.number, &options);
+    let (mut shaped, mut opening) = (0u32, 0u32);
+    for line in &lines {
+        let Cleaned::Line(text) = paste.clean(&line.text, &mut counts) else {
+            continue;
+        };
+        let kline = parse_line(text, line.number, &options);
         if separator(kline.message) {
             continue;
         }
@@ -669,12 +836,21 @@ pub fn sniff(head: &[u8]) -> Option<f32> {
                 kernel += 1;
             }
             _ => {
+                match oom::report_shape(kline.message) {
+                    Some(oom::Shape::Opens) => {
+                        opening += 1;
+                        shaped += 1;
+                    }
+                    Some(oom::Shape::Inside) => shaped += 1,
+                    None => {}
+                }
                 let b = kline.message.as_bytes();
                 let hint = [
-                    &b" invoked oom-killer: "[..],
+                    &b" invoked oom-killer"[..],
                     b"Killed process ",
                     b"Call Trace:",
                     b"Mem-Info:",
+                    b"Mem-info:",
                     b"]: segfault at ",
                     b"oom-kill:constraint=",
                 ]
@@ -690,8 +866,11 @@ pub fn sniff(head: &[u8]) -> Option<f32> {
         return None;
     }
     let share = kernel as f32 / total as f32;
+    let report = (kernel + shaped) as f32 / total as f32;
     if share >= 0.5 {
         Some(0.5 + share / 2.0)
+    } else if opening > 0 && shaped >= 3 && report >= 0.3 {
+        Some((0.4 + report / 2.0).min(0.9))
     } else if kernel + hints > 0 && (kernel + hints) as f32 / total as f32 >= 0.05 {
         Some(0.2 + share)
     } else {

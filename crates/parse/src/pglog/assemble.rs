@@ -262,7 +262,7 @@ impl Assembler {
         });
         let (Some(_), Some((tag, lang, message))) = (matched, split.get()) else {
             if let Some(width) = self.wrap_width
-                && crate::paste::is_wrapped(previous_width, width)
+                && crate::paste::is_wrapped(previous_width, text, width)
                 && self.dump.is_none()
                 && memdump::parse_line(text).is_none()
                 && self.continue_open(number, text, Join::Wrapped(!previous_spaced))

@@ -15,11 +15,25 @@ const UNLIMITED_KB: u64 = 9_007_199_254_740_988;
 
 /// `postgres invoked oom-killer: gfp_mask=0xcc0(GFP_KERNEL), order=0, oom_score_adj=0`
 /// `rs:main Q:Reg invoked oom-killer: gfp_mask=0x24201ca, order=0, oom_adj=0, oom_score_adj=0`
-/// `java invoked oom-killer: gfp_mask=0x201d2, order=0, oomkilladj=0`
+/// `java invoked oom-killer: gfp_mask=0x201d2, order=0, oomkilladj=0` (2.6.19–2.6.35)
+/// `oom-killer: gfp_mask=0xd0, order=0` (≤ 2.6.18: no command name; 2.6.9 prints no order)
 pub(crate) fn trigger(message: &str) -> Option<OomTrigger> {
-    let (comm, fields) = message.split_once(" invoked oom-killer: ")?;
+    let (comm, fields) = match message.split_once(" invoked oom-killer") {
+        Some((comm, rest)) => {
+            // `… invoked oom-killer from pagefault: oomkilladj=0` (a few 2.6 kernels).
+            let rest = rest.strip_prefix(" from pagefault").unwrap_or(rest);
+            (comm.trim_start(), rest.strip_prefix(": ")?)
+        }
+        None => {
+            let fields = message.trim_start().strip_prefix("oom-killer: ")?;
+            if !fields.starts_with("gfp_mask=") {
+                return None;
+            }
+            ("", fields)
+        }
+    };
     let mut trigger = OomTrigger {
-        comm: comm.trim_start().to_owned(),
+        comm: comm.to_owned(),
         ..OomTrigger::default()
     };
     // `nodemask=0-1` lists use bare commas; fields are separated by `, ` (sometimes two spaces).
@@ -170,7 +184,12 @@ pub(crate) fn mem_info_counters(message: &str) -> Option<Vec<(&str, u64)>> {
     let mut out = Vec::new();
     for token in message.split_ascii_whitespace() {
         let (key, value) = token.split_once(':')?;
-        if key.is_empty() || !key.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_') {
+        // `mapped-file:1033 mapped-anon:499711` (2.6.18)
+        if key.is_empty()
+            || !key
+                .bytes()
+                .all(|c| c.is_ascii_alphanumeric() || c == b'_' || c == b'-')
+        {
             return None;
         }
         out.push((key, value.parse().ok()?));
@@ -187,14 +206,19 @@ pub(crate) fn mem_total(message: &str) -> Option<(String, u64)> {
     for (label, key) in [
         ("Free swap", "free_swap_kb"),
         ("Total swap", "total_swap_kb"),
+        ("Free pages", "free_pages_kb"),
     ] {
         if let Some(rest) = message.strip_prefix(label) {
+            // `Free swap  = 0kB`; 2.6 also `Free swap:            0kB` and
+            // `Free pages:     4055248kB (0kB HighMem)`.
+            let rest = rest.trim_start();
             let value = rest
-                .trim_start()
-                .strip_prefix('=')?
-                .trim()
-                .strip_suffix("kB")?;
-            return Some((key.to_owned(), value.parse().ok()?));
+                .strip_prefix('=')
+                .or_else(|| rest.strip_prefix(':'))?
+                .trim_start();
+            let digits = value.bytes().take_while(u8::is_ascii_digit).count();
+            value[digits..].strip_prefix("kB")?;
+            return Some((key.to_owned(), value[..digits].parse().ok()?));
         }
     }
     let (number, words) = message.split_once(' ')?;
@@ -283,13 +307,23 @@ pub(crate) fn kill_line(message: &str, line: u64) -> Option<OomVictim> {
         Ok(pid) => (pid, Vec::new()),
         Err(_) => (0, vec![format!("pid {}", &rest[..digits])]),
     };
-    let rest = rest[digits..].strip_prefix(" (")?;
+    // `Killed process 3301, UID 500, (java) total-vm:…` (RHEL 5 and 6 kernels).
+    let mut uid_before_comm = None;
+    let rest = match rest[digits..].strip_prefix(", UID ") {
+        Some(uid) => {
+            let n = uid.bytes().take_while(u8::is_ascii_digit).count();
+            uid_before_comm = uid[..n].parse::<u32>().ok();
+            uid[n..].strip_prefix(", (")?
+        }
+        None => rest[digits..].strip_prefix(" (")?,
+    };
     let close = rest.find(") total-vm:").or_else(|| rest.rfind(')'))?;
     let mut victim = OomVictim {
         pid,
         comm: rest[..close].to_owned(),
         reason: reason.filter(|r| !r.is_empty()),
         kill_line: line,
+        uid: uid_before_comm,
         ..OomVictim::default()
     };
     for (key, value) in kb_fields(&rest[close + 1..]) {
@@ -445,6 +479,17 @@ mod tests {
             trigger("bash invoked oom-killer: gfp_mask=0x0(), order=-1, oom_score_adj=0").unwrap();
         assert_eq!(t.order, Some(-1));
         assert!(trigger("postgres: page allocation failure: order:0").is_none());
+        // ≤ 2.6.18: no command name.
+        let t = trigger("oom-killer: gfp_mask=0xd0, order=0").unwrap();
+        assert_eq!(
+            (t.comm.as_str(), t.gfp_mask.as_deref(), t.order),
+            ("", Some("0xd0"), Some(0))
+        );
+        let t = trigger("oom-killer: gfp_mask=0x200d2").unwrap();
+        assert_eq!((t.gfp_mask.as_deref(), t.order), (Some("0x200d2"), None));
+        let t = trigger("X invoked oom-killer from pagefault: oomkilladj=0").unwrap();
+        assert_eq!((t.comm.as_str(), t.oom_adj), ("X", Some(0)));
+        assert!(trigger("the oom-killer: is mentioned").is_none());
     }
 
     #[test]
@@ -527,6 +572,23 @@ mod tests {
             mem_total("Total swap = 0kB"),
             Some(("total_swap_kb".into(), 0))
         );
+        // 2.6
+        assert_eq!(
+            mem_total("Free swap:            0kB"),
+            Some(("free_swap_kb".into(), 0))
+        );
+        assert_eq!(
+            mem_total("Free pages:     4055248kB (0kB HighMem)"),
+            Some(("free_pages_kb".into(), 4055248))
+        );
+        assert_eq!(
+            mem_total("261247 pages of RAM"),
+            Some(("pages_of_ram".into(), 261247))
+        );
+        assert_eq!(
+            mem_total("644 pages in page table cache"),
+            Some(("pages_in_page_table_cache".into(), 644))
+        );
         assert_eq!(mem_total("12 apples"), None);
         let c = mem_info_counters(" active_file:0 inactive_file:30 isolated_file:0").unwrap();
         assert_eq!(
@@ -586,6 +648,32 @@ mod tests {
         );
         let v = kill_line("Killed process 3071 (java)", 1).unwrap();
         assert_eq!((v.pid, v.comm.as_str(), v.reason), (3071, "java", None));
+        // 2.6.9–2.6.18: a period after the name; RHEL 5 and 6: the uid before it.
+        let v = kill_line("Out of memory: Killed process 274 (udev).", 1).unwrap();
+        assert_eq!(
+            (v.pid, v.comm.as_str(), v.reason.as_deref()),
+            (274, "udev", Some("Out of memory"))
+        );
+        let v = kill_line(
+            "No available memory (MPOL_BIND): Killed process 1267 (rc).",
+            1,
+        )
+        .unwrap();
+        assert_eq!(v.reason.as_deref(), Some("No available memory (MPOL_BIND)"));
+        let v = kill_line(
+            "Killed process 215701, UID 679, (java) total-vm:11017300kB, anon-rss:7152432kB, file-rss:1232kB",
+            1,
+        )
+        .unwrap();
+        assert_eq!(
+            (v.pid, v.uid, v.comm.as_str(), v.anon_rss_kb),
+            (215701, Some(679), "java", Some(7152432))
+        );
+        let v = kill_line("Out of memory: Killed process 3301, UID 26, (postgres).", 1).unwrap();
+        assert_eq!(
+            (v.pid, v.uid, v.comm.as_str()),
+            (3301, Some(26), "postgres")
+        );
         let v = kill_line(
             "Killed process 7 (a (b) c) total-vm:1kB, anon-rss:2kB, file-rss:3kB",
             1,
@@ -600,6 +688,11 @@ mod tests {
         assert_eq!(
             selection("Out of memory: kill process 3071 (java) score 894 or a child"),
             Some((3071, "java".into(), 894))
+        );
+        // ≤ 2.6.18
+        assert_eq!(
+            selection("Out of Memory: Kill process 274 (udev) score 7 and children."),
+            Some((274, "udev".into(), 7))
         );
     }
 

@@ -20,6 +20,49 @@ use std::collections::VecDeque;
 
 pub(crate) use elements::cpu_line;
 
+/// What a line is to an OOM report, by its shape alone (for recognising a report pasted
+/// without times).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Shape {
+    /// A trigger, selection or kill line: a report starts or ends there.
+    Opens,
+    /// A line a report holds (stack frame, CPU line, Mem-Info, zone, buddy, totals, task
+    /// row, cgroup counters).
+    Inside,
+}
+
+/// The [`Shape`] of a message, `None` for a line no report holds.
+pub(crate) fn report_shape(message: &str) -> Option<Shape> {
+    if elements::trigger(message).is_some()
+        || elements::kill_line(message, 0).is_some()
+        || elements::selection(message).is_some()
+    {
+        return Some(Shape::Opens);
+    }
+    let t = message.trim_start();
+    let inside = cpu_line(t).is_some()
+        || elements::summary(t).is_some()
+        || elements::memcg_counter(t).is_some()
+        || elements::mem_info_counters(t).is_some()
+        || elements::mem_total(t).is_some()
+        || elements::task_header(t).is_some()
+        || elements::task_row(t).is_some()
+        || section_opener(t).is_some()
+        || report_furniture(t);
+    inside.then_some(Shape::Inside)
+}
+
+/// Lines the kernel indents itself in a report (stack frames, registers, Mem-Info
+/// continuations, `<TASK>`): they never make a pasted log look indented.
+pub(crate) fn indented_by_kernel(text: &str) -> bool {
+    let t = text.trim_start();
+    elements::frame_line(t)
+        || elements::register_line(t)
+        || t.starts_with("? ")
+        || (t.starts_with('<') && t.ends_with('>'))
+        || elements::mem_info_counters(t).is_some()
+}
+
 use tasks::TaskTable;
 
 use crate::kernel::KernelEvent;
@@ -555,7 +598,8 @@ impl OpenReport {
             self.group = true;
             return Step::Consumed;
         }
-        if indented || report_furniture(trimmed) {
+        // An empty line inside the report (2.6 printed one around its stack dump).
+        if indented || trimmed.is_empty() || report_furniture(trimmed) {
             return Step::Consumed;
         }
         Step::Unrelated
@@ -793,6 +837,8 @@ fn report_furniture(t: &str) -> bool {
         "Hot:",
         "Cold:",
         "CPU ",
+        // 2.6 per-cpu page sets: `cpu 0 hot: high 42, batch 7 used:37`.
+        "cpu ",
         "Tasks state (memory values in pages):",
         "Code: ",
         "Stack:",
