@@ -202,7 +202,10 @@ pub(crate) fn parse_all(
                     if !log.records.is_empty() && log.records.iter().all(untimed) {
                         add_note(
                             &mut summary,
-                            untimed_note("", "CONFIG_PRINTK_TIME=n, or pasted without them"),
+                            "no line carries a time (CONFIG_PRINTK_TIME=n, or pasted without \
+                             them): its events are kept in the log's order after the timed ones, \
+                             and a kill is tied to a PostgreSQL crash by PID alone"
+                                .to_owned(),
                         );
                     }
                     kernel.push(KernelSource {
@@ -433,14 +436,11 @@ fn fill(summary: &mut SourceSummary, stats: &pgmortem_parse::ParseStats) {
     summary.unrecognized_examples = stats.unrecognized_examples.clone();
 }
 
-/// Adds `note` to the source's note.
-/// The note of a log whose records carry no time (`why`: the prefix prints none, the kernel
-/// printed none): their events keep the log's order, off the UTC timeline.
+/// The note of a PostgreSQL log whose records carry no time (`why`: its prefix prints none):
+/// their events keep the log's order, off the UTC timeline.
 fn untimed_note(prefix: &str, why: &str) -> String {
-    let why = if prefix.is_empty() && why.starts_with("its log_line_prefix") {
+    let why = if prefix.is_empty() {
         "its lines have no log_line_prefix".to_owned()
-    } else if prefix.is_empty() {
-        why.to_owned()
     } else {
         format!("{why}: `{prefix}`")
     };
@@ -451,6 +451,7 @@ fn untimed_note(prefix: &str, why: &str) -> String {
     )
 }
 
+/// Adds `note` to the source's note.
 fn add_note(summary: &mut SourceSummary, note: String) {
     summary.note = Some(match summary.note.take() {
         Some(n) => format!("{n}; {note}"),

@@ -126,11 +126,18 @@ impl PasteCounts {
     /// One sentence saying what was undone (for a source's note), `None` when nothing was.
     /// CRLF alone is said too: the file came through Windows or a browser.
     pub fn note(&self, paste: &Paste) -> Option<String> {
+        let lines = |n: u64| {
+            if n == 1 {
+                "1 line".to_owned()
+            } else {
+                format!("{n} lines")
+            }
+        };
         let mut parts = Vec::new();
         if self.quoted_lines > 0 {
             parts.push(format!(
-                "{} lines quoted with `>` (quote marks taken off)",
-                self.quoted_lines
+                "{} quoted with `>` (quote marks taken off)",
+                lines(self.quoted_lines)
             ));
         }
         if self.unindented_lines > 0 {
@@ -140,8 +147,8 @@ impl PasteCounts {
                 format!("{} spaces", paste.indent)
             };
             parts.push(format!(
-                "{} lines indented by {what}, as a code block (indentation taken off)",
-                self.unindented_lines
+                "{} indented by {what}, as a code block (indentation taken off)",
+                lines(self.unindented_lines)
             ));
         }
         if self.wraps_joined > 0 {
@@ -149,22 +156,24 @@ impl PasteCounts {
                 .wrap_width
                 .map_or_else(String::new, |w| format!(" at {w} columns"));
             parts.push(format!(
-                "{} lines wrapped{width} by a mail client (joined back to the line they \
-                 continue)",
-                self.wraps_joined
+                "{} wrapped{width} by a mail client (joined back to the line they continue)",
+                lines(self.wraps_joined)
             ));
         }
         if self.cut_marks > 0 {
             parts.push(format!(
-                "{} lines marking cut text (`...`, `[snip]`, `--`): lines are missing there",
-                self.cut_marks
+                "{} marking cut text (`...`, `[snip]`, `--`): lines are missing there",
+                lines(self.cut_marks)
             ));
         }
         if self.fence_lines > 0 {
-            parts.push(format!("{} Markdown fence lines skipped", self.fence_lines));
+            parts.push(format!(
+                "{} of Markdown fences skipped",
+                lines(self.fence_lines)
+            ));
         }
         if self.crlf_lines > 0 {
-            parts.push(format!("{} lines ended in CRLF", self.crlf_lines));
+            parts.push(format!("{} ended in CRLF", lines(self.crlf_lines)));
         }
         if parts.is_empty() {
             return None;
@@ -668,7 +677,7 @@ mod tests {
         assert!(note.starts_with("pasted text: 10 lines quoted"), "{note}");
         assert!(note.contains("indented by 4 spaces"), "{note}");
         assert!(note.contains("3 lines wrapped at 72 columns"), "{note}");
-        assert!(note.contains("1 lines marking cut text"), "{note}");
+        assert!(note.contains("1 line marking cut text"), "{note}");
         assert_eq!(PasteCounts::default().note(&paste), None);
         let crlf = PasteCounts {
             crlf_lines: 5,

@@ -122,6 +122,8 @@ pub(crate) struct Assembler {
     /// `wrap_width` is set).
     last_width: usize,
     last_spaced: bool,
+    /// A line that is the prefix alone, held for the rest of its line (see [`Assembler::push`]).
+    held_head: Option<(u64, String)>,
     counters: Counters,
     /// Finished records, boxed: they are handed out as they are (a record is large).
     out: VecDeque<Box<PgRecord>>,
@@ -157,6 +159,7 @@ impl Assembler {
             wrap_width: None,
             last_width: 0,
             last_spaced: false,
+            held_head: None,
             counters: Counters::default(),
             out: VecDeque::new(),
         }
@@ -180,6 +183,7 @@ impl Assembler {
     /// open part, dump and languages: fed the same lines from here, they give the same records.
     pub(crate) fn same_state(&self, other: &Assembler) -> bool {
         self.window.len() == other.window.len()
+            && self.held_head == other.held_head
             && self.langs == other.langs
             && self.dumps_waiting == other.dumps_waiting
             && self.open_in_window() == other.open_in_window()
@@ -229,7 +233,52 @@ impl Assembler {
 
     /// Feeds one line (without its newline). `fallback_pid` is the PID a syslog header gave,
     /// used when the prefix has none.
+    ///
+    /// When lines were wrapped by a mail client, a line that is the prefix alone (the client
+    /// broke it before the severity word) is held and read joined to the next line when the
+    /// two fit the prefix together.
     pub(crate) fn push(&mut self, number: u64, text: &str, fallback_pid: Option<u32>) {
+        let Some(width) = self.wrap_width else {
+            self.push_line(number, text, fallback_pid);
+            return;
+        };
+        if let Some((held_number, held)) = self.held_head.take() {
+            let mut joined = held.clone();
+            crate::paste::join_wrapped(&mut joined, text, false);
+            if self.fits(&joined) {
+                self.counters.paste.wraps_joined += 1;
+                self.push_line(held_number, &joined, fallback_pid);
+                // The next line's width is this piece's.
+                self.last_width = text.chars().count();
+                self.last_spaced = text.contains(' ');
+                return;
+            }
+            self.push_line(held_number, &held, fallback_pid);
+        }
+        // The space a prefix ends with is the one the client broke the line at.
+        let tail_empty = |rest: &str| rest.is_empty();
+        if text.chars().count() + 20 >= usize::from(width)
+            && !text.starts_with('\t')
+            && (self.prefix.match_line(text, &tail_empty).is_some()
+                || self
+                    .prefix
+                    .match_line(&format!("{text} "), &tail_empty)
+                    .is_some())
+        {
+            self.held_head = Some((number, text.to_owned()));
+            return;
+        }
+        self.push_line(number, text, fallback_pid);
+    }
+
+    /// True when `text` fits the prefix and a severity word follows.
+    fn fits(&self, text: &str) -> bool {
+        let tail_ok = |rest: &str| severity::split(rest).is_some();
+        self.prefix.match_line(text, &tail_ok).is_some()
+    }
+
+    /// Reads one line (a wrapped line's pieces joined).
+    fn push_line(&mut self, number: u64, text: &str, fallback_pid: Option<u32>) {
         let (previous_width, previous_spaced) = match self.wrap_width {
             Some(_) => (
                 std::mem::replace(&mut self.last_width, text.chars().count()),
@@ -484,6 +533,9 @@ impl Assembler {
 
     /// End of input: every waiting record is handed out.
     pub(crate) fn finish(&mut self) {
+        if let Some((number, held)) = self.held_head.take() {
+            self.push_line(number, &held, None);
+        }
         self.end_dump();
         while !self.window.is_empty() {
             self.emit_oldest();

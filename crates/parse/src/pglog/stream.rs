@@ -338,7 +338,12 @@ fn start_unwrapped(
                     Some((l.number, body))
                 })
                 .collect();
-            let (prefix, choice) = choose_prefix(options, &lines)?;
+            let (prefix, choice) =
+                if format == PgLogFormat::Stderr && may_wrap && maybe_wrapped(&paste, &lines) {
+                    choose_prefix(options, &rejoined_prefixes(&lines))?
+                } else {
+                    choose_prefix(options, &lines)?
+                };
             if format == PgLogFormat::Stderr && may_wrap {
                 paste.wrap_width = wrap_width(&prefix, &lines, !paste.is_plain());
             }
@@ -375,14 +380,57 @@ fn unpasted_head<'a>(head: &'a [u8], paste: &Paste) -> std::borrow::Cow<'a, [u8]
     std::borrow::Cow::Owned(out)
 }
 
+/// Whether the first lines may have been wrapped by a mail client: the text was pasted
+/// (quoted, indented), or no line is longer than 80 columns and some reach 60.
+fn maybe_wrapped(paste: &Paste, lines: &[(u64, String)]) -> bool {
+    let longest = lines
+        .iter()
+        .map(|(_, t)| t.chars().count())
+        .max()
+        .unwrap_or(0);
+    !paste.is_plain() || (60..=80).contains(&longest)
+}
+
+/// The lines a prefix is chosen from, with a line that has no severity word joined to the
+/// next when that one starts with its severity word: a mail client broke the line after its
+/// prefix (`… [app=report]` / `LOG:  connection received: …`), and the prefix is learned
+/// from the whole line.
+fn rejoined_prefixes(lines: &[(u64, String)]) -> Vec<(u64, String)> {
+    let mut out: Vec<(u64, String)> = Vec::with_capacity(lines.len());
+    let mut i = 0;
+    while i < lines.len() {
+        let (number, text) = &lines[i];
+        if let Some((_, next)) = lines.get(i + 1)
+            && !text.trim().is_empty()
+            && !text.starts_with('\t')
+            && super::prefix_infer::prefix_instance(text).is_none()
+            && super::prefix_infer::prefix_instance(next) == Some("")
+        {
+            let mut joined = text.clone();
+            paste::join_wrapped(&mut joined, next, false);
+            out.push((*number, joined));
+            i += 2;
+            continue;
+        }
+        out.push((*number, text.clone()));
+        i += 1;
+    }
+    out
+}
+
 /// The width a mail client wrapped a stderr log at ([`paste::wrap_width`]): a line starts an
 /// entry when it fits the prefix with a severity word, continues one with a TAB, or is part of
 /// a memory-context dump.
 fn wrap_width(prefix: &LogLinePrefix, lines: &[(u64, String)], pasted: bool) -> Option<u16> {
     let tail_ok = |rest: &str| severity::split(rest).is_some();
+    let tail_empty = |rest: &str| rest.is_empty();
     let starts = |line: &str| {
         line.starts_with('\t')
             || prefix.match_line(line, &tail_ok).is_some()
+            || prefix.match_line(line, &tail_empty).is_some()
+            || prefix
+                .match_line(&format!("{line} "), &tail_empty)
+                .is_some()
             || super::memdump::parse_line(line).is_some()
     };
     paste::wrap_width(lines.iter().map(|(_, t)| t.as_str()), &starts, pasted)
