@@ -261,7 +261,19 @@ fn parse_kernel(file: &Path, stats: bool, year: Option<i16>, out: &mut dyn Write
     input::report_cut(file, &cut);
     let log = parser.finish();
     if stats {
-        print_json(&mut out, &log.stats)?;
+        /// What `parse kernel --stats` prints: the counts, and what a paste did when it did.
+        #[derive(Serialize)]
+        struct KernelStats<'a> {
+            #[serde(flatten)]
+            stats: &'a pgmortem::parse::ParseStats,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            pasted: Option<&'a pgmortem::parse::paste::PasteReport>,
+        }
+        let value = KernelStats {
+            stats: &log.stats,
+            pasted: log.pasted.as_ref(),
+        };
+        print_json(&mut out, &value)?;
     } else {
         log.records
             .iter()
