@@ -32,8 +32,15 @@ pub struct Paste {
     /// The indentation is one TAB.
     pub indent_tab: bool,
     /// Lines were wrapped at this many columns by a mail client (set by the log reader once it
-    /// knows which lines start an entry; see [`wrap_width`]).
+    /// knows which lines start an entry; see [`wrap_width`]), or by a terminal (`hard_wrap`).
     pub wrap_width: Option<u16>,
+    /// The wraps are a terminal's ([`hard_wrap_width`]): a line is cut at exactly
+    /// `wrap_width` characters, nothing dropped, its rest joined without a space.
+    pub hard_wrap: bool,
+    /// Lines were padded with spaces to the terminal's width: the readers take trailing spaces
+    /// off ([`Paste::unpad`]), and give them back to a line whose rest follows (a line cut at
+    /// the width may end in a space of its own).
+    pub padded: bool,
 }
 
 /// What a paste did to one log and what was undone: for the log's summary and its note.
@@ -87,6 +94,10 @@ pub struct PasteCounts {
     pub wraps_joined: u64,
     /// Lines that ended in CRLF.
     pub crlf_lines: u64,
+    /// Lines whose padding to a terminal's width was taken off.
+    pub unpadded_lines: u64,
+    /// Lines whose Markdown emphasis (`**`, `__`) around them was taken off.
+    pub emphasis_lines: u64,
 }
 
 impl PasteCounts {
@@ -103,6 +114,8 @@ impl PasteCounts {
         self.cut_marks += other.cut_marks;
         self.wraps_joined += other.wraps_joined;
         self.crlf_lines += other.crlf_lines;
+        self.unpadded_lines += other.unpadded_lines;
+        self.emphasis_lines += other.emphasis_lines;
     }
 
     /// `self` + (`end` − `at_meeting`), field by field (wrapping): the counts of one pass when
@@ -120,6 +133,16 @@ impl PasteCounts {
             cut_marks: f(self.cut_marks, end.cut_marks, at_meeting.cut_marks),
             wraps_joined: f(self.wraps_joined, end.wraps_joined, at_meeting.wraps_joined),
             crlf_lines: f(self.crlf_lines, end.crlf_lines, at_meeting.crlf_lines),
+            unpadded_lines: f(
+                self.unpadded_lines,
+                end.unpadded_lines,
+                at_meeting.unpadded_lines,
+            ),
+            emphasis_lines: f(
+                self.emphasis_lines,
+                end.emphasis_lines,
+                at_meeting.emphasis_lines,
+            ),
         }
     }
 
@@ -151,13 +174,30 @@ impl PasteCounts {
                 lines(self.unindented_lines)
             ));
         }
+        if self.unpadded_lines > 0 {
+            parts.push(format!(
+                "{} padded with spaces to the terminal's width (spaces taken off)",
+                lines(self.unpadded_lines)
+            ));
+        }
         if self.wraps_joined > 0 {
             let width = paste
                 .wrap_width
                 .map_or_else(String::new, |w| format!(" at {w} columns"));
+            let by = if paste.hard_wrap {
+                "by a terminal"
+            } else {
+                "by a mail client"
+            };
             parts.push(format!(
-                "{} wrapped{width} by a mail client (joined back to the line they continue)",
+                "{} wrapped{width} {by} (joined back to the line they continue)",
                 lines(self.wraps_joined)
+            ));
+        }
+        if self.emphasis_lines > 0 {
+            parts.push(format!(
+                "{} marked with Markdown emphasis (`**` taken off)",
+                lines(self.emphasis_lines)
             ));
         }
         if self.cut_marks > 0 {
@@ -183,6 +223,8 @@ impl PasteCounts {
             + self.wraps_joined
             + self.cut_marks
             + self.fence_lines
+            + self.unpadded_lines
+            + self.emphasis_lines
             > 0;
         let head = if pasted { "pasted text" } else { "line ends" };
         Some(format!("{head}: {}", parts.join("; ")))
@@ -243,13 +285,27 @@ impl Paste {
             quoted,
             indent,
             indent_tab,
-            wrap_width: None,
+            ..Paste::default()
         }
     }
 
-    /// True when this paste changes no line.
+    /// `text` without the spaces a terminal padded it with, and how many there were (none
+    /// unless [`Paste::padded`]); counted in `counts`.
+    pub fn unpad<'a>(&self, text: &'a str, counts: &mut PasteCounts) -> (&'a str, usize) {
+        if !self.padded {
+            return (text, 0);
+        }
+        let trimmed = text.trim_end_matches(' ');
+        let pad = text.len() - trimmed.len();
+        if pad > 0 {
+            counts.unpadded_lines += 1;
+        }
+        (trimmed, pad)
+    }
+
+    /// True when this paste changes no line (but for emphasis marks, always taken off).
     pub fn is_plain(&self) -> bool {
-        !self.quoted && self.indent == 0
+        !self.quoted && self.indent == 0 && !self.padded
     }
 
     /// The line the log had, or what else the line is; counts what it undid in `counts`.
@@ -279,6 +335,16 @@ impl Paste {
             }
             text = &text[taken..];
         }
+        // `**2022-04-05 12:06:05.719 GMT [1] LOG:  …**`: emphasis typed around a line.
+        if let Some(rest) = text.strip_prefix("**").or_else(|| text.strip_prefix("__"))
+            && rest.starts_with(|c: char| c.is_alphanumeric() || c == '[')
+        {
+            counts.emphasis_lines += 1;
+            text = rest
+                .strip_suffix("**")
+                .or_else(|| rest.strip_suffix("__"))
+                .unwrap_or(rest);
+        }
         match marker(text) {
             Some(Cleaned::Fence) => {
                 counts.fence_lines += 1;
@@ -291,6 +357,35 @@ impl Paste {
             None => Cleaned::Line(text),
         }
     }
+}
+
+/// The width a terminal wrapped lines at (copied from a terminal, a web console): lines cut at
+/// exactly that many characters, nothing dropped. Two lines at least reach the longest width,
+/// and one of them, not ending in a space, is followed by a line that starts no entry
+/// (`starts_entry`, as for [`wrap_width`]). Also says whether lines were padded with spaces to
+/// that width (two reach it by trailing spaces). Widths under 80 are a mail client's
+/// ([`wrap_width`]).
+pub fn hard_wrap_width<'a>(
+    lines: impl IntoIterator<Item = &'a str>,
+    starts_entry: &dyn Fn(&str) -> bool,
+) -> Option<(u16, bool)> {
+    let lines: Vec<&str> = lines
+        .into_iter()
+        .take(LEARN_LINES)
+        .filter(|l| !l.trim().is_empty())
+        .collect();
+    let width = |l: &str| l.chars().count();
+    let longest = lines.iter().map(|l| width(l)).max()?;
+    if longest < 80 || longest > usize::from(u16::MAX) {
+        return None;
+    }
+    let full: Vec<&&str> = lines.iter().filter(|l| width(l) == longest).collect();
+    let padded = full.iter().filter(|l| l.ends_with(' ')).count() >= 2;
+    let breaks = lines
+        .windows(2)
+        .filter(|w| width(w[0]) == longest && !w[0].ends_with(' ') && !starts_entry(w[1]))
+        .count();
+    (full.len() >= 2 && breaks >= 1).then_some((longest as u16, padded))
 }
 
 /// `> > text` → (`text`, true); a bare `>` (an empty quoted line) → (``, true).
@@ -658,12 +753,62 @@ mod tests {
     }
 
     #[test]
+    fn a_terminal_cuts_lines_at_its_width() {
+        let starts = |l: &str| l.starts_with("2019");
+        let cut = [
+            "2019-01-18 00:07:00 UTC::@:[4340]:LOG:  worker process: pg_cron scheduler (PID 6153) was terminated",
+            "2019-01-18 00:07:00 UTC::@:[6150]:DETAIL:  The postmaster has commanded this server process to roll b",
+            "ack the current transaction",
+            "2019-01-18 00:07:00 UTC::@:[6151]:DETAIL:  The postmaster has commanded this server process to roll b",
+            "ack the current transaction",
+        ];
+        assert_eq!(hard_wrap_width(cut, &starts), Some((101, false)));
+        // One line at the longest width is no terminal's.
+        assert_eq!(hard_wrap_width(cut[..3].iter().copied(), &starts), None);
+        // Padded to the width with spaces.
+        let padded = [
+            "2019-01-18 00:07:00 UTC [1] LOG:  server process (PID 315) was terminated by signal 9: Killed         ",
+            "2019-01-18 00:07:00 UTC [1] LOG:  terminating any other active server processes                       ",
+            "2019-01-18 00:07:00 UTC [16816] DETAIL:  The postmaster has commanded this server process to roll back",
+            "mory.",
+        ];
+        assert_eq!(hard_wrap_width(padded, &starts), Some((102, true)));
+        let shape = Paste {
+            padded: true,
+            ..Paste::default()
+        };
+        let mut counts = PasteCounts::default();
+        assert_eq!(
+            shape.unpad(padded[0], &mut counts),
+            (
+                "2019-01-18 00:07:00 UTC [1] LOG:  server process (PID 315) was terminated by signal 9: Killed",
+                9
+            )
+        );
+        assert_eq!(counts.unpadded_lines, 1);
+    }
+
+    #[test]
+    fn markdown_emphasis_around_a_line_comes_off() {
+        let mut counts = PasteCounts::default();
+        assert_eq!(
+            Paste::default().clean("**2022-04-05 12:06:05.719 GMT [1] LOG:  x**", &mut counts),
+            Cleaned::Line("2022-04-05 12:06:05.719 GMT [1] LOG:  x")
+        );
+        assert_eq!(counts.emphasis_lines, 1);
+        assert_eq!(
+            Paste::default().clean("** not emphasis", &mut counts),
+            Cleaned::Line("** not emphasis")
+        );
+    }
+
+    #[test]
     fn the_note_says_what_was_undone() {
         let paste = Paste {
             quoted: true,
             indent: 4,
-            indent_tab: false,
             wrap_width: Some(72),
+            ..Paste::default()
         };
         let counts = PasteCounts {
             quoted_lines: 10,
@@ -671,7 +816,7 @@ mod tests {
             fence_lines: 2,
             cut_marks: 1,
             wraps_joined: 3,
-            crlf_lines: 0,
+            ..PasteCounts::default()
         };
         let note = counts.note(&paste).unwrap();
         assert!(note.starts_with("pasted text: 10 lines quoted"), "{note}");

@@ -216,3 +216,48 @@ fn no_prefix_at_all_in_a_quoted_paste() {
     }
     assert_ne!(log.pasted.unwrap().counts, PasteCounts::default());
 }
+
+#[test]
+fn a_terminal_s_hard_wraps_and_padding_are_undone() {
+    // Copied from a terminal 120 columns wide: short lines padded with spaces to the width,
+    // long ones cut at exactly 120 characters, nothing dropped.
+    let text = original();
+    let want = essentials(&parse(&text).records);
+    let width = 120;
+    let mut pasted = String::new();
+    for line in text.lines() {
+        let chars: Vec<char> = line.chars().collect();
+        for piece in chars.chunks(width) {
+            let piece: String = piece.iter().collect();
+            pasted.push_str(&format!("{piece:<width$}"));
+            pasted.push('\n');
+        }
+    }
+    let log = parse(&pasted);
+    assert_eq!(essentials(&log.records), want);
+    assert_eq!(log.stats.unrecognized_lines, 0, "{:?}", log.stats);
+    let report = log.pasted.unwrap();
+    assert!(report.shape.hard_wrap && report.shape.padded);
+    assert_eq!(report.shape.wrap_width, Some(120));
+    assert!(report.counts.wraps_joined > 0 && report.counts.unpadded_lines > 0);
+    assert!(report.note().unwrap().contains("by a terminal"));
+}
+
+#[test]
+fn prefixes_cut_by_hand_and_progress_dots() {
+    // ` LOG:  …` (a prefix cut off by hand, its space left), `.FATAL:  …` (pg_ctl -w's dots
+    // in front of what the server wrote next), `**…**` (Markdown emphasis typed around a line).
+    let log = parse(
+        "LOG:  database system is ready to accept connections\n\
+         \x20LOG:  background worker \"pg_cron launcher\" (PID 1139600) was terminated by signal 11: Segmentation fault\n\
+         LOG:  terminating any other active server processes\n\
+         ..FATAL:  the database system is in recovery mode\n\
+         **LOG:  all server processes terminated; reinitializing**\n",
+    );
+    assert_eq!(log.stats.unrecognized_lines, 0, "{:?}", log.stats);
+    assert_eq!(log.records.len(), 5);
+    for kind in ["terminated_by_signal", "in_recovery_mode", "reinitializing"] {
+        assert!(log.events.contains_key(kind), "{kind}: {:?}", log.events);
+    }
+    assert_eq!(log.pasted.unwrap().counts.emphasis_lines, 1);
+}

@@ -316,7 +316,10 @@ fn arbitrary_bytes_never_panic() {
                 + log.orphan_lines
                 + log.memory_context_lines
                 + log.blank_lines
-                + log.stats.unrecognized_lines;
+                + log.stats.unrecognized_lines
+                + log
+                    .pasted
+                    .map_or(0, |p| p.counts.cut_marks + p.counts.fence_lines);
             assert_eq!(accounted, log.stats.lines, "input {input:?}");
         }
         let _ = pglog::sniff(&input);

@@ -1042,6 +1042,9 @@ class Paste(TypedDict):
     indent: int
     indent_tab: bool
     wrap_width: int | None
+    hard_wrap: bool
+    """The wraps are a terminal's: lines cut at exactly `wrap_width`, nothing dropped."""
+    padded: bool
 
 
 class PasteCounts(TypedDict):
@@ -1051,6 +1054,8 @@ class PasteCounts(TypedDict):
     cut_marks: int
     wraps_joined: int
     crlf_lines: int
+    unpadded_lines: int
+    emphasis_lines: int
 
 
 class PasteReport(TypedDict):

@@ -175,16 +175,18 @@ struct Head {
 struct Held {
     number: u64,
     text: String,
-    /// The last physical piece, and its width.
+    /// The last physical piece, its width and the padding taken off it.
     last: String,
     width: usize,
+    pad: usize,
 }
 
-/// The width a mail client wrapped a kernel log at ([`paste::wrap_width`]), when most of its
-/// lines carry a prefix (a time, a syslog header): a line starts an entry when it has one, is
-/// indented (a journal's continuation) or separates. A log of bare lines cannot show where a
-/// line was broken.
-fn wrap_width(paste: &Paste, lines: &[Line<'_>]) -> Option<u16> {
+/// How a kernel log's lines were wrapped, if they were, when most of its lines carry a prefix
+/// (a time, a syslog header): by a terminal at its width ([`paste::hard_wrap_width`], maybe
+/// padded to it), else by a mail client ([`paste::wrap_width`]). A line starts an entry when it
+/// has a prefix, is indented (a journal's continuation) or separates. A log of bare lines
+/// cannot show where a line was broken.
+fn set_wraps(paste: &mut Paste, lines: &[Line<'_>]) {
     let options = KernelOptions::default();
     let mut counts = PasteCounts::default();
     let cleaned: Vec<&str> = lines
@@ -199,13 +201,19 @@ fn wrap_width(paste: &Paste, lines: &[Line<'_>]) -> Option<u16> {
         .filter(|l| parse_line(l, 0, &options).form != LineForm::Bare)
         .count();
     if prefixed * 2 < cleaned.len() {
-        return None;
+        return;
     }
     let starts = |l: &str| parse_line(l, 0, &options).form != LineForm::Bare || !wrap_rest(l);
+    if let Some((width, padded)) = paste::hard_wrap_width(cleaned.iter().copied(), &starts) {
+        paste.wrap_width = Some(width);
+        paste.hard_wrap = true;
+        paste.padded = padded;
+        return;
+    }
     // The kernel never prints a line without its prefix into such a log: a bare line is a
     // wrapped rest when long lines come before nearly all of them.
-    paste::wrap_width(cleaned.iter().copied(), &starts, !paste.is_plain())
-        .or_else(|| paste::wrap_width_by_rests(cleaned.iter().copied(), &starts))
+    paste.wrap_width = paste::wrap_width(cleaned.iter().copied(), &starts, !paste.is_plain())
+        .or_else(|| paste::wrap_width_by_rests(cleaned.iter().copied(), &starts));
 }
 
 /// A line that may be the rest of a wrapped one: no prefix, not indented, no separator.
@@ -435,9 +443,9 @@ impl KernelParser {
             head.lines.iter().map(|l| &*l.text),
             &oom::indented_by_kernel,
         );
-        // A wrapper's entries are never wrapped by a mail client.
+        // A wrapper's entries are never wrapped by a mail client or a terminal.
         if !matches!(self.peeler, Some(Some(_))) {
-            paste.wrap_width = wrap_width(&paste, &head.lines);
+            set_wraps(&mut paste, &head.lines);
         }
         self.paste = paste;
         for line in &head.lines {
@@ -458,15 +466,29 @@ impl KernelParser {
             Cleaned::Line(text) => text,
             Cleaned::Fence | Cleaned::Cut => return,
         };
+        let full_width = text.chars().count();
+        let (text, pad) = self.paste.unpad(text, &mut self.paste_counts);
         let Some(width) = self.paste.wrap_width else {
             self.process(line.number, text);
             return;
         };
         if let Some(held) = &mut self.held {
-            if paste::is_wrapped(held.width, text, width) && wrap_rest(text) {
-                let hard_break = !held.last.contains(' ');
-                paste::join_wrapped(&mut held.text, text, hard_break);
-                held.width = text.chars().count();
+            let wrapped = if self.paste.hard_wrap {
+                held.width >= usize::from(width) && (self.paste.padded || !held.last.ends_with(' '))
+            } else {
+                paste::is_wrapped(held.width, text, width)
+            };
+            if wrapped && wrap_rest(text) {
+                if self.paste.hard_wrap {
+                    // A line cut at the width: its trailing spaces were its own.
+                    held.text.push_str(&" ".repeat(held.pad));
+                    held.text.push_str(text);
+                } else {
+                    let hard_break = !held.last.contains(' ');
+                    paste::join_wrapped(&mut held.text, text, hard_break);
+                }
+                held.width = full_width;
+                held.pad = pad;
                 held.last = text.to_owned();
                 self.paste_counts.wraps_joined += 1;
                 return;
@@ -477,7 +499,8 @@ impl KernelParser {
             number: line.number,
             text: text.to_owned(),
             last: text.to_owned(),
-            width: text.chars().count(),
+            width: full_width,
+            pad,
         });
     }
 

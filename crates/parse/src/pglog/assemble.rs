@@ -124,6 +124,14 @@ pub(crate) struct Assembler {
     last_spaced: bool,
     /// A line that is the prefix alone, held for the rest of its line (see [`Assembler::push`]).
     held_head: Option<(u64, String)>,
+    /// The wraps are a terminal's: cut at exactly `wrap_width`, nothing dropped.
+    hard_wrap: bool,
+    /// The last line pushed ended in a space.
+    last_trailing_space: bool,
+    /// Lines were padded with spaces to the terminal's width ([`crate::paste::Paste::unpad`]).
+    padded: bool,
+    /// The spaces taken off the last line.
+    last_pad: usize,
     counters: Counters,
     /// Finished records, boxed: they are handed out as they are (a record is large).
     out: VecDeque<Box<PgRecord>>,
@@ -160,6 +168,10 @@ impl Assembler {
             last_width: 0,
             last_spaced: false,
             held_head: None,
+            hard_wrap: false,
+            last_trailing_space: false,
+            padded: false,
+            last_pad: 0,
             counters: Counters::default(),
             out: VecDeque::new(),
         }
@@ -169,14 +181,21 @@ impl Assembler {
     pub(crate) fn fresh(&self) -> Self {
         let mut fresh = Assembler::new(self.prefix.clone(), self.max_part_bytes);
         fresh.wrap_width = self.wrap_width;
+        fresh.hard_wrap = self.hard_wrap;
+        fresh.padded = self.padded;
         fresh
     }
 
     /// Lines were wrapped at `width` columns by a mail client: the rest of a wrapped line (a
     /// line that does not fit the prefix after one about that long) joins the text it
     /// continues ([`crate::paste::join_wrapped`]).
-    pub(crate) fn set_wrap_width(&mut self, width: Option<u16>) {
+    ///
+    /// By a terminal (`hard`): a line that does not fit the prefix after a line of the whole
+    /// width that does not end in a space is its rest, joined as it is.
+    pub(crate) fn set_wrap(&mut self, width: Option<u16>, hard: bool, padded: bool) {
         self.wrap_width = width;
+        self.hard_wrap = hard;
+        self.padded = padded;
     }
 
     /// True when both assemblers hold the same records in their windows (same claims), the same
@@ -184,6 +203,17 @@ impl Assembler {
     pub(crate) fn same_state(&self, other: &Assembler) -> bool {
         self.window.len() == other.window.len()
             && self.held_head == other.held_head
+            && (
+                self.last_width,
+                self.last_spaced,
+                self.last_trailing_space,
+                self.last_pad,
+            ) == (
+                other.last_width,
+                other.last_spaced,
+                other.last_trailing_space,
+                other.last_pad,
+            )
             && self.langs == other.langs
             && self.dumps_waiting == other.dumps_waiting
             && self.open_in_window() == other.open_in_window()
@@ -238,7 +268,7 @@ impl Assembler {
     /// broke it before the severity word) is held and read joined to the next line when the
     /// two fit the prefix together.
     pub(crate) fn push(&mut self, number: u64, text: &str, fallback_pid: Option<u32>) {
-        let Some(width) = self.wrap_width else {
+        let Some(width) = self.wrap_width.filter(|_| !self.hard_wrap) else {
             self.push_line(number, text, fallback_pid);
             return;
         };
@@ -246,7 +276,9 @@ impl Assembler {
             let mut joined = held.clone();
             crate::paste::join_wrapped(&mut joined, text, false);
             if self.fits(&joined) {
+                // The rest is accounted for as a line that continues a record.
                 self.counters.paste.wraps_joined += 1;
+                self.counters.continuation_lines += 1;
                 self.push_line(held_number, &joined, fallback_pid);
                 // The next line's width is this piece's.
                 self.last_width = text.chars().count();
@@ -279,13 +311,29 @@ impl Assembler {
 
     /// Reads one line (a wrapped line's pieces joined).
     fn push_line(&mut self, number: u64, text: &str, fallback_pid: Option<u32>) {
-        let (previous_width, previous_spaced) = match self.wrap_width {
-            Some(_) => (
-                std::mem::replace(&mut self.last_width, text.chars().count()),
-                std::mem::replace(&mut self.last_spaced, text.contains(' ')),
-            ),
-            None => (0, false),
+        let width = text.chars().count();
+        let mut pad = 0;
+        let text = if self.padded {
+            let shape = crate::paste::Paste {
+                padded: true,
+                ..crate::paste::Paste::default()
+            };
+            let (trimmed, taken) = shape.unpad(text, &mut self.counters.paste);
+            pad = taken;
+            trimmed
+        } else {
+            text
         };
+        let (previous_width, previous_spaced, previous_trailing_space, previous_pad) =
+            match self.wrap_width {
+                Some(_) => (
+                    std::mem::replace(&mut self.last_width, width),
+                    std::mem::replace(&mut self.last_spaced, text.contains(' ')),
+                    std::mem::replace(&mut self.last_trailing_space, text.ends_with(' ')),
+                    std::mem::replace(&mut self.last_pad, pad),
+                ),
+                None => (0, false, false, 0),
+            };
         if text.is_empty() {
             self.end_dump();
             self.counters.blank_lines += 1;
@@ -299,6 +347,19 @@ impl Assembler {
             }
             return;
         }
+        // A log without a prefix, pasted: a person cutting the prefixes off by hand leaves a
+        // space (` LOG:  …`), and `pg_ctl -w`'s progress dots end up in front of the line the
+        // server wrote next (`.FATAL:  …`).
+        let text = if self.prefix.as_str().is_empty() && text.starts_with([' ', '.']) {
+            let rest = text.trim_start_matches([' ', '.']);
+            if severity::split(rest).is_some() {
+                rest
+            } else {
+                text
+            }
+        } else {
+            text
+        };
         // The severity word that let the prefix match is kept, not split again.
         let split = Cell::new(None);
         let mut fields = PrefixFields::new(text);
@@ -310,18 +371,32 @@ impl Assembler {
             found.is_some()
         });
         let (Some(_), Some((tag, lang, message))) = (matched, split.get()) else {
-            if let Some(width) = self.wrap_width
-                && crate::paste::is_wrapped(previous_width, text, width)
-                && self.dump.is_none()
-                && memdump::parse_line(text).is_none()
-                && self.continue_open(number, text, Join::Wrapped(!previous_spaced))
-            {
-                self.counters.paste.wraps_joined += 1;
-                return;
+            // A terminal's cut: the line reached the whole width (its padding, if any, was its
+            // own spaces, given back).
+            let wrapped = self.wrap_width.is_some_and(|width| {
+                if self.hard_wrap {
+                    previous_width >= usize::from(width)
+                        && (self.padded || !previous_trailing_space)
+                } else {
+                    crate::paste::is_wrapped(previous_width, text, width)
+                }
+            });
+            if wrapped && self.dump.is_none() && memdump::parse_line(text).is_none() {
+                let joined = if self.hard_wrap {
+                    let rest = format!("{}{text}", " ".repeat(previous_pad));
+                    self.continue_open(number, &rest, Join::Direct)
+                } else {
+                    self.continue_open(number, text, Join::Wrapped(!previous_spaced))
+                };
+                if joined {
+                    self.counters.paste.wraps_joined += 1;
+                    return;
+                }
             }
             self.not_prefixed(number, text);
             return;
         };
+
         self.end_dump();
         if let Some(lang) = lang {
             self.langs.add(lang);

@@ -345,10 +345,10 @@ fn start_unwrapped(
                     choose_prefix(options, &lines)?
                 };
             if format == PgLogFormat::Stderr && may_wrap {
-                paste.wrap_width = wrap_width(&prefix, &lines, !paste.is_plain());
+                set_wraps(&mut paste, &prefix, &lines);
             }
             let mut assembler = Box::new(Assembler::new(prefix, options.max_record_bytes));
-            assembler.set_wrap_width(paste.wrap_width);
+            assembler.set_wrap(paste.wrap_width, paste.hard_wrap, paste.padded);
             assembler.counters_mut().prefix_choice = Some(choice);
             if format == PgLogFormat::Syslog {
                 Engine::Syslog(assembler)
@@ -418,10 +418,11 @@ fn rejoined_prefixes(lines: &[(u64, String)]) -> Vec<(u64, String)> {
     out
 }
 
-/// The width a mail client wrapped a stderr log at ([`paste::wrap_width`]): a line starts an
-/// entry when it fits the prefix with a severity word, continues one with a TAB, or is part of
-/// a memory-context dump.
-fn wrap_width(prefix: &LogLinePrefix, lines: &[(u64, String)], pasted: bool) -> Option<u16> {
+/// How a stderr log's lines were wrapped, if they were: by a terminal at its width
+/// ([`paste::hard_wrap_width`], maybe padded to it), else by a mail client
+/// ([`paste::wrap_width`]). A line starts an entry when it fits the prefix with a severity
+/// word, is the prefix alone, continues one with a TAB, or is part of a memory-context dump.
+fn set_wraps(paste: &mut Paste, prefix: &LogLinePrefix, lines: &[(u64, String)]) {
     let tail_ok = |rest: &str| severity::split(rest).is_some();
     let tail_empty = |rest: &str| rest.is_empty();
     let starts = |line: &str| {
@@ -433,7 +434,14 @@ fn wrap_width(prefix: &LogLinePrefix, lines: &[(u64, String)], pasted: bool) -> 
                 .is_some()
             || super::memdump::parse_line(line).is_some()
     };
-    paste::wrap_width(lines.iter().map(|(_, t)| t.as_str()), &starts, pasted)
+    let texts = || lines.iter().map(|(_, t)| t.as_str());
+    if let Some((width, padded)) = paste::hard_wrap_width(texts(), &starts) {
+        paste.wrap_width = Some(width);
+        paste.hard_wrap = true;
+        paste.padded = padded;
+        return;
+    }
+    paste.wrap_width = paste::wrap_width(texts(), &starts, !paste.is_plain());
 }
 
 /// The prefix given in `options` (checked against the first `lines`), else the one detected
