@@ -29,6 +29,7 @@ mod events;
 mod oom;
 mod prefix;
 mod types;
+mod unpaste;
 
 use std::collections::{BTreeMap, VecDeque};
 
@@ -39,11 +40,12 @@ pub use prefix::parse_line;
 pub use types::*;
 
 use crate::lines::{Line, Lines};
-use crate::paste::{self, Cleaned, Paste, PasteCounts, PasteReport};
+use crate::paste::{Cleaned, Paste, PasteCounts, PasteReport};
 use crate::wrap::{self, Peeled, PeeledKind, Peeler, Stamp};
 use crate::{CountedLines, ParseStats};
 use oom::{Message, OomAssembler};
 use prefix::Ambiguity;
+use unpaste::{Head, Held, PASTE_HEAD_BYTES, PASTE_HEAD_LINES};
 
 /// Context the kernel parser cannot find in the input itself.
 #[derive(Debug, Clone)]
@@ -157,70 +159,6 @@ pub struct KernelLog {
     /// nothing was ([`crate::paste`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pasted: Option<PasteReport>,
-}
-
-/// Lines, and bytes, held at the start of a log to learn what a paste did.
-const PASTE_HEAD_LINES: usize = 200;
-const PASTE_HEAD_BYTES: usize = 256 * 1024;
-
-/// The first lines of a log, held until what a paste did is learned from them.
-#[derive(Debug, Default)]
-struct Head {
-    lines: Vec<Line<'static>>,
-    bytes: usize,
-}
-
-/// A line held back one step, its wrapped rests joined to it.
-#[derive(Debug)]
-struct Held {
-    number: u64,
-    text: String,
-    /// The last physical piece, its width and the padding taken off it.
-    last: String,
-    width: usize,
-    pad: usize,
-}
-
-/// How a kernel log's lines were wrapped, if they were, when most of its lines carry a prefix
-/// (a time, a syslog header): by a terminal at its width ([`paste::hard_wrap_width`], maybe
-/// padded to it), else by a mail client ([`paste::wrap_width`]). A line starts an entry when it
-/// has a prefix, is indented (a journal's continuation) or separates. A log of bare lines
-/// cannot show where a line was broken.
-fn set_wraps(paste: &mut Paste, lines: &[Line<'_>]) {
-    let options = KernelOptions::default();
-    let mut counts = PasteCounts::default();
-    let cleaned: Vec<&str> = lines
-        .iter()
-        .filter_map(|l| match paste.clean(&l.text, &mut counts) {
-            Cleaned::Line(text) => Some(text),
-            _ => None,
-        })
-        .collect();
-    let prefixed = cleaned
-        .iter()
-        .filter(|l| parse_line(l, 0, &options).form != LineForm::Bare)
-        .count();
-    if prefixed * 2 < cleaned.len() {
-        return;
-    }
-    let starts = |l: &str| parse_line(l, 0, &options).form != LineForm::Bare || !wrap_rest(l);
-    if let Some((width, padded)) = paste::hard_wrap_width(cleaned.iter().copied(), &starts) {
-        paste.wrap_width = Some(width);
-        paste.hard_wrap = true;
-        paste.padded = padded;
-        return;
-    }
-    // The kernel never prints a line without its prefix into such a log: a bare line is a
-    // wrapped rest when long lines come before nearly all of them.
-    paste.wrap_width = paste::wrap_width(cleaned.iter().copied(), &starts, !paste.is_plain())
-        .or_else(|| paste::wrap_width_by_rests(cleaned.iter().copied(), &starts));
-}
-
-/// A line that may be the rest of a wrapped one: no prefix, not indented, no separator.
-fn wrap_rest(text: &str) -> bool {
-    !text.starts_with([' ', '\t'])
-        && !separator(text)
-        && parse_line(text, 0, &KernelOptions::default()).form == LineForm::Bare
 }
 
 /// Records other than OOM reports a log keeps (segfaults, allocation failures, hung tasks):
@@ -432,83 +370,6 @@ impl KernelParser {
             return;
         }
         self.unpaste(line);
-    }
-
-    /// Learns what a paste did from the lines held, then reads them.
-    fn learn_paste(&mut self) {
-        let Some(head) = self.head.take() else {
-            return;
-        };
-        let mut paste = Paste::learn(
-            head.lines.iter().map(|l| &*l.text),
-            &oom::indented_by_kernel,
-        );
-        // A wrapper's entries are never wrapped by a mail client or a terminal.
-        if !matches!(self.peeler, Some(Some(_))) {
-            set_wraps(&mut paste, &head.lines);
-        }
-        self.paste = paste;
-        for line in &head.lines {
-            self.unpaste(line);
-        }
-    }
-
-    /// Counts one physical line and takes off what the paste did.
-    fn unpaste(&mut self, line: &Line<'_>) {
-        self.stats.lines += 1;
-        if line.lossy {
-            self.stats.invalid_utf8_lines += 1;
-        }
-        if line.crlf {
-            self.paste_counts.crlf_lines += 1;
-        }
-        let text = match self.paste.clean(&line.text, &mut self.paste_counts) {
-            Cleaned::Line(text) => text,
-            Cleaned::Fence | Cleaned::Cut => return,
-        };
-        let full_width = text.chars().count();
-        let (text, pad) = self.paste.unpad(text, &mut self.paste_counts);
-        let Some(width) = self.paste.wrap_width else {
-            self.process(line.number, text);
-            return;
-        };
-        if let Some(held) = &mut self.held {
-            let wrapped = if self.paste.hard_wrap {
-                held.width >= usize::from(width) && (self.paste.padded || !held.last.ends_with(' '))
-            } else {
-                paste::is_wrapped(held.width, text, width)
-            };
-            if wrapped && wrap_rest(text) {
-                if self.paste.hard_wrap {
-                    // A line cut at the width: its trailing spaces were its own.
-                    held.text.push_str(&" ".repeat(held.pad));
-                    held.text.push_str(text);
-                } else {
-                    let hard_break = !held.last.contains(' ');
-                    paste::join_wrapped(&mut held.text, text, hard_break);
-                }
-                held.width = full_width;
-                held.pad = pad;
-                held.last = text.to_owned();
-                self.paste_counts.wraps_joined += 1;
-                return;
-            }
-            self.release_held();
-        }
-        self.held = Some(Held {
-            number: line.number,
-            text: text.to_owned(),
-            last: text.to_owned(),
-            width: full_width,
-            pad,
-        });
-    }
-
-    /// Reads the line held back for its wrapped rest.
-    fn release_held(&mut self) {
-        if let Some(held) = self.held.take() {
-            self.process(held.number, &held.text);
-        }
     }
 
     /// Reads one line of the log (what a paste did taken off, wrapped rests joined).

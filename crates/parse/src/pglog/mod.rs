@@ -80,6 +80,7 @@ mod parallel;
 mod peeled;
 mod prefix;
 mod prefix_infer;
+mod prefix_tokens;
 mod read;
 mod severity;
 mod stream;
@@ -88,6 +89,7 @@ mod texts;
 mod time;
 mod translate;
 mod types;
+mod unpaste;
 
 pub use json_line::write_json;
 pub use parallel::{ParallelParser, parse_parallel};

@@ -12,12 +12,13 @@ use super::envelope::{self, WrappedReader};
 use super::jsonlog::JsonReader;
 use super::peeled::PeeledReader;
 use super::severity;
+use super::unpaste::{learn_paste, maybe_wrapped, rejoined_prefixes, set_wraps, unpasted_head};
 use super::{
     Counters, DETECTION_LINES, LogLinePrefix, PgLog, PgLogError, PgLogFormat, PgLogOptions,
     PgRecord, PrefixChoice, cut, detect_prefix, sniff_format, syslog,
 };
 use crate::lines::Lines;
-use crate::paste::{self, Cleaned, Paste, PasteCounts, PasteReport};
+use crate::paste::{Cleaned, Paste, PasteCounts, PasteReport};
 use crate::wrap::{PeeledKind, Wrapper};
 
 /// A format's reader.
@@ -232,22 +233,7 @@ pub(super) fn start(
 ) -> Result<(PgLogFormat, Engine), PgLogError> {
     let head = detection_head(head);
     // What a paste did to the lines is undone before anything is chosen from them.
-    let texts: Vec<_> = Lines::new(head)
-        .take(paste::LEARN_LINES)
-        .map(|l| l.text)
-        .collect();
-    // JSON (jsonlog, a cloud's export) is indented by its writer, never pasted here.
-    let json = texts
-        .iter()
-        .find(|t| !t.trim().is_empty())
-        .is_some_and(|t| t.trim_start().starts_with(['{', '[']));
-    let paste = if json {
-        Paste::default()
-    } else {
-        Paste::learn(texts.iter().map(|t| &**t), &|line| {
-            super::memdump::parse_line(line).is_some()
-        })
-    };
+    let paste = learn_paste(head);
     let cleaned = unpasted_head(head, &paste);
     let head: &[u8] = &cleaned;
     let wrapper = options.wrapper.or_else(|| {
@@ -360,88 +346,6 @@ fn start_unwrapped(
     let mut engine = engine;
     engine.counters_mut().paste_shape = paste;
     Ok((format, engine))
-}
-
-/// `head` with what the paste did undone line by line (fences and cut marks left as blank
-/// lines, so that line numbers stay); `head` itself when the paste changes no line.
-fn unpasted_head<'a>(head: &'a [u8], paste: &Paste) -> std::borrow::Cow<'a, [u8]> {
-    let marked = || Lines::new(head).any(|l| paste::marker(&l.text).is_some());
-    if paste.is_plain() && !marked() {
-        return std::borrow::Cow::Borrowed(head);
-    }
-    let mut out = Vec::with_capacity(head.len());
-    let mut counts = PasteCounts::default();
-    for line in Lines::new(head) {
-        if let Cleaned::Line(text) = paste.clean(&line.text, &mut counts) {
-            out.extend_from_slice(text.as_bytes());
-        }
-        out.push(b'\n');
-    }
-    std::borrow::Cow::Owned(out)
-}
-
-/// Whether the first lines may have been wrapped by a mail client: the text was pasted
-/// (quoted, indented), or no line is longer than 80 columns and some reach 60.
-fn maybe_wrapped(paste: &Paste, lines: &[(u64, String)]) -> bool {
-    let longest = lines
-        .iter()
-        .map(|(_, t)| t.chars().count())
-        .max()
-        .unwrap_or(0);
-    !paste.is_plain() || (60..=80).contains(&longest)
-}
-
-/// The lines a prefix is chosen from, with a line that has no severity word joined to the
-/// next when that one starts with its severity word: a mail client broke the line after its
-/// prefix (`… [app=report]` / `LOG:  connection received: …`), and the prefix is learned
-/// from the whole line.
-fn rejoined_prefixes(lines: &[(u64, String)]) -> Vec<(u64, String)> {
-    let mut out: Vec<(u64, String)> = Vec::with_capacity(lines.len());
-    let mut i = 0;
-    while i < lines.len() {
-        let (number, text) = &lines[i];
-        if let Some((_, next)) = lines.get(i + 1)
-            && !text.trim().is_empty()
-            && !text.starts_with('\t')
-            && super::prefix_infer::prefix_instance(text).is_none()
-            && super::prefix_infer::prefix_instance(next) == Some("")
-        {
-            let mut joined = text.clone();
-            paste::join_wrapped(&mut joined, next, false);
-            out.push((*number, joined));
-            i += 2;
-            continue;
-        }
-        out.push((*number, text.clone()));
-        i += 1;
-    }
-    out
-}
-
-/// How a stderr log's lines were wrapped, if they were: by a terminal at its width
-/// ([`paste::hard_wrap_width`], maybe padded to it), else by a mail client
-/// ([`paste::wrap_width`]). A line starts an entry when it fits the prefix with a severity
-/// word, is the prefix alone, continues one with a TAB, or is part of a memory-context dump.
-fn set_wraps(paste: &mut Paste, prefix: &LogLinePrefix, lines: &[(u64, String)]) {
-    let tail_ok = |rest: &str| severity::split(rest).is_some();
-    let tail_empty = |rest: &str| rest.is_empty();
-    let starts = |line: &str| {
-        line.starts_with('\t')
-            || prefix.match_line(line, &tail_ok).is_some()
-            || prefix.match_line(line, &tail_empty).is_some()
-            || prefix
-                .match_line(&format!("{line} "), &tail_empty)
-                .is_some()
-            || super::memdump::parse_line(line).is_some()
-    };
-    let texts = || lines.iter().map(|(_, t)| t.as_str());
-    if let Some((width, padded)) = paste::hard_wrap_width(texts(), &starts) {
-        paste.wrap_width = Some(width);
-        paste.hard_wrap = true;
-        paste.padded = padded;
-        return;
-    }
-    paste.wrap_width = paste::wrap_width(texts(), &starts, !paste.is_plain());
 }
 
 /// The prefix given in `options` (checked against the first `lines`), else the one detected
