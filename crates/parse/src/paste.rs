@@ -335,8 +335,11 @@ impl Paste {
             }
             text = &text[taken..];
         }
-        // `**2022-04-05 12:06:05.719 GMT [1] LOG:  …**`: emphasis typed around a line.
-        if let Some(rest) = text.strip_prefix("**").or_else(|| text.strip_prefix("__"))
+        // `**2022-04-05 12:06:05.719 GMT [1] LOG:  …**`: emphasis typed around a line (or in
+        // front of it, `**` only: a journal export's `__CURSOR=` is no emphasis).
+        if let Some(rest) = text
+            .strip_prefix("**")
+            .or_else(|| text.strip_prefix("__").filter(|r| r.ends_with("__")))
             && rest.starts_with(|c: char| c.is_alphanumeric() || c == '[')
         {
             counts.emphasis_lines += 1;

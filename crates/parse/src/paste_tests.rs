@@ -235,6 +235,22 @@ fn markdown_emphasis_around_a_line_comes_off() {
         Paste::default().clean("** not emphasis", &mut counts),
         Cleaned::Line("** not emphasis")
     );
+    assert_eq!(
+        Paste::default().clean("__LOG:  x__", &mut counts),
+        Cleaned::Line("LOG:  x")
+    );
+    assert_eq!(counts.emphasis_lines, 2);
+    // A journal export's fields start with `__`: no emphasis unless it closes the line.
+    for field in [
+        "__CURSOR=s=0a1b;i=1",
+        "__REALTIME_TIMESTAMP=1764310836060321",
+    ] {
+        assert_eq!(
+            Paste::default().clean(field, &mut counts),
+            Cleaned::Line(field)
+        );
+    }
+    assert_eq!(counts.emphasis_lines, 2);
 }
 
 #[test]

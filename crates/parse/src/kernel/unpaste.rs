@@ -79,15 +79,15 @@ impl KernelParser {
         let Some(head) = self.head.take() else {
             return;
         };
-        let mut paste = Paste::learn(
-            head.lines.iter().map(|l| &*l.text),
-            &oom::indented_by_kernel,
-        );
-        // A wrapper's entries are never wrapped by a mail client or a terminal.
+        // A wrapper's lines (a journal export's fields) are no paste's.
         if !matches!(self.peeler, Some(Some(_))) {
+            let mut paste = Paste::learn(
+                head.lines.iter().map(|l| &*l.text),
+                &oom::indented_by_kernel,
+            );
             set_wraps(&mut paste, &head.lines);
+            self.paste = paste;
         }
-        self.paste = paste;
         for line in &head.lines {
             self.unpaste(line);
         }

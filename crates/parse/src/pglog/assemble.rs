@@ -77,7 +77,7 @@ impl Part {
 /// >>log`): its own lines, not the server's (`src/bin/pg_ctl/pg_ctl.c`).
 // pg_ctl: could not start server
 // Examine the log output.
-fn is_pg_ctl_line(text: &str) -> bool {
+pub(super) fn is_pg_ctl_line(text: &str) -> bool {
     text.starts_with("pg_ctl: ")
         || matches!(
             text,
@@ -381,7 +381,11 @@ impl Assembler {
                     crate::paste::is_wrapped(previous_width, text, width)
                 }
             });
-            if wrapped && self.dump.is_none() && memdump::parse_line(text).is_none() {
+            if wrapped
+                && self.dump.is_none()
+                && memdump::parse_line(text).is_none()
+                && !is_pg_ctl_line(text)
+            {
                 let joined = if self.hard_wrap {
                     let rest = format!("{}{text}", " ".repeat(previous_pad));
                     self.continue_open(number, &rest, Join::Direct)

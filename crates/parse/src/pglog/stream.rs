@@ -232,26 +232,22 @@ pub(super) fn start(
     options: &PgLogOptions,
 ) -> Result<(PgLogFormat, Engine), PgLogError> {
     let head = detection_head(head);
-    // What a paste did to the lines is undone before anything is chosen from them.
-    let paste = learn_paste(head);
+    // A wrapper's lines (a journal export's fields, a runtime's JSON) are no paste's; other
+    // lines have what a paste did undone before anything is chosen from them (a wrapper too).
+    let raw_wrapper = sniff_wrapper(head, options);
+    let paste = if raw_wrapper.is_some() {
+        Paste::default()
+    } else {
+        learn_paste(head)
+    };
     let cleaned = unpasted_head(head, &paste);
     let head: &[u8] = &cleaned;
-    let wrapper = options.wrapper.or_else(|| {
-        // Journal JSON and RFC 5424 are read by their own formats (envelope.rs).
-        options
-            .format
-            .is_none()
-            .then(|| crate::wrap::sniff(head))
-            .flatten()
-            .filter(|w| {
-                matches!(
-                    w,
-                    Wrapper::DockerJson
-                        | Wrapper::Cri
-                        | Wrapper::Timestamped
-                        | Wrapper::JournalExport
-                )
-            })
+    let wrapper = raw_wrapper.or_else(|| {
+        if paste.is_plain() {
+            None
+        } else {
+            sniff_wrapper(head, options)
+        }
     });
     let Some(wrapper) = wrapper else {
         return start_unwrapped(head, options, paste, true);
@@ -275,6 +271,27 @@ pub(super) fn start(
     let (format, inner) = start_unwrapped(&peeled, options, paste, false)?;
     let reader = PeeledReader::new(wrapper, inner, options.max_record_bytes);
     Ok((format, Engine::Peeled(Box::new(reader))))
+}
+
+/// The wrapper `options` give, else the one `head` has that is taken off below the format
+/// (journal JSON and RFC 5424 are read by their own formats, envelope.rs).
+fn sniff_wrapper(head: &[u8], options: &PgLogOptions) -> Option<Wrapper> {
+    options.wrapper.or_else(|| {
+        options
+            .format
+            .is_none()
+            .then(|| crate::wrap::sniff(head))
+            .flatten()
+            .filter(|w| {
+                matches!(
+                    w,
+                    Wrapper::DockerJson
+                        | Wrapper::Cri
+                        | Wrapper::Timestamped
+                        | Wrapper::JournalExport
+                )
+            })
+    })
 }
 
 /// [`start`] for a log that is not wrapped (or once the wrapper is off).

@@ -89,7 +89,8 @@ pub(super) fn rejoined_prefixes(lines: &[(u64, String)]) -> Vec<(u64, String)> {
 /// How a stderr log's lines were wrapped, if they were: by a terminal at its width
 /// ([`paste::hard_wrap_width`], maybe padded to it), else by a mail client
 /// ([`paste::wrap_width`]). A line starts an entry when it fits the prefix with a severity
-/// word, is the prefix alone, continues one with a TAB, or is part of a memory-context dump.
+/// word, is the prefix alone, continues one with a TAB, is part of a memory-context dump, or
+/// is one of pg_ctl's.
 pub(super) fn set_wraps(paste: &mut Paste, prefix: &LogLinePrefix, lines: &[(u64, String)]) {
     let tail_ok = |rest: &str| severity::split(rest).is_some();
     let tail_empty = |rest: &str| rest.is_empty();
@@ -101,6 +102,7 @@ pub(super) fn set_wraps(paste: &mut Paste, prefix: &LogLinePrefix, lines: &[(u64
                 .match_line(&format!("{line} "), &tail_empty)
                 .is_some()
             || super::memdump::parse_line(line).is_some()
+            || super::assemble::is_pg_ctl_line(line)
     };
     let texts = || lines.iter().map(|(_, t)| t.as_str());
     if let Some((width, padded)) = paste::hard_wrap_width(texts(), &starts) {
