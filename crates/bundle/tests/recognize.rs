@@ -17,12 +17,12 @@ fn files(dir: &str) -> Vec<PathBuf> {
             let p = e.unwrap().path();
             if p.is_dir() {
                 stack.push(p);
-            } else if p
-                .extension()
-                .is_none_or(|x| !["md", "gz", "bz2"].contains(&x.to_str().unwrap_or("")))
-            {
+            } else if p.extension().is_none_or(|x| {
+                !["md", "gz", "bz2", "prefix", "conf"].contains(&x.to_str().unwrap_or(""))
+            }) {
                 // Compressed samples (pgBadger's) are recognised once decompressed, by the
-                // bundle reader; this test reads the bytes as they are.
+                // bundle reader; this test reads the bytes as they are. `.prefix` and `.conf`
+                // files hold the log_line_prefix and settings a log was written with: no logs.
                 out.push(p);
             }
         }

@@ -535,7 +535,7 @@ fn cut(text: &str, max: usize) -> &str {
 ///
 /// A line counts fully when it fits one of [`CANDIDATE_PREFIXES`] other than the empty one and
 /// then a severity word, half when it merely holds `LOG:  `, `ERROR:  `, … somewhere (a prefix
-/// we do not guess). The confidence is the weighted share of non-empty lines, the last line
+/// no candidate fits, learned when the log is read), glued to the prefix or not. The confidence is the weighted share of non-empty lines, the last line
 /// ignored when `head` ends inside it. Kernel lines (`[ 1234.567890] …`, `Apr  5 18:24:23 host
 /// kernel: …`) never count.
 pub fn sniff(head: &[u8]) -> Option<f32> {
@@ -594,7 +594,10 @@ fn sniff_peeling(head: &[u8], peel: bool) -> Option<f32> {
             .any(|c| c.match_line(text, &tail_ok).is_some())
         {
             weight += 1.0;
-        } else if has_severity_word(text) {
+        } else if has_severity_word(text)
+            || (text.contains(":  ") && prefix_infer::prefix_instance(text).is_some())
+        {
+            // A prefix no candidate fits, maybe glued to its severity word (`…-LOG:  `).
             weight += 0.5;
         }
     }
