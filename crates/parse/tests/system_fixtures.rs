@@ -309,3 +309,62 @@ fn limits() {
         insta::assert_json_snapshot!(limits);
     });
 }
+
+#[test]
+fn ps_listings() {
+    insta::glob!(DIR, "ps/*.txt", |path| {
+        let (bytes, name, _) = read(path);
+        let ps = system::parse_ps(&bytes);
+        assert!(system::sniff_ps(&bytes).is_some(), "{name}");
+        assert_eq!(ps.stats.unrecognized_lines, 0, "{name}: {:?}", ps.stats);
+        assert!(ps.rows.len() >= 5, "{name}");
+        // Every listing shows the postmaster's processes with a pid.
+        assert!(
+            ps.processes().any(|r| r
+                .command
+                .as_deref()
+                .is_some_and(|c| c.starts_with("postgres: "))
+                || r.comm.as_deref() == Some("postgres")),
+            "{name}"
+        );
+        insta::assert_json_snapshot!(ps);
+    });
+}
+
+#[test]
+fn postmaster_opts() {
+    insta::glob!(DIR, "postmaster_opts/*.txt", |path| {
+        let (bytes, name, _) = read(path);
+        let cmd = system::parse_postmaster_opts(&bytes).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(cmd.data_directory.is_some(), "{name}");
+        insta::assert_json_snapshot!(cmd);
+    });
+}
+
+#[test]
+fn command_outputs() {
+    let file = |name: &str| {
+        let dir =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/formats/system/commands");
+        std::fs::read(dir.join(name)).unwrap()
+    };
+    // `date` (the host's zone is UTC) and `date --utc`, run one after the other (sos ran them
+    // across a second's turn).
+    let date = system::parse_date(&file("date.txt")).unwrap();
+    let utc = system::parse_date(&file("date-utc.txt")).unwrap();
+    let gap = utc.at.as_second() - date.at.as_second();
+    assert!((0..=1).contains(&gap), "{gap}");
+    assert!(date.whole_seconds);
+    let uptime = system::parse_uptime_command(&file("uptime.txt")).unwrap();
+    assert!(uptime.seconds > 0 && uptime.load_average.is_some());
+    assert_eq!(system::parse_hostname(&file("hostname.txt")).unwrap(), "vm");
+    assert_eq!(
+        system::parse_pg_version_file(&file("pg-version.txt"))
+            .unwrap()
+            .major,
+        15
+    );
+    let uname = system::parse_uname(&file("uname.txt")).unwrap();
+    assert_eq!(uname.hostname, "vm");
+    insta::assert_json_snapshot!((date, uptime, uname));
+}

@@ -20,6 +20,13 @@ fn all_parsers(bytes: &[u8]) -> usize {
     n += system::parse_df(bytes).rows.len();
     n += system::parse_pg_settings(bytes).settings.len();
     n += system::parse_pg_conf(bytes).entries.len();
+    n += system::parse_ps(bytes).rows.len();
+    n += system::parse_postmaster_opts(bytes).map_or(0, |c| c.args.len());
+    let _ = system::parse_date(bytes);
+    let _ = system::parse_uptime_command(bytes);
+    let _ = system::parse_hostname(bytes);
+    let _ = system::parse_pg_version_file(bytes);
+    let _ = system::memory_cgroup_path(&String::from_utf8_lossy(bytes));
     let _ = system::parse_cgroup_value(bytes);
     let mut memory = system::CgroupMemory::default();
     memory.add_file("memory.events", bytes);
@@ -36,6 +43,7 @@ fn all_parsers(bytes: &[u8]) -> usize {
         system::sniff_pg_conf,
         system::sniff_cgroup_events,
         system::sniff_cgroup_stat,
+        system::sniff_ps,
     ] {
         let _ = sniff(bytes);
     }
@@ -108,6 +116,13 @@ fn hostile_shapes_never_panic() {
         b"postgres: ",
         b"postgres: : ",
         b"18446744073709551616\n",
+        b"PID CMD\n-\n  \n99999999999 x\n",
+        b"PID STARTED CMD\n1 a b\n",
+        b"PID COMMAND CGROUP\n1\n2 x\n3 x y z\n",
+        b"/usr/bin/postgres \"-D",
+        b"/usr/bin/postgres \"\"\"\" \"-c\" \"",
+        b",,,:::,0::,1:memory:",
+        b"00:00:00 up , , ,",
         &giant,
     ] {
         all_parsers(input);

@@ -62,6 +62,34 @@ fn one_word(input: &[u8], what: &'static str) -> Result<String, SnapshotError> {
     if ok { Ok(text.to_owned()) } else { Err(err()) }
 }
 
+// db1.example.com
+/// Parses the `hostname` command's output (`/etc/hostname`): one name of letters, digits, `-`,
+/// `_` and `.` (at most 253 bytes).
+pub fn parse_hostname(input: &[u8]) -> Result<String, SnapshotError> {
+    let err = || shape("a host name", input);
+    let text = std::str::from_utf8(input).map_err(|_| err())?.trim();
+    let ok = !text.is_empty()
+        && text.len() <= 253
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b));
+    if ok { Ok(text.to_owned()) } else { Err(err()) }
+}
+
+// 15
+/// Parses a data directory's `PG_VERSION`: the major version alone (`15`, `9.6`).
+pub fn parse_pg_version_file(input: &[u8]) -> Result<PgVersion, SnapshotError> {
+    let err = || shape("a PG_VERSION file", input);
+    let text = std::str::from_utf8(input).map_err(|_| err())?.trim();
+    let ok = !text.is_empty()
+        && text.len() <= 8
+        && text.bytes().all(|b| b.is_ascii_digit() || b == b'.');
+    if !ok {
+        return Err(err());
+    }
+    PgVersion::parse(text).ok_or_else(err)
+}
+
 /// The host's name and kernel release, from `uname -a`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Uname {
@@ -401,6 +429,22 @@ mod tests {
         assert!(parse_oom_score_adj(b"1001\n").is_err());
         assert!(parse_oom_score_adj(b"abc\n").is_err());
         assert!(parse_oom_score_adj(b"").is_err());
+    }
+
+    #[test]
+    fn hostname_and_pg_version_files() {
+        assert_eq!(parse_hostname(b"vm\n").as_deref(), Ok("vm"));
+        assert_eq!(
+            parse_hostname(b"db-1.example.com").as_deref(),
+            Ok("db-1.example.com")
+        );
+        assert!(parse_hostname(b"two words\n").is_err());
+        assert!(parse_hostname(b"\n").is_err());
+        assert_eq!(parse_pg_version_file(b"15\n").unwrap().major, 15);
+        let old = parse_pg_version_file(b"9.6\n").unwrap();
+        assert_eq!((old.major, old.minor), (9, Some(6)));
+        assert!(parse_pg_version_file(b"PostgreSQL 15").is_err());
+        assert!(parse_pg_version_file(b"").is_err());
     }
 
     #[test]

@@ -4,8 +4,10 @@
 //! `/proc/PID/status`, `smaps_rollup`, process titles, memory cgroup files, `free`, `df`,
 //! `pg_settings` dumps, `postgresql.conf`), and the small host readings beside them
 //! (`oom_score_adj`, resource limits, CPU vulnerabilities and flags, the clock source, `SELECT
-//! version()`, psql tables, audit rules), and how the server was started (the postmaster's
-//! `PG_OOM_ADJUST_*` environment, its systemd unit).
+//! version()`, psql tables, audit rules), how the server was started (the postmaster's
+//! `PG_OOM_ADJUST_*` environment, its systemd unit, `postmaster.opts`), and what a sosreport
+//! adds: `ps` listings with their memory cgroup column, the `date` and `uptime` commands' text,
+//! `hostname`, `PG_VERSION`.
 //!
 //! Every parser takes bytes and keeps every key it finds, known or not, in file order; sizes
 //! are normalised to bytes next to the value as printed; a cut file parses as far as it goes
@@ -19,7 +21,9 @@ mod fields;
 mod host;
 mod meminfo;
 mod pgconf;
+mod postmaster;
 mod process;
+mod ps;
 mod service;
 mod settings;
 mod sysctl;
@@ -30,22 +34,27 @@ pub use cgroup::{
     CgroupMemory, CgroupValue, CgroupVersion, parse_cgroup_value, sniff_cgroup_events,
     sniff_cgroup_stat,
 };
-pub use clock::{Btime, DateReading, SnapshotError, Uptime, parse_btime, parse_date, parse_uptime};
+pub use clock::{
+    Btime, DateReading, SnapshotError, Uptime, UptimeCommand, parse_btime, parse_date,
+    parse_uptime, parse_uptime_command,
+};
 pub use fields::{Field, Fields};
 pub use host::{
     AuditRules, CpuFlags, PgVersion, PipeTable, Uname, Vulnerabilities, Vulnerability,
-    parse_audit_rules, parse_clocksource, parse_count, parse_cpu_flags, parse_oom_score_adj,
-    parse_os_release_name, parse_pipe_table, parse_uname, parse_version_text, parse_virt,
-    parse_vulnerabilities, sniff_cpu_flags,
+    parse_audit_rules, parse_clocksource, parse_count, parse_cpu_flags, parse_hostname,
+    parse_oom_score_adj, parse_os_release_name, parse_pg_version_file, parse_pipe_table,
+    parse_uname, parse_version_text, parse_virt, parse_vulnerabilities, sniff_cpu_flags,
 };
 pub use meminfo::{
     FlatKeyed, MEMINFO_KEYS, Meminfo, parse_flat_keyed, parse_meminfo, sniff_meminfo, sniff_vmstat,
 };
 pub use pgconf::{ConfEntry, ConfInclude, PgConf, parse_pg_conf, sniff_pg_conf};
+pub use postmaster::{PostmasterCommand, parse_postmaster_command, parse_postmaster_opts};
 pub use process::{
     ProcLimits, ProcStatus, ResourceLimit, SMAPS_ROLLUP_KEYS, STATUS_MEMORY_KEYS, SmapsRollup,
     parse_limits, parse_smaps_rollup, parse_status, sniff_limits, sniff_smaps_rollup, sniff_status,
 };
+pub use ps::{PsListing, PsRow, memory_cgroup_path, parse_ps, sniff_ps};
 pub use service::{
     EnvVariable, PG_OOM_ADJUST_FILE, PG_OOM_ADJUST_VALUE, PgOomAdjust, SystemdUnit, UnitProperty,
     parse_pg_oom_adjust, parse_systemctl_show, sniff_pg_oom_adjust, sniff_systemctl_show,
