@@ -30,7 +30,14 @@ fn accepts(kind: SourceKind, head: &[u8]) -> Option<bool> {
         SourceKind::PgSettings => system::sniff_pg_settings(head),
         SourceKind::PgConf => system::sniff_pg_conf(head),
         SourceKind::ProcessTitles => sniff_titles(head),
-        SourceKind::Uptime => return Some(system::parse_uptime(head).is_ok()),
+        SourceKind::ProcessList => system::sniff_ps(head),
+        SourceKind::Uptime => {
+            return Some(
+                system::parse_uptime(head).is_ok() || system::parse_uptime_command(head).is_ok(),
+            );
+        }
+        SourceKind::PostmasterOpts => return Some(system::parse_postmaster_opts(head).is_ok()),
+        SourceKind::Hostname => return Some(system::parse_hostname(head).is_ok()),
         SourceKind::Date => return Some(system::parse_date(head).is_ok()),
         SourceKind::Btime => return Some(system::parse_btime(head).is_ok()),
         SourceKind::CgroupValue => return Some(system::parse_cgroup_value(head).is_ok()),

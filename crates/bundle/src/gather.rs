@@ -407,12 +407,17 @@ impl<'o> Gather<'o> {
                     Err(e) => self.skip(place.path, e.to_string()),
                 }
             } else {
-                let what = if file_type.is_symlink() {
-                    "symbolic link"
+                // A link's target is said, as the archive reader says it: a sosreport's links
+                // (`date`, `ps`, …) point at files it holds and reads anyway.
+                let reason = if file_type.is_symlink() {
+                    match fs::read_link(&path) {
+                        Ok(target) => format!("symbolic link to {target:?}, not followed"),
+                        Err(_) => "symbolic link, not followed".to_owned(),
+                    }
                 } else {
-                    "not a regular file"
+                    "not a regular file, not followed".to_owned()
                 };
-                self.skip(child, format!("{what}, not followed"));
+                self.skip(child, reason);
             }
         }
     }

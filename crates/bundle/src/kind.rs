@@ -79,6 +79,29 @@ pub enum SourceKind {
     /// The postmaster's systemd unit (`systemctl show -p Id -p OOMScoreAdjust UNIT`,
     /// `processes/PID/systemd-unit.txt`).
     SystemdUnit,
+    /// A `ps` listing with its header (`ps auxwww`, `ps alxwww`, `ps -elfL`, `ps axo …`): the
+    /// postmaster and its children, their RSS, start and memory cgroup.
+    ProcessList,
+    /// `postmaster.opts`: the postmaster's command line (program, data directory, port,
+    /// configuration file).
+    PostmasterOpts,
+    /// A data directory's `PG_VERSION`: the major version.
+    PgVersionFile,
+    /// One `/proc/sys` file (`proc/sys/vm/overcommit_memory`): one setting, its path the key.
+    SysctlValue,
+    /// The `hostname` command's output (or `/etc/hostname`).
+    Hostname,
+    /// `uname -a`.
+    Uname,
+    /// `/etc/os-release`.
+    OsRelease,
+    /// `systemd-detect-virt`'s answer.
+    Virtualization,
+    /// `/proc/PID/cgroup`: the process's cgroup in each hierarchy.
+    ProcCgroup,
+    /// What a collector wrote about its own run (sos's `sos_logs/`, `sos_reports/`,
+    /// `version.txt`): listed, never read as a PostgreSQL or kernel log.
+    CollectorLog,
     /// The collector's `manifest.json`.
     Manifest,
     /// A file the collector keeps for a person to read (`uname -a`, os-release, `id`, the `ps`
@@ -124,6 +147,16 @@ const ALL: &[SourceKind] = &[
     SourceKind::AuditRules,
     SourceKind::PgOomAdjust,
     SourceKind::SystemdUnit,
+    SourceKind::ProcessList,
+    SourceKind::PostmasterOpts,
+    SourceKind::PgVersionFile,
+    SourceKind::SysctlValue,
+    SourceKind::Hostname,
+    SourceKind::Uname,
+    SourceKind::OsRelease,
+    SourceKind::Virtualization,
+    SourceKind::ProcCgroup,
+    SourceKind::CollectorLog,
     SourceKind::Manifest,
     SourceKind::Reference,
     SourceKind::Unknown,
@@ -166,6 +199,16 @@ impl SourceKind {
             SourceKind::AuditRules => "audit_rules",
             SourceKind::PgOomAdjust => "pg_oom_adjust",
             SourceKind::SystemdUnit => "systemd_unit",
+            SourceKind::ProcessList => "process_list",
+            SourceKind::PostmasterOpts => "postmaster_opts",
+            SourceKind::PgVersionFile => "pg_version_file",
+            SourceKind::SysctlValue => "sysctl_value",
+            SourceKind::Hostname => "hostname",
+            SourceKind::Uname => "uname",
+            SourceKind::OsRelease => "os_release",
+            SourceKind::Virtualization => "virtualization",
+            SourceKind::ProcCgroup => "proc_cgroup",
+            SourceKind::CollectorLog => "collector_log",
             SourceKind::Manifest => "manifest",
             SourceKind::Reference => "reference",
             SourceKind::Unknown => "unknown",
@@ -181,7 +224,7 @@ impl SourceKind {
 /// Recognises a file's kind from its first bytes (a few KiB are enough). The small exact forms
 /// are tried first, then the most confident sniffer wins; ties go to the earlier in the list.
 pub fn recognize(head: &[u8]) -> SourceKind {
-    if system::parse_uptime(head).is_ok() {
+    if system::parse_uptime(head).is_ok() || system::parse_uptime_command(head).is_ok() {
         return SourceKind::Uptime;
     }
     if system::parse_date(head).is_ok() {
@@ -219,6 +262,8 @@ pub fn recognize(head: &[u8]) -> SourceKind {
         (SourceKind::PgVersion, sniff_version(head)),
         (SourceKind::PgOomAdjust, system::sniff_pg_oom_adjust(head)),
         (SourceKind::SystemdUnit, system::sniff_systemctl_show(head)),
+        (SourceKind::ProcessList, system::sniff_ps(head)),
+        (SourceKind::PostmasterOpts, sniff_postmaster_opts(head)),
     ];
     candidates
         .into_iter()
@@ -246,6 +291,12 @@ fn sniff_vulnerabilities(head: &[u8]) -> Option<f32> {
     (v.stats.records > 0 && v.stats.unrecognized_lines == 0 && all_paths).then_some(0.95)
 }
 
+/// `postmaster.opts`: a postgres program followed by quoted arguments, one `-D` among them.
+fn sniff_postmaster_opts(head: &[u8]) -> Option<f32> {
+    let cmd = system::parse_postmaster_opts(head).ok()?;
+    (cmd.data_directory.is_some() && head.windows(2).any(|w| w == b" \"")).then_some(0.9)
+}
+
 /// `SELECT version()` output: `PostgreSQL 15.18 … on …`.
 fn sniff_version(head: &[u8]) -> Option<f32> {
     let first = head.split(|&b| b == b'\n').next()?;
@@ -253,17 +304,31 @@ fn sniff_version(head: &[u8]) -> Option<f32> {
 }
 
 /// The kind a file's path implies, for the names the collector and common tools use
-/// (`proc/meminfo`, `proc/1234/status`, `memory.max`, `pg_settings.csv`, …). `None` when the
-/// path says nothing; content sniffing decides then.
+/// (`proc/meminfo`, `proc/1234/status`, `memory.max`, `pg_settings.csv`, `postmaster.opts`, …):
+/// what a bundle of no known collector's layout (files from anywhere) is read by, before its
+/// content. `None` when the path says nothing; content sniffing decides then. A bundle whose
+/// layout is known is read by that layout's table first ([`crate::Layout`]).
 pub fn kind_from_path(path: &str) -> Option<SourceKind> {
-    if is_reference(path) {
-        return Some(SourceKind::Reference);
-    }
     let name = path.rsplit('/').next().unwrap_or(path);
     let stem = name
         .strip_suffix(".txt")
         .or_else(|| name.strip_suffix(".out"))
         .unwrap_or(name);
+    // The readings of the host's identity that the report names, wherever they are.
+    match stem {
+        "uname" => return Some(SourceKind::Uname),
+        "os-release" => return Some(SourceKind::OsRelease),
+        "hostname" => return Some(SourceKind::Hostname),
+        "virt" if path.contains("identity") => return Some(SourceKind::Virtualization),
+        "cgroup" if pid_dir(path) => return Some(SourceKind::ProcCgroup),
+        _ => {}
+    }
+    if is_reference(path) {
+        return Some(SourceKind::Reference);
+    }
+    if path.starts_with("proc/sys/") || path.contains("/proc/sys/") {
+        return Some(SourceKind::SysctlValue);
+    }
     let kind = match stem {
         "manifest.json" => SourceKind::Manifest,
         "kern.log" => SourceKind::KernelLog,
@@ -288,7 +353,9 @@ pub fn kind_from_path(path: &str) -> Option<SourceKind> {
         | "memory.failcnt"
         | "memory.memsw.limit_in_bytes"
         | "memory.memsw.usage_in_bytes" => SourceKind::CgroupValue,
-        "postgresql.conf" => SourceKind::PgConf,
+        "postgresql.conf" | "postgresql.auto.conf" => SourceKind::PgConf,
+        "postmaster.opts" => SourceKind::PostmasterOpts,
+        "PG_VERSION" => SourceKind::PgVersionFile,
         "pg_settings" | "pg_settings.csv" | "pg_settings-postgres-C" => SourceKind::PgSettings,
         "oom_score_adj" => SourceKind::OomScoreAdj,
         "limits" if path.contains("proc") || path.contains("pid") => SourceKind::ProcLimits,
@@ -325,12 +392,16 @@ const REFERENCE_FILES: &[&str] = &[
 
 /// Whether `path` (relative to the bundle root) is one of the collector's files for people.
 fn is_reference(path: &str) -> bool {
-    path.starts_with("identity/")
-        || REFERENCE_FILES.contains(&path)
-        || path
-            .strip_prefix("processes/")
-            .and_then(|p| p.strip_suffix("/cgroup"))
-            .is_some_and(|pid| !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()))
+    path.starts_with("identity/") || REFERENCE_FILES.contains(&path)
+}
+
+/// Whether the file sits in a pid's directory (`processes/7725/cgroup`, `proc/7725/cgroup`).
+fn pid_dir(path: &str) -> bool {
+    let mut parts = path.rsplit('/');
+    parts.next();
+    parts
+        .next()
+        .is_some_and(|pid| !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()))
 }
 
 #[cfg(test)]
@@ -340,13 +411,47 @@ mod tests {
     #[test]
     fn the_collectors_files_for_people_are_references() {
         for path in [
-            "identity/uname.txt",
+            "identity/id.txt",
             "processes/ps.txt",
-            "processes/7725/cgroup",
             "memory/buddyinfo.txt",
         ] {
             assert_eq!(kind_from_path(path), Some(SourceKind::Reference), "{path}");
         }
+        // The identity readings the report names, and a process's cgroup, have kinds.
+        assert_eq!(
+            kind_from_path("identity/uname.txt"),
+            Some(SourceKind::Uname)
+        );
+        assert_eq!(kind_from_path("uname.txt"), Some(SourceKind::Uname));
+        assert_eq!(
+            kind_from_path("identity/os-release.txt"),
+            Some(SourceKind::OsRelease)
+        );
+        assert_eq!(
+            kind_from_path("identity/virt.txt"),
+            Some(SourceKind::Virtualization)
+        );
+        assert_eq!(
+            kind_from_path("processes/7725/cgroup"),
+            Some(SourceKind::ProcCgroup)
+        );
+        assert_eq!(
+            kind_from_path("proc/7725/cgroup"),
+            Some(SourceKind::ProcCgroup)
+        );
+        assert_eq!(kind_from_path("sys/fs/cgroup"), None);
+        assert_eq!(
+            kind_from_path("host/proc/sys/vm/swappiness"),
+            Some(SourceKind::SysctlValue)
+        );
+        assert_eq!(
+            kind_from_path("data/postmaster.opts"),
+            Some(SourceKind::PostmasterOpts)
+        );
+        assert_eq!(
+            kind_from_path("data/PG_VERSION"),
+            Some(SourceKind::PgVersionFile)
+        );
         assert_eq!(
             kind_from_path("processes/7725/status"),
             Some(SourceKind::ProcStatus)

@@ -1,10 +1,12 @@
 //! Opens a support bundle and says what each file in it is.
 //!
 //! A bundle is a directory of loose files, a tar archive (`.tar`, `.tar.gz`, `.tar.zst`,
-//! `.tar.xz`, `.tar.bz2`, read once as a stream and never extracted), or a single file. Each file's kind comes from the
-//! collector's `manifest.json` when it names one, else from the file's path, else from its
-//! content (each parser's `sniff` hook plus the small snapshot forms), so a bundle assembled by
-//! hand from whatever a customer sent works as well as one made by the collector. Files that
+//! `.tar.xz`, `.tar.bz2`, read once as a stream and never extracted), or a single file. Each
+//! file's kind comes from the collector's `manifest.json` when it names one, else from the
+//! table of the known collector whose layout the bundle's paths show ([`Layout`]: pgmortem's
+//! collector, a sosreport), else from the file's name, else from its content (each parser's
+//! `sniff` hook plus the small snapshot forms), so a sosreport, or a bundle assembled by hand
+//! from whatever a customer sent, works as well as one made by the collector. Files that
 //! cannot be read — links, devices, unsafe paths, duplicates, files over the size limits — are
 //! listed with the reason, not dropped; files of no known kind are listed as
 //! [`SourceKind::Unknown`].
@@ -22,6 +24,7 @@ mod compressed;
 mod gather;
 mod human;
 mod kind;
+mod layout;
 mod manifest;
 mod open;
 mod stats;
@@ -31,6 +34,7 @@ mod zipfile;
 pub use body::SourceReader;
 pub use compressed::decompressing;
 pub use kind::{SourceKind, kind_from_path, recognize};
+pub use layout::{Layout, LayoutFound, Obfuscation, detect as detect_layout};
 pub use manifest::{MANIFEST_FORMAT, Manifest, ManifestFile};
 pub use open::{
     ArchiveTrouble, Bundle, BundleError, OpenOptions, RecognizedBy, Skipped, Source, open,

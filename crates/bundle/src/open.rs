@@ -16,6 +16,7 @@ use crate::checks;
 use crate::gather::{Gather, Place, join};
 use crate::human::human_bytes;
 use crate::kind::{SourceKind, kind_from_path, recognize};
+use crate::layout::{self, LayoutFound};
 use crate::manifest::Manifest;
 
 /// Limits applied while reading a bundle.
@@ -213,6 +214,10 @@ pub struct Bundle {
     /// The collector's manifest, when the bundle has a readable one: the one at its top, else
     /// the first of an archive inside it (a directory holding the collector's archive).
     pub manifest: Option<Manifest>,
+    /// The known collector's layout the bundle's paths show (pgmortem's collector, a
+    /// sosreport), with what a sosreport's `sos clean` obfuscated; `None` for files from
+    /// anywhere.
+    pub layout: Option<LayoutFound>,
 }
 
 /// Errors opening a bundle (per-file problems are [`Skipped`] entries instead).
@@ -413,6 +418,24 @@ fn classify(members: Vec<Member>, mut skipped: Vec<Skipped>, options: &OpenOptio
         manifests.entry(m.root.clone()).or_insert(read);
     }
     let manifest = manifests.values().find_map(|r| r.as_ref().ok()).cloned();
+    let mut found = layout::detect(
+        members
+            .iter()
+            .map(|m| m.path.as_str())
+            .chain(skipped.iter().map(|s| s.path.as_str())),
+    );
+    if let Some(f) = found.as_mut() {
+        f.read_obfuscation(&|path| {
+            members
+                .iter()
+                .find(|m| m.path == path)
+                .and_then(|m| match &m.content {
+                    Content::Memory(bytes) => Some(bytes.clone()),
+                    _ => None,
+                })
+        });
+    }
+    let mut renamed = Vec::new();
     let mut total = 0u64;
     let mut sources = Vec::with_capacity(members.len());
     for member in members {
@@ -434,22 +457,44 @@ fn classify(members: Vec<Member>, mut skipped: Vec<Skipped>, options: &OpenOptio
             }
         };
         let entry = root_manifest.and_then(|m| m.file(&rel));
+        let mut notes: Vec<String> = read_note.into_iter().collect();
         let declared = entry
             .and_then(|f| SourceKind::from_name(&f.kind))
             .filter(|k| *k != SourceKind::Unknown)
             .map(|k| (k, RecognizedBy::Manifest))
+            .or_else(|| {
+                let f = found.as_ref()?;
+                match f.lookup(&path)? {
+                    // A name `sos clean` rewrote (`proc/host0stat`): the table names it only
+                    // with a catch-all, its content says what it is.
+                    (pattern, kind) if f.renamed(&path, pattern, kind) => {
+                        renamed.push(path.clone());
+                        notes.push(format!(
+                            "its name was rewritten by sos clean (the host name became {}): \
+                             read by its content, not its name",
+                            f.obfuscation.as_ref().map_or("", |o| o.host.as_str())
+                        ));
+                        None
+                    }
+                    (_, kind) => Some((kind, RecognizedBy::Path)),
+                }
+            })
             .or_else(|| kind_from_path(&rel).map(|k| (k, RecognizedBy::Path)));
-        let mut notes: Vec<String> = read_note.into_iter().collect();
         let binary = checks::binary_note(&head);
         // A text file with NUL runs (cut by a crash) is recognised without them.
         let nul_in_head = binary.is_none() && checks::strip_nul(&mut head) > 0;
         // Binary data is no kind pgmortem reads, whatever its name says.
         let (kind, recognized_by) = if let Some(binary) = binary {
             notes.push(binary);
-            if let Some((kind, by)) = declared {
-                notes.push(format!("{} says {}", by.describe(), kind.as_str()));
+            match declared {
+                // A file kept for a person (a sosreport's ACPI tables) may well be binary.
+                Some((SourceKind::Reference, by)) => (SourceKind::Reference, by),
+                Some((kind, by)) => {
+                    notes.push(format!("{} says {}", by.describe(), kind.as_str()));
+                    (SourceKind::Unknown, RecognizedBy::Content)
+                }
+                None => (SourceKind::Unknown, RecognizedBy::Content),
             }
-            (SourceKind::Unknown, RecognizedBy::Content)
         } else if let Some((kind, by)) = declared {
             let (kind, by, note) = checks::settle_kind(kind, by, &head);
             notes.extend(note);
@@ -514,7 +559,8 @@ fn classify(members: Vec<Member>, mut skipped: Vec<Skipped>, options: &OpenOptio
         let kept = held.body.size(&held.bytes);
         if let Some(limit) = held.cut_by {
             notes.push(cut_note(kept, file_size, limit, streamed(kind)));
-        } else if file_size == 0 {
+        } else if file_size == 0 && kind != SourceKind::SysctlValue {
+            // (A /proc/sys file of a write-only setting, `vm.drop_caches`, reads empty.)
             notes.push("empty file".to_owned());
         }
         notes.extend(checks::size_note(entry, file_size));
@@ -553,10 +599,15 @@ fn classify(members: Vec<Member>, mut skipped: Vec<Skipped>, options: &OpenOptio
     }
     sources.sort_by(|a, b| a.path.cmp(&b.path));
     skipped.sort_by(|a, b| a.path.cmp(&b.path));
+    if let Some(o) = found.as_mut().and_then(|f| f.obfuscation.as_mut()) {
+        renamed.sort();
+        o.renamed = renamed;
+    }
     Bundle {
         sources,
         skipped,
         manifest,
+        layout: found,
     }
 }
 

@@ -57,6 +57,21 @@ pub fn snapshot_stats(kind: SourceKind, bytes: &[u8]) -> Option<ParseStats> {
         SourceKind::AuditRules => system::parse_audit_rules(bytes).stats,
         SourceKind::PgOomAdjust => system::parse_pg_oom_adjust(bytes).stats,
         SourceKind::SystemdUnit => system::parse_systemctl_show(bytes).stats,
+        SourceKind::ProcessList => {
+            // `ps m` thread lines are understood, not counted as records.
+            system::parse_ps(bytes).stats
+        }
+        SourceKind::PostmasterOpts => whole(1, system::parse_postmaster_opts(bytes).is_ok()),
+        SourceKind::PgVersionFile => whole(1, system::parse_pg_version_file(bytes).is_ok()),
+        SourceKind::SysctlValue => whole(1, true),
+        SourceKind::Hostname => whole(1, system::parse_hostname(bytes).is_ok()),
+        SourceKind::Uname => whole(1, system::parse_uname(bytes).is_some()),
+        SourceKind::OsRelease => whole(1, system::parse_os_release_name(bytes).is_some()),
+        SourceKind::Virtualization => whole(1, system::parse_virt(bytes).is_ok()),
+        SourceKind::ProcCgroup => whole(
+            1,
+            system::memory_cgroup_path(&String::from_utf8_lossy(bytes)).is_some(),
+        ),
         SourceKind::Manifest => match Manifest::parse(bytes) {
             Some(m) => whole(m.files.len() as u64, true),
             None => whole(0, false),

@@ -131,11 +131,12 @@ fn every_problem_is_named() {
     assert!(note.starts_with("binary data, not text: "), "{note}");
     assert!(note.contains("manifest.json says proc_status"), "{note}");
 
-    // An unknown kind name in the manifest leaves the kind to the path and content.
+    // An unknown kind name in the manifest leaves the kind to the path (the collector's
+    // layout names postgres/server.log) and content.
     let log = source(&b, "postgres/server.log");
     assert_eq!(
         (log.kind, log.recognized_by),
-        (SourceKind::PostgresLog, RecognizedBy::Content)
+        (SourceKind::PostgresLog, RecognizedBy::Path)
     );
 
     let extra = source(&b, "extra/notes.txt");

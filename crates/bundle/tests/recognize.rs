@@ -79,7 +79,11 @@ fn snapshots_are_recognised_by_content() {
             "df" => SourceKind::Df,
             "pg_settings" => SourceKind::PgSettings,
             "postgresql_conf" => SourceKind::PgConf,
-            // Bare numbers: only the path or manifest can say what they are.
+            "ps" => SourceKind::ProcessList,
+            "postmaster_opts" => SourceKind::PostmasterOpts,
+            "commands" if name.starts_with("date") => SourceKind::Date,
+            "commands" if name == "uptime.txt" => SourceKind::Uptime,
+            // Bare numbers and words: only the path or manifest can say what they are.
             _ => return None,
         })
     };

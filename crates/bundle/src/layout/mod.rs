@@ -1,0 +1,370 @@
+//! Known collectors' layouts, as data: one table per collector mapping path patterns to source
+//! kinds (ripgrep's `default_types.rs` shape: a sorted const table, a test keeps it sorted).
+//! Takes the paths of a bundle; yields which collector made it (from marker paths: a
+//! sosreport has `sos_commands/`, `sos_logs/`, `sos_reports/`, `version.txt`), where its root
+//! is, and the kind its table gives each path. Adding a collector is a table and its markers
+//! here (CloudNativePG's `kubectl cnpg report` zip and Crunchy's `pgo support export` are the
+//! next ones), not code in the readers.
+
+mod pattern;
+mod pgmortem;
+mod sos;
+
+use serde::Serialize;
+
+use crate::kind::SourceKind;
+
+/// A collector whose bundle layout pgmortem knows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Layout {
+    /// pgmortem's own collector (`pgmortem-collect.sh`).
+    Pgmortem,
+    /// A sosreport (`sos report`, `sosreport`; sos 3.x and 4.x).
+    Sos,
+}
+
+impl Layout {
+    /// Every known layout.
+    pub const ALL: &'static [Layout] = &[Layout::Pgmortem, Layout::Sos];
+
+    /// The snake_case name (`pgmortem`, `sos`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Layout::Pgmortem => "pgmortem",
+            Layout::Sos => "sos",
+        }
+    }
+
+    /// The collector's name for a person (`pgmortem-collect.sh`, `sosreport`).
+    pub fn describe(self) -> &'static str {
+        match self {
+            Layout::Pgmortem => "pgmortem-collect.sh",
+            Layout::Sos => "sosreport",
+        }
+    }
+
+    /// The layout's table: path patterns and kinds, sorted by pattern.
+    pub(crate) fn table(self) -> &'static [(&'static str, SourceKind)] {
+        match self {
+            Layout::Pgmortem => pgmortem::PGMORTEM,
+            Layout::Sos => sos::SOS,
+        }
+    }
+
+    /// Paths whose presence says a bundle has this layout (a directory ends with `/`).
+    fn markers(self) -> &'static [&'static str] {
+        match self {
+            Layout::Pgmortem => pgmortem::MARKERS,
+            Layout::Sos => sos::MARKERS,
+        }
+    }
+
+    /// The kind this layout's table gives `path` (relative to the layout's root): the most
+    /// specific matching pattern's, `None` when no pattern matches.
+    pub fn kind_of(self, path: &str) -> Option<SourceKind> {
+        best_match(self.table(), path).map(|(_, kind)| kind)
+    }
+}
+
+/// The most specific entry of `table` matching `path`.
+fn best_match(
+    table: &'static [(&'static str, SourceKind)],
+    path: &str,
+) -> Option<(&'static str, SourceKind)> {
+    table
+        .iter()
+        .filter(|(p, _)| pattern::matches(p, path))
+        .max_by_key(|(p, _)| pattern::specificity(p))
+        .copied()
+}
+
+/// A bundle's layout, recognised from its paths.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LayoutFound {
+    /// The collector.
+    pub layout: Layout,
+    /// The directory its paths are relative to, with a trailing `/` (empty: the bundle's
+    /// root; `sosreport-db1-2026-11-28-abcdefg/` when the bundle holds the report's directory).
+    pub root: String,
+    /// The marker paths found.
+    pub markers: Vec<&'static str>,
+    /// What `sos clean` (`sos report --clean`) obfuscated, when the report went through it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub obfuscation: Option<Obfuscation>,
+}
+
+/// What `sos clean` did to a sosreport, as far as the report shows it: the host name became
+/// `hostN` everywhere, inside words and file names too (`total-vm:` → `total-host0:`,
+/// `proc/vmstat` → `proc/host0stat`), and the files it rewrote lost their blank lines. (It
+/// also replaces IP and MAC addresses, domain names and the keywords it was given, which the
+/// report cannot show.)
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Obfuscation {
+    /// The host name's replacement (`host0`).
+    pub host: String,
+    /// Where the report says so (`sos_commands/host/hostname`).
+    pub evidence: String,
+    /// Files whose names the replacement rewrote, recognised by their content instead.
+    pub renamed: Vec<String>,
+}
+
+impl LayoutFound {
+    /// The kind the layout's table gives a bundle path, when it lies under the root and a
+    /// pattern names it; with the pattern that did.
+    pub fn lookup(&self, path: &str) -> Option<(&'static str, SourceKind)> {
+        let rel = path.strip_prefix(self.root.as_str())?;
+        best_match(self.layout.table(), rel)
+    }
+
+    /// Whether `path`, which `pattern` of the table names as `kind`, is a file whose name `sos
+    /// clean` rewrote: only a catch-all of files not read (`proc/**`) names it, and its name
+    /// holds the host name's replacement (`proc/host0stat`, once `proc/vmstat`).
+    pub fn renamed(&self, path: &str, pattern: &str, kind: SourceKind) -> bool {
+        let Some(o) = &self.obfuscation else {
+            return false;
+        };
+        let name = path.rsplit('/').next().unwrap_or(path);
+        kind == SourceKind::Reference && pattern.ends_with("/**") && name.contains(o.host.as_str())
+    }
+
+    /// Reads what the report's own files say of an obfuscation (`read` gives a file's bytes
+    /// by its bundle path): a sosreport whose `hostname` reads `hostN` went through `sos clean`.
+    pub fn read_obfuscation(&mut self, read: &dyn Fn(&str) -> Option<Vec<u8>>) {
+        if self.layout != Layout::Sos {
+            return;
+        }
+        for rel in [
+            "sos_commands/host/hostname",
+            "sos_commands/general/hostname",
+        ] {
+            let path = format!("{}{rel}", self.root);
+            let Some(bytes) = read(&path) else { continue };
+            let name = String::from_utf8_lossy(&bytes).trim().to_owned();
+            if is_clean_host_token(&name) {
+                self.obfuscation = Some(Obfuscation {
+                    host: name,
+                    evidence: path,
+                    renamed: Vec::new(),
+                });
+            }
+            return;
+        }
+    }
+}
+
+/// `host0`, `host1`, …: the names `sos clean` gives host names.
+fn is_clean_host_token(name: &str) -> bool {
+    name.strip_prefix("host")
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// At least this many of a layout's markers must be present.
+const MIN_MARKERS: usize = 2;
+
+/// Recognises the layout of a bundle from its paths: the layout and root with the most
+/// markers present, at least two (`sos_commands/` and `version.txt`); a manifest of pgmortem's
+/// collector counts for that layout whatever else is there. `None` when no layout is
+/// recognised (files from anywhere: each is recognised by its name and content).
+pub fn detect<'a>(paths: impl IntoIterator<Item = &'a str>) -> Option<LayoutFound> {
+    use std::collections::{BTreeMap, BTreeSet};
+    let mut found: BTreeMap<(usize, String), BTreeSet<&'static str>> = BTreeMap::new();
+    for path in paths {
+        for (i, layout) in Layout::ALL.iter().enumerate() {
+            for &marker in layout.markers() {
+                if let Some(root) = root_of(path, marker) {
+                    found
+                        .entry((i, root.to_owned()))
+                        .or_default()
+                        .insert(marker);
+                }
+            }
+        }
+    }
+    found
+        .into_iter()
+        .filter(|(_, markers)| markers.len() >= MIN_MARKERS)
+        // Most markers first, then the shallower root, then the earlier layout.
+        .max_by(|((ia, ra), ma), ((ib, rb), mb)| {
+            ma.len()
+                .cmp(&mb.len())
+                .then(rb.len().cmp(&ra.len()))
+                .then(ib.cmp(ia))
+        })
+        .map(|((i, root), markers)| LayoutFound {
+            layout: Layout::ALL[i],
+            root,
+            markers: markers.into_iter().collect(),
+            obfuscation: None,
+        })
+}
+
+/// The root under which `path` is `marker` (a file) or lies in `marker` (a directory ending
+/// with `/`): `Some("")` for `sos_commands/kernel/dmesg` and `sos_commands/`, `Some("x/")` for
+/// `x/version.txt` and `version.txt`.
+fn root_of<'p>(path: &'p str, marker: &str) -> Option<&'p str> {
+    if let Some(dir) = marker.strip_suffix('/') {
+        // The first segment named `dir` that is not the last (a directory, not a file).
+        let mut start = 0;
+        for segment in path.split('/') {
+            let end = start + segment.len();
+            if segment == dir && end < path.len() {
+                return Some(&path[..start]);
+            }
+            start = end + 1;
+        }
+        None
+    } else if path == marker {
+        Some("")
+    } else {
+        path.strip_suffix(marker)
+            .filter(|prefix| prefix.ends_with('/'))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every table sorted by pattern, each pattern once and well formed (adding an entry is
+    /// one line, in its place).
+    #[test]
+    fn tables_are_sorted_unique_and_valid() {
+        for layout in Layout::ALL {
+            let table = layout.table();
+            for pair in table.windows(2) {
+                assert!(
+                    pair[0].0 < pair[1].0,
+                    "{}: {:?} must come after {:?}",
+                    layout.as_str(),
+                    pair[0].0,
+                    pair[1].0
+                );
+            }
+            for (p, _) in table {
+                assert!(pattern::is_valid(p), "{}: {p:?}", layout.as_str());
+            }
+        }
+    }
+
+    /// No two patterns of a table equally specific for the same path give different kinds:
+    /// which one wins would depend on the table's order.
+    #[test]
+    fn no_ties_between_patterns() {
+        for layout in Layout::ALL {
+            let table = layout.table();
+            for (a, ka) in table {
+                for (b, kb) in table {
+                    if a >= b || ka == kb || pattern::specificity(a) != pattern::specificity(b) {
+                        continue;
+                    }
+                    // A path both match: each pattern with its wildcards filled in.
+                    let sample = |p: &str| p.replace("**", "x").replace('*', "x");
+                    for path in [sample(a), sample(b)] {
+                        assert!(
+                            !(pattern::matches(a, &path) && pattern::matches(b, &path)),
+                            "{}: {a:?} and {b:?} both name {path:?}",
+                            layout.as_str()
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_sosreport_is_recognised_from_its_paths_at_any_root() {
+        let paths = [
+            "sos_commands/kernel/dmesg",
+            "sos_logs/sos.log",
+            "version.txt",
+            "proc/meminfo",
+        ];
+        let found = detect(paths).unwrap();
+        assert_eq!((found.layout, found.root.as_str()), (Layout::Sos, ""));
+        assert_eq!(found.markers, ["sos_commands/", "sos_logs/", "version.txt"]);
+        let nested = [
+            "sosreport-db1-2026-11-28-abc/sos_commands/kernel/dmesg",
+            "sosreport-db1-2026-11-28-abc/sos_reports/sos.json",
+            "notes.txt",
+        ];
+        let found = detect(nested).unwrap();
+        assert_eq!(found.root, "sosreport-db1-2026-11-28-abc/");
+        assert_eq!(
+            found.lookup("sosreport-db1-2026-11-28-abc/proc/meminfo"),
+            Some(("proc/meminfo", SourceKind::Meminfo))
+        );
+        assert_eq!(found.lookup("notes.txt"), None);
+        // One marker is not enough; a file named like a directory marker is not one.
+        assert!(detect(["version.txt", "a/b"]).is_none());
+        assert!(detect(["sos_logs", "version.txt"]).is_none());
+    }
+
+    #[test]
+    fn the_collectors_bundle_is_recognised() {
+        let found = detect(["manifest.json", "clock/date.txt", "kernel/dmesg.txt"]).unwrap();
+        assert_eq!(found.layout, Layout::Pgmortem);
+        assert_eq!(
+            found.lookup("identity/uname.txt").unwrap().1,
+            SourceKind::Uname
+        );
+        assert_eq!(
+            found.lookup("identity/id.txt").unwrap().1,
+            SourceKind::Reference
+        );
+    }
+
+    #[test]
+    fn the_most_specific_pattern_wins() {
+        let kind = |p| Layout::Sos.kind_of(p);
+        assert_eq!(
+            kind("sys/kernel/mm/transparent_hugepage/enabled"),
+            Some(SourceKind::ThpSetting)
+        );
+        assert_eq!(
+            kind("sys/kernel/mm/ksm/advisor_mode"),
+            Some(SourceKind::Reference)
+        );
+        assert_eq!(
+            kind("sys/kernel/mm/transparent_hugepage/khugepaged/defrag"),
+            Some(SourceKind::Reference)
+        );
+        assert_eq!(kind("proc/zoneinfo"), Some(SourceKind::Reference));
+        assert_eq!(
+            kind("proc/sys/vm/overcommit_memory"),
+            Some(SourceKind::SysctlValue)
+        );
+        assert_eq!(kind("sos_logs/ui.log"), Some(SourceKind::CollectorLog));
+        assert_eq!(
+            kind("sos_commands/logs/journalctl_--disk-usage"),
+            Some(SourceKind::Reference)
+        );
+        assert_eq!(
+            kind("sos_commands/logs/journalctl_--no-pager_--catalog_--boot"),
+            Some(SourceKind::KernelLog)
+        );
+        assert_eq!(
+            kind("etc/postgresql/15/main/pg_hba.conf"),
+            Some(SourceKind::Reference)
+        );
+        assert_eq!(
+            kind("etc/postgresql/15/main/postgresql.conf"),
+            Some(SourceKind::PgConf)
+        );
+        assert_eq!(
+            kind("sys/fs/cgroup/memory/system.slice/postgresql.service/memory.limit_in_bytes"),
+            Some(SourceKind::CgroupValue)
+        );
+        assert_eq!(
+            kind("sys/fs/cgroup/memory/memory.kmem.limit_in_bytes"),
+            Some(SourceKind::Reference)
+        );
+        assert_eq!(
+            kind("var/lib/pgsql/16/data/log/postgresql-Thu.log"),
+            Some(SourceKind::PostgresLog)
+        );
+        // What no pattern names is left to the content.
+        assert_eq!(kind("var/log/pgbouncer/pgbouncer.log"), None);
+    }
+}
