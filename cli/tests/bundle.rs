@@ -87,7 +87,13 @@ fn the_collected_archive_lists_every_file_with_its_kind_and_counts() {
             .contains("for a person to read"),
         "{ps}"
     );
-    assert_eq!(by_path(&report, "identity/uname.txt")["kind"], "reference");
+    assert_eq!(by_path(&report, "identity/id.txt")["kind"], "reference");
+    // The identity readings the report names have their kind.
+    let uname = by_path(&report, "identity/uname.txt");
+    assert_eq!(
+        (uname["kind"].as_str(), uname["records"].as_u64()),
+        (Some("uname"), Some(1))
+    );
     // What the collector could not collect is listed with what it recorded.
     let audit = by_path(&report, "audit/status.txt");
     assert_eq!(audit["kind"], "unreadable");

@@ -38,14 +38,17 @@ struct BundleInfo<'a> {
     sources: Vec<SourceInfo<'a>>,
     skipped: &'a [Skipped],
     manifest: Option<&'a bundle::Manifest>,
+    layout: Option<&'a bundle::LayoutFound>,
 }
 
 /// Opens a bundle (a path to a directory, an archive (tar, plain or compressed; zip) or one
 /// file; or the bundle's content as bytes or a binary file object, written to a temporary
 /// file) and lists its files: `sources` (path, kind, bytes, recognized_by, note, stats for
 /// snapshot kinds), `skipped` (path, reason: unreadable files and manifest entries the bundle
-/// lacks; `archive` for an archive not opened or not read whole) and the
-/// collector's `manifest` (or None). `max_file_bytes` keeps only the end of larger files of
+/// lacks; `archive` for an archive not opened or not read whole), the collector's `manifest`
+/// (or None) and the known collector's `layout` its paths show (or None: `layout`, `root`,
+/// `markers`, and for a sosreport through `sos clean` its `obfuscation`). `max_file_bytes`
+/// keeps only the end of larger files of
 /// every kind but the logs; `max_log_bytes` the end of larger logs (read whole by default).
 #[pyfunction]
 #[pyo3(signature = (path, *, max_file_bytes=None, max_log_bytes=None))]
@@ -81,6 +84,7 @@ fn open_bundle<'py>(
             .collect(),
         skipped: &opened.skipped,
         manifest: opened.manifest.as_ref(),
+        layout: opened.layout.as_ref(),
     });
     to_python(py, &info)
 }

@@ -240,6 +240,50 @@ pub(crate) fn missing_logs(
     caveats
 }
 
+/// A sosreport that went through `sos clean` (`obfuscated`): what was replaced, which files
+/// were read by their content because their names were rewritten, and what cannot be told.
+pub(crate) fn obfuscation(bundle: &Bundle) -> Option<Caveat> {
+    let found = bundle.layout.as_ref()?;
+    let o = found.obfuscation.as_ref()?;
+    let renamed = if o.renamed.is_empty() {
+        String::new()
+    } else {
+        let shown: Vec<&str> = o.renamed.iter().take(5).map(String::as_str).collect();
+        format!(
+            "; {} file{} whose name{} held the host name {} read by {} content, not {} name \
+             ({}{})",
+            o.renamed.len(),
+            if o.renamed.len() == 1 { "" } else { "s" },
+            if o.renamed.len() == 1 { "" } else { "s" },
+            if o.renamed.len() == 1 { "is" } else { "are" },
+            if o.renamed.len() == 1 { "its" } else { "their" },
+            if o.renamed.len() == 1 { "its" } else { "their" },
+            shown.join(", "),
+            if o.renamed.len() > shown.len() {
+                ", …"
+            } else {
+                ""
+            }
+        )
+    };
+    Some(Caveat {
+        kind: "obfuscated",
+        text: format!(
+            "this {} went through sos clean: the host name reads {} ({}) everywhere, inside \
+             words too (`total-vm:` reads `total-{}:` in the kernel's OOM reports, so a \
+             victim's virtual size is not read; the `vm.` settings of sysctl -a read `{}.`, so \
+             they come from the proc/sys/vm files){renamed}; IP and MAC addresses, domain names \
+             and the keywords it was given are replaced too, and the files it rewrote lost their \
+             blank lines (the line numbers cited are the obfuscated files').",
+            found.layout.describe(),
+            o.host,
+            o.evidence,
+            o.host,
+            o.host,
+        ),
+    })
+}
+
 /// No server settings at all (`no_settings`), or settings that are not what the running server
 /// reported (`settings_not_from_server`: postgresql.conf, or the `postgres -C` answer).
 pub(crate) fn settings(bundle: &Bundle, pg: &PgFacts) -> Vec<Caveat> {

@@ -151,6 +151,7 @@ pub fn diagnose(bundle: &Bundle, options: &DiagnoseOptions) -> Result<Report, Di
         parsed, incidents, ..
     } = analysis;
     let mut read_first = parsed.caveats;
+    read_first.extend(caveats::obfuscation(bundle));
     read_first.extend(caveats::settings(bundle, &host.postgres));
     Ok(Report {
         schema: SCHEMA,

@@ -78,18 +78,22 @@ pub struct PerfSummary {
 /// Where and when the bundle was collected, as far as it says.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Collection {
-    /// The host's name (`uname -a`'s second field, `identity/uname.txt`).
+    /// The host's name (`hostname`, else `uname -a`'s second field).
     pub hostname: Option<String>,
     /// The kernel release (`uname -a`'s third field).
     pub kernel_release: Option<String>,
-    /// The operating system (`PRETTY_NAME` of `identity/os-release.txt`).
+    /// The operating system (`PRETTY_NAME` of os-release).
     pub os: Option<String>,
-    /// What `systemd-detect-virt` said (`identity/virt.txt`): `kvm`, `docker`, `none`, ….
+    /// What `systemd-detect-virt` said: `kvm`, `docker`, `none`, ….
     pub virtualization: Option<String>,
-    /// The bundle's UTC clock reading (`clock/date.txt`): when the snapshots were taken.
+    /// The bundle's UTC clock reading (the collector's `date`): when the snapshots were taken.
     pub collected_at: Option<Timestamp>,
     /// The file that reading comes from.
     pub collected_at_path: Option<String>,
+    /// The collector whose layout the bundle's paths show, with its version when the bundle
+    /// says it (`pgmortem-collect.sh 0.9.0`, `sosreport 4.0`); absent for files from anywhere.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub collector: Option<String>,
 }
 
 /// Something a reader must know before trusting the report.

@@ -66,37 +66,75 @@ pub enum DiagnoseError {
     },
 }
 
-/// The host's name and kernel release from a `uname -a` copy (a file named `uname.txt`, as the
-/// collector writes `identity/uname.txt`), and the bundle's `date` reading.
+/// The host, its collector and when it was collected: the host's name from `hostname`, else
+/// `uname -a` (which also gives the kernel release), `PRETTY_NAME` of os-release,
+/// `systemd-detect-virt`, the bundle's `date` reading (the most precise one: a fraction of a
+/// second before a `date` printed to the second), and the collector whose layout the bundle's
+/// paths show. Read by kind, whatever the layout named the files.
 pub(crate) fn collection(bundle: &Bundle) -> crate::report::Collection {
     let mut out = crate::report::Collection::default();
+    let mut date_whole_seconds = true;
+    let mut uname_hostname = None;
     for source in &bundle.sources {
         match source.kind {
-            SourceKind::Date if out.collected_at.is_none() => {
-                if let Ok(d) = system::parse_date(&source.bytes) {
+            SourceKind::Date if out.collected_at.is_none() || date_whole_seconds => {
+                if let Ok(d) = system::parse_date(&source.bytes)
+                    && (out.collected_at.is_none() || !d.whole_seconds)
+                {
                     out.collected_at = Some(d.at);
                     out.collected_at_path = Some(source.path.clone());
+                    date_whole_seconds = d.whole_seconds;
                 }
             }
-            _ if out.hostname.is_none()
-                && (source.path == "uname.txt" || source.path.ends_with("/uname.txt")) =>
-            {
+            SourceKind::Hostname => {
+                if let Ok(name) = system::parse_hostname(&source.bytes) {
+                    out.hostname.get_or_insert(name);
+                }
+            }
+            SourceKind::Uname if out.kernel_release.is_none() => {
                 if let Some(u) = system::parse_uname(&source.bytes) {
-                    out.hostname = Some(u.hostname);
                     out.kernel_release = u.kernel_release;
+                    uname_hostname = Some(u.hostname);
                 }
             }
-            _ if out.os.is_none() && source.path.ends_with("os-release.txt") => {
+            SourceKind::OsRelease if out.os.is_none() => {
                 out.os = system::parse_os_release_name(&source.bytes)
                     .map(|name| crate::human::cut(&name, 80));
             }
-            _ if out.virtualization.is_none() && source.path.ends_with("identity/virt.txt") => {
+            SourceKind::Virtualization if out.virtualization.is_none() => {
                 out.virtualization = system::parse_virt(&source.bytes).ok();
             }
             _ => {}
         }
     }
+    if out.hostname.is_none() {
+        out.hostname = uname_hostname;
+    }
+    out.collector = bundle.layout.as_ref().map(|found| {
+        let version = bundle
+            .manifest
+            .as_ref()
+            .map(|m| m.collector_version.clone())
+            .filter(|v| !v.is_empty())
+            .or_else(|| collector_version(bundle, found));
+        match version {
+            Some(v) => format!("{} {v}", found.layout.describe()),
+            None => found.layout.describe().to_owned(),
+        }
+    });
     out
+}
+
+/// The version a sosreport's `version.txt` gives (`sosreport: 4.0`).
+fn collector_version(bundle: &Bundle, found: &pgmortem_bundle::LayoutFound) -> Option<String> {
+    let path = format!("{}version.txt", found.root);
+    let source = bundle.sources.iter().find(|s| s.path == path)?;
+    let text = String::from_utf8_lossy(&source.bytes);
+    let version = text
+        .lines()
+        .find_map(|l| l.strip_prefix("sosreport:"))?
+        .trim();
+    (!version.is_empty() && version.len() <= 32).then(|| version.to_owned())
 }
 
 pub(crate) fn parse_all(
@@ -106,13 +144,32 @@ pub(crate) fn parse_all(
 ) -> Result<Parsed, DiagnoseError> {
     let mut summaries = Vec::new();
     let mut notes_early = Vec::new();
-    let mut uptime = None;
-    let mut date = None;
+    // Seconds since boot and how far off they may be: /proc/uptime (to the hundredth) wins
+    // over the `uptime` command's text (to the minute).
+    let mut uptime: Option<(f64, f64)> = None;
+    let mut date: Option<system::DateReading> = None;
     let mut btime = None;
     for source in &bundle.sources {
         match source.kind {
-            SourceKind::Uptime => uptime = system::parse_uptime(&source.bytes).ok(),
-            SourceKind::Date => date = system::parse_date(&source.bytes).ok(),
+            SourceKind::Uptime => {
+                if let Ok(u) = system::parse_uptime(&source.bytes) {
+                    uptime = Some((u.seconds, 0.01));
+                } else if let Ok(u) = system::parse_uptime_command(&source.bytes)
+                    && uptime.is_none()
+                {
+                    let resolution = system::UptimeCommand::RESOLUTION_SECONDS;
+                    uptime = Some((u.seconds as f64, resolution));
+                }
+            }
+            SourceKind::Date => {
+                // The most precise reading (a `date` to the nanosecond before one to the
+                // second).
+                if let Ok(d) = system::parse_date(&source.bytes)
+                    && date.is_none_or(|old| old.whole_seconds && !d.whole_seconds)
+                {
+                    date = Some(d);
+                }
+            }
             SourceKind::Btime => btime = system::parse_btime(&source.bytes).ok(),
             _ => {}
         }
@@ -283,13 +340,42 @@ pub(crate) fn parse_all(
             }
             SourceKind::Uptime | SourceKind::Date | SourceKind::Btime => {
                 summary.lines = pgmortem_parse::lines::Lines::new(&source.bytes).count() as u64;
-                summary.records = 1;
+                let read = match source.kind {
+                    SourceKind::Uptime => {
+                        system::parse_uptime(&source.bytes).is_ok()
+                            || system::parse_uptime_command(&source.bytes).is_ok()
+                    }
+                    SourceKind::Date => system::parse_date(&source.bytes).is_ok(),
+                    _ => system::parse_btime(&source.bytes).is_ok(),
+                };
+                if read {
+                    summary.records = 1;
+                } else if !source.bytes.is_empty() {
+                    // (An empty file's note says so already.)
+                    summary.unrecognized_lines = summary.lines.max(1);
+                    let what = match source.kind {
+                        SourceKind::Uptime => "neither /proc/uptime nor the uptime command's line",
+                        SourceKind::Date => {
+                            "no date in UTC (RFC 3339, or the date command's English form in \
+                             UTC or with a numeric offset)"
+                        }
+                        _ => "no btime line",
+                    };
+                    add_note(&mut summary, format!("not read: {what}"));
+                }
             }
             SourceKind::Reference => {
                 summary.lines = pgmortem_parse::lines::Lines::new(&source.bytes).count() as u64;
                 summary.note = Some(source.note.as_deref().map_or_else(
                     || "for a person to read; no rule reads it".into(),
                     |n| format!("{n}; for a person to read"),
+                ));
+            }
+            SourceKind::CollectorLog => {
+                summary.lines = pgmortem_parse::lines::Lines::new(&source.bytes).count() as u64;
+                summary.note = Some(source.note.as_deref().map_or_else(
+                    || "what the collector wrote about its own run; never read as a log".into(),
+                    |n| format!("{n}; what the collector wrote about its own run"),
                 ));
             }
             kind => match pgmortem_bundle::snapshot_stats(kind, &source.bytes) {
@@ -333,14 +419,19 @@ pub(crate) fn parse_all(
         host_offset,
     };
     let mut found = Vec::new();
-    if let (Some(date), Some(uptime)) = (date, uptime)
-        && let Ok(at) = date
-            .at
-            .checked_sub(SignedDuration::from_secs_f64(uptime.seconds))
+    if let (Some(date), Some((up, up_error))) = (date, uptime)
+        && let Ok(at) = date.at.checked_sub(SignedDuration::from_secs_f64(up))
     {
+        // `date` and /proc/uptime read together: a hundredth of a second; a `date` printed
+        // to the second and the `uptime` command's minutes: a minute and a second.
+        let uncertainty_seconds = if date.whole_seconds || up_error > 0.01 {
+            up_error.max(0.01) + if date.whole_seconds { 1.0 } else { 0.0 }
+        } else {
+            0.01
+        };
         found.push(BootAnchor {
             at,
-            uncertainty_seconds: 0.01,
+            uncertainty_seconds,
             source: "date_and_uptime",
         });
     }
@@ -384,6 +475,13 @@ pub(crate) fn parse_all(
                 }
             ),
         });
+    }
+    if clock.boot.is_some_and(|b| b.source == "btime") {
+        notes.push(
+            "the boot time is /proc/stat's btime, which the kernel gives in whole seconds: \
+             kernel times are placed to within a second"
+                .to_owned(),
+        );
     }
     match clock.boot {
         Some(_) => notes.push(

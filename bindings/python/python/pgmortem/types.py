@@ -54,6 +54,7 @@ CaveatKind = Literal[
     "settings_not_from_server",
     "archive_not_opened",
     "archive_not_read_whole",
+    "obfuscated",
 ]
 
 
@@ -327,6 +328,9 @@ class ThpFacts(TypedDict):
 class CgroupFacts(TypedDict):
     version: Literal["v1", "v2"] | None
     dir: str
+    path: NotRequired[KnownStr]
+    """The cgroup's path in the hierarchy and where the bundle says the postmaster is in it (a
+    ``ps`` ``CGROUP`` column, ``/proc/PID/cgroup``, an OOM report's ``task_memcg``)."""
     limit: KnownInt | None
     limit_read: bool
     high: KnownInt | None
@@ -409,6 +413,8 @@ class PgProcess(TypedDict):
     hugetlb_bytes: int | None
     thp_bytes: int | None
     status_path: str | None
+    started: NotRequired[str]
+    """When it started, as a ``ps`` listing printed it."""
 
 
 class LimitFacts(TypedDict):
@@ -439,12 +445,32 @@ class UnitFacts(TypedDict):
     oom_score_adjust: KnownInt | None
 
 
+class PostmasterCommand(TypedDict):
+    """How the postmaster was started: its command line or ``postmaster.opts``."""
+
+    program: str
+    args: list[str]
+    data_directory: NotRequired[str]
+    config_file: NotRequired[str]
+    port: NotRequired[int]
+
+
+class KnownPostmasterCommand(TypedDict):
+    value: PostmasterCommand
+    path: str
+    line: int
+    key: str
+
+
 class ProcessFacts(TypedDict):
     processes: list[PgProcess]
     postmaster: int | None
     limits: LimitFacts | None
     oom_adjust: OomAdjustFacts | None
     unit: UnitFacts | None
+    command: NotRequired[KnownPostmasterCommand]
+    memory_cgroup: NotRequired[KnownStr]
+    """The postmaster's memory cgroup path (a ``ps`` ``CGROUP`` column, ``/proc/PID/cgroup``)."""
 
 
 class HostFacts(TypedDict):
@@ -460,7 +486,7 @@ class HostFacts(TypedDict):
 
 
 class Collection(TypedDict):
-    """The collected host and when: from ``identity/uname.txt`` and the collection time."""
+    """The collected host and when: from ``hostname``/``uname -a`` and the collection time."""
 
     hostname: str | None
     kernel_release: str | None
@@ -468,6 +494,9 @@ class Collection(TypedDict):
     virtualization: str | None
     collected_at: str | None
     collected_at_path: str | None
+    collector: NotRequired[str]
+    """The collector whose layout the bundle shows (``pgmortem-collect.sh 0.1.0``,
+    ``sosreport 4.0``)."""
 
 
 class PerfSummary(TypedDict):
@@ -1229,10 +1258,30 @@ class SkippedFile(TypedDict):
     """Present for an archive or compressed file that could not be opened at all, or read only
     up to a point: what it holds (after that point) is missing."""
 
+
+class Obfuscation(TypedDict):
+    """What ``sos clean`` did, as far as the report shows: the host name's replacement, where it
+    shows, the files whose names it rewrote."""
+
+    host: str
+    evidence: str
+    renamed: list[str]
+
+
+class BundleLayout(TypedDict):
+    """The known collector's layout a bundle's paths show."""
+
+    layout: Literal["pgmortem", "sos"]
+    root: str
+    markers: list[str]
+    obfuscation: NotRequired[Obfuscation]
+
+
 class BundleListing(TypedDict):
     sources: list[BundleSource]
     skipped: list[SkippedFile]
     manifest: Manifest | None
+    layout: BundleLayout | None
 
 class SnapshotField(TypedDict):
     key: str
@@ -1356,6 +1405,8 @@ __all__ = [
     "PerfSummary",
     "BinaryReader",
     "BundleListing",
+    "BundleLayout",
+    "Obfuscation",
     "BundleSource",
     "Caveat",
     "CaveatKind",
@@ -1383,7 +1434,9 @@ __all__ = [
     "KnownInt",
     "KnownOptionalStr",
     "KnownPgVersion",
+    "KnownPostmasterCommand",
     "KnownResourceLimit",
+    "PostmasterCommand",
     "KnownStr",
     "KnownStrList",
     "LimitFacts",

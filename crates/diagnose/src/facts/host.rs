@@ -105,8 +105,14 @@ pub struct ThpFacts {
 pub struct CgroupFacts {
     /// `v1` or `v2`.
     pub version: Option<CgroupVersion>,
-    /// The directory its files were collected in (`cgroup/1234`).
+    /// The directory its files were collected in (`cgroup/1234`; in a copy of the whole tree,
+    /// `sys/fs/cgroup/memory/system.slice/postgresql.service`).
     pub dir: String,
+    /// Its path in the hierarchy (`/system.slice/postgresql.service`) and where the bundle
+    /// says the postmaster is in it: a `ps` listing's `CGROUP` column, its `/proc/PID/cgroup`,
+    /// or the kernel's OOM report of a PostgreSQL process (`task_memcg=`, `oom_memcg=`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<Known<String>>,
     /// The memory limit; `null` with `limit_read` means unlimited.
     pub limit: Option<Known<u64>>,
     /// A limit file was read.
@@ -236,8 +242,23 @@ fn memory(path: &str, m: &Meminfo) -> Option<MemoryFacts> {
 
 fn vm(bundle: &Bundle) -> VmFacts {
     let mut vm = VmFacts::default();
-    for source in all_of(bundle, SourceKind::Sysctl) {
-        let set = system::parse_sysctl(&source.bytes);
+    // Listings (`sysctl -a`, `grep -r . /proc/sys/vm`), then the one-value files of a copied
+    // /proc/sys (a sosreport's `proc/sys/vm/overcommit_memory`), each named by its path.
+    let one_value = all_of(bundle, SourceKind::SysctlValue).filter_map(|source| {
+        let rel = source
+            .path
+            .rsplit_once("proc/sys/")
+            .map(|(_, rel)| rel)
+            .filter(|rel| !rel.is_empty())?;
+        let mut set = system::SysctlSet::default();
+        set.entries
+            .push(system::parse_proc_sys_file(rel, &source.bytes));
+        Some((source, set))
+    });
+    let listings = all_of(bundle, SourceKind::Sysctl)
+        .map(|source| (source, system::parse_sysctl(&source.bytes)))
+        .chain(one_value);
+    for (source, set) in listings {
         let get = |name: &str| {
             let s = set.get(name)?;
             let value = i64::try_from(s.integer()?).ok()?;
@@ -384,9 +405,19 @@ fn subtrans(bundle: &Bundle) -> Option<SubtransFacts> {
     Some(facts)
 }
 
-/// The memory cgroup of `postmaster` (its `cgroup/PID/` files), else of the only PID directory
-/// the bundle has.
-pub(super) fn cgroup(bundle: &Bundle, postmaster: Option<u32>) -> Option<CgroupFacts> {
+/// The postmaster's memory cgroup: the collector's `cgroup/PID/` files of the postmaster; else,
+/// in a copy of the whole cgroup tree (a sosreport's `sys/fs/cgroup/`), the directory of the
+/// cgroup the postmaster is in (`memory_cgroup`: its `ps` `CGROUP` column or
+/// `/proc/PID/cgroup`), else of the cgroup the kernel's OOM report names for a killed
+/// PostgreSQL process (`task_memcg=`, else `oom_memcg=`); else the only collector directory
+/// there is. Never the root of a tree (whose limit is no limit, whose counters are every
+/// process's): `None` when the postmaster is at the root or nothing says where it is.
+pub(super) fn cgroup(
+    bundle: &Bundle,
+    postmaster: Option<u32>,
+    memory_cgroup: Option<&Known<String>>,
+    kernel: &[crate::sources::KernelSource],
+) -> Option<CgroupFacts> {
     let files: Vec<_> = bundle
         .sources
         .iter()
@@ -403,18 +434,39 @@ pub(super) fn cgroup(bundle: &Bundle, postmaster: Option<u32>) -> Option<CgroupF
     };
     let mut dirs: Vec<String> = files.iter().map(|s| dir_of(&s.path)).collect();
     dirs.dedup();
-    let dir = match postmaster {
-        Some(pid) => dirs
-            .iter()
+    let by_pid = postmaster.and_then(|pid| {
+        dirs.iter()
             .find(|d| pid_in_path(&format!("{d}/x")) == Some(pid))
-            .or(dirs.first())?,
-        None => dirs.first()?,
-    }
-    .clone();
+            .cloned()
+    });
+    let from_oom = || oom_cgroup(kernel);
+    let known_path = memory_cgroup.cloned().or_else(from_oom);
+    let (dir, path) = if let Some(dir) = by_pid {
+        (dir, known_path)
+    } else if let Some(path) = known_path {
+        let rel = path.value.trim_matches('/');
+        if rel.is_empty() {
+            // At the root: the host's memory is its limit.
+            return None;
+        }
+        let suffix = format!("/{rel}");
+        // The v1 memory hierarchy's copy, else any (v2) whose path ends with it.
+        let dir = dirs
+            .iter()
+            .filter(|d| d.ends_with(&suffix))
+            .min_by_key(|d| !d.contains("/memory/"))?
+            .clone();
+        (dir, Some(path))
+    } else {
+        // The collector's one directory; a copy of a whole tree says nothing by itself.
+        let dir = dirs.iter().find(|d| !is_tree_dir(d))?.clone();
+        (dir, None)
+    };
     let mut memory = CgroupMemory::default();
     let mut facts = CgroupFacts {
         version: None,
         dir: dir.clone(),
+        path,
         limit: None,
         limit_read: false,
         high: None,
@@ -457,4 +509,34 @@ pub(super) fn cgroup(bundle: &Bundle, postmaster: Option<u32>) -> Option<CgroupF
     }
     facts.version = memory.version;
     Some(facts)
+}
+
+/// Whether a directory is in a copy of a cgroup tree (`sys/fs/cgroup/…`), where a directory is
+/// a cgroup like any other: which one is the postmaster's must be found.
+fn is_tree_dir(dir: &str) -> bool {
+    dir == "sys/fs/cgroup" || dir.starts_with("sys/fs/cgroup/") || dir.contains("/sys/fs/cgroup")
+}
+
+/// The cgroup of the last OOM kill of a PostgreSQL process the kernel logs show: the victim's
+/// (`task_memcg=`), else the one whose limit was hit (`oom_memcg=`).
+fn oom_cgroup(kernel: &[crate::sources::KernelSource]) -> Option<Known<String>> {
+    use pgmortem_parse::kernel::KernelEvent;
+    kernel.iter().rev().find_map(|source| {
+        source.log.records.iter().rev().find_map(|r| {
+            let KernelEvent::OomReport(report) = &r.event else {
+                return None;
+            };
+            let victim = report.victim.as_ref()?;
+            if !victim.comm.starts_with("postgres") {
+                return None;
+            }
+            let memcg = report.memcg.as_ref()?;
+            let (path, key) = match (&memcg.task_path, &memcg.path) {
+                (Some(p), _) => (p, "task_memcg"),
+                (None, Some(p)) => (p, "oom_memcg"),
+                _ => return None,
+            };
+            Some(Known::new(path.clone(), &source.path, r.line, key))
+        })
+    })
 }

@@ -5,6 +5,7 @@
 //! (and key) it was read from, so a finding can cite it.
 
 mod host;
+mod listing;
 mod log;
 mod perf;
 mod postgres;
@@ -119,9 +120,12 @@ pub(crate) fn build<'a>(
     let mut host = host::build(bundle);
     host.processes = processes::build(bundle);
     host.postgres = postgres::build(bundle, postgres);
-    if let Some(cgroup) = host::cgroup(bundle, host.processes.postmaster_pid()) {
-        host.cgroup = Some(cgroup);
-    }
+    host.cgroup = host::cgroup(
+        bundle,
+        host.processes.postmaster_pid(),
+        host.processes.memory_cgroup.as_ref(),
+        kernel,
+    );
     Facts {
         host,
         log: log::build(postgres),
@@ -202,6 +206,9 @@ fn pid_in_path(path: &str) -> Option<u32> {
     parts.next()?;
     parts.next()?.parse().ok()
 }
+
+#[cfg(test)]
+mod sos_tests;
 
 #[cfg(test)]
 mod tests {

@@ -11,7 +11,7 @@ use pgmortem_parse::pglog::PgEvent;
 use pgmortem_parse::system::{self, PgVersion};
 use serde::Serialize;
 
-use super::{Known, first_of};
+use super::{Known, all_of, first_of};
 use crate::report::Evidence;
 use crate::sources::PgSource;
 
@@ -353,16 +353,33 @@ pub(super) fn build(bundle: &Bundle, logs: &[PgSource]) -> PgFacts {
         }
     }
     facts.version = facts.version.or_else(|| version_elsewhere(bundle, logs));
+    // postgresql.conf, with a separate postgresql.auto.conf (a sosreport of a RHEL server
+    // copies both from the data directory) over it: ALTER SYSTEM's values win.
+    let is_auto = |path: &str| path.ends_with("postgresql.auto.conf");
+    let main_conf = all_of(bundle, SourceKind::PgConf)
+        .find(|s| !is_auto(&s.path))
+        .or_else(|| first_of(bundle, SourceKind::PgConf));
+    let auto_conf = all_of(bundle, SourceKind::PgConf)
+        .find(|s| is_auto(&s.path) && main_conf.is_some_and(|m| m.path != s.path))
+        .map(|s| (s, system::parse_pg_conf(&s.bytes)));
     if facts.settings_from.is_none()
-        && let Some(source) = first_of(bundle, SourceKind::PgConf)
+        && let Some(source) = main_conf
     {
         let conf = system::parse_pg_conf(&source.bytes);
-        facts.settings_from = Some(conf_provenance(&source.path, &conf));
+        let mut from = conf_provenance(&source.path, &conf);
+        if let Some((auto, _)) = &auto_conf {
+            from = format!("{}, {} over it)", from.trim_end_matches(')'), auto.path);
+        }
+        facts.settings_from = Some(from);
         facts.settings_source = Some(SettingsSource::PgConf);
         let major = facts.major().unwrap_or(u32::MAX);
         for &(name, kind, default) in SETTINGS {
-            let setting = match conf.get(name) {
-                Some(e) => read(
+            let entry = auto_conf
+                .as_ref()
+                .and_then(|(s, c)| Some((*s, c.get(name)?)))
+                .or_else(|| Some((source, conf.get(name)?)));
+            let setting = match entry {
+                Some((source, e)) => read(
                     name,
                     kind,
                     &e.value,
@@ -413,26 +430,36 @@ fn conf_provenance(path: &str, conf: &system::PgConf) -> String {
     out
 }
 
-/// The version from `SELECT version()`, else from the log's `starting PostgreSQL` line.
+/// The version from `SELECT version()`, else from the log's `starting PostgreSQL` line, else
+/// the major version of the data directory's `PG_VERSION`.
 fn version_elsewhere(bundle: &Bundle, logs: &[PgSource]) -> Option<Known<PgVersion>> {
     if let Some(source) = first_of(bundle, SourceKind::PgVersion)
         && let Ok(v) = system::parse_version_text(&source.bytes)
     {
         return Some(Known::new(v, &source.path, 1, "version()"));
     }
-    logs.iter().rev().find_map(|log| {
-        log.digest
-            .records
-            .iter()
-            .rev()
-            .find_map(|r| match &r.event {
-                Some(PgEvent::Starting { version }) => {
-                    let v = PgVersion::parse(version)?;
-                    Some(Known::new(v, &log.path, r.line, "starting PostgreSQL"))
-                }
-                _ => None,
+    logs.iter()
+        .rev()
+        .find_map(|log| {
+            log.digest
+                .records
+                .iter()
+                .rev()
+                .find_map(|r| match &r.event {
+                    Some(PgEvent::Starting { version }) => {
+                        let v = PgVersion::parse(version)?;
+                        Some(Known::new(v, &log.path, r.line, "starting PostgreSQL"))
+                    }
+                    _ => None,
+                })
+        })
+        .or_else(|| {
+            // The data directory's PG_VERSION: the major version only.
+            all_of(bundle, SourceKind::PgVersionFile).find_map(|s| {
+                let v = system::parse_pg_version_file(&s.bytes).ok()?;
+                Some(Known::new(v, &s.path, 1, "PG_VERSION"))
             })
-    })
+        })
 }
 
 /// A setting from its text in `kind`'s terms. `unit` is pg_settings' unit column.

@@ -1,14 +1,19 @@
 //! PostgreSQL's processes as the collector saw them: role (from the process titles),
 //! `oom_score_adj`, and memory (status and smaps_rollup): what each really costs; the
 //! postmaster's resource limits, which every process it forks inherits; and how the postmaster
-//! was started: its `PG_OOM_ADJUST_*` environment and its systemd unit.
+//! was started: its `PG_OOM_ADJUST_*` environment, its systemd unit, its command line and its
+//! memory cgroup. Without `/proc/PID/*` files (a sosreport), the processes come from the `ps`
+//! listings (`listing.rs`): the postmaster and the processes below it, with their RSS and start.
 
 use std::collections::BTreeMap;
 
 use pgmortem_bundle::{Bundle, SourceKind};
-use pgmortem_parse::system::{self, PgRole, ProcStatus, ResourceLimit, SmapsRollup};
+use pgmortem_parse::system::{
+    self, PgRole, PostmasterCommand, ProcStatus, ResourceLimit, SmapsRollup,
+};
 use serde::Serialize;
 
+use super::listing::{self, Listed};
 use super::{Known, all_of, pid_in_path};
 use crate::report::Evidence;
 
@@ -40,6 +45,10 @@ pub struct PgProcess {
     pub thp_bytes: Option<u64>,
     /// Its status file, for evidence.
     pub status_path: Option<String>,
+    /// When it started, as `ps` printed it (`Sat Nov 28 05:29:36 2026` from `lstart`, else
+    /// `05:29`: the host's local time), when a listing gave it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub started: Option<String>,
     /// Where each memory value above was read, by the field's name in its file (`VmPTE`,
     /// `HugetlbPages`, `Pss_Anon`, `AnonHugePages`, …): `(path, line)`, for evidence.
     #[serde(skip)]
@@ -146,6 +155,14 @@ pub struct ProcessFacts {
     pub oom_adjust: Option<OomAdjustFacts>,
     /// The postmaster's systemd unit, when it runs under one and it was collected.
     pub unit: Option<UnitFacts>,
+    /// How the postmaster was started: its command line (a `ps` listing), else
+    /// `postmaster.opts`: the program, the data directory, the port, the configuration file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub command: Option<Known<PostmasterCommand>>,
+    /// The postmaster's memory cgroup (its path in the hierarchy, `/system.slice/…`): the
+    /// `CGROUP` column of a `ps` listing, else its `/proc/PID/cgroup`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory_cgroup: Option<Known<String>>,
 }
 
 impl ProcessFacts {
@@ -304,6 +321,33 @@ pub(super) fn build(bundle: &Bundle) -> ProcessFacts {
             }
         }
     }
+    // The `ps` listings: the processes themselves when the bundle has no /proc files (a
+    // sosreport), else what they add (start, cgroup) to the processes known.
+    let listed = listing::listed(bundle);
+    let opts_dir = all_of(bundle, SourceKind::PostmasterOpts)
+        .find_map(|s| system::parse_postmaster_opts(&s.bytes).ok()?.data_directory);
+    if by_pid.is_empty() {
+        let pids: Vec<u32> = match listing::postmaster(&listed, opts_dir.as_deref()) {
+            Some(pm) => {
+                titled_postmaster = Some(pm);
+                listing::tree(&listed, pm)
+            }
+            None => listed.keys().copied().collect(),
+        };
+        for pid in pids {
+            let l = &listed[&pid];
+            if l.is_postgres() {
+                by_pid.insert(pid, from_listing(pid, l));
+            }
+        }
+    } else {
+        for (pid, p) in &mut by_pid {
+            if let Some(l) = listed.get(pid) {
+                p.started = l.start.clone();
+                p.rss_bytes = p.rss_bytes.or(l.rss_kb.map(|kb| kb.saturating_mul(1024)));
+            }
+        }
+    }
     let processes: Vec<PgProcess> = by_pid.into_values().collect();
     let postmaster = titled_postmaster.or_else(|| {
         // The process whose parent is not one of them, with the most children.
@@ -315,12 +359,17 @@ pub(super) fn build(bundle: &Bundle) -> ProcessFacts {
             .filter(|p| processes.iter().any(|c| c.ppid == Some(p.pid)))
             .map(|p| p.pid)
     });
+    let listed_pm = postmaster.and_then(|pm| listed.get(&pm));
     let mut facts = ProcessFacts {
         processes,
         postmaster,
         limits: postmaster.and_then(|pm| limits.remove(&pm)),
         oom_adjust: of_postmaster(oom_adjust, postmaster),
         unit: of_postmaster(units, postmaster),
+        command: listing::postmaster_command(bundle, listed_pm),
+        memory_cgroup: listed_pm
+            .and_then(|l| l.memory_cgroup.clone())
+            .or_else(|| listing::proc_cgroup(bundle, postmaster?)),
     };
     if let Some(pm) = facts.postmaster
         && let Some(p) = facts.processes.iter_mut().find(|p| p.pid == pm)
@@ -340,6 +389,22 @@ fn of_postmaster<T>(mut by_pid: BTreeMap<u32, T>, postmaster: Option<u32>) -> Op
     }
 }
 
+/// A process known from the `ps` listings only.
+fn from_listing(pid: u32, l: &Listed) -> PgProcess {
+    let mut p = unknown(pid);
+    p.role = l
+        .title
+        .as_ref()
+        .map_or_else(|| "unknown".to_owned(), |t| role_name(&t.role));
+    p.ppid = l.ppid;
+    p.rss_bytes = l.rss_kb.map(|kb| kb.saturating_mul(1024));
+    p.started = l.start.clone();
+    if let Some(at) = &l.rss_at {
+        p.read_at.insert("RSS", at.clone());
+    }
+    p
+}
+
 fn unknown(pid: u32) -> PgProcess {
     PgProcess {
         pid,
@@ -354,6 +419,7 @@ fn unknown(pid: u32) -> PgProcess {
         hugetlb_bytes: None,
         thp_bytes: None,
         status_path: None,
+        started: None,
         read_at: BTreeMap::new(),
     }
 }

@@ -31,6 +31,8 @@ pub enum Input {
     VmSysctls,
     /// `/sys/kernel/mm/transparent_hugepage/{enabled,defrag}`.
     Thp,
+    /// `/sys/kernel/mm/transparent_hugepage/defrag` (a sosreport copies `enabled` alone).
+    ThpDefrag,
     /// The postmaster's memory cgroup files.
     Cgroup,
     /// `df` of `/dev/shm`.
@@ -67,6 +69,7 @@ impl Input {
             Input::Meminfo => "meminfo",
             Input::VmSysctls => "vm_sysctls",
             Input::Thp => "thp",
+            Input::ThpDefrag => "thp_defrag",
             Input::Cgroup => "cgroup",
             Input::DevShm => "dev_shm",
             Input::PgSettings => "pg_settings",
@@ -91,6 +94,10 @@ impl Input {
             Input::Thp => {
                 "THP settings (memory/thp-enabled.txt, memory/thp-defrag.txt from \
                  /sys/kernel/mm/transparent_hugepage)"
+            }
+            Input::ThpDefrag => {
+                "the THP defrag setting (memory/thp-defrag.txt from \
+                 /sys/kernel/mm/transparent_hugepage/defrag)"
             }
             Input::Cgroup => "the postmaster's memory cgroup (cgroup/PID/memory.*)",
             Input::DevShm => "df of /dev/shm (storage/df.txt)",
@@ -134,11 +141,18 @@ impl Input {
             Input::Meminfo => host.memory.is_some(),
             Input::VmSysctls => host.vm.overcommit_memory.is_some() || host.vm.swappiness.is_some(),
             Input::Thp => host.thp.enabled.is_some() || host.thp.defrag.is_some(),
+            Input::ThpDefrag => host.thp.defrag.is_some(),
             Input::Cgroup => host.cgroup.is_some(),
             Input::DevShm => host.dev_shm.is_some(),
             Input::PgSettings => host.postgres.settings_from.is_some(),
             Input::PgVersion => host.postgres.version.is_some(),
-            Input::Processes => !host.processes.processes.is_empty(),
+            // The processes' /proc files; a `ps` listing (a sosreport's) names the processes
+            // but gives none of what the rules read (oom_score_adj, Pss_Anon, VmPTE).
+            Input::Processes => host
+                .processes
+                .processes
+                .iter()
+                .any(|p| p.status_path.is_some() || p.oom_score_adj.is_some()),
             Input::PostgresLog => facts.log.present(),
             Input::TempFileLogging => {
                 !facts.log.temp_files().is_empty()

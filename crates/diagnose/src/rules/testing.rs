@@ -79,13 +79,17 @@ impl Scratch {
         scratch
     }
 
-    /// The first bundle of incident `name` (its .tar.gz, else its directory).
+    /// The first bundle of incident `name` (its .tar.gz or a sosreport's .tar.xz, else its
+    /// directory).
     pub fn incident(name: &str) -> Self {
         let dir = fixtures().join("incidents").join(name);
         let archive = std::fs::read_dir(&dir)
             .expect("an incident directory")
             .map(|e| e.expect("entry").path())
-            .find(|p| p.to_string_lossy().ends_with(".tar.gz"));
+            .find(|p| {
+                let name = p.to_string_lossy();
+                name.ends_with(".tar.gz") || name.ends_with(".tar.xz")
+            });
         match archive {
             Some(a) => Self::bundle(
                 &a.strip_prefix(fixtures())

@@ -13,15 +13,17 @@ const OPEN_ROWS: usize = 120;
 
 /// Writes the sources section with the clock.
 pub(super) fn write(out: &mut String, report: &Report) {
+    // What a collector wrote about its own run (a sosreport's sos_logs/) is for people too.
+    let is_for_people = |kind: &str| kind == "reference" || kind == "collector_log";
     let used = report
         .sources
         .iter()
-        .filter(|s| s.kind != "unknown" && s.kind != "reference")
+        .filter(|s| s.kind != "unknown" && !is_for_people(s.kind))
         .count();
     let for_people = report
         .sources
         .iter()
-        .filter(|s| s.kind == "reference")
+        .filter(|s| is_for_people(s.kind))
         .count();
     let _ = write!(
         out,

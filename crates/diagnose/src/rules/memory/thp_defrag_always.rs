@@ -43,7 +43,7 @@ pub(crate) const META: RuleMeta = RuleMeta {
     id: "thp-defrag-always",
     title: "Transparent huge page defragmentation runs in the page-fault path",
     severity: Severity::Warning,
-    needs: &[Input::Thp],
+    needs: &[Input::ThpDefrag],
     uses: &[Input::Perf],
 };
 
