@@ -76,7 +76,7 @@ static ARCHIVE_HOST: LazyLock<Regex> = LazyLock::new(|| {
 pub fn redact_bundle(input: &Path, output: &Path) -> Result<Redacted, RedactError> {
     let bundle = pgmortem_bundle::open(input, &pgmortem_bundle::OpenOptions::default())?;
     let mut redactor = Redactor::new();
-    learn_hostnames(&mut redactor, input, &bundle);
+    learn_names(&mut redactor, input, &bundle);
 
     let write_err = |source| RedactError::Write {
         path: output.to_owned(),
@@ -155,8 +155,12 @@ pub fn redact_bundle(input: &Path, output: &Path) -> Result<Redacted, RedactErro
     Ok(report)
 }
 
-/// The bundle's host names: from `uname -a`, the perf header, the collector's archive name.
-fn learn_hostnames(redactor: &mut Redactor, input: &Path, bundle: &pgmortem_bundle::Bundle) {
+/// The bundle's host names (from `uname -a` and `hostname`, whatever the layout names them: the
+/// collector's `identity/uname.txt`, a sosreport's `sos_commands/kernel/uname_-a`; the perf
+/// header; the collector's archive name), and the OS user PostgreSQL runs as (from the `ps`
+/// listings: the user of its processes).
+fn learn_names(redactor: &mut Redactor, input: &Path, bundle: &pgmortem_bundle::Bundle) {
+    use pgmortem_bundle::SourceKind;
     if let Some(name) = input.file_name().map(|n| n.to_string_lossy().into_owned())
         && let Some(c) = ARCHIVE_HOST.captures(&name)
     {
@@ -165,18 +169,35 @@ fn learn_hostnames(redactor: &mut Redactor, input: &Path, bundle: &pgmortem_bund
     for source in &bundle.sources {
         let head = &source.bytes[..source.bytes.len().min(64 * 1024)];
         let text = String::from_utf8_lossy(head);
-        if source.path.ends_with("uname.txt") {
-            if let Some(host) = text.split_whitespace().nth(1) {
-                redactor.learn_hostname(host);
-            }
-        } else if source.path.ends_with("hostname.txt") {
-            redactor.learn_hostname(text.trim());
-        } else if source.kind == pgmortem_bundle::SourceKind::PerfScript {
-            for line in text.lines().take_while(|l| l.starts_with('#')) {
-                if let Some(host) = line.strip_prefix("# hostname :") {
-                    redactor.learn_hostname(host.trim());
+        match source.kind {
+            SourceKind::Uname => {
+                if let Some(host) = text.split_whitespace().nth(1) {
+                    redactor.learn_hostname(host);
                 }
             }
+            SourceKind::Hostname => redactor.learn_hostname(text.trim()),
+            SourceKind::PerfScript => {
+                for line in text.lines().take_while(|l| l.starts_with('#')) {
+                    if let Some(host) = line.strip_prefix("# hostname :") {
+                        redactor.learn_hostname(host.trim());
+                    }
+                }
+            }
+            SourceKind::ProcessList => {
+                let listing = pgmortem_parse::system::parse_ps(&source.bytes);
+                for row in listing.processes() {
+                    let postgres = row
+                        .command
+                        .as_deref()
+                        .and_then(pgmortem_parse::system::parse_title)
+                        .is_some()
+                        || row.comm.as_deref() == Some("postgres");
+                    if let (true, Some(user)) = (postgres, row.user.as_deref()) {
+                        redactor.learn_os_user(user);
+                    }
+                }
+            }
+            _ => {}
         }
     }
 }

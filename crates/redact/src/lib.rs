@@ -85,6 +85,7 @@ pub struct Redactor {
     tokens: HashMap<(Kind, String), String>,
     counts: BTreeMap<Kind, Count>,
     hostnames: Vec<String>,
+    os_users: Vec<String>,
 }
 
 /// Where a file's reading stands between lines.
@@ -123,6 +124,24 @@ static OS_IDS: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(\d+)\(([^)]+)\)").expect("a valid pattern"));
 static PG_USER_FLAG: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(^|\s)(-U ?|--username[= ])(\S+)").expect("a valid pattern"));
+/// Whether a word between `before` and `after` (the rest of its line) is the namespace of a
+/// kernel setting, not a name: `vm` of `vm.swappiness = 60` (sysctl -a), of
+/// `/proc/sys/vm/swappiness` and of a copied `proc/sys/vm/` (a host named `vm` stays a host
+/// name everywhere else).
+fn is_sysctl_namespace(before: &str, after: &str) -> bool {
+    if before.ends_with("proc/sys/") && after.starts_with('/') {
+        return true;
+    }
+    let Some(key) = after.strip_prefix('.') else {
+        return false;
+    };
+    let at_start = before.is_empty() || before.ends_with(char::is_whitespace);
+    let end = key
+        .find(|c: char| !(c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '.'))
+        .unwrap_or(key.len());
+    at_start && end > 0 && key[end..].trim_start().starts_with('=')
+}
+
 /// Candidates: the boundaries and the parse decide ([`Redactor::addresses`]).
 static IPV4: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}").expect("a valid pattern"));
@@ -160,6 +179,24 @@ impl Redactor {
             self.hostnames.push(name.to_owned());
             // Longest first: a short name inside a longer one is replaced after it.
             self.hostnames.sort_by_key(|h| std::cmp::Reverse(h.len()));
+        }
+    }
+
+    /// Makes `name` an OS user to replace wherever it appears as a whole word (the user
+    /// PostgreSQL runs as, from a `ps` listing: it also owns files a listing of directories
+    /// shows, and names the processes of `ps -elfL`'s `UID` column).
+    pub fn learn_os_user(&mut self, name: &str) {
+        let name = name.trim();
+        if name.len() < 2
+            || KEPT_NAMES.contains(&name.to_ascii_lowercase().as_str())
+            || is_token(name)
+            || name.bytes().all(|b| b.is_ascii_digit())
+        {
+            return;
+        }
+        if !self.os_users.iter().any(|u| u == name) {
+            self.os_users.push(name.to_owned());
+            self.os_users.sort_by_key(|u| std::cmp::Reverse(u.len()));
         }
     }
 
@@ -246,7 +283,13 @@ impl Redactor {
         for i in 0..self.hostnames.len() {
             let host = self.hostnames[i].clone();
             if out.contains(&host) {
-                out = self.replace_word(&out, &host);
+                out = self.replace_word(&out, &host, Kind::Hostname);
+            }
+        }
+        for i in 0..self.os_users.len() {
+            let user = self.os_users[i].clone();
+            if out.contains(&user) {
+                out = self.replace_word(&out, &user, Kind::User);
             }
         }
         out
@@ -449,20 +492,24 @@ impl Redactor {
     }
 
     /// `text` with `word` replaced where it stands as a whole word (not inside a longer name).
-    fn replace_word(&mut self, text: &str, word: &str) -> String {
+    fn replace_word(&mut self, text: &str, word: &str, kind: Kind) -> String {
         let mut out = String::with_capacity(text.len());
         let mut rest = text;
         let inside = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
         while let Some(p) = rest.find(word) {
             let before = rest[..p].chars().next_back();
-            let after = rest[p + word.len()..].chars().next();
+            let after_text = &rest[p + word.len()..];
+            let after = after_text.chars().next();
             out.push_str(&rest[..p]);
-            if before.is_some_and(|c| inside(c) || c == '.') || after.is_some_and(inside) {
+            if before.is_some_and(|c| inside(c) || c == '.')
+                || after.is_some_and(inside)
+                || is_sysctl_namespace(&out, after_text)
+            {
                 out.push_str(word);
             } else {
-                out.push_str(&self.token(Kind::Hostname, word));
+                out.push_str(&self.token(kind, word));
             }
-            rest = &rest[p + word.len()..];
+            rest = after_text;
         }
         out.push_str(rest);
         out

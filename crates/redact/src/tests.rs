@@ -201,3 +201,48 @@ fn ps_listing_users() {
         "   30     2 root     kauditd         S      0     0"
     );
 }
+
+#[test]
+fn a_host_named_like_a_kernel_setting_namespace_leaves_the_settings_alone() {
+    // The recording VM of the project's sosreports is named `vm`.
+    let mut r = Redactor::new();
+    r.learn_hostname("vm");
+    let mut state = LineState::default();
+    let mut line = |l: &str| r.redact_line(l, &mut state);
+    assert_eq!(line("vm.overcommit_memory = 0"), "vm.overcommit_memory = 0");
+    assert_eq!(line("vm.dirty_ratio=20"), "vm.dirty_ratio=20");
+    assert_eq!(
+        line("/proc/sys/vm/overcommit_ratio:50"),
+        "/proc/sys/vm/overcommit_ratio:50"
+    );
+    assert_eq!(line("proc/sys/vm/swappiness"), "proc/sys/vm/swappiness");
+    // Elsewhere it is the host's name.
+    assert_eq!(
+        line("Linux vm 6.18.44-fc-v782 #1 SMP PREEMPT_DYNAMIC @0 x86_64 GNU/Linux"),
+        "Linux host-1 6.18.44-fc-v782 #1 SMP PREEMPT_DYNAMIC @0 x86_64 GNU/Linux"
+    );
+    assert_eq!(line("vm"), "host-1");
+    assert_eq!(line("ssh vm.example.com"), "ssh host-1.example.com");
+    // Inside words it never was.
+    assert_eq!(line("total-vm:678408kB"), "total-vm:678408kB");
+}
+
+#[test]
+fn the_os_user_postgresql_runs_as_is_replaced_wherever_it_is_a_word() {
+    let mut r = Redactor::new();
+    r.learn_os_user("pgmrec");
+    r.learn_os_user("postgres");
+    r.learn_os_user("1003");
+    let mut state = LineState::default();
+    let mut line = |l: &str| r.redact_line(l, &mut state);
+    assert_eq!(
+        line("drwxr-xr-x 2 pgmrec pgmrec 4.0K Nov 28 05:29 postgresql"),
+        "drwxr-xr-x 2 user_1 user_1 4.0K Nov 28 05:29 postgresql"
+    );
+    // The built-in names and numeric ids stay.
+    assert_eq!(
+        line("4 S postgres 1003 29484 1 0 80 0 - 54280 - 05:29 ?"),
+        "4 S postgres 1003 29484 1 0 80 0 - 54280 - 05:29 ?"
+    );
+    assert_eq!(line("pgmrecords"), "pgmrecords");
+}
