@@ -8,6 +8,7 @@
 
 mod describe;
 mod html;
+mod inventory;
 mod markdown;
 mod text;
 

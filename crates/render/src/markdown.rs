@@ -251,26 +251,55 @@ fn write_finding(out: &mut String, number: usize, f: &Finding) {
 }
 
 fn write_sources(out: &mut String, report: &Report) {
+    use crate::inventory::Line;
     let _ = writeln!(out, "## Sources\n");
     let _ = writeln!(
         out,
         "| path | kind | lines | records | unrecognized | note |"
     );
     let _ = writeln!(out, "|---|---|---:|---:|---:|---|");
-    for s in &report.sources {
-        let _ = writeln!(
-            out,
-            "| {} | {} | {} | {} | {} | {} |",
-            cell(&code(&s.path)),
-            cell(&code(s.kind)),
-            s.lines,
-            s.records,
-            s.unrecognized_lines,
-            s.note
-                .as_deref()
-                .map(|n| prose(&n.replace('\n', " ")))
-                .unwrap_or_default()
-        );
+    for line in crate::inventory::lines(report, false) {
+        let _ = match line {
+            Line::File(s) => writeln!(
+                out,
+                "| {} | {} | {} | {} | {} | {} |",
+                cell(&code(&s.path)),
+                cell(&code(s.kind)),
+                s.lines,
+                s.records,
+                s.unrecognized_lines,
+                s.note
+                    .as_deref()
+                    .map(|n| prose(&n.replace('\n', " ")))
+                    .unwrap_or_default()
+            ),
+            Line::Kind {
+                kind,
+                files,
+                lines,
+                records,
+                dirs,
+            } => writeln!(
+                out,
+                "| {files} files ({}) | {} | {lines} | {records} | 0 | all read |",
+                prose(&dirs),
+                cell(&code(kind))
+            ),
+            Line::Links { count, first } => writeln!(
+                out,
+                "| {count} symbolic links ({}, …) | | | | | not followed: the files they point \
+                 to are read where they lie |",
+                prose(&first.join(", "))
+            ),
+            // The Markdown table lists the files kept for a person like the others.
+            Line::KeptHeading => Ok(()),
+            Line::Kept { count, dirs } => writeln!(
+                out,
+                "| {count} files ({}) | `reference` | | | | kept for a person to read: no rule \
+                 reads them |",
+                prose(&dirs)
+            ),
+        };
     }
 }
 

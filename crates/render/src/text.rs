@@ -312,34 +312,16 @@ fn write_finding(out: &mut String, paint: &Painter, f: &Finding) {
     }
 }
 
-/// Rows of one kind past which the text folds them into one line, when every one was read
-/// whole (a sosreport's hundreds of `/proc/sys` files and cgroup values, the files kept for a
-/// person to read); `--format json` and the HTML report list every one.
-const FOLD_OVER: usize = 30;
-
 fn write_sources(out: &mut String, paint: &Painter, report: &Report) {
+    use crate::inventory::Line;
     let _ = writeln!(out, "\n{}", paint.style(Look::Heading, "Sources"));
-    let for_people = |kind: &str| kind == "reference" || kind == "collector_log";
-    let (read, kept): (Vec<_>, Vec<_>) = report.sources.iter().partition(|s| !for_people(s.kind));
-    // A row that went wrong in some way (a note, lines not understood) is always shown.
-    let clean =
-        |s: &pgmortem_diagnose::SourceSummary| s.note.is_none() && s.unrecognized_lines == 0;
-    let mut per_kind: std::collections::BTreeMap<&str, usize> = Default::default();
-    for s in read.iter().filter(|s| clean(s)) {
-        *per_kind.entry(s.kind).or_default() += 1;
-    }
-    let folded = |s: &pgmortem_diagnose::SourceSummary| {
-        clean(s) && per_kind.get(s.kind).is_some_and(|&n| n > FOLD_OVER)
-    };
-    let width = read
+    let lines = crate::inventory::lines(report, true);
+    let width = lines
         .iter()
-        .chain(if kept.len() > FOLD_OVER {
-            &[][..]
-        } else {
-            &kept[..]
+        .filter_map(|l| match l {
+            Line::File(s) => Some(s.path.chars().count()),
+            _ => None,
         })
-        .filter(|s| !folded(s))
-        .map(|s| s.path.chars().count())
         .max()
         .unwrap_or(4)
         .clamp(4, 80);
@@ -348,107 +330,49 @@ fn write_sources(out: &mut String, paint: &Painter, report: &Report) {
         "  {:width$}  {:19} {:>8} {:>8} {:>12}",
         "path", "kind", "lines", "records", "unrecognized"
     );
-    let row = |out: &mut String, s: &&pgmortem_diagnose::SourceSummary| {
-        let _ = writeln!(
-            out,
-            "  {:width$}  {:19} {:>8} {:>8} {:>12}{}",
-            s.path,
-            s.kind,
-            s.lines,
-            s.records,
-            s.unrecognized_lines,
-            s.note
-                .as_deref()
-                .map(|n| format!("  ({n})"))
-                .unwrap_or_default()
-        );
-    };
-    // Links are not followed; a sosreport holds a score of them (`date` → its command's file).
-    let is_link = |s: &pgmortem_diagnose::SourceSummary| {
-        s.kind == "unreadable"
-            && s.note
-                .as_deref()
-                .is_some_and(|n| n.starts_with("symbolic link"))
-    };
-    let links = read.iter().filter(|s| is_link(s)).count();
-    let mut done = std::collections::BTreeSet::new();
-    for s in &read {
-        if links > 5 && is_link(s) {
-            if done.insert("link") {
-                let _ = writeln!(
-                    out,
-                    "  {links} symbolic links, not followed (the files they point to are read \
-                     where they lie: {})",
-                    read.iter()
-                        .filter(|s| is_link(s))
-                        .take(3)
-                        .map(|s| s.path.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                        + ", …"
-                );
-            }
-        } else if !folded(s) {
-            row(out, s);
-        } else if done.insert(s.kind) {
-            let all: Vec<_> = read
-                .iter()
-                .filter(|r| r.kind == s.kind && folded(r))
-                .collect();
-            let label = format!(
-                "{} files, all read ({})",
-                all.len(),
-                dirs(all.iter().map(|r| r.path.as_str()))
-            );
-            let _ = writeln!(
+    for line in lines {
+        let _ = match line {
+            Line::File(s) => writeln!(
+                out,
+                "  {:width$}  {:19} {:>8} {:>8} {:>12}{}",
+                s.path,
+                s.kind,
+                s.lines,
+                s.records,
+                s.unrecognized_lines,
+                s.note
+                    .as_deref()
+                    .map(|n| format!("  ({n})"))
+                    .unwrap_or_default()
+            ),
+            Line::Kind {
+                kind,
+                files,
+                lines,
+                records,
+                dirs,
+            } => writeln!(
                 out,
                 "  {:width$}  {:19} {:>8} {:>8} {:>12}",
-                label,
-                s.kind,
-                all.iter().map(|r| r.lines).sum::<u64>(),
-                all.iter().map(|r| r.records).sum::<u64>(),
+                format!("{files} files, all read ({dirs})"),
+                kind,
+                lines,
+                records,
                 0
-            );
-        }
-    }
-    // The files kept for a person to read come last, under their own line.
-    if kept.len() > FOLD_OVER {
-        let _ = writeln!(
-            out,
-            "  kept for a person to read (no rule reads them): {} files ({})",
-            kept.len(),
-            dirs(kept.iter().map(|s| s.path.as_str()))
-        );
-    } else if !kept.is_empty() {
-        let _ = writeln!(out, "  kept for a person to read (no rule reads them):");
-        for s in &kept {
-            row(out, s);
-        }
-    }
-}
-
-/// Where files lie, by their first directory: `sys/ 1650, proc/ 120, sos_commands/ 70`, the
-/// fullest first, at most five.
-fn dirs<'a>(paths: impl Iterator<Item = &'a str>) -> String {
-    let mut counts: std::collections::BTreeMap<&str, usize> = Default::default();
-    for p in paths {
-        let top = match p.split_once('/') {
-            Some((d, _)) => &p[..d.len() + 1],
-            None => p,
+            ),
+            Line::Links { count, first } => writeln!(
+                out,
+                "  {count} symbolic links, not followed (the files they point to are read where \
+                 they lie: {}, …)",
+                first.join(", ")
+            ),
+            Line::KeptHeading => writeln!(out, "  kept for a person to read (no rule reads them):"),
+            Line::Kept { count, dirs } => writeln!(
+                out,
+                "  kept for a person to read (no rule reads them): {count} files ({dirs})"
+            ),
         };
-        *counts.entry(top).or_default() += 1;
     }
-    let mut counts: Vec<_> = counts.into_iter().collect();
-    counts.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
-    let mut parts: Vec<String> = counts
-        .iter()
-        .take(5)
-        .map(|(d, n)| format!("{d} {n}"))
-        .collect();
-    if counts.len() > 5 {
-        parts.push("…".to_owned());
-    }
-    parts.join(", ")
 }
 
 #[cfg(test)]
