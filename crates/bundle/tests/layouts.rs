@@ -1,11 +1,13 @@
 //! The known collectors' layout tables against real captures of those layouts: every bundle
 //! pgmortem's collector made in fixtures/ is recognised as its layout and the table agrees with
-//! the manifest on every file the manifest names; what a collector writes about its own run is
-//! never read as a PostgreSQL or kernel log, whatever it holds.
+//! the manifest on every file the manifest names; every sosreport in fixtures/incidents has
+//! each file's kind and how it was recognised in a snapshot; what a collector writes about its
+//! own run is never read as a PostgreSQL or kernel log, whatever it holds.
 
 use std::path::{Path, PathBuf};
 
 use pgmortem_bundle::{Layout, OpenOptions, RecognizedBy, SourceKind, open};
+use serde::Serialize;
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures")
@@ -180,4 +182,75 @@ fn a_sosreport_directory_inside_the_bundle_is_read_from_its_root() {
         .find(|s| s.path == "notes.txt")
         .unwrap();
     assert_eq!(notes.kind, SourceKind::Unknown);
+}
+
+/// One file of a sosreport: its kind, how it was recognised and the table's pattern that named
+/// it; the files a catch-all names (`proc/**`, `sys/**`) are counted under their pattern.
+#[derive(Serialize)]
+struct Row<'a> {
+    path: &'a str,
+    kind: &'static str,
+    recognized_by: RecognizedBy,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pattern: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    note: Option<&'a str>,
+}
+
+#[test]
+fn sosreports() {
+    insta::glob!(
+        "../../../fixtures/incidents",
+        "pg15-sos-*/*.tar.xz",
+        |path| {
+            let bundle = open(path, &OpenOptions::default()).unwrap();
+            let found = bundle.layout.as_ref().expect("a sosreport");
+            assert_eq!((found.layout, found.root.as_str()), (Layout::Sos, ""));
+            assert!(bundle.manifest.is_none());
+            let mut rows = Vec::new();
+            let mut catch_alls: std::collections::BTreeMap<(&str, &str), usize> =
+                Default::default();
+            for s in &bundle.sources {
+                let pattern = found.lookup(&s.path).map(|(p, _)| p);
+                // What sos writes of itself is never a log; a file is taken by its content only
+                // when sos clean renamed it.
+                if s.path.starts_with("sos_logs/") || s.path.starts_with("sos_reports/") {
+                    assert_eq!(s.kind, SourceKind::CollectorLog, "{}", s.path);
+                }
+                if s.recognized_by == RecognizedBy::Content {
+                    assert!(
+                        s.note.as_deref().is_some_and(|n| n.contains("sos clean")),
+                        "{}",
+                        s.path
+                    );
+                }
+                match pattern {
+                    Some(p)
+                        if p.ends_with("/**")
+                            && s.recognized_by == RecognizedBy::Path
+                            && s.note.is_none() =>
+                    {
+                        *catch_alls.entry((p, s.kind.as_str())).or_default() += 1;
+                    }
+                    _ => rows.push(Row {
+                        path: &s.path,
+                        kind: s.kind.as_str(),
+                        recognized_by: s.recognized_by,
+                        pattern,
+                        note: s.note.as_deref(),
+                    }),
+                }
+            }
+            let catch_alls: Vec<String> = catch_alls
+                .into_iter()
+                .map(|((p, k), n)| format!("{p}: {n} files, {k}"))
+                .collect();
+            let skipped: Vec<_> = bundle
+                .skipped
+                .iter()
+                .map(|s| (&s.path, &s.reason))
+                .collect();
+            insta::assert_json_snapshot!((&found.obfuscation, rows, catch_alls, skipped));
+        }
+    );
 }
