@@ -182,3 +182,99 @@ fn a_broken_bundle_says_what_it_could_not_use_and_why() {
         "{dmesg}"
     );
 }
+
+/// The sosreport Debian's `sos report` wrote after a backend's memcg OOM kill
+/// (fixtures/incidents/pg15-sos-memcg-oom-work-mem), and the same after `sos clean`.
+const SOSREPORT: &str =
+    "incidents/pg15-sos-memcg-oom-work-mem/sosreport-vm-2026-11-28-xvldjad.tar.xz";
+const CLEANED: &str = "incidents/pg15-sos-clean-memcg-oom-work-mem/sosreport-host0-2026-11-28-xvldjad-obfuscated.tar.xz";
+
+#[test]
+fn a_sosreport_is_read_as_its_layout_says() {
+    let report = analyze_json(&fixture(SOSREPORT));
+    let c = &report["collection"];
+    assert_eq!(c["hostname"], "vm");
+    assert_eq!(c["collector"], "sosreport 4.0");
+    assert_eq!(c["collected_at_path"], "sos_commands/date/date");
+    // The postmaster and its children from the ps listings, its own cgroup's limit and kill.
+    let p = &report["host"]["processes"];
+    assert_eq!(p["postmaster"], 4840);
+    assert_eq!(p["processes"].as_array().unwrap().len(), 6);
+    assert_eq!(
+        p["command"]["value"]["data_directory"],
+        "/var/lib/postgresql/15/main"
+    );
+    let cg = &report["host"]["cgroup"];
+    assert_eq!(cg["limit"]["value"], 400 << 20);
+    assert_eq!(cg["oom_kills"]["value"], 1);
+    assert_eq!(
+        cg["dir"],
+        "sys/fs/cgroup/memory/pgmortem-record/pgmortem-rec-pg15-sos-memcg-oom-work-mem"
+    );
+    for (path, kind) in [
+        ("sos_logs/ui.log", "collector_log"),
+        ("sos_commands/kernel/dmesg", "kernel_log"),
+        ("var/log/postgresql/postgresql-15-main.log", "postgres_log"),
+        ("proc/zoneinfo", "reference"),
+        ("sys/kernel/mm/ksm/advisor_mode", "reference"),
+        ("proc/sys/vm/overcommit_memory", "sysctl_value"),
+        (
+            "var/lib/postgresql/15/main/postmaster.opts",
+            "postmaster_opts",
+        ),
+    ] {
+        assert_eq!(by_path(&report, path)["kind"], kind, "{path}");
+    }
+    let ids: Vec<&str> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["id"].as_str().unwrap())
+        .collect();
+    for id in [
+        "oom-kill-crash-restart",
+        "work-mem-exceeds-memory",
+        "cgroup-memory-limit",
+    ] {
+        assert!(ids.contains(&id), "{id} missing: {ids:?}");
+    }
+    assert!(
+        !report["caveats"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["kind"] == "obfuscated")
+    );
+}
+
+#[test]
+fn a_cleaned_sosreport_says_what_was_obfuscated_and_keeps_its_diagnosis() {
+    let report = analyze_json(&fixture(CLEANED));
+    let caveat = report["caveats"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["kind"] == "obfuscated")
+        .expect("the obfuscated caveat");
+    let text = caveat["text"].as_str().unwrap();
+    assert!(
+        text.contains("host0") && text.contains("proc/host0stat"),
+        "{text}"
+    );
+    assert_eq!(report["collection"]["hostname"], "host0");
+    assert_eq!(by_path(&report, "proc/host0stat")["kind"], "vmstat");
+    let ids: Vec<&str> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["id"].as_str().unwrap())
+        .collect();
+    assert!(
+        ids.contains(&"cgroup-memory-limit") && ids.contains(&"overcommit-heuristic"),
+        "{ids:?}"
+    );
+    // The kill line's `total-vm:` reads `total-host0:`: the victim is still read.
+    let kill = &report["incidents"][0]["kernel_kill"];
+    assert_eq!(kill["pid"], 5115);
+    assert_eq!(kill["total_vm_kb"], serde_json::Value::Null);
+}

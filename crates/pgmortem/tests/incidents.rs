@@ -5,7 +5,7 @@
 //! facts each README promises are asserted directly.
 //!
 //! An incident directory holds either the bundle's files themselves or the collector's archive
-//! (`*.tar.gz`, `*.tar.zst`) beside its README.md and expected.json.
+//! (`*.tar.gz`, `*.tar.zst`, a sosreport's `*.tar.xz`) beside its README.md and expected.json.
 
 use std::path::{Path, PathBuf};
 
