@@ -93,13 +93,25 @@ pub(crate) fn strip_nul(bytes: &mut Vec<u8>) -> usize {
 }
 
 /// The kind to use for a file whose manifest entry or path named `declared`: the content wins
-/// when it clearly reads as another kind and not as `declared`. Returns the kind, how it was
-/// decided, and a note when the content overruled the name.
+/// when it clearly reads as another kind and not as `declared`, and a kernel log by its name
+/// that holds PostgreSQL's lines too (`/var/log/messages`, a journal) is a system log, read by
+/// both readers. Returns the kind, how it was decided, and a note when the content overruled
+/// the name.
 pub(crate) fn settle_kind(
     declared: SourceKind,
     by: RecognizedBy,
     head: &[u8],
 ) -> (SourceKind, RecognizedBy, Option<String>) {
+    if declared == SourceKind::KernelLog && kernel::sniff_system_log(head) {
+        return (
+            SourceKind::SystemLog,
+            RecognizedBy::Content,
+            Some(format!(
+                "{} says kernel_log, and it holds PostgreSQL's lines too: read as system_log",
+                by.describe()
+            )),
+        );
+    }
     if head.is_empty() || accepts(declared, head) != Some(false) {
         return (declared, by, None);
     }

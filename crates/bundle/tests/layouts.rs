@@ -161,6 +161,40 @@ fn a_collectors_own_logs_are_never_read_as_postgres_or_kernel_logs() {
 }
 
 #[test]
+fn a_sosreport_journal_holding_postgresql_lines_is_read_by_both_readers() {
+    // sos's logs plugin saves `journalctl --no-pager`: on a host where PostgreSQL logs to the
+    // journal, the kernel's lines and the server's are in one file (a real journal's).
+    let dir = tempfile::tempdir().unwrap();
+    sos_with_logs_in_its_own_files(dir.path());
+    let journal =
+        std::fs::read(fixtures().join("formats/journal/pg15-oom-journal-short-precise.log"))
+            .unwrap();
+    let to = dir.path().join("sos_commands/logs/journalctl_--no-pager");
+    std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+    std::fs::write(&to, journal).unwrap();
+    let bundle = open(dir.path(), &OpenOptions::default()).unwrap();
+    let source = |p: &str| bundle.sources.iter().find(|s| s.path == p).unwrap();
+    let s = source("sos_commands/logs/journalctl_--no-pager");
+    assert_eq!(
+        (s.kind, s.recognized_by),
+        (SourceKind::SystemLog, RecognizedBy::Content)
+    );
+    assert!(
+        s.note
+            .as_deref()
+            .is_some_and(|n| n.contains("PostgreSQL's lines too")),
+        "{:?}",
+        s.note
+    );
+    // The kernel's own log stays the kernel's.
+    let dmesg = source("sos_commands/kernel/dmesg");
+    assert_eq!(
+        (dmesg.kind, dmesg.recognized_by),
+        (SourceKind::KernelLog, RecognizedBy::Path)
+    );
+}
+
+#[test]
 fn a_sosreport_directory_inside_the_bundle_is_read_from_its_root() {
     // What a user gets by extracting the archive into a ticket's directory beside other files.
     let dir = tempfile::tempdir().unwrap();
