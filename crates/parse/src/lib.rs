@@ -20,6 +20,7 @@ pub mod kernel;
 pub mod lines;
 pub mod paste;
 pub mod perf;
+pub mod pgbouncer;
 pub mod pglog;
 mod stats;
 pub mod system;

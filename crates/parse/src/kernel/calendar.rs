@@ -203,6 +203,27 @@ pub(crate) fn fraction_nanos(b: &[u8]) -> Option<i32> {
     Some(nanos)
 }
 
+/// The year of a stamp printed without one (BSD syslog, journalctl short), on `month`/`day`:
+/// the year of `collected_on` (the day the log was collected), or the year before when the
+/// day would come more than a day after it (a December line of a log collected in January);
+/// `year` when the collection day is not known.
+pub(crate) fn year_of(
+    year: Option<i16>,
+    collected_on: Option<jiff::civil::Date>,
+    month: i8,
+    day: i8,
+) -> Option<i16> {
+    let Some(collected) = collected_on else {
+        return year;
+    };
+    let year = collected.year();
+    let after = jiff::civil::Date::new(year, month, day)
+        .ok()
+        .zip(collected.tomorrow().ok())
+        .is_some_and(|(stamp, tomorrow)| stamp > tomorrow);
+    Some(if after { year - 1 } else { year })
+}
+
 /// A civil date-time, `None` when the parts do not form a real date.
 pub(crate) fn civil(
     year: i16,

@@ -24,7 +24,7 @@
 //! in [`KernelLog::non_kernel_lines`]; they never feed event assembly.
 
 mod block_lines;
-mod calendar;
+pub(crate) mod calendar;
 mod events;
 mod oom;
 mod prefix;
@@ -109,15 +109,7 @@ impl KernelOptions {
     /// The year of a stamp printed without one, on `month`/`day` (see
     /// [`KernelOptions::collected_on`]).
     pub(crate) fn year_of(&self, month: i8, day: i8) -> Option<i16> {
-        let Some(collected) = self.collected_on else {
-            return self.year;
-        };
-        let year = collected.year();
-        let after = jiff::civil::Date::new(year, month, day)
-            .ok()
-            .zip(collected.tomorrow().ok())
-            .is_some_and(|(stamp, tomorrow)| stamp > tomorrow);
-        Some(if after { year - 1 } else { year })
+        calendar::year_of(self.year, self.collected_on, month, day)
     }
 }
 

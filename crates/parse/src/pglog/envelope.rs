@@ -1,6 +1,8 @@
 //! PostgreSQL lines inside another log's envelope: a line of that log is taken apart into the
 //! PostgreSQL text it carries (with the PID and time the envelope gives) and that text goes to
-//! the stderr assembler, like a syslog line's body (see `syslog.rs`).
+//! the stderr assembler, like a syslog line's body (see `syslog.rs`). The same [`Splitter`]
+//! takes other programs' lines out of syslog and journal envelopes (pgbouncer's, see
+//! `crate::pgbouncer`): it is built for the program whose lines it hands on.
 //!
 //! | `--format`     | one line of the file                                                        |
 //! |----------------|-----------------------------------------------------------------------------|
@@ -40,6 +42,10 @@ pub(crate) enum Stamp<'a> {
     Rfc3339(Cow<'a, str>),
     /// The journal's `__REALTIME_TIMESTAMP`: microseconds since the epoch.
     EpochMicros(i64),
+    /// A BSD stamp without year or zone (`Nov 21 19:01:13`, journalctl's
+    /// `Nov 21 19:01:13.835739`): never a time by itself; a reader that knows the year may read
+    /// it.
+    Bsd(&'a str),
 }
 
 impl Stamp<'_> {
@@ -55,6 +61,7 @@ impl Stamp<'_> {
                     utc: Some(utc),
                 })
             }
+            Stamp::Bsd(_) => None,
         }
     }
 }
@@ -104,13 +111,16 @@ pub(crate) struct Inner<'a> {
     pub(crate) escaped: bool,
     /// The envelope's time.
     pub(crate) stamp: Option<Stamp<'a>>,
+    /// The syslog severity the envelope gives (RFC 5424's PRI modulo 8, the journal's
+    /// `PRIORITY`): 2 critical, 3 error, 4 warning, 6 info, 7 debug.
+    pub(crate) priority: Option<u8>,
 }
 
 /// What one line of a wrapped log holds.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Unwrapped<'a> {
-    /// PostgreSQL text.
-    Postgres(Inner<'a>),
+    /// The program's text (PostgreSQL's, or the program the splitter was built for).
+    Message(Inner<'a>),
     /// A line of another program, or a journal marker.
     Other,
     /// A further line of a JSON entry still being gathered, or the `[`, `]` of an array.
@@ -135,15 +145,30 @@ pub(crate) enum Unwrapped<'a> {
 pub(crate) struct Splitter {
     format: PgLogFormat,
     gather: JsonGather,
+    /// The syslog tag / journal identifier of the program whose lines are handed on (a tag
+    /// that starts with it: `postgres`, `postgresql-15`); other programs' lines are
+    /// [`Unwrapped::Other`].
+    program: &'static str,
 }
 
 impl Splitter {
-    /// A splitter for `format` (one of the wrapped formats); JSON entries over several lines
-    /// give up at `max_entry_bytes`.
+    /// A splitter of PostgreSQL's lines in `format` (one of the wrapped formats); JSON entries
+    /// over several lines give up at `max_entry_bytes`.
     pub(crate) fn new(format: PgLogFormat, max_entry_bytes: usize) -> Self {
+        Splitter::for_program(format, max_entry_bytes, "postgres")
+    }
+
+    /// A splitter of the lines of `program` (`pgbouncer`) in `format`: syslog (BSD or RFC
+    /// 3339 stamps, rsyslog's `#011` escapes), `syslog5424`, `journal` or `journal_json`.
+    pub(crate) fn for_program(
+        format: PgLogFormat,
+        max_entry_bytes: usize,
+        program: &'static str,
+    ) -> Self {
         Splitter {
             format,
             gather: JsonGather::new(max_entry_bytes),
+            program,
         }
     }
 
@@ -153,12 +178,18 @@ impl Splitter {
             return Unwrapped::Blank;
         }
         match self.format {
-            PgLogFormat::Syslog5424 => from_syslog(number, syslog::split_rfc5424(text), true),
+            PgLogFormat::Syslog5424 => {
+                from_syslog(number, syslog::split_rfc5424(text), true, self.program)
+            }
+            // PostgreSQL's own syslog files are read by `syslog.rs`: this is for other programs.
+            PgLogFormat::Syslog => from_syslog(number, syslog::split(text), true, self.program),
             PgLogFormat::Journal if is_journal_marker(text) => Unwrapped::Other,
-            PgLogFormat::Journal => match from_syslog(number, syslog::split(text), false) {
-                Unwrapped::Postgres(inner) => Unwrapped::Postgres(journal_tab(inner)),
-                other => other,
-            },
+            PgLogFormat::Journal => {
+                match from_syslog(number, syslog::split(text), false, self.program) {
+                    Unwrapped::Message(inner) => Unwrapped::Message(journal_tab(inner)),
+                    other => other,
+                }
+            }
             PgLogFormat::Heroku => heroku(number, text),
             PgLogFormat::CloudSql | PgLogFormat::JournalJson => {
                 match self.gather.push(number, text) {
@@ -181,7 +212,7 @@ impl Splitter {
                         let parsed = if self.format == PgLogFormat::CloudSql {
                             cloudsql_entry(first_line, &entry)
                         } else {
-                            journal_entry(first_line, &entry)
+                            journal_entry(first_line, &entry, self.program)
                         };
                         match parsed {
                             Some(u) => u,
@@ -219,25 +250,34 @@ fn journal_tab(mut inner: Inner<'_>) -> Inner<'_> {
     inner
 }
 
-/// A BSD or RFC 5424 syslog line (also journalctl's short forms).
-fn from_syslog(number: u64, line: Option<syslog::SyslogLine<'_>>, escaped: bool) -> Unwrapped<'_> {
+/// A BSD or RFC 5424 syslog line (also journalctl's short forms) of `program`.
+fn from_syslog<'t>(
+    number: u64,
+    line: Option<syslog::SyslogLine<'t>>,
+    escaped: bool,
+    program: &str,
+) -> Unwrapped<'t> {
     let Some(line) = line else {
         return Unwrapped::Unrecognized;
     };
-    if !line.program.starts_with("postgres") {
+    if !line.program.starts_with(program) {
         return Unwrapped::Other;
     }
-    let stamp = line
-        .stamp
-        .filter(|s| s.as_bytes().get(10) == Some(&b'T'))
-        .map(|s| Stamp::Rfc3339(Cow::Borrowed(s)));
-    Unwrapped::Postgres(Inner {
+    let stamp = line.stamp.map(|s| {
+        if s.as_bytes().get(10) == Some(&b'T') {
+            Stamp::Rfc3339(Cow::Borrowed(s))
+        } else {
+            Stamp::Bsd(s)
+        }
+    });
+    Unwrapped::Message(Inner {
         line: number,
         pid: line.pid,
         piece: line.sequence.map_or(1, |(_, m)| m),
         body: Cow::Borrowed(line.body),
         escaped,
         stamp,
+        priority: line.priority,
     })
 }
 
@@ -264,13 +304,14 @@ fn heroku(number: u64, text: &str) -> Unwrapped<'_> {
         Some(rest) if piece > 1 => Cow::Owned(format!("\t{rest}")),
         _ => Cow::Borrowed(body),
     };
-    Unwrapped::Postgres(Inner {
+    Unwrapped::Message(Inner {
         line: number,
         pid,
         piece,
         body,
         escaped: true,
         stamp: Some(Stamp::Rfc3339(Cow::Borrowed(stamp))),
+        priority: None,
     })
 }
 
@@ -336,13 +377,14 @@ fn cloudsql_entry(first_line: u64, entry: &str) -> Option<Unwrapped<'static>> {
         Some(t) => t.to_owned(),
         None => text,
     };
-    Some(Unwrapped::Postgres(Inner {
+    Some(Unwrapped::Message(Inner {
         line: first_line,
         pid: None,
         piece: 1,
         body: Cow::Owned(body),
         escaped: false,
         stamp: e.timestamp.map(|t| Stamp::Rfc3339(Cow::Owned(t))),
+        priority: None,
     }))
 }
 
@@ -362,13 +404,15 @@ struct JournalEntry {
     pid: Option<String>,
     #[serde(rename = "__REALTIME_TIMESTAMP")]
     realtime: Option<String>,
+    #[serde(rename = "PRIORITY")]
+    priority: Option<String>,
 }
 
 // {"__REALTIME_TIMESTAMP":"1795287673835912","SYSLOG_IDENTIFIER":"postgres","MESSAGE":"2026-11-21 19:01:13.835 UTC [1048] LOG:  server process (PID 1366) was terminated by signal 9: Killed","_PID":"1048"}
-fn journal_entry(first_line: u64, entry: &str) -> Option<Unwrapped<'static>> {
+fn journal_entry(first_line: u64, entry: &str, program: &str) -> Option<Unwrapped<'static>> {
     let e: JournalEntry = serde_json::from_str(entry).ok()?;
-    let program = e.identifier.or(e.comm).unwrap_or_default();
-    if !program.starts_with("postgres") {
+    let identifier = e.identifier.or(e.comm).unwrap_or_default();
+    if !identifier.starts_with(program) {
         return Some(Unwrapped::Other);
     }
     let message = match e.message? {
@@ -384,7 +428,7 @@ fn journal_entry(first_line: u64, entry: &str) -> Option<Unwrapped<'static>> {
     };
     let (sequence, body) = syslog::sequence(&message);
     let pid = e.syslog_pid.or(e.pid).and_then(|p| p.parse().ok());
-    Some(Unwrapped::Postgres(Inner {
+    Some(Unwrapped::Message(Inner {
         line: first_line,
         pid,
         piece: sequence.map_or(1, |(_, m)| m),
@@ -394,6 +438,7 @@ fn journal_entry(first_line: u64, entry: &str) -> Option<Unwrapped<'static>> {
             .realtime
             .and_then(|t| t.parse().ok())
             .map(Stamp::EpochMicros),
+        priority: e.priority.and_then(|p| p.parse().ok()),
     }))
 }
 
@@ -507,7 +552,7 @@ impl WrappedReader {
     /// Feeds one physical line.
     pub(crate) fn push(&mut self, number: u64, text: &str) {
         match self.splitter.unwrap(number, text) {
-            Unwrapped::Postgres(inner) => self.feed(text, inner),
+            Unwrapped::Message(inner) => self.feed(text, inner),
             Unwrapped::Other => self.counters_mut().other_program_lines += 1,
             Unwrapped::Gathering => self.counters_mut().continuation_lines += 1,
             Unwrapped::Blank => self.counters_mut().blank_lines += 1,
@@ -612,7 +657,7 @@ pub(crate) fn head_bodies(
     let mut splitter = Splitter::new(format, max_entry_bytes);
     let mut out = Vec::new();
     for (number, text) in lines {
-        if let Unwrapped::Postgres(inner) = splitter.unwrap(number, &text) {
+        if let Unwrapped::Message(inner) = splitter.unwrap(number, &text) {
             let body = if inner.escaped {
                 syslog::unescape(&inner.body).into_owned()
             } else {

@@ -42,6 +42,9 @@ pub(crate) struct SyslogLine<'a> {
     /// The header's time stamp as written (`Nov 21 18:40:01`, `2026-11-21T18:40:01.123456+00:00`;
     /// `None` for RFC 5424's NILVALUE).
     pub(crate) stamp: Option<&'a str>,
+    /// The severity of RFC 5424's `<PRI>` (PRI modulo 8: 3 error, 4 warning, 6 info, …); BSD
+    /// lines as written to a file carry none.
+    pub(crate) priority: Option<u8>,
 }
 
 /// `Nov 21 18:40:01 host prog[pid]: ` or `2026-11-21T18:40:01.123456+00:00 host prog[pid]: `.
@@ -67,6 +70,7 @@ pub(crate) fn split(line: &str) -> Option<SyslogLine<'_>> {
         sequence,
         body,
         stamp: Some(stamp),
+        priority: None,
     })
 }
 
@@ -75,7 +79,7 @@ pub(crate) fn split(line: &str) -> Option<SyslogLine<'_>> {
 /// line's text. rsyslog keeps the space after the tag PostgreSQL sent, so the MSG usually
 /// starts with one more space: it is dropped.
 pub(crate) fn split_rfc5424(line: &str) -> Option<SyslogLine<'_>> {
-    let (rest, (stamp, app, procid)) = rfc5424_header(line).ok()?;
+    let (rest, (pri, stamp, app, procid)) = rfc5424_header(line).ok()?;
     let rest = match rest.strip_prefix(' ') {
         Some(msg) => msg.strip_prefix('\u{feff}').unwrap_or(msg),
         None if rest.is_empty() => rest,
@@ -89,12 +93,13 @@ pub(crate) fn split_rfc5424(line: &str) -> Option<SyslogLine<'_>> {
         sequence,
         body,
         stamp: (stamp != "-").then_some(stamp),
+        priority: pri.parse::<u16>().ok().map(|p| (p % 8) as u8),
     })
 }
 
 // <134>1 2026-11-21T19:01:13.835739+00:00 dbhost postgres 1048 - -  [5-1] …
-fn rfc5424_header(i: &str) -> IResult<&str, (&str, &str, &str)> {
-    let (i, _) = priority_version(i)?;
+fn rfc5424_header(i: &str) -> IResult<&str, (&str, &str, &str, &str)> {
+    let (i, pri) = priority_version(i)?;
     let (i, stamp) = header_field(i)?;
     let (i, _host) = header_field(i)?;
     let (i, app) = header_field(i)?;
@@ -102,16 +107,16 @@ fn rfc5424_header(i: &str) -> IResult<&str, (&str, &str, &str)> {
     let (i, _msgid) = header_field(i)?;
     let (i, _) = char(' ').parse(i)?;
     let (i, _) = structured_data(i)?;
-    Ok((i, (stamp, app, procid)))
+    Ok((i, (pri, stamp, app, procid)))
 }
 
-// <134>1
+// <134>1 → `134`
 fn priority_version(i: &str) -> IResult<&str, &str> {
-    recognize((
+    delimited(
         char('<'),
         take_while_m_n(1, 3, |c: char| c.is_ascii_digit()),
         tag(">1"),
-    ))
+    )
     .parse(i)
 }
 
