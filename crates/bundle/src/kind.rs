@@ -1,7 +1,7 @@
 //! Recognising a file's kind: from the collector's manifest, else from its path, else from its
 //! first bytes.
 
-use pgmortem_parse::{kernel, perf, pglog, system};
+use pgmortem_parse::{kernel, perf, pgbouncer, pglog, system};
 use serde::Serialize;
 
 /// What a bundle file holds.
@@ -17,6 +17,8 @@ pub enum SourceKind {
     /// short form, `/var/log/messages`, `syslog`): read by both the kernel and the PostgreSQL
     /// readers, each counting the other's lines as another program's.
     SystemLog,
+    /// A pgbouncer log (its own log file, or its lines through syslog or the journal).
+    PgbouncerLog,
     /// `perf script` text output.
     PerfScript,
     /// `/proc/uptime`.
@@ -117,6 +119,7 @@ const ALL: &[SourceKind] = &[
     SourceKind::KernelLog,
     SourceKind::PostgresLog,
     SourceKind::SystemLog,
+    SourceKind::PgbouncerLog,
     SourceKind::PerfScript,
     SourceKind::Uptime,
     SourceKind::Date,
@@ -169,6 +172,7 @@ impl SourceKind {
             SourceKind::KernelLog => "kernel_log",
             SourceKind::PostgresLog => "postgres_log",
             SourceKind::SystemLog => "system_log",
+            SourceKind::PgbouncerLog => "pgbouncer_log",
             SourceKind::PerfScript => "perf_script",
             SourceKind::Uptime => "uptime",
             SourceKind::Date => "date",
@@ -242,6 +246,7 @@ pub fn recognize(head: &[u8]) -> SourceKind {
     let candidates = [
         (SourceKind::KernelLog, kernel::sniff(head)),
         (SourceKind::PostgresLog, pglog::sniff(head)),
+        (SourceKind::PgbouncerLog, pgbouncer::sniff(head)),
         (SourceKind::PerfScript, perf::sniff(head)),
         (SourceKind::Meminfo, system::sniff_meminfo(head)),
         (SourceKind::Vmstat, system::sniff_vmstat(head)),
@@ -314,6 +319,9 @@ pub fn kind_from_path(path: &str) -> Option<SourceKind> {
         .strip_suffix(".txt")
         .or_else(|| name.strip_suffix(".out"))
         .unwrap_or(name);
+    if is_pgbouncer_log_name(name) {
+        return Some(SourceKind::PgbouncerLog);
+    }
     // The readings of the host's identity that the report names, wherever they are.
     match stem {
         "uname" => return Some(SourceKind::Uname),
@@ -371,6 +379,24 @@ pub fn kind_from_path(path: &str) -> Option<SourceKind> {
         _ => return None,
     };
     Some(kind)
+}
+
+/// `pgbouncer.log`, `pgbouncer-main.log`, and their rotations (`pgbouncer.log.1`): the names
+/// pgbouncer's `logfile` is given (Debian's `/var/log/postgresql/pgbouncer.log`).
+fn is_pgbouncer_log_name(name: &str) -> bool {
+    let Some(rest) = name.strip_prefix("pgbouncer") else {
+        return false;
+    };
+    match rest.rfind(".log") {
+        Some(at) => {
+            let after = &rest[at + 4..];
+            after.is_empty()
+                || after
+                    .strip_prefix('.')
+                    .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        }
+        None => false,
+    }
 }
 
 /// The collector's files kept for a person to read: no rule reads them (see
@@ -522,6 +548,29 @@ mod tests {
             Some(SourceKind::PgSettings)
         );
         assert_eq!(kind_from_path("flags.txt"), None);
+        for path in [
+            "var/log/postgresql/pgbouncer.log",
+            "pgbouncer-main.log",
+            "logs/pgbouncer.log.1",
+        ] {
+            assert_eq!(
+                kind_from_path(path),
+                Some(SourceKind::PgbouncerLog),
+                "{path}"
+            );
+        }
+        for path in [
+            "pgbouncer.ini",
+            "pgbouncer.log.gz.txt",
+            "pgbouncer.logx",
+            "mypgbouncer.log",
+        ] {
+            assert_ne!(
+                kind_from_path(path),
+                Some(SourceKind::PgbouncerLog),
+                "{path}"
+            );
+        }
         assert_eq!(
             kind_from_path("processes/1234/pg-oom-adjust.txt"),
             Some(SourceKind::PgOomAdjust)
@@ -576,6 +625,10 @@ mod tests {
         assert_eq!(
             recognize(b"OOMScoreAdjust=-900\nId=postgresql@15-main.service\n"),
             SourceKind::SystemdUnit
+        );
+        assert_eq!(
+            recognize(b"2026-11-28 05:27:47.837 UTC [22124] LOG listening on 127.0.0.1:55482\n"),
+            SourceKind::PgbouncerLog
         );
         assert_eq!(recognize(b"hello world\n"), SourceKind::Unknown);
     }

@@ -397,7 +397,7 @@ fn read_input(path: &Path, place: &Place, gather: &mut Gather) -> Result<(), Bun
 fn streamed(kind: SourceKind) -> bool {
     matches!(
         kind,
-        SourceKind::PostgresLog | SourceKind::KernelLog | SourceKind::SystemLog
+        SourceKind::PostgresLog | SourceKind::KernelLog | SourceKind::SystemLog | SourceKind::PgbouncerLog
     )
 }
 
@@ -719,6 +719,7 @@ fn is_log(kind: SourceKind) -> bool {
         SourceKind::PostgresLog
             | SourceKind::KernelLog
             | SourceKind::SystemLog
+            | SourceKind::PgbouncerLog
             | SourceKind::PerfScript
     )
 }

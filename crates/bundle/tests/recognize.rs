@@ -32,7 +32,17 @@ fn files(dir: &str) -> Vec<PathBuf> {
 }
 
 fn kind_of(path: &Path) -> SourceKind {
-    let bytes = std::fs::read(path).unwrap();
+    let mut bytes = std::fs::read(path).unwrap();
+    if path.extension().is_some_and(|x| x == "gz") {
+        // As a bundle reads a compressed file: its text.
+        use std::io::Read;
+        let mut head = Vec::new();
+        flate2::read::GzDecoder::new(&bytes[..])
+            .take(16 * 1024)
+            .read_to_end(&mut head)
+            .unwrap();
+        bytes = head;
+    }
     recognize(&bytes[..bytes.len().min(16 * 1024)])
 }
 
@@ -41,6 +51,7 @@ fn logs_stay_logs() {
     for (dir, want) in [
         ("kernel", SourceKind::KernelLog),
         ("pglog", SourceKind::PostgresLog),
+        ("pgbouncer", SourceKind::PgbouncerLog),
     ] {
         for path in files(dir) {
             let name = path.file_name().unwrap().to_string_lossy().into_owned();
@@ -49,7 +60,10 @@ fn logs_stay_logs() {
                 assert!(
                     matches!(
                         got,
-                        SourceKind::KernelLog | SourceKind::PostgresLog | SourceKind::Unknown
+                        SourceKind::KernelLog
+                            | SourceKind::PostgresLog
+                            | SourceKind::PgbouncerLog
+                            | SourceKind::Unknown
                     ),
                     "{name}: {got:?}"
                 );

@@ -6,7 +6,7 @@
 //! The rewriting is line by line ([`Redactor::redact_line`]), knowing the forms the bundle's
 //! files take: `key=value` fields of log line prefixes and connection lines, quoted role and
 //! database names of messages, process titles (`postgres: user db host(port) state`), the
-//! `pg_stat_activity` dump's columns, the text after `statement:` / `STATEMENT:` / `QUERY:` /
+//! `pg_stat_activity` dump's columns, pgbouncer's `C-0x…: db/user@addr:port` prefix, the text after `statement:` / `STATEMENT:` / `QUERY:` /
 //! `parameters:` and its continuation lines. [`redact_bundle`] applies it to every file of a
 //! bundle and writes a `.tar.gz` with `redaction.json` beside the files.
 
@@ -68,6 +68,8 @@ const KEPT_NAMES: &[&str] = &[
     "(none)",
     "kernel",
     "linux",
+    "(nodb)",
+    "(nouser)",
 ];
 
 /// How many of each kind were replaced.
@@ -112,6 +114,14 @@ enum Column {
 static KEY_VALUE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
         r#"(^|[^\w])(user|usename|role|db|database|datname|dbname|app|appname|application_name|application|host|client_addr|client_hostname|remote_host)=("[^"]*"|[^\s,;\]\)\[]+)"#,
+    )
+    .expect("a valid pattern")
+});
+/// pgbouncer's connection prefix: `C-0x55d5c7a0f9e0: appdb/app@10.0.0.7:51234` (the user may
+/// hold `@`: the address is what follows the last one before `:port`).
+static POOLER_CONNECTION: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"\b([CS]-[0-9A-Fa-fx]+: )([^\s/]+)/(\S+)@(\[[0-9A-Fa-f:.%]+\]|unix(?:\(\d+\))?|\d{1,3}(?:\.\d{1,3}){3}):(\d+)",
     )
     .expect("a valid pattern")
 });
@@ -314,6 +324,18 @@ impl Redactor {
                     None => self.host_or_address(&caps[3]),
                 };
                 format!("{}{}={value}", &caps[1], &caps[2])
+            });
+        }
+        if out.contains("-0x") || out.contains("S-") || out.contains("C-") {
+            out = replace_captures(&POOLER_CONNECTION, &out, |caps| {
+                format!(
+                    "{}{}/{}@{}:{}",
+                    &caps[1],
+                    self.name(Kind::Database, &caps[2]),
+                    self.name(Kind::User, &caps[3]),
+                    &caps[4],
+                    &caps[5]
+                )
             });
         }
         if out.contains(" \"") {

@@ -49,6 +49,38 @@ fn log_prefix_fields_and_connection_lines() {
 }
 
 #[test]
+fn pgbouncer_connection_prefixes() {
+    let (out, r) = redact(&[
+        "2026-11-28 05:30:10.375 UTC [31113] WARNING C-0x55e5be25d0b0: shop/alice@10.1.2.3:40092 pooler error: query_wait_timeout",
+        "2026-11-28 05:30:10.376 UTC [31113] LOG C-0x55e5be25d0b1: shop/bob@tenant@[fd12:3456::5]:40093 login attempt: db=shop user=bob@tenant tls=no",
+        "Nov 28 05:30:10 dbhost pgbouncer[31113]: C-0x13e4860: (nodb)/(nouser)@10.1.2.3:40040 closing because: no more connections allowed (max_client_conn) (age=0s)",
+        "2026-11-28 05:30:10.377 UTC [31113] LOG S-0x1: shop/alice@unix(4242):5432 new connection to server",
+    ]);
+    assert_eq!(
+        out[0],
+        "2026-11-28 05:30:10.375 UTC [31113] WARNING C-0x55e5be25d0b0: db_1/user_1@192.0.2.1:40092 pooler error: query_wait_timeout"
+    );
+    assert!(
+        out[1].contains(
+            "C-0x55e5be25d0b1: db_1/user_2@[2001:db8::2]:40093 login attempt: db=db_1 user=user_2 "
+        ),
+        "{}",
+        out[1]
+    );
+    assert!(
+        out[2].contains("pgbouncer[31113]: C-0x13e4860: (nodb)/(nouser)@192.0.2.1:40040"),
+        "{}",
+        out[2]
+    );
+    assert!(
+        out[3].contains("S-0x1: db_1/user_1@unix(4242):5432"),
+        "{}",
+        out[3]
+    );
+    assert_eq!(r.counts()[&Kind::Database].distinct, 1);
+}
+
+#[test]
 fn query_literals_and_their_continuation_lines() {
     let (out, _) = redact(&[
         "2026-11-24 05:29:10.800 UTC [24032] ERROR:  out of memory",

@@ -550,6 +550,9 @@ fn sniff_peeling(head: &[u8], peel: bool) -> Option<f32> {
     };
     match sniff_format(complete) {
         PgLogFormat::Stderr => {}
+        // A journal export is PostgreSQL's when its entries are: it may hold only another
+        // program's (pgbouncer's).
+        PgLogFormat::JournalJson if !journal_names_postgres(complete) => return None,
         _ => return Some(1.0),
     }
     if let Some(wrapper) = crate::wrap::sniff(complete).filter(|_| peel) {
@@ -605,6 +608,19 @@ fn sniff_peeling(head: &[u8], peel: bool) -> Option<f32> {
         return None;
     }
     Some((weight / lines as f32).min(1.0))
+}
+
+/// Whether a journal export's first entries name PostgreSQL as their program
+/// (`SYSLOG_IDENTIFIER` or `_COMM`, in `-o json` or `json-pretty` spacing).
+fn journal_names_postgres(head: &[u8]) -> bool {
+    [
+        &b"\"SYSLOG_IDENTIFIER\":\"postgres"[..],
+        b"\"SYSLOG_IDENTIFIER\" : \"postgres",
+        b"\"_COMM\":\"postgres",
+        b"\"_COMM\" : \"postgres",
+    ]
+    .iter()
+    .any(|key| memchr::memmem::find(head, key).is_some())
 }
 
 /// True when `LOG:  `, `ERROR:  `, … appears after a space or at the start of the line.
