@@ -10,6 +10,7 @@ use pgmortem_bundle::{ArchiveTrouble, Bundle};
 use pgmortem_parse::kernel::KernelLimits;
 
 use crate::facts::{PgFacts, SettingsSource};
+use crate::pooler::PoolerSource;
 use crate::report::{Caveat, SourceSummary};
 use crate::sources::{KernelSource, PgSource, STOPPED};
 
@@ -26,7 +27,7 @@ pub(crate) fn reading(
     for s in summaries {
         let log = matches!(
             s.kind,
-            "postgres_log" | "kernel_log" | "system_log" | "perf_script"
+            "postgres_log" | "kernel_log" | "system_log" | "pgbouncer_log" | "perf_script"
         );
         let Some(note) = s.note.as_deref().filter(|_| log) else {
             continue;
@@ -89,6 +90,23 @@ pub(crate) fn reading(
         }
     }
     caveats
+}
+
+/// pgbouncer logs whose troubles were too many to keep them all for tying to incidents.
+pub(crate) fn pooler_reading(pooler: &[PoolerSource]) -> Vec<Caveat> {
+    pooler
+        .iter()
+        .filter(|p| p.digest.trouble_not_kept > 0)
+        .map(|p| Caveat {
+            kind: "records_not_kept",
+            text: format!(
+                "{}: {} client errors and server failures before the latest ones were counted \
+                 but not kept to tie to incidents (within --memory-limit): the whole log's \
+                 counts are exact, an early incident's may be short",
+                p.path, p.digest.trouble_not_kept
+            ),
+        })
+        .collect()
 }
 
 /// What a PostgreSQL log's digest counted but did not keep, and why; `None` when it kept

@@ -13,6 +13,7 @@ mod digest;
 pub mod facts;
 mod human;
 mod limits;
+mod pooler;
 mod report;
 pub mod rules;
 mod settings;
@@ -21,6 +22,9 @@ mod timeline;
 
 pub use clock::zone_offset;
 pub use human::{human_bytes, human_kb};
+pub use pooler::{
+    ClientsSaw, PoolerLifecycle, PoolerLine, PoolerProblem, PoolerStats, PoolerSummary,
+};
 pub use report::*;
 pub use sources::DiagnoseError;
 
@@ -116,6 +120,7 @@ impl<'b> Analysis<'b> {
         if let Some(caveat) = caveats::keep_latest_incidents(&mut incidents, limits.incidents) {
             parsed.caveats.push(caveat);
         }
+        pooler::tie(&mut incidents, &parsed.pooler, &parsed.postgres);
         Ok(Self {
             bundle,
             parsed,
@@ -166,5 +171,6 @@ pub fn diagnose(bundle: &Bundle, options: &DiagnoseOptions) -> Result<Report, Di
         host,
         timeline,
         perf,
+        pooler: pooler::summaries(&parsed.pooler),
     })
 }

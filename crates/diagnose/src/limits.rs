@@ -27,6 +27,9 @@ const MIN_LINE_BYTES: usize = 64 << 10;
 /// Incidents a report keeps (the latest).
 pub(crate) const MAX_INCIDENTS: usize = 10_000;
 
+/// Troubles of each pgbouncer log kept to tie to incidents (the latest): about 32 bytes each.
+pub(crate) const MAX_POOLER_TROUBLE: usize = 200_000;
+
 /// What a diagnosis keeps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Limits {
@@ -37,6 +40,8 @@ pub(crate) struct Limits {
     pub digest: DigestLimits,
     /// Incidents kept.
     pub incidents: usize,
+    /// Troubles of each pgbouncer log kept to tie to incidents.
+    pub pooler_trouble: usize,
     /// The largest block a PostgreSQL log is parsed in on several threads: the records of a
     /// block wait for the block before them, and take about fifteen times its bytes, two
     /// blocks at a time. A ninety-sixth of the diagnosis's share, 64 KiB at least.
@@ -86,6 +91,7 @@ impl Limits {
                 text_bytes: digest::KEPT_TEXT_BYTES,
             },
             incidents: share(MAX_INCIDENTS),
+            pooler_trouble: share(MAX_POOLER_TROUBLE),
             block_bytes: usize::try_from(bytes.min(FULL_BYTES) / 96)
                 .unwrap_or(usize::MAX)
                 .max(MIN_BLOCK_BYTES),
@@ -122,6 +128,7 @@ mod tests {
         assert_eq!(full.kernel, KernelLimits::default());
         assert_eq!(full.digest, DigestLimits::default());
         assert_eq!(full.incidents, MAX_INCIDENTS);
+        assert_eq!(full.pooler_trouble, MAX_POOLER_TROUBLE);
         assert_eq!(Limits::within(u64::MAX), full);
     }
 
@@ -135,6 +142,7 @@ mod tests {
         assert_eq!(small.digest.head_per_kind, digest::HEAD_PER_KIND / 16);
         assert_eq!(small.digest.bytes, digest::MAX_KEPT_BYTES / 16);
         assert_eq!(small.incidents, MAX_INCIDENTS / 16);
+        assert_eq!(small.pooler_trouble, MAX_POOLER_TROUBLE / 16);
         assert_eq!(small.block_bytes, (16 << 20) / 96);
         assert!(
             Limits::default().block_bytes > 2 << 20,

@@ -43,6 +43,10 @@ pub struct Report {
     /// Each perf profile of the bundle: its event, samples over time and (not serialised) its
     /// collapsed stacks.
     pub perf: Vec<PerfSummary>,
+    /// Each pgbouncer log of the bundle, summed up: what clients met through the pooler over
+    /// the whole log. Left out of the JSON when the bundle has none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub pooler: Vec<crate::pooler::PoolerSummary>,
 }
 
 /// A `perf script` of the bundle, summarised for a reader: what was sampled, when, how densely,
@@ -380,6 +384,11 @@ pub struct Incident {
     pub matched_by: Option<&'static str>,
     /// Caveats and explanations.
     pub notes: Vec<String>,
+    /// What clients saw through pgbouncer in the incident's window (errors they were sent,
+    /// server logins that failed, server connections lost), when the bundle has a pgbouncer
+    /// log; left out of the JSON otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub clients_saw: Option<crate::pooler::ClientsSaw>,
 }
 
 /// A server log line cited by an incident.

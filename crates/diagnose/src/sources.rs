@@ -1,6 +1,7 @@
 //! Parsing every source of a bundle and anchoring the kernel clock. Logs are read whole, as
 //! streams: a PostgreSQL log record by record into its [`PgDigest`] (on several threads when it
-//! is large), a kernel log line by line into the kernel parser; neither is ever held whole.
+//! is large), a kernel log line by line into the kernel parser, a pgbouncer log record by record
+//! into its [`PoolerDigest`]; none is ever held whole.
 
 use std::io::{self, Read};
 
@@ -8,6 +9,7 @@ use jiff::{SignedDuration, tz::Offset};
 use pgmortem_bundle::{Bundle, Source, SourceKind};
 use pgmortem_parse::kernel::{self, KernelEvent, KernelLog, KernelOptions, KernelParser};
 use pgmortem_parse::lines::LineBlocks;
+use pgmortem_parse::pgbouncer::{BouncerLog, BouncerOptions, BouncerReader};
 use pgmortem_parse::pglog::{self, PgLog, PgLogError, PgLogOptions, ReadError, ReadOptions};
 use pgmortem_parse::system;
 
@@ -16,6 +18,7 @@ use crate::clock;
 use crate::clock::{BootAnchor, Clock};
 use crate::digest::{PgDigest, ZoneUse};
 use crate::limits::Limits;
+use crate::pooler::{PoolerDigest, PoolerSource};
 use crate::report::{Caveat, ClockInfo, SourceSummary};
 use crate::settings::{self, LogSettings, Setting};
 
@@ -35,6 +38,7 @@ pub(crate) struct PgSource {
 pub(crate) struct Parsed {
     pub kernel: Vec<KernelSource>,
     pub postgres: Vec<PgSource>,
+    pub pooler: Vec<PoolerSource>,
     pub summaries: Vec<SourceSummary>,
     pub clock: Clock,
     pub clock_info: ClockInfo,
@@ -209,9 +213,19 @@ pub(crate) fn parse_all(
         tz.map(|tz| (tz, s.clone()))
     });
     let mut zone_use = ZoneUse::default();
+    let host_offset = options
+        .host_utc_offset_seconds
+        .and_then(|s| Offset::from_seconds(s).ok())
+        .unwrap_or(Offset::UTC);
+    let bouncer_options = BouncerOptions {
+        year,
+        collected_on: kernel_options.collected_on,
+        ..BouncerOptions::default()
+    };
 
     let mut kernel = Vec::new();
     let mut postgres = Vec::new();
+    let mut pooler = Vec::new();
     let threads = options
         .threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from))
@@ -330,6 +344,17 @@ pub(crate) fn parse_all(
                 }
                 summary = merge_summaries(summary, parts);
             }
+            SourceKind::PgbouncerLog => {
+                let mut digest = PoolerDigest::new(host_offset, limits.pooler_trouble);
+                let (log, read) = read_pgbouncer_log(source, &bouncer_options, &mut digest);
+                fill(&mut summary, &log.stats);
+                read.note(source, &mut summary);
+                note_cut_lines(&mut summary, &log.stats, bouncer_options.max_line_bytes);
+                pooler.push(PoolerSource {
+                    path: source.path.clone(),
+                    digest,
+                });
+            }
             SourceKind::PerfScript => {
                 // Read for what it holds; the profile rules come later. Counting here means a
                 // perf capture in a bundle is listed with how much of it was understood.
@@ -408,10 +433,6 @@ pub(crate) fn parse_all(
         });
     }
 
-    let host_offset = options
-        .host_utc_offset_seconds
-        .and_then(|s| Offset::from_seconds(s).ok())
-        .unwrap_or(Offset::UTC);
     let mut notes = notes_early;
     notes.extend(zone_use.note(log_zone.as_ref().map(|(_, s)| s)));
     let mut clock = Clock {
@@ -503,6 +524,15 @@ pub(crate) fn parse_all(
                 .to_owned(),
         );
     }
+    if options.host_utc_offset_seconds.is_none()
+        && pooler.iter().any(|p| p.digest.times_without_zone() > 0)
+    {
+        notes.push(
+            "pgbouncer times printed without a zone (pgbouncer before 1.12, syslog stamps) are \
+             read as UTC; give --host-utc-offset if the host ran in another zone"
+                .to_owned(),
+        );
+    }
     let clock_info = ClockInfo {
         boot_time: clock.boot.map(|b| b.at),
         boot_time_source: clock.boot.map(|b| b.source),
@@ -517,9 +547,11 @@ pub(crate) fn parse_all(
         &limits.kernel,
     ));
     caveats.extend(crate::caveats::missing_logs(bundle, &kernel, &postgres));
+    caveats.extend(crate::caveats::pooler_reading(&pooler));
     Ok(Parsed {
         kernel,
         postgres,
+        pooler,
         summaries,
         clock,
         clock_info,
@@ -797,6 +829,60 @@ fn read_kernel_log(source: &Source, options: &KernelOptions) -> (KernelLog, Read
     }
     drop(blocks);
     (parser.finish(), Reading::of(stream))
+}
+
+/// Bytes of a pgbouncer log read at a time.
+const POOLER_BLOCK_BYTES: usize = 1 << 20;
+
+/// Reads a pgbouncer log record by record into `digest` (from memory, or from its file or
+/// spool in blocks): what was counted, and how much was read.
+fn read_pgbouncer_log(
+    source: &Source,
+    options: &BouncerOptions,
+    digest: &mut PoolerDigest,
+) -> (BouncerLog, Reading) {
+    let mut reader = BouncerReader::new(options.clone());
+    let mut drain = |reader: &mut BouncerReader| {
+        while let Some(record) = reader.next_record() {
+            digest.push(&record);
+        }
+    };
+    if source.in_memory() {
+        for block in source.bytes.chunks(POOLER_BLOCK_BYTES) {
+            reader.push(block);
+            drain(&mut reader);
+        }
+        reader.finish();
+        drain(&mut reader);
+        let read = Reading {
+            bytes: source.bytes.len() as u64,
+            error: None,
+        };
+        return (reader.summary(), read);
+    }
+    let mut stream = match source.reader() {
+        Ok(r) => Stop::new(r),
+        Err(e) => {
+            let read = Reading {
+                bytes: 0,
+                error: Some(e),
+            };
+            return (reader.summary(), read);
+        }
+    };
+    let mut block = vec![0u8; POOLER_BLOCK_BYTES];
+    loop {
+        // Read errors end the stream (Stop): they are in `stream.error`.
+        let n = stream.read(&mut block).unwrap_or(0);
+        if n == 0 {
+            break;
+        }
+        reader.push(&block[..n]);
+        drain(&mut reader);
+    }
+    reader.finish();
+    drain(&mut reader);
+    (reader.summary(), Reading::of(stream))
 }
 
 /// Reads a PostgreSQL log with the prefix the user gave, else the bundle's `log_line_prefix`

@@ -13,7 +13,8 @@
 //! ```
 //!
 //! Every field is optional but an incident's `kind`; `outage_seconds` is a number or a
-//! `[min, max]` range. Finding ids must be ids of the rule catalog: a typo is an error, not a
+//! `[min, max]` range, and so is `client_errors`: the errors clients were sent through
+//! pgbouncer in the incident's window (a bundle with a pgbouncer log). Finding ids must be ids of the rule catalog: a typo is an error, not a
 //! rule that silently never matches.
 //!
 //! `sources` states how files of the bundle must be read, by the path the report's sources
@@ -92,6 +93,11 @@ pub struct ExpectedIncident {
     /// The outage in seconds: a value or a `[min, max]` range.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outage_seconds: Option<Bound>,
+    /// Errors clients were sent through pgbouncer in the incident's window
+    /// (`clients_saw.client_errors`): a value or a `[min, max]` range. An incident with no
+    /// pgbouncer view does not match it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_errors: Option<Bound>,
 }
 
 /// A number an incident must have: exactly, or within a range (both ends included).
@@ -462,6 +468,11 @@ fn incident_matches(i: &Incident, w: &ExpectedIncident) -> bool {
         && w.signal.is_none_or(|s| Some(s) == incident_signal(i))
         && w.outage_seconds
             .is_none_or(|b| i.outage_seconds.is_some_and(|o| b.holds(o)))
+        && w.client_errors.is_none_or(|b| {
+            i.clients_saw
+                .as_ref()
+                .is_some_and(|c| b.holds(c.client_errors as f64))
+        })
 }
 
 fn describe_expected(w: &ExpectedIncident) -> String {
@@ -477,6 +488,9 @@ fn describe_expected(w: &ExpectedIncident) -> String {
     }
     if let Some(b) = w.outage_seconds {
         parts.push(format!("outage {b} s"));
+    }
+    if let Some(b) = w.client_errors {
+        parts.push(format!("{b} client errors through pgbouncer"));
     }
     parts.join(", ")
 }
@@ -497,6 +511,12 @@ fn describe_all(incidents: &[Incident]) -> String {
             }
             if let Some(o) = i.outage_seconds {
                 s.push_str(&format!(" outage {o} s"));
+            }
+            if let Some(c) = &i.clients_saw {
+                s.push_str(&format!(
+                    " {} client errors through pgbouncer",
+                    c.client_errors
+                ));
             }
             s
         })
@@ -533,6 +553,10 @@ pub fn expected_from(report: &Report) -> Expected {
             outage_seconds: i
                 .outage_seconds
                 .map(|o| Bound::Between([round_down(o / 2.0), round_up(o * 2.0)])),
+            client_errors: i.clients_saw.as_ref().map(|c| {
+                let n = c.client_errors as f64;
+                Bound::Between([round_down(n / 2.0), round_up(n * 2.0)])
+            }),
         })
         .collect();
     Expected {

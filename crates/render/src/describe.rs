@@ -3,7 +3,10 @@
 
 use std::fmt::Write as _;
 
-use pgmortem_diagnose::{Incident, KernelKill, Report, Severity, human_bytes, human_kb};
+use pgmortem_diagnose::{
+    ClientsSaw, Incident, KernelKill, PoolerProblem, PoolerSummary, Report, Severity, human_bytes,
+    human_kb,
+};
 
 /// `1 incident, 6 findings (3 critical, 1 warning, 2 info) in 82 sources`.
 pub(crate) fn counts(report: &Report) -> String {
@@ -144,6 +147,131 @@ pub(crate) fn figures(incident: &Incident) -> Vec<String> {
         ));
     }
     figures
+}
+
+/// Problems shown of a pgbouncer view (the most frequent); the rest are counted.
+pub(crate) const POOLER_PROBLEMS_SHOWN: usize = 5;
+
+/// `55 client errors, 4 server logins refused, 8 server connections lost`.
+fn pooler_counts(client_errors: u64, login_failures: u64, lost: u64) -> String {
+    [
+        (client_errors, "client error", "client errors"),
+        (
+            login_failures,
+            "server login refused",
+            "server logins refused",
+        ),
+        (lost, "server connection lost", "server connections lost"),
+    ]
+    .iter()
+    .filter(|(n, _, _)| *n > 0)
+    .map(|&(n, one, many)| format!("{n} {}", if n == 1 { one } else { many }))
+    .collect::<Vec<_>>()
+    .join(", ")
+}
+
+/// What clients saw in an incident's window, in one line: `55 client errors, … through
+/// pgbouncer`, or that they saw nothing there.
+pub(crate) fn clients_saw_head(c: &ClientsSaw) -> String {
+    let counts = pooler_counts(
+        c.client_errors,
+        c.server_login_failures,
+        c.server_connections_lost,
+    );
+    let window = format!("{} to {}", c.from, c.to);
+    if c.logs.is_empty() {
+        format!("no pgbouncer log covers {window}")
+    } else if counts.is_empty() {
+        format!("no error through pgbouncer from {window}")
+    } else {
+        format!("{counts} through pgbouncer from {window}")
+    }
+}
+
+/// A problem with its first example: `30 client errors (server_refused): the database system
+/// is in recovery mode`, and where that line is.
+pub(crate) fn pooler_problem(p: &PoolerProblem) -> (String, Option<(String, u64)>) {
+    let what = match (p.what, p.count) {
+        ("client_error", 1) => "client error",
+        ("client_error", _) => "client errors",
+        ("server_login_failed", 1) => "server login refused",
+        ("server_login_failed", _) => "server logins refused",
+        ("server_connection_lost", 1) => "server connection lost",
+        ("server_connection_lost", _) => "server connections lost",
+        (other, _) => other,
+    };
+    let example = p.examples.first();
+    let mut line = format!("{} {what} ({})", p.count, p.cause);
+    if let Some(e) = example {
+        let _ = write!(line, ": {}", e.text);
+    }
+    (line, example.map(|e| (e.path.clone(), e.line)))
+}
+
+/// `3 more sorts of trouble (19 in all)` for the problems past [`POOLER_PROBLEMS_SHOWN`].
+pub(crate) fn pooler_rest(problems: &[PoolerProblem]) -> Option<String> {
+    let rest = problems.get(POOLER_PROBLEMS_SHOWN..)?;
+    (!rest.is_empty()).then(|| {
+        format!(
+            "{} more {} of trouble ({} in all)",
+            rest.len(),
+            if rest.len() == 1 { "sort" } else { "sorts" },
+            rest.iter().map(|p| p.count).sum::<u64>()
+        )
+    })
+}
+
+/// A pgbouncer log in one line: version, span, logins and the counts of trouble.
+pub(crate) fn pooler_head(s: &PoolerSummary) -> String {
+    let mut parts = Vec::new();
+    if let Some(v) = &s.version {
+        parts.push(format!("pgbouncer {v}"));
+    }
+    if let (Some(a), Some(b)) = (s.first_at, s.last_at) {
+        parts.push(format!("{a} to {b}"));
+    }
+    parts.push(plural(s.logins as usize, "login"));
+    let counts = pooler_counts(
+        s.client_errors,
+        s.server_login_failures,
+        s.server_connections_lost,
+    );
+    parts.push(if counts.is_empty() {
+        "no error".to_owned()
+    } else {
+        counts
+    });
+    if let Some(st) = &s.stats
+        && let Some(wait) = st.peak_wait_us
+    {
+        parts.push(format!(
+            "longest average wait for a server {:.1} s",
+            wait as f64 / 1e6
+        ));
+    }
+    parts.join(", ")
+}
+
+/// pgbouncer's starts, signals, exits and deaths: `started at T; got SIGINT, shutting down at
+/// T; exited at T`.
+pub(crate) fn pooler_lifecycle(s: &PoolerSummary) -> Option<String> {
+    if s.lifecycle.is_empty() {
+        return None;
+    }
+    let parts: Vec<String> = s
+        .lifecycle
+        .iter()
+        .map(|l| {
+            let what = match l.kind {
+                "process_up" => "started".to_owned(),
+                "exiting" => "exited".to_owned(),
+                "fatal" => format!("died ({})", l.line.text),
+                _ => l.line.text.clone(),
+            };
+            format!("{what} at {}", ts(l.line.at))
+        })
+        .collect();
+    Some(parts.join("; "))
 }
 
 /// The rules that could not run, one entry per set of missing inputs (`perf` alone keeps six

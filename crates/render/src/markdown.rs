@@ -13,7 +13,7 @@
 
 use std::fmt::Write as _;
 
-use pgmortem_diagnose::{Finding, Incident, Report, Severity, human_kb};
+use pgmortem_diagnose::{Finding, Incident, PoolerProblem, Report, Severity, human_kb};
 
 use crate::describe::{self, ts};
 
@@ -43,6 +43,7 @@ pub fn markdown(report: &Report) -> String {
             write_finding(&mut out, i + 1, f);
         }
     }
+    write_pooler(&mut out, report);
     if !report.not_evaluated.is_empty() {
         let _ = writeln!(out, "## Not evaluated\n");
         let _ = writeln!(out, "The bundle lacks what these rules read.\n");
@@ -182,6 +183,17 @@ fn write_incident(out: &mut String, number: usize, incident: &Incident) {
     for note in &incident.notes {
         let _ = writeln!(out, "- **note**: {}", prose(note));
     }
+    if let Some(c) = &incident.clients_saw {
+        let _ = writeln!(
+            out,
+            "- **clients**: {}",
+            prose(&describe::clients_saw_head(c))
+        );
+        write_pooler_problems(out, &c.problems, "  ");
+        for note in &c.notes {
+            let _ = writeln!(out, "  - note: {}", prose(note));
+        }
+    }
     out.push('\n');
     if let Some(q) = incident
         .postgres_crash
@@ -211,6 +223,41 @@ fn write_incident(out: &mut String, number: usize, incident: &Incident) {
         }
         out.push('\n');
     }
+}
+
+/// The first problems of a pgbouncer view as list items under `indent`.
+fn write_pooler_problems(out: &mut String, problems: &[PoolerProblem], indent: &str) {
+    for p in problems.iter().take(describe::POOLER_PROBLEMS_SHOWN) {
+        let (line, at) = describe::pooler_problem(p);
+        let place = at.map_or_else(String::new, |(path, n)| {
+            format!(" ({})", location(&path, n))
+        });
+        let _ = writeln!(out, "{indent}- {}{place}", prose(&line));
+    }
+    if let Some(rest) = describe::pooler_rest(problems) {
+        let _ = writeln!(out, "{indent}- {}", prose(&rest));
+    }
+}
+
+/// Each pgbouncer log: its line, its lifecycle, its problems.
+fn write_pooler(out: &mut String, report: &Report) {
+    if report.pooler.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "## Clients through pgbouncer\n");
+    for s in &report.pooler {
+        let _ = writeln!(
+            out,
+            "- {}: {}",
+            code(&s.path),
+            prose(&describe::pooler_head(s))
+        );
+        if let Some(l) = describe::pooler_lifecycle(s) {
+            let _ = writeln!(out, "  - {}", prose(&l));
+        }
+        write_pooler_problems(out, &s.problems, "  ");
+    }
+    out.push('\n');
 }
 
 fn write_finding(out: &mut String, number: usize, f: &Finding) {

@@ -63,6 +63,7 @@ pub fn text_with(report: &Report, options: &TextOptions) -> String {
             write_finding(&mut out, &paint, f);
         }
     }
+    write_pooler(&mut out, &paint, report);
     if !report.not_evaluated.is_empty() {
         let _ = writeln!(
             out,
@@ -277,6 +278,44 @@ fn write_incident(out: &mut String, paint: &Painter, number: usize, incident: &I
     }
     for note in &incident.notes {
         let _ = writeln!(out, "  note      {note}");
+    }
+    if let Some(c) = &incident.clients_saw {
+        let _ = writeln!(out, "  clients   {}", describe::clients_saw_head(c));
+        write_pooler_problems(out, &c.problems);
+        for note in &c.notes {
+            let _ = writeln!(out, "{INDENT}note: {note}");
+        }
+    }
+}
+
+/// The first problems of a pgbouncer view, one line each with the line of its first example.
+fn write_pooler_problems(out: &mut String, problems: &[pgmortem_diagnose::PoolerProblem]) {
+    for p in problems.iter().take(describe::POOLER_PROBLEMS_SHOWN) {
+        let (line, at) = describe::pooler_problem(p);
+        let place = at.map_or_else(String::new, |(path, n)| format!("   ({path}:{n})"));
+        let _ = writeln!(out, "{INDENT}{}{place}", indented(&line, INDENT));
+    }
+    if let Some(rest) = describe::pooler_rest(problems) {
+        let _ = writeln!(out, "{INDENT}{rest}");
+    }
+}
+
+/// Each pgbouncer log: its line, its lifecycle, its problems.
+fn write_pooler(out: &mut String, paint: &Painter, report: &Report) {
+    if report.pooler.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "\n{}",
+        paint.style(Look::Heading, "Clients through pgbouncer")
+    );
+    for s in &report.pooler {
+        let _ = writeln!(out, "  {}: {}", s.path, describe::pooler_head(s));
+        if let Some(l) = describe::pooler_lifecycle(s) {
+            let _ = writeln!(out, "{INDENT}{l}");
+        }
+        write_pooler_problems(out, &s.problems);
     }
 }
 

@@ -4,8 +4,8 @@
 use std::collections::BTreeMap;
 
 use pgmortem_diagnose::{
-    Caveat, ClockInfo, Evidence, Finding, Incident, LogLine, PostgresCrash, Report, Severity,
-    SourceSummary,
+    Caveat, ClientsSaw, ClockInfo, Evidence, Finding, Incident, LogLine, PoolerLifecycle,
+    PoolerLine, PoolerProblem, PoolerSummary, PostgresCrash, Report, Severity, SourceSummary,
 };
 use pgmortem_render::markdown;
 use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
@@ -37,6 +37,21 @@ fn hostile_report() -> Report {
         log_line_prefix_from: None,
     };
     let path = "postgres/a|b`c`<x>#.log";
+    let at: jiff::Timestamp = "2026-11-28T05:51:09Z".parse().unwrap();
+    let hostile_line = PoolerLine {
+        at: Some(at),
+        path: path.to_owned(),
+        line: 4,
+        text: HOSTILE.to_owned(),
+    };
+    let problem = PoolerProblem {
+        what: "client_error",
+        cause: "other",
+        count: 2,
+        first_at: Some(at),
+        last_at: Some(at),
+        examples: vec![hostile_line.clone()],
+    };
     Report {
         schema: pgmortem_diagnose::SCHEMA,
         generator: "pgmortem 0.0.0".to_owned(),
@@ -97,6 +112,16 @@ fn hostile_report() -> Report {
             confidence: 1.0,
             matched_by: None,
             notes: vec![HOSTILE.to_owned()],
+            clients_saw: Some(ClientsSaw {
+                from: at,
+                to: at,
+                logs: vec![path.to_owned()],
+                client_errors: 2,
+                server_login_failures: 0,
+                server_connections_lost: 0,
+                problems: vec![problem.clone()],
+                notes: vec![HOSTILE.to_owned()],
+            }),
         }],
         findings: vec![Finding {
             id: "oom-kill-crash-restart",
@@ -121,6 +146,25 @@ fn hostile_report() -> Report {
         host: Default::default(),
         timeline: Vec::new(),
         perf: Vec::new(),
+        pooler: vec![PoolerSummary {
+            path: path.to_owned(),
+            version: Some(HOSTILE.to_owned()),
+            first_at: Some(at),
+            last_at: Some(at),
+            records: 3,
+            logins: 1,
+            client_errors: 2,
+            server_login_failures: 0,
+            server_connections_lost: 0,
+            problems: vec![problem],
+            stats: None,
+            lifecycle: vec![PoolerLifecycle {
+                kind: "fatal",
+                line: hostile_line,
+            }],
+            trouble_not_kept: 0,
+            times_without_zone: 0,
+        }],
     }
 }
 
@@ -164,6 +208,7 @@ fn hostile_text_never_becomes_markdown_structure() {
                         "restart",
                         "figures",
                         "note",
+                        "clients",
                     ]
                     .contains(&t.as_ref())
                         || t.starts_with("1 incident")
@@ -181,7 +226,7 @@ fn hostile_text_never_becomes_markdown_structure() {
     }
     assert_eq!(
         headings.len(),
-        7,
+        8,
         "the report's own headings only: {headings:?}\n{md}"
     );
     // The sources table keeps its two rows of six cells; the incidents table its one of eight.

@@ -132,6 +132,9 @@ fn write_incident(out: &mut String, report: &Report, index: usize, incident: &In
     for note in &incident.notes {
         row(out, "note", &esc(note));
     }
+    if let Some(c) = &incident.clients_saw {
+        row(out, "clients", &super::pooler::incident_cell(c));
+    }
     out.push_str("</tbody></table>");
     if let Some(k) = &incident.kernel_kill {
         oom_explained(out, k);

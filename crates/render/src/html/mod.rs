@@ -1,6 +1,7 @@
 //! The report as one self-contained HTML page: a summary, a timeline picture, each incident
-//! with its OOM report explained, the host's memory, every finding with its evidence, the
-//! flame graph of the bundle's perf profile and the sources.
+//! with its OOM report explained (and what clients saw through pgbouncer), every finding with
+//! its evidence, the pgbouncer logs, the host's memory, the flame graph of the bundle's perf
+//! profile and the sources.
 //!
 //! The page needs nothing but itself: CSS inline, pictures as inline SVG, no font, image,
 //! script or style from anywhere else, nothing fetched, so it opens from `file://` on a
@@ -20,6 +21,7 @@ mod markup;
 
 pub(crate) use markup::esc as escape;
 mod memory;
+mod pooler;
 mod sources;
 mod summary;
 mod timeline;
@@ -64,6 +66,7 @@ pub fn html(report: &Report) -> String {
     timeline::write(&mut out, report);
     incidents::write(&mut out, report);
     findings::write(&mut out, report);
+    pooler::write(&mut out, report);
     memory::write(&mut out, report);
     flame::write(&mut out, report);
     sources::write(&mut out, report);
@@ -83,6 +86,9 @@ fn nav(out: &mut String, report: &Report) {
         links.push(("incidents", "Incidents"));
     }
     links.push(("findings", "Findings"));
+    if !report.pooler.is_empty() {
+        links.push(("pooler", "pgbouncer"));
+    }
     if report.host.memory.is_some() {
         links.push(("memory", "Memory"));
     }
