@@ -252,10 +252,10 @@ fn reading_in_chunks_gives_what_one_pass_gives() {
             let mut records = Vec::new();
             for chunk in bytes.chunks(size) {
                 reader.push(chunk);
-                records.extend(std::iter::from_fn(|| reader.next_record()));
+                records.extend(std::iter::from_fn(|| reader.next_record()).map(|r| *r));
             }
             reader.finish();
-            records.extend(std::iter::from_fn(|| reader.next_record()));
+            records.extend(std::iter::from_fn(|| reader.next_record()).map(|r| *r));
             let mut log = reader.summary();
             log.records = records;
             assert_eq!(log, whole, "{name} in chunks of {size}");

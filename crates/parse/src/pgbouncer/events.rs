@@ -78,11 +78,15 @@ fn value<'a>(
 // closing because: client close request (age=0)        (before 1.10)
 fn closing(i: &str) -> IResult<&str, BouncerEvent> {
     let (i, text) = preceded(tag("closing because: "), rest).parse(i)?;
-    let (reason, age_seconds) = match text.rsplit_once(" (age=") {
-        Some((reason, age)) => match age_value(age) {
-            Ok((_, seconds)) => (reason, Some(seconds)),
-            Err(_) => (text, None),
-        },
+    // The age is the last parenthesis: found from the end (a reason may hold parentheses).
+    let aged = memchr::memrchr(b'(', text.as_bytes())
+        .filter(|&open| text[..open].ends_with(' ') && text[open..].starts_with("(age="))
+        .and_then(|open| {
+            let (_, seconds) = age_value(&text[open + 5..]).ok()?;
+            Some((&text[..open - 1], seconds))
+        });
+    let (reason, age_seconds) = match aged {
+        Some((reason, seconds)) => (reason, Some(seconds)),
         None => (text, None),
     };
     Ok((

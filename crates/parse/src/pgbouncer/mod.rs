@@ -173,7 +173,7 @@ pub fn parse(input: &[u8], options: &BouncerOptions) -> BouncerLog {
     reader.push(input);
     reader.finish();
     while let Some(record) = reader.next_record() {
-        records.push(record);
+        records.push(*record);
     }
     let mut log = reader.summary();
     log.records = records;

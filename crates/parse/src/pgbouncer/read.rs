@@ -10,9 +10,9 @@ use crate::lines::decode;
 use crate::pglog::PgLogFormat;
 use crate::pglog::envelope::{Inner, Splitter, Stamp, Unwrapped};
 use crate::pglog::time::StampCache;
-use crate::pglog::{PgTime, syslog};
+use crate::pglog::{NameCounts, PgTime, syslog};
 
-use super::types::{BouncerLevel, BouncerRecord, Side};
+use super::types::{BouncerEvent, BouncerLevel, BouncerRecord, Side};
 use super::{BouncerForm, BouncerLog, BouncerOptions, events, grammar, sniff_line};
 
 /// Lines read to choose the form when the options give none: the first one whose shape
@@ -42,9 +42,11 @@ pub struct BouncerReader {
     splitter: Option<Splitter>,
     stamps: StampCache,
     /// The last record: a TAB line may still continue it.
-    open: Option<BouncerRecord>,
-    ready: VecDeque<BouncerRecord>,
+    open: Option<Box<BouncerRecord>>,
+    ready: VecDeque<Box<BouncerRecord>>,
+    /// Counts but those by name.
     log: BouncerLog,
+    tallies: Tallies,
 }
 
 impl BouncerReader {
@@ -64,6 +66,7 @@ impl BouncerReader {
             open: None,
             ready: VecDeque::new(),
             log: BouncerLog::default(),
+            tallies: Tallies::default(),
         };
         if let Some(form) = form {
             reader.choose(form);
@@ -132,8 +135,9 @@ impl BouncerReader {
         self.close_open();
     }
 
-    /// The next finished record.
-    pub fn next_record(&mut self) -> Option<BouncerRecord> {
+    /// The next finished record (boxed: a record is large, and handing out the box moves a
+    /// pointer instead of copying the record).
+    pub fn next_record(&mut self) -> Option<Box<BouncerRecord>> {
         self.ready.pop_front()
     }
 
@@ -141,6 +145,10 @@ impl BouncerReader {
     pub fn summary(&self) -> BouncerLog {
         let mut log = self.log.clone();
         log.form = self.form.unwrap_or_default();
+        log.events = self.tallies.events.to_map();
+        log.client_closings = self.tallies.client_closings.to_map();
+        log.server_closings = self.tallies.server_closings.to_map();
+        log.pooler_errors = self.tallies.pooler_errors.to_map();
         log
     }
 
@@ -245,13 +253,7 @@ impl BouncerReader {
             return;
         };
         let time = self.stamp_time(number, head.stamp, head.millis);
-        self.start(
-            number,
-            time,
-            Some(head.pid),
-            Some(head.level),
-            message.to_owned(),
-        );
+        self.start(number, time, Some(head.pid), Some(head.level), message);
     }
 
     /// The text of a syslog or journal entry: pgbouncer's message alone (what it sends to
@@ -278,13 +280,7 @@ impl BouncerReader {
             }
             if let Ok((message, head)) = grammar::head(piece) {
                 let time = self.stamp_time(inner.line, head.stamp, head.millis);
-                self.start(
-                    inner.line,
-                    time,
-                    Some(head.pid),
-                    Some(head.level),
-                    message.to_owned(),
-                );
+                self.start(inner.line, time, Some(head.pid), Some(head.level), message);
                 continue;
             }
             let time = match &inner.stamp {
@@ -293,7 +289,7 @@ impl BouncerReader {
                 None => None,
             };
             let level = inner.priority.and_then(BouncerLevel::from_priority);
-            self.start(inner.line, time, inner.pid, level, piece.to_owned());
+            self.start(inner.line, time, inner.pid, level, piece);
         }
     }
 
@@ -329,14 +325,14 @@ impl BouncerReader {
         time: Option<PgTime>,
         pid: Option<u32>,
         level: Option<BouncerLevel>,
-        message: String,
+        message: &str,
     ) {
         self.close_open();
-        let (connection, message) = match grammar::connection(&message) {
+        let (connection, message) = match grammar::connection(message) {
             Ok((rest, connection)) => (Some(connection), rest.to_owned()),
-            Err(_) => (None, message),
+            Err(_) => (None, message.to_owned()),
         };
-        self.open = Some(BouncerRecord {
+        self.open = Some(Box::new(BouncerRecord {
             line: number,
             end_line: number,
             time,
@@ -345,7 +341,7 @@ impl BouncerReader {
             connection,
             message,
             event: None,
-        });
+        }));
     }
 
     /// Appends a TAB-continued line to the open record's message.
@@ -370,32 +366,41 @@ impl BouncerReader {
             return;
         };
         record.event = events::classify(&record.message, record.level);
-        self.log.count(&record);
+        self.log.stats.records += 1;
+        self.tallies.count(&record);
         self.ready.push_back(record);
     }
 }
 
-impl BouncerLog {
+/// The counts by name a reader keeps while it reads (cheap on the hot path: a handful of
+/// names, found by address), made maps by [`BouncerReader::summary`].
+#[derive(Debug, Default)]
+struct Tallies {
+    events: NameCounts,
+    client_closings: NameCounts,
+    server_closings: NameCounts,
+    pooler_errors: NameCounts,
+}
+
+impl Tallies {
     /// Counts a record handed out.
-    pub(crate) fn count(&mut self, record: &BouncerRecord) {
-        use super::types::BouncerEvent;
-        self.stats.records += 1;
+    fn count(&mut self, record: &BouncerRecord) {
         let Some(event) = &record.event else {
             return;
         };
-        *self.events.entry(event.kind()).or_default() += 1;
+        self.events.add(event.kind(), 1);
         match event {
             BouncerEvent::Closing { cause, .. } => {
                 let side = record.connection.as_ref().map(|c| c.side);
-                let map = if side == Some(Side::Server) {
+                let counts = if side == Some(Side::Server) {
                     &mut self.server_closings
                 } else {
                     &mut self.client_closings
                 };
-                *map.entry(cause.as_str()).or_default() += 1;
+                counts.add(cause.as_str(), 1);
             }
             BouncerEvent::PoolerError { cause, .. } => {
-                *self.pooler_errors.entry(cause.as_str()).or_default() += 1;
+                self.pooler_errors.add(cause.as_str(), 1);
             }
             _ => {}
         }
