@@ -13,6 +13,7 @@ mod analyze;
 mod check;
 mod input;
 mod perf;
+mod pgbouncer;
 mod pglog;
 mod progress;
 mod redact;
@@ -117,6 +118,9 @@ enum ParseCommand {
     },
     /// A PostgreSQL server log (stderr, csvlog, jsonlog or syslog): one JSON object per record.
     Pglog(pglog::ParsePglogArgs),
+    /// A pgbouncer log (its log file, or its lines through syslog or the journal): one JSON
+    /// object per record.
+    Pgbouncer(pgbouncer::ParsePgbouncerArgs),
     /// `perf script` output: one JSON object per sample, or `--stats` for the profile.
     Perf(perf::ParsePerfArgs),
 }
@@ -227,6 +231,7 @@ fn dispatch(
             parse_kernel(&file, stats, year, out)
         }
         Command::Parse(ParseCommand::Pglog(args)) => pglog::parse(args, out),
+        Command::Parse(ParseCommand::Pgbouncer(args)) => pgbouncer::parse(args, out),
         Command::Check(_) => unreachable!("check is run with its exit code, before dispatch"),
     }
 }

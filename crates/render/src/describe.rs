@@ -242,7 +242,7 @@ pub(crate) fn pooler_head(s: &PoolerSummary) -> String {
         counts
     });
     if let Some(st) = &s.stats
-        && let Some(wait) = st.peak_wait_us
+        && let Some(wait) = st.peak_wait_us.filter(|&w| w > 0)
     {
         parts.push(format!(
             "longest average wait for a server {:.1} s",
@@ -252,15 +252,27 @@ pub(crate) fn pooler_head(s: &PoolerSummary) -> String {
     parts.join(", ")
 }
 
+/// pgbouncer's starts, signals, exits and deaths shown in a line: the first and the last,
+/// the others counted.
+const LIFECYCLE_SHOWN: usize = 6;
+
 /// pgbouncer's starts, signals, exits and deaths: `started at T; got SIGINT, shutting down at
-/// T; exited at T`.
+/// T; exited at T` (past [`LIFECYCLE_SHOWN`], the first three, how many more, the last two).
 pub(crate) fn pooler_lifecycle(s: &PoolerSummary) -> Option<String> {
     if s.lifecycle.is_empty() {
         return None;
     }
-    let parts: Vec<String> = s
-        .lifecycle
-        .iter()
+    let n = s.lifecycle.len();
+    let shown: Vec<&pgmortem_diagnose::PoolerLifecycle> = if n > LIFECYCLE_SHOWN {
+        s.lifecycle[..3]
+            .iter()
+            .chain(&s.lifecycle[n - 2..])
+            .collect()
+    } else {
+        s.lifecycle.iter().collect()
+    };
+    let mut parts: Vec<String> = shown
+        .into_iter()
         .map(|l| {
             let what = match l.kind {
                 "process_up" => "started".to_owned(),
@@ -271,6 +283,9 @@ pub(crate) fn pooler_lifecycle(s: &PoolerSummary) -> Option<String> {
             format!("{what} at {}", ts(l.line.at))
         })
         .collect();
+    if n > LIFECYCLE_SHOWN {
+        parts.insert(3, format!("{} more", n - 5));
+    }
     Some(parts.join("; "))
 }
 
