@@ -8,6 +8,7 @@
 use std::fs::File;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
@@ -155,6 +156,68 @@ fn read_path(path: &Path) -> std::io::Result<Vec<u8>> {
 /// Opens a file for reading, decompressing it on the way when it is gzip, zstd, xz or bzip2.
 pub(crate) fn open_path(path: &Path) -> std::io::Result<Box<dyn Read + Send>> {
     decompressing(Box::new(File::open(path)?))
+}
+
+/// An input read a chunk at a time, as an iterator over a log advances: a path is read in
+/// [`CHUNK`]s (decompressed on the way when it is gzip or zstd), a binary file object with
+/// `.read(CHUNK)`, bytes from memory.
+pub(crate) enum Chunks {
+    /// Behind a mutex only because a Python object must be shareable between threads; the
+    /// iterator is the only one to use it.
+    File {
+        file: Mutex<Box<dyn Read + Send>>,
+        name: String,
+    },
+    Bytes {
+        data: Vec<u8>,
+        at: usize,
+    },
+    /// A binary file object, read with `.read(CHUNK)`.
+    Reader(Py<PyAny>),
+}
+
+impl Chunks {
+    /// The chunks of `input` (a path is opened now: a missing file is an error here).
+    pub(crate) fn of(input: Input) -> PyResult<Self> {
+        Ok(match input {
+            Input::Bytes(data) => Chunks::Bytes { data, at: 0 },
+            Input::Reader(reader) => Chunks::Reader(reader),
+            Input::Path(path) => {
+                let file = open_path(&path).map_err(|e| io_error(&path, &e))?;
+                Chunks::File {
+                    file: Mutex::new(file),
+                    name: path.display().to_string(),
+                }
+            }
+        })
+    }
+
+    /// The next chunk; empty at the end of the input. A file is read with the interpreter
+    /// detached.
+    pub(crate) fn next_chunk(&mut self, py: Python<'_>) -> PyResult<Vec<u8>> {
+        let mut chunk = Vec::new();
+        match self {
+            Chunks::File { file, name } => {
+                chunk.resize(CHUNK, 0);
+                let n = py
+                    .detach(|| {
+                        let file = file.get_mut().unwrap_or_else(|p| p.into_inner());
+                        file.read(&mut chunk)
+                    })
+                    .map_err(|e| io_error(Path::new(name.as_str()), &e))?;
+                chunk.truncate(n);
+            }
+            Chunks::Reader(reader) => {
+                chunk = read_chunk(reader.bind(py), Some(CHUNK))?.unwrap_or_default();
+            }
+            Chunks::Bytes { data, at } => {
+                let end = (*at + CHUNK).min(data.len());
+                chunk.extend_from_slice(&data[*at..end]);
+                *at = end;
+            }
+        }
+        Ok(chunk)
+    }
 }
 
 /// A bundle path, with the temporary directory that holds it when the bundle came as content.

@@ -16,6 +16,7 @@ use pgmortem::parse::perf;
 mod bundle;
 mod errors;
 mod input;
+mod pgbouncer;
 mod pglog;
 
 use errors::{OptionError, PgmortemError, analyze_error};
@@ -384,5 +385,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(collapse_perf, m)?)?;
     bundle::register(m)?;
     pglog::register(m)?;
+    pgbouncer::register(m)?;
     Ok(())
 }

@@ -4,38 +4,19 @@
 //! bounded whatever the file size; a binary file object is read the same way with
 //! `.read(1 MiB)`; bytes are fed the same way from memory.
 
-use std::io::Read;
-use std::sync::Mutex;
-
 use pyo3::prelude::*;
 
 use pgmortem::parse::pglog::{PgLogError, PgLogFormat, PgLogOptions, PgLogReader};
 
-use crate::errors::{OptionError, ParseError, io_error};
-use crate::input::{CHUNK, Input, open_path, read_chunk};
+use crate::errors::{OptionError, ParseError};
+use crate::input::{Chunks, Input};
 use crate::to_python;
-
-/// Where the log comes from.
-enum Source {
-    /// Behind a mutex only because a Python object must be shareable between threads; the
-    /// iterator is the only one to use it.
-    File {
-        file: Mutex<Box<dyn Read + Send>>,
-        name: String,
-    },
-    Bytes {
-        data: Vec<u8>,
-        at: usize,
-    },
-    /// A binary file object, read with `.read(CHUNK)`.
-    Reader(Py<PyAny>),
-}
 
 /// Iterator over the records of a PostgreSQL log (dicts, the same as `pgmortem parse pglog`
 /// prints); `stats()` gives the counts read so far.
 #[pyclass(module = "pgmortem")]
 pub(crate) struct PgLogRecords {
-    source: Source,
+    source: Chunks,
     reader: PgLogReader,
     finished: bool,
 }
@@ -50,33 +31,9 @@ fn pglog_error(err: PgLogError) -> PyErr {
 impl PgLogRecords {
     /// Feeds the next chunk, or ends the input.
     fn advance(&mut self, py: Python<'_>) -> PyResult<()> {
-        let mut chunk = Vec::new();
-        let read = match &mut self.source {
-            Source::File { file, name } => {
-                chunk.resize(CHUNK, 0);
-                let n = py
-                    .detach(|| {
-                        let file = file.get_mut().unwrap_or_else(|p| p.into_inner());
-                        file.read(&mut chunk)
-                    })
-                    .map_err(|e| io_error(std::path::Path::new(name.as_str()), &e))?;
-                chunk.truncate(n);
-                n
-            }
-            Source::Reader(reader) => {
-                chunk = read_chunk(reader.bind(py), Some(CHUNK))?.unwrap_or_default();
-                chunk.len()
-            }
-            Source::Bytes { data, at } => {
-                let end = (*at + CHUNK).min(data.len());
-                chunk.extend_from_slice(&data[*at..end]);
-                let n = end - *at;
-                *at = end;
-                n
-            }
-        };
+        let chunk = self.source.next_chunk(py)?;
         let reader = &mut self.reader;
-        if read == 0 {
+        if chunk.is_empty() {
             self.finished = true;
             py.detach(|| reader.finish()).map_err(pglog_error)
         } else {
@@ -132,17 +89,7 @@ fn parse_pg_log(
         format,
         ..PgLogOptions::default()
     };
-    let source = match Input::from_py(path_or_bytes, "path_or_bytes")? {
-        Input::Bytes(data) => Source::Bytes { data, at: 0 },
-        Input::Reader(reader) => Source::Reader(reader),
-        Input::Path(path) => {
-            let file = open_path(&path).map_err(|e| io_error(&path, &e))?;
-            Source::File {
-                file: Mutex::new(file),
-                name: path.display().to_string(),
-            }
-        }
-    };
+    let source = Chunks::of(Input::from_py(path_or_bytes, "path_or_bytes")?)?;
     Ok(PgLogRecords {
         source,
         reader: PgLogReader::new(options),

@@ -26,6 +26,7 @@ PARSERS: list[tuple[Callable[[Any], Any], Path]] = [
     (pgmortem.parse_kernel_log, DMESG),
     (pgmortem.kernel_log_stats, DMESG),
     (lambda data: list(pgmortem.parse_pg_log(data)), PGLOG),
+    (lambda data: list(pgmortem.parse_pgbouncer_log(data)), FIXTURES / "formats" / "pgbouncer" / "pgbouncer-1.18-outage.log"),
     (pgmortem.parse_perf_script, PERF),
     (pgmortem.perf_samples, PERF),
     (pgmortem.collapse_perf, PERF),

@@ -61,6 +61,21 @@ try:
     pgmortem.analyze(b"")
 except pgmortem.OptionError as e:
     text: str = str(e)
+
+for b in pgmortem.parse_pgbouncer_log(b"", form="journal_json", year=2026):
+    if b["event"] is not None and b["event"]["kind"] == "pooler_error":
+        cause: str = b["event"]["cause"]
+    conn = b["connection"]
+    if conn is not None:
+        side: str = conn["side"]
+for incident in report["incidents"]:
+    saw = incident.get("clients_saw")
+    if saw is not None:
+        refused: int = saw["client_errors"]
+        start: str = saw["from"]
+        first: str | None = saw["problems"][0]["first_at"]
+for pooler in report.get("pooler", []):
+    version: str | None = pooler["version"]
 """
 
 MISUSES = [
@@ -70,6 +85,7 @@ MISUSES = [
     'import pgmortem\npgmortem.analyze("b")["incidents"][0]["no_such_key"]',
     'import pgmortem\nfor r in pgmortem.parse_pg_log("x"):\n    r["event"]["kind"]',  # event may be None
     'import pgmortem\nfor r in pgmortem.parse_kernel_log("x"):\n    r["victim"]',  # not every kind has one
+    'import pgmortem\nfor r in pgmortem.parse_pgbouncer_log("x"):\n    r["event"]["kind"]',  # event may be None
 ]
 
 

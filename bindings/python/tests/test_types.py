@@ -132,6 +132,29 @@ def test_postgres_records_match_the_pg_record_typeddict() -> None:
     assert len(kinds) > 30
 
 
+def test_pgbouncer_records_match_the_bouncer_record_typeddict() -> None:
+    kinds = set()
+    for path in sorted((FIXTURES / "formats" / "pgbouncer").iterdir()):
+        if path.suffix == ".md" or path.name.startswith("pgbadger-"):
+            continue
+        records = pgmortem.parse_pgbouncer_log(path, year=2026)
+        for i, record in enumerate(records):
+            check(record, T.BouncerRecord, f"{path.name}[{i}]")
+            if record["event"] is not None:
+                kinds.add(record["event"]["kind"])
+        check(records.stats(), T.BouncerLogStats, f"{path.name} stats")
+    assert len(kinds) >= 10
+
+
+def test_every_pgbouncer_event_kind_has_its_typeddict() -> None:
+    source = (ROOT / "crates" / "parse" / "src" / "pgbouncer" / "types.rs").read_text()
+    in_rust = set(re.findall(r'BouncerEvent::\w+(?: \{ \.\. \}|\(_\))? => "(\w+)"', source))
+    in_stubs = {get_args(hints(cls)["kind"])[0] for cls in get_args(T.BouncerEvent)}
+    assert in_rust and in_stubs == in_rust
+    causes = set(re.findall(r'CloseCause::\w+ => "(\w+)"', source))
+    assert causes and set(get_args(T.CloseCause)) == causes
+
+
 def test_every_postgres_event_kind_has_its_typeddict() -> None:
     source = (ROOT / "crates" / "parse" / "src" / "pglog" / "types.rs").read_text()
     in_rust = set(re.findall(r'PgEvent::\w+(?: \{ \.\. \})? => "(\w+)"', source))

@@ -45,6 +45,7 @@ from pgmortem._native import (
     run_cli,
 )
 from pgmortem._native import PgLogRecords, parse_pg_log
+from pgmortem._native import PgbouncerRecords, parse_pgbouncer_log
 from pgmortem._frames import Frames, to_arrow, to_pandas
 from pgmortem import types
 from pgmortem.types import *  # noqa: F403 - every TypedDict, importable at run time
@@ -75,6 +76,8 @@ __all__ = [
     "run_cli",
     "PgLogRecords",
     "parse_pg_log",
+    "PgbouncerRecords",
+    "parse_pgbouncer_log",
     "Frames",
     "to_arrow",
     "to_pandas",

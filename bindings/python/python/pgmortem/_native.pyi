@@ -5,6 +5,9 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Literal
 
 from pgmortem.types import (
+    BouncerForm,
+    BouncerLogStats,
+    BouncerRecord,
     BundleListing,
     CgroupMemory,
     FlatKeyed,
@@ -104,3 +107,16 @@ def parse_pg_log(
         "heroku", "cloudsql", "cnpg",
     ] = "auto",
 ) -> PgLogRecords: ...
+
+class PgbouncerRecords(Iterator[BouncerRecord]):
+    """Iterator over the records of a pgbouncer log; ``stats()`` gives the counts so far."""
+
+    def __iter__(self) -> PgbouncerRecords: ...
+    def __next__(self) -> BouncerRecord: ...
+    def stats(self) -> BouncerLogStats: ...
+
+def parse_pgbouncer_log(
+    path_or_bytes: Input,
+    form: Literal["auto"] | BouncerForm = "auto",
+    year: int | None = None,
+) -> PgbouncerRecords: ...

@@ -177,6 +177,107 @@ IncidentCause = Literal[
 ]
 
 
+class PoolerLine(TypedDict):
+    """A line of a pgbouncer log the report quotes."""
+
+    at: str | None
+    path: str
+    line: int
+    text: str
+    """pgbouncer's message (the error a client was sent, a closing's reason, the server's
+    refusal), cut to 300 bytes."""
+
+
+PoolerWhat = Literal["client_error", "server_login_failed", "server_connection_lost"]
+CloseCause = Literal[
+    "client_close_request",
+    "client_unexpected_eof",
+    "max_client_conn",
+    "client_connections_exceeded",
+    "query_wait_timeout",
+    "query_timeout",
+    "client_idle_timeout",
+    "client_login_timeout",
+    "idle_transaction_timeout",
+    "server_conn_crashed",
+    "connect_failed",
+    "connect_timeout",
+    "login_failed",
+    "server_login_retry",
+    "server_refused",
+    "auth_failed",
+    "pooler_shutting_down",
+    "routine",
+    "other",
+]
+
+
+class PoolerProblem(TypedDict):
+    """One sort of trouble clients met through pgbouncer: what and why, how many, when."""
+
+    what: PoolerWhat
+    cause: CloseCause
+    count: int
+    first_at: str | None
+    last_at: str | None
+    examples: list[PoolerLine]
+
+
+# What clients saw through pgbouncer in an incident's window (``incident["clients_saw"]``).
+# Functional form: its first key, ``from``, is a Python keyword.
+ClientsSaw = TypedDict(
+    "ClientsSaw",
+    {
+        "from": str,
+        "to": str,
+        "logs": list[str],
+        "client_errors": int,
+        "server_login_failures": int,
+        "server_connections_lost": int,
+        "problems": list[PoolerProblem],
+        "notes": list[str],
+    },
+)
+
+
+class PoolerStats(TypedDict):
+    lines: int
+    peak_wait_us: int | None
+    peak_wait_at: str | None
+    peak_wait_line: int | None
+    peak_xacts_per_second: int | None
+    peak_queries_per_second: int | None
+
+
+class PoolerLifecycle(TypedDict):
+    kind: Literal["process_up", "signal", "exiting", "fatal"]
+    at: str | None
+    path: str
+    line: int
+    text: str
+
+
+class PoolerSummary(TypedDict):
+    """One pgbouncer log of the bundle, summed up (``report["pooler"]``)."""
+
+    path: str
+    version: str | None
+    first_at: str | None
+    last_at: str | None
+    records: int
+    logins: int
+    client_errors: int
+    server_login_failures: int
+    server_connections_lost: int
+    problems: list[PoolerProblem]
+    stats: PoolerStats | None
+    lifecycle: list[PoolerLifecycle]
+    trouble_not_kept: NotRequired[int]
+    """Only when troubles were counted but not kept to tie to incidents."""
+    times_without_zone: NotRequired[int]
+    """Only when some times printed no zone (read at ``host_utc_offset``)."""
+
+
 class Incident(TypedDict):
     kind: IncidentKind
     cause: IncidentCause
@@ -194,6 +295,8 @@ class Incident(TypedDict):
     confidence: float
     matched_by: Literal["pid_and_time", "pid_only", "time_signal_and_name", "postmaster_pid"] | None
     notes: list[str]
+    clients_saw: NotRequired[ClientsSaw]
+    """Only when the bundle has a pgbouncer log."""
 
 
 class Evidence(TypedDict):
@@ -528,6 +631,8 @@ class Report(TypedDict):
     host: HostFacts
     timeline: list[TimelineEntry]
     perf: list[PerfSummary]
+    pooler: NotRequired[list[PoolerSummary]]
+    """Only when the bundle has a pgbouncer log."""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1118,6 +1223,161 @@ class PgLogStats(TypedDict):
 
 
 # ---------------------------------------------------------------------------------------------
+# pgbouncer logs (parse_pgbouncer_log)
+
+
+class BouncerConnection(TypedDict):
+    """The connection a pgbouncer line is about: ``C-0x…: db/user@addr:port``."""
+
+    side: Literal["client", "server"]
+    id: str
+    database: str | None
+    user: str | None
+    peer: int | None
+    address: str
+    port: int | None
+
+
+class BouncerLoginAttemptEvent(TypedDict):
+    kind: Literal["login_attempt"]
+    database: str
+    user: str
+    tls: str | None
+    replication: str | None
+
+
+class BouncerLoginFailedEvent(TypedDict):
+    kind: Literal["login_failed"]
+    database: str
+    user: str | None
+
+
+class BouncerClosingEvent(TypedDict):
+    kind: Literal["closing"]
+    reason: str
+    cause: CloseCause
+    age_seconds: int | None
+
+
+class BouncerPoolerErrorEvent(TypedDict):
+    kind: Literal["pooler_error"]
+    message: str
+    cause: CloseCause
+
+
+class BouncerServerLoginFailedEvent(TypedDict):
+    kind: Literal["server_login_failed"]
+    severity: str
+    message: str
+    cause: CloseCause
+
+
+# ``new connection to server (from ADDR)``. Functional form: its key ``from`` is a Python keyword.
+BouncerServerConnectedEvent = TypedDict(
+    "BouncerServerConnectedEvent",
+    {"kind": Literal["server_connected"], "from": Union[str, None]},
+)
+
+
+class BouncerStatsEvent(TypedDict):
+    """A ``stats:`` line; each field ``None`` when the line's version does not print it."""
+
+    kind: Literal["stats"]
+    xacts_per_second: int | None
+    queries_per_second: int | None
+    client_parses_per_second: int | None
+    server_parses_per_second: int | None
+    binds_per_second: int | None
+    in_bytes_per_second: int | None
+    out_bytes_per_second: int | None
+    xact_us: int | None
+    query_us: int | None
+    wait_us: int | None
+
+
+class BouncerProcessUpEvent(TypedDict):
+    kind: Literal["process_up"]
+    version: str | None
+
+
+class BouncerListeningEvent(TypedDict):
+    kind: Literal["listening"]
+    address: str
+
+
+class BouncerSignalEvent(TypedDict):
+    kind: Literal["signal"]
+    signal: str
+    action: str
+
+
+class BouncerExitingEvent(TypedDict):
+    kind: Literal["exiting"]
+
+
+class BouncerReservePoolEvent(TypedDict):
+    kind: Literal["reserve_pool"]
+
+
+class BouncerFatalEvent(TypedDict):
+    kind: Literal["fatal"]
+    location: str | None
+    message: str
+
+
+BouncerEvent = Union[
+    # One per kind; event["kind"] tells which.
+    BouncerLoginAttemptEvent,
+    BouncerLoginFailedEvent,
+    BouncerClosingEvent,
+    BouncerPoolerErrorEvent,
+    BouncerServerLoginFailedEvent,
+    BouncerServerConnectedEvent,
+    BouncerStatsEvent,
+    BouncerProcessUpEvent,
+    BouncerListeningEvent,
+    BouncerSignalEvent,
+    BouncerExitingEvent,
+    BouncerReservePoolEvent,
+    BouncerFatalEvent,
+]
+
+
+class BouncerRecord(TypedDict):
+    """One record of a pgbouncer log, as ``parse_pgbouncer_log`` yields it."""
+
+    line: int
+    end_line: int
+    time: PgTime | None
+    pid: int | None
+    level: Literal["FATAL", "ERROR", "WARNING", "LOG", "DEBUG", "NOISE"] | None
+    connection: BouncerConnection | None
+    message: str
+    event: BouncerEvent | None
+
+
+BouncerForm = Literal["file", "syslog", "syslog5424", "journal", "journal_json"]
+
+
+class BouncerLogStats(TypedDict):
+    """``parse_pgbouncer_log(...).stats()``: the counts so far."""
+
+    form: BouncerForm
+    records: list[BouncerRecord]
+    """Always empty here: the records are what the iterator yields."""
+    stats: ParseStats
+    continuation_lines: int
+    blank_lines: int
+    other_program_lines: int
+    unreadable_stamps: NotRequired[CountedLines]
+    """Only when some stamp had the shape of a time but was none (a month 13)."""
+    events: dict[str, int]
+    client_closings: dict[str, int]
+    server_closings: dict[str, int]
+    pooler_errors: dict[str, int]
+
+
+# ---------------------------------------------------------------------------------------------
 # perf script (parse_perf_script, perf_samples): docs/perf.md
 
 
@@ -1400,6 +1660,32 @@ class CgroupMemory(TypedDict):
 
 
 __all__ = [
+    "BouncerClosingEvent",
+    "BouncerConnection",
+    "BouncerEvent",
+    "BouncerExitingEvent",
+    "BouncerFatalEvent",
+    "BouncerForm",
+    "BouncerListeningEvent",
+    "BouncerLogStats",
+    "BouncerLoginAttemptEvent",
+    "BouncerLoginFailedEvent",
+    "BouncerPoolerErrorEvent",
+    "BouncerProcessUpEvent",
+    "BouncerRecord",
+    "BouncerReservePoolEvent",
+    "BouncerServerConnectedEvent",
+    "BouncerServerLoginFailedEvent",
+    "BouncerSignalEvent",
+    "BouncerStatsEvent",
+    "ClientsSaw",
+    "CloseCause",
+    "PoolerLifecycle",
+    "PoolerLine",
+    "PoolerProblem",
+    "PoolerStats",
+    "PoolerSummary",
+    "PoolerWhat",
     "Collection",
     "OomTaskRss",
     "PerfSummary",
