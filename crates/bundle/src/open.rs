@@ -397,7 +397,10 @@ fn read_input(path: &Path, place: &Place, gather: &mut Gather) -> Result<(), Bun
 fn streamed(kind: SourceKind) -> bool {
     matches!(
         kind,
-        SourceKind::PostgresLog | SourceKind::KernelLog | SourceKind::SystemLog | SourceKind::PgbouncerLog
+        SourceKind::PostgresLog
+            | SourceKind::KernelLog
+            | SourceKind::SystemLog
+            | SourceKind::PgbouncerLog
     )
 }
 

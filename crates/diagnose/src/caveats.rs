@@ -109,6 +109,70 @@ pub(crate) fn pooler_reading(pooler: &[PoolerSource]) -> Vec<Caveat> {
         .collect()
 }
 
+/// Logs taken for logs but not understood (`log_not_understood`): nothing of it read as
+/// records, or most of its lines (at least [`NOT_UNDERSTOOD_MIN_LINES`]) not understood. What
+/// those lines hold is not in the report, so a report with no incident is no clean bill of
+/// health: said first, with the first line not understood and what to try.
+pub(crate) fn not_understood(summaries: &[SourceSummary]) -> Vec<Caveat> {
+    summaries
+        .iter()
+        .filter_map(|s| {
+            let what = match s.kind {
+                "postgres_log" => "a PostgreSQL log",
+                "kernel_log" => "a kernel log",
+                "system_log" => "a system log (the kernel's and PostgreSQL's lines)",
+                "pgbouncer_log" => "a pgbouncer log",
+                _ => return None,
+            };
+            let (n, u) = (s.lines, s.unrecognized_lines);
+            let none_read = s.records == 0 && u > 0;
+            let most = u >= NOT_UNDERSTOOD_MIN_LINES && u.saturating_mul(2) > n;
+            if !none_read && !most {
+                return None;
+            }
+            let first = s.unrecognized_examples.first().map(|(line, text)| {
+                format!("the first, line {line}: `{}`", crate::human::cut(text, 100))
+            });
+            let how_much = match (none_read, first) {
+                (true, Some(first)) => {
+                    format!("none of its {n} lines gave a record ({u} not understood; {first})")
+                }
+                (true, None) => format!("none of its {n} lines gave a record ({u} not understood)"),
+                (false, Some(first)) => {
+                    format!("{u} of its {n} lines were not understood ({first})")
+                }
+                (false, None) => format!("{u} of its {n} lines were not understood"),
+            };
+            let advice = match s.kind {
+                "kernel_log" => {
+                    "give the kernel log as dmesg, journalctl -k or /var/log/kern.log print it"
+                }
+                "pgbouncer_log" => {
+                    "give pgbouncer's own logfile, or its lines as syslog or the journal print them"
+                }
+                _ => {
+                    "if its lines carry a log_line_prefix that was not recognised, give it \
+                     (analyze --prefix '...'); if a tool wrapped its lines in a form not read \
+                     (docs/wrappers.md lists those read), take the wrapper off first"
+                }
+            };
+            Some(Caveat {
+                kind: "log_not_understood",
+                text: format!(
+                    "{}: read as {what}, but {how_much}: what those lines hold is not \
+                     in this report, so an absence of incidents or findings says nothing about \
+                     them; {advice}",
+                    s.path
+                ),
+            })
+        })
+        .collect()
+}
+
+/// The fewest lines not understood that make a log mostly not understood (fewer are a paste's
+/// stray lines, reported in the sources table).
+const NOT_UNDERSTOOD_MIN_LINES: u64 = 20;
+
 /// What a PostgreSQL log's digest counted but did not keep, and why; `None` when it kept
 /// everything it keeps.
 fn records_not_kept(p: &PgSource) -> Option<Caveat> {
@@ -230,6 +294,7 @@ pub(crate) fn missing_logs(
     bundle: &Bundle,
     kernel: &[KernelSource],
     postgres: &[PgSource],
+    summaries: &[SourceSummary],
 ) -> Vec<Caveat> {
     let mut caveats = Vec::new();
     if kernel.is_empty() {
@@ -241,6 +306,7 @@ pub(crate) fn missing_logs(
                  kernel events are missing too.{} To see them (dmesg, journalctl -k, \
                  /var/log/kern.log), collect as root or as a member of adm / systemd-journal.",
                 collector_reasons(bundle, &["kernel_log"])
+                    + &named_but_not_read(summaries, is_kernel_log_name, "a kernel log")
             ),
         });
     }
@@ -252,6 +318,7 @@ pub(crate) fn missing_logs(
                  and the rules that read the log cannot be seen.{} Point the collector at the \
                  log (--log FILE) or at the data directory (-D).",
                 collector_reasons(bundle, &["postgres_log"])
+                    + &named_but_not_read(summaries, is_postgres_log_name, "a PostgreSQL log")
             ),
         });
     }
@@ -300,6 +367,52 @@ pub(crate) fn obfuscation(bundle: &Bundle) -> Option<Caveat> {
             o.host,
         ),
     })
+}
+
+/// ` NAME looks like a kernel log by its name but its content was not recognised (line 1:
+/// `…`).` for each file of no known kind whose name says `what`; empty when there is none.
+fn named_but_not_read(summaries: &[SourceSummary], named: fn(&str) -> bool, what: &str) -> String {
+    summaries
+        .iter()
+        .filter(|s| s.kind == "unknown" && named(&file_name(&s.path).to_ascii_lowercase()))
+        .map(|s| {
+            let first = s
+                .unrecognized_examples
+                .first()
+                .map(|(line, text)| format!(" (line {line}: `{}`)", crate::human::cut(text, 100)))
+                .unwrap_or_default();
+            format!(
+                " {} looks like {what} by its name, but its content was not recognised{first}: \
+                 it is not read.",
+                s.path
+            )
+        })
+        .collect()
+}
+
+/// The last component of a bundle path (archives' members included: `a.tar.gz/x/y.log` → `y.log`).
+fn file_name(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
+}
+
+/// A file name a PostgreSQL server log goes by (`postgresql-15-main.log`, `postgres.log`,
+/// `pg_log.txt`, `server.log`), not a README or a settings dump.
+fn is_postgres_log_name(name: &str) -> bool {
+    let text = [".log", ".txt", ".csv", ".json"]
+        .iter()
+        .any(|e| name.ends_with(e))
+        || name.contains(".log.");
+    text && (name.contains("postgres") || name.starts_with("pg") || name.starts_with("server.log"))
+        && !name.contains("settings")
+        && !name.contains("conf")
+}
+
+/// A file name a kernel log goes by (`dmesg.txt`, `kern.log`, `messages`, `syslog`,
+/// `journal.txt`).
+fn is_kernel_log_name(name: &str) -> bool {
+    ["dmesg", "kern", "messages", "syslog", "journal"]
+        .iter()
+        .any(|n| name.contains(n))
 }
 
 /// No server settings at all (`no_settings`), or settings that are not what the running server
@@ -391,12 +504,53 @@ mod tests {
     fn a_bundle_with_both_logs_has_neither_caveat() {
         let report = Scratch::incident("pg15-memcg-oom-work-mem").report();
         assert!(
-            !report
-                .caveats
-                .iter()
-                .any(|c| c.kind == "no_kernel_log" || c.kind == "no_postgres_log"),
+            !report.caveats.iter().any(|c| c.kind == "no_kernel_log"
+                || c.kind == "no_postgres_log"
+                || c.kind == "log_not_understood"),
             "{:?}",
             report.caveats
+        );
+    }
+
+    #[test]
+    fn a_log_not_understood_is_said_first_never_a_clean_report() {
+        // The server log cut to its first 30 columns (`cut -c1-30`): times and PIDs, never a
+        // severity or a message.
+        let report = Scratch::incident("pg15-memcg-oom-work-mem")
+            .edit("postgres/server.log", |log| {
+                log.lines()
+                    .map(|l| format!("{}\n", &l[..l.len().min(30)]))
+                    .collect()
+            })
+            .report();
+        let caveat = report
+            .caveats
+            .iter()
+            .find(|c| c.kind == "log_not_understood")
+            .unwrap_or_else(|| panic!("{:?}", report.caveats));
+        assert!(
+            caveat
+                .text
+                .starts_with("postgres/server.log: read as a PostgreSQL log, but none of its "),
+            "{}",
+            caveat.text
+        );
+        assert!(
+            caveat
+                .text
+                .contains("none of its 16 lines gave a record (16 not understood; the first, line 1: `2026-11-24 05:29:26.918 UTC [3`)"),
+            "{}",
+            caveat.text
+        );
+        assert!(caveat.text.contains("analyze --prefix"), "{}", caveat.text);
+        // Only the log not understood is named.
+        assert_eq!(
+            report
+                .caveats
+                .iter()
+                .filter(|c| c.kind == "log_not_understood")
+                .count(),
+            1
         );
     }
 

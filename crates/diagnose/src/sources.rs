@@ -546,7 +546,10 @@ pub(crate) fn parse_all(
         &summaries,
         &limits.kernel,
     ));
-    caveats.extend(crate::caveats::missing_logs(bundle, &kernel, &postgres));
+    caveats.extend(crate::caveats::not_understood(&summaries));
+    caveats.extend(crate::caveats::missing_logs(
+        bundle, &kernel, &postgres, &summaries,
+    ));
     caveats.extend(crate::caveats::pooler_reading(&pooler));
     Ok(Parsed {
         kernel,

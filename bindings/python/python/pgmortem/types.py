@@ -44,6 +44,7 @@ the content; a :class:`BinaryReader` is read. Anything else raises ``TypeError``
 
 CaveatKind = Literal[
     "log_not_read_whole",
+    "log_not_understood",
     "records_not_kept",
     "oom_details_not_kept",
     "incidents_not_kept",
