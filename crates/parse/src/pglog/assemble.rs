@@ -88,6 +88,16 @@ pub(super) fn is_pg_ctl_line(text: &str) -> bool {
         || text.starts_with("waiting for server to promote")
 }
 
+/// The server's line after pg_ctl's `waiting for server to start....` when both were written
+/// on one line (pg_ctl's output sent to the server's log file): `None` when there is no text
+/// after the dots.
+fn after_pg_ctl_dots(text: &str) -> Option<&str> {
+    let rest = text.strip_prefix("waiting for server to ")?;
+    let dots = rest.find('.')?;
+    let server = rest[dots..].trim_start_matches('.');
+    (!server.is_empty() && !server.starts_with(' ')).then_some(server)
+}
+
 /// A record waiting in the window (boxed: a record is large, and moving it through the window
 /// and out again would copy it each time).
 #[derive(Debug)]
@@ -483,6 +493,12 @@ impl Assembler {
             }
             None => {
                 self.end_dump();
+                if let Some(server) = after_pg_ctl_dots(text) {
+                    // `waiting for server to start....2026-11-21 17:08:44.100 UTC [500] LOG:  …`:
+                    // pg_ctl's dots and the server's first line share the line.
+                    self.push_line(number, server, None);
+                    return;
+                }
                 if is_pg_ctl_line(text) {
                     self.counters.other_program_lines += 1;
                     self.open = None;
