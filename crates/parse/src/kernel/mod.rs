@@ -398,6 +398,10 @@ impl KernelParser {
             PeeledKind::Pending | PeeledKind::Blank => {}
             PeeledKind::Empty => self.non_kernel_lines += 1,
             PeeledKind::Unrecognized => self.garbage.add(peeled.line, raw),
+            PeeledKind::Broken { head, lines, .. } => {
+                self.garbage.add(peeled.line, &head);
+                self.garbage.count += lines.saturating_sub(1);
+            }
         }
     }
 
@@ -410,7 +414,7 @@ impl KernelParser {
             }
             kline.time.monotonic_us = kline.time.monotonic_us.or(stamp.monotonic_us);
             if kline.time.wall.is_none() {
-                kline.time.wall = stamp.utc.map(|utc| WallClock {
+                kline.time.wall = stamp.utc().map(|utc| WallClock {
                     civil: utc.to_zoned(jiff::tz::TimeZone::UTC).datetime(),
                     utc_offset_seconds: Some(0),
                     year_inferred: false,

@@ -24,7 +24,7 @@
 //!   `sd_journal_print`), pgbouncer sends the message alone: the envelope gives the time, the
 //!   pid and, where it has one (RFC 5424's PRI, the journal's `PRIORITY`), the level. Lines of
 //!   other programs are counted in [`BouncerLog::other_program_lines`]. The envelopes are taken
-//!   off by the same reader as PostgreSQL's (`pglog::envelope`). A BSD stamp has no year: it
+//!   off by the same layer as PostgreSQL's ([`crate::wrap`]). A BSD stamp has no year: it
 //!   is read in [`BouncerOptions::year`] (or the year of [`BouncerOptions::collected_on`]), and
 //!   gives no time without one. A journal entry whose message is a whole stderr line (no
 //!   journal stream detected) is read as the file form.
@@ -71,8 +71,7 @@ use serde::Serialize;
 pub use read::BouncerReader;
 pub use types::*;
 
-use crate::pglog::envelope::sniff_line as pglog_sniff_line;
-use crate::pglog::{PgLogFormat, syslog};
+use crate::wrap::{Wrapper, decisive_line, syslog};
 use crate::{CountedLines, ParseStats};
 
 /// The form a pgbouncer log was written in.
@@ -189,9 +188,9 @@ pub(crate) fn sniff_line(text: &str) -> Option<BouncerForm> {
     if grammar::head(text).is_ok() {
         return Some(BouncerForm::File);
     }
-    match pglog_sniff_line(text) {
-        Some(PgLogFormat::JournalJson) => return Some(BouncerForm::JournalJson),
-        Some(PgLogFormat::Journal) => return Some(BouncerForm::Journal),
+    match decisive_line(text) {
+        Some(Wrapper::JournalJson) => return Some(BouncerForm::JournalJson),
+        Some(Wrapper::JournalShort) => return Some(BouncerForm::Journal),
         _ => {}
     }
     let trimmed = text.trim_start();

@@ -1,16 +1,16 @@
 //! The reader: bytes pushed in, lines split (cut and counted when too long), the form chosen
-//! from the first lines, each line read in that form (its envelope taken off by the pglog
-//! [`Splitter`] when it has one), records handed out once no later line can continue them.
+//! from the first lines, each line read in that form (its envelope taken off by the wrapper
+//! layer's [`Peeler`] when it has one), records handed out once no later line can continue
+//! them.
 
-use std::borrow::Cow;
 use std::collections::VecDeque;
 
 use crate::kernel::calendar;
 use crate::lines::decode;
-use crate::pglog::PgLogFormat;
-use crate::pglog::envelope::{Inner, Splitter, Stamp, Unwrapped};
+
 use crate::pglog::time::StampCache;
-use crate::pglog::{NameCounts, PgTime, syslog};
+use crate::pglog::{NameCounts, PgTime, wrapper_pg_time};
+use crate::wrap::{Part, Peeled, PeeledKind, Peeler, Stamp, Wrapper, Written};
 
 use super::types::{BouncerEvent, BouncerLevel, BouncerRecord, Side};
 use super::{BouncerForm, BouncerLog, BouncerOptions, events, grammar, sniff_line};
@@ -39,7 +39,7 @@ pub struct BouncerReader {
     /// Dropping the rest of a line longer than `max_line_bytes`.
     skipping: bool,
     line_number: u64,
-    splitter: Option<Splitter>,
+    peeler: Option<Peeler>,
     stamps: StampCache,
     /// The last record: a TAB line may still continue it.
     open: Option<Box<BouncerRecord>>,
@@ -61,7 +61,7 @@ impl BouncerReader {
             partial: Vec::new(),
             skipping: false,
             line_number: 0,
-            splitter: None,
+            peeler: None,
             stamps: StampCache::default(),
             open: None,
             ready: VecDeque::new(),
@@ -127,10 +127,9 @@ impl BouncerReader {
         if self.form.is_none() {
             self.choose(BouncerForm::File);
         }
-        if let Some(splitter) = self.splitter.as_mut()
-            && let Some((first_line, head, lines)) = splitter.finish()
-        {
-            self.broken(first_line, &head, lines, lines);
+        if let Some(mut peeler) = self.peeler.take() {
+            peeler.finish(&mut |p| self.peeled(p, ""));
+            self.peeler = Some(peeler);
         }
         self.close_open();
     }
@@ -190,16 +189,14 @@ impl BouncerReader {
     /// Settles the form and reads the lines kept meanwhile.
     fn choose(&mut self, form: BouncerForm) {
         self.form = Some(form);
-        let format = match form {
+        let wrapper = match form {
             BouncerForm::File => None,
-            BouncerForm::Syslog => Some(PgLogFormat::Syslog),
-            BouncerForm::Syslog5424 => Some(PgLogFormat::Syslog5424),
-            BouncerForm::Journal => Some(PgLogFormat::Journal),
-            BouncerForm::JournalJson => Some(PgLogFormat::JournalJson),
+            BouncerForm::Syslog => Some(Wrapper::Syslog),
+            BouncerForm::Syslog5424 => Some(Wrapper::Syslog5424),
+            BouncerForm::Journal => Some(Wrapper::JournalShort),
+            BouncerForm::JournalJson => Some(Wrapper::JournalJson),
         };
-        self.splitter = format.map(|f| {
-            Splitter::for_program(f, self.options.max_line_bytes.max(1 << 20), "pgbouncer")
-        });
+        self.peeler = wrapper.map(|w| Peeler::new(w, self.options.max_line_bytes.max(1 << 20)));
         for (number, text, _) in std::mem::take(&mut self.head) {
             self.read(number, &text);
         }
@@ -208,21 +205,50 @@ impl BouncerReader {
 
     /// Reads line `number` in the chosen form.
     fn read(&mut self, number: u64, text: &str) {
-        let Some(splitter) = self.splitter.as_mut() else {
+        let Some(mut peeler) = self.peeler.take() else {
             self.plain(number, text);
             return;
         };
-        match splitter.unwrap(number, text) {
-            Unwrapped::Message(inner) => self.enveloped(inner),
-            Unwrapped::Other => self.log.other_program_lines += 1,
-            Unwrapped::Gathering => self.log.continuation_lines += 1,
-            Unwrapped::Blank => self.log.blank_lines += 1,
-            Unwrapped::Unrecognized => self.log.stats.unrecognized(number, text),
-            Unwrapped::Broken {
-                first_line,
+        peeler.push(number, text, &mut |p| self.peeled(p, text));
+        self.peeler = Some(peeler);
+    }
+
+    /// What the wrapper held on physical line `raw`: pgbouncer's lines read, other programs'
+    /// and the wrapper's own lines counted.
+    fn peeled(&mut self, p: Peeled<'_>, raw: &str) {
+        match p.kind {
+            PeeledKind::Line {
+                text,
+                program,
+                pid,
+                part,
+                ..
+            } => {
+                if !program
+                    .as_deref()
+                    .is_some_and(|n| n.starts_with("pgbouncer"))
+                {
+                    // One entry of another program, counted once.
+                    if part != Part::NextLine {
+                        self.log.other_program_lines += 1;
+                    }
+                    return;
+                }
+                if part == Part::NextLine {
+                    // The further lines of one entry's message.
+                    self.log.continuation_lines += 1;
+                }
+                self.enveloped(p.line, &text, pid, &p.stamp, p.priority);
+            }
+            PeeledKind::Empty => self.log.other_program_lines += 1,
+            PeeledKind::Pending => self.log.continuation_lines += 1,
+            PeeledKind::Blank => self.log.blank_lines += 1,
+            PeeledKind::Unrecognized => self.log.stats.unrecognized(p.line, raw),
+            PeeledKind::Broken {
                 head,
                 lines,
-            } => self.broken(first_line, &head, lines, lines.saturating_sub(1)),
+                pending,
+            } => self.broken(p.line, &head, lines, pending),
         }
     }
 
@@ -256,41 +282,37 @@ impl BouncerReader {
         self.start(number, time, Some(head.pid), Some(head.level), message);
     }
 
-    /// The text of a syslog or journal entry: pgbouncer's message alone (what it sends to
-    /// syslog and, under systemd, to the journal), or a whole line of its stderr.
-    fn enveloped(&mut self, inner: Inner<'_>) {
-        let body = if inner.escaped {
-            syslog::unescape(&inner.body)
-        } else {
-            Cow::Borrowed(inner.body.as_ref())
-        };
-        for (k, piece) in body.split('\n').enumerate() {
-            if k > 0 {
-                // The further lines of one entry's message.
-                self.log.continuation_lines += 1;
+    /// One line of a syslog or journal entry of entry line `line`: pgbouncer's message alone
+    /// (what it sends to syslog and, under systemd, to the journal), or a whole line of its
+    /// stderr.
+    fn enveloped(
+        &mut self,
+        line: u64,
+        piece: &str,
+        pid: Option<u32>,
+        stamp: &Stamp<'_>,
+        priority: Option<u8>,
+    ) {
+        if let Some(rest) = piece.strip_prefix('\t') {
+            if !self.continue_open(line, rest) {
+                self.log.stats.unrecognized(line, piece);
             }
-            if let Some(rest) = piece.strip_prefix('\t') {
-                if !self.continue_open(inner.line, rest) {
-                    self.log.stats.unrecognized(inner.line, piece);
-                }
-                continue;
-            }
-            if piece.trim().is_empty() {
-                continue;
-            }
-            if let Ok((message, head)) = grammar::head(piece) {
-                let time = self.stamp_time(inner.line, head.stamp, head.millis);
-                self.start(inner.line, time, Some(head.pid), Some(head.level), message);
-                continue;
-            }
-            let time = match &inner.stamp {
-                Some(Stamp::Bsd(text)) => self.bsd_time(text),
-                Some(stamp) => stamp.to_time(),
-                None => None,
-            };
-            let level = inner.priority.and_then(BouncerLevel::from_priority);
-            self.start(inner.line, time, inner.pid, level, piece);
+            return;
         }
+        if piece.trim().is_empty() {
+            return;
+        }
+        if let Ok((message, head)) = grammar::head(piece) {
+            let time = self.stamp_time(line, head.stamp, head.millis);
+            self.start(line, time, Some(head.pid), Some(head.level), message);
+            return;
+        }
+        let time = match &stamp.written {
+            Some(Written::Bsd(text)) => self.bsd_time(text),
+            _ => stamp.time().map(wrapper_pg_time),
+        };
+        let level = priority.and_then(BouncerLevel::from_priority);
+        self.start(line, time, pid, level, piece);
     }
 
     /// The time of a BSD stamp (`Nov 28 05:27:47`, `Nov 28 05:27:47.836709`) in the year the

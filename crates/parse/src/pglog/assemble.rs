@@ -145,6 +145,8 @@ pub(crate) struct Assembler {
     counters: Counters,
     /// Finished records, boxed: they are handed out as they are (a record is large).
     out: VecDeque<Box<PgRecord>>,
+    /// Records started so far, and the line of the latest.
+    started: (u64, u64),
 }
 
 /// Context lines room is made for when a memory-context dump starts.
@@ -184,6 +186,7 @@ impl Assembler {
             last_pad: 0,
             counters: Counters::default(),
             out: VecDeque::new(),
+            started: (0, 0),
         }
     }
 
@@ -269,6 +272,12 @@ impl Assembler {
     /// The line of the next finished record, if any.
     pub(crate) fn peek_line(&self) -> Option<u64> {
         self.out.front().map(|r| r.line)
+    }
+
+    /// Records started so far, and the first line of the latest (a record is started by the
+    /// line it begins on).
+    pub(crate) fn started(&self) -> (u64, u64) {
+        self.started
     }
 
     /// Feeds one line (without its newline). `fallback_pid` is the PID a syslog header gave,
@@ -598,6 +607,7 @@ impl Assembler {
     /// Appends a record to the window (opening `part` for continuation lines) and hands out
     /// the oldest when the window is full.
     fn push_record(&mut self, record: Box<PgRecord>, part: Option<Part>) {
+        self.started = (self.started.0 + 1, record.line);
         self.window.push_back(Slot {
             record,
             claimed: false,

@@ -70,6 +70,14 @@ impl CsvReader {
         self.out.front().map(|r| r.line)
     }
 
+    /// Records started so far, and the first line of the latest (counted as they are read).
+    pub(crate) fn started(&self) -> (u64, u64) {
+        (
+            self.counters.stats.records,
+            self.out.back().map_or(0, |r| r.line),
+        )
+    }
+
     /// Feeds one line (without its newline).
     pub(crate) fn push(&mut self, number: u64, text: &str) {
         let quotes = memchr::memchr_iter(b'"', text.as_bytes()).count();

@@ -15,7 +15,9 @@
 //! starting `{"timestamp":"` is jsonlog, a `%m` stamp followed by a comma csvlog, a syslog
 //! header (`Nov 21 18:40:01 host postgres[pid]: `) syslog, anything else stderr. Logs wrapped
 //! by a log pipeline or a cloud service are read too, each by its envelope's shape (the name
-//! is the `--format` value):
+//! is the `--format` value). Every wrapper, syslog's header included, is taken off by
+//! [`crate::wrap`] below the stderr, csvlog and jsonlog readers (`peeled.rs`); these keep
+//! their format names:
 //!
 //! * `syslog5424`: RFC 5424 syslog (`<134>1 2026-11-21T18:40:01.123456+00:00 host postgres 1234 - - …`);
 //! * `journal`: `journalctl -o short`, `short-iso`, `short-precise` of the server's stderr or
@@ -25,7 +27,9 @@
 //!   `gcloud logging read --format=json`'s array;
 //! * `cnpg`: CloudNativePG's JSON lines (`"logger":"postgres"`, csvlog columns in `record`).
 //!
-//! Amazon RDS logs are stderr with `%t:%r:%u@%d:[%p]:`, one of [`CANDIDATE_PREFIXES`].
+//! Amazon RDS logs are stderr with `%t:%r:%u@%d:[%p]:`, one of [`CANDIDATE_PREFIXES`]. The
+//! wrappers added since (container runtimes, journal exports, …) report the format inside and
+//! the wrapper beside it ([`PgLog::wrapper`]).
 //!
 //! # How lines become records
 //!
@@ -69,11 +73,8 @@ mod assemble;
 #[rustfmt::skip]
 mod catalog;
 mod classify;
-mod cnpg;
 mod csvlog;
-pub(crate) mod envelope;
 mod json_line;
-mod jsongather;
 mod jsonlog;
 mod memdump;
 mod parallel;
@@ -84,7 +85,6 @@ mod prefix_tokens;
 mod read;
 mod severity;
 mod stream;
-pub(crate) mod syslog;
 mod texts;
 pub(crate) mod time;
 mod translate;
@@ -93,6 +93,7 @@ mod unpaste;
 
 pub use json_line::write_json;
 pub use parallel::{ParallelParser, parse_parallel};
+pub(crate) use peeled::wrapper_pg_time;
 pub use prefix::LogLinePrefix;
 pub use read::{ReadError, ReadOptions, parse_reader};
 pub use stream::{PgLogReader, PgRecords, records};
@@ -387,7 +388,7 @@ pub fn parse(input: &[u8], options: &PgLogOptions) -> Result<PgLog, PgLogError> 
 }
 
 /// Whether a `log_line_prefix` prints a time (`%m`, `%t`, `%n`).
-fn has_time(prefix: &str) -> bool {
+pub(crate) fn has_time(prefix: &str) -> bool {
     let mut chars = prefix.chars();
     while let Some(c) = chars.next() {
         if c == '%' && matches!(chars.next(), Some('m' | 't' | 'n')) {
@@ -486,12 +487,12 @@ pub fn sniff_format(head: &[u8]) -> PgLogFormat {
         if csvlog::looks_like_row(text) {
             return PgLogFormat::Csv;
         }
-        if let Some(format) = envelope::sniff_line(text) {
+        if let Some(wrapper) = crate::wrap::decisive_line(text)
+            && let Some(format) = stream::legacy_format(wrapper)
+        {
             return format;
         }
-        if let Some(l) = syslog::split(text)
-            && l.program.starts_with("postgres")
-        {
+        if crate::wrap::is_postgres_syslog(text) {
             bsd_syslog = true;
             continue;
         }
@@ -509,13 +510,6 @@ pub fn sniff_format(head: &[u8]) -> PgLogFormat {
     } else {
         PgLogFormat::Stderr
     }
-}
-
-/// An RFC 5424 syslog line taken apart for the wrapper layer ([`crate::wrap`]): its header's
-/// stamp (`None` for NILVALUE), APP-NAME, PROCID when a number, and the message.
-pub(crate) fn syslog_rfc5424(text: &str) -> Option<(Option<&str>, &str, Option<u32>, &str)> {
-    let line = syslog::split_rfc5424(text)?;
-    Some((line.stamp, line.program, line.pid, line.body))
 }
 
 /// `text` cut to at most `max` bytes at a character boundary.
@@ -564,9 +558,7 @@ fn sniff_peeling(head: &[u8], peel: bool) -> Option<f32> {
             peeler.push(line.number, &line.text, &mut |p| {
                 if let crate::wrap::PeeledKind::Line { text, program, .. } = p.kind
                     && (!wrapper.names_programs()
-                        || program
-                            .as_deref()
-                            .is_some_and(|p| p.starts_with("postgres")))
+                        || program.as_deref().is_some_and(crate::wrap::is_postgres))
                 {
                     inner.extend_from_slice(text.as_bytes());
                     inner.push(b'\n');
@@ -630,3 +622,7 @@ fn has_severity_word(text: &str) -> bool {
         severity::split(&text[word_start..]).is_some()
     })
 }
+
+#[cfg(test)]
+#[path = "wrapped_tests.rs"]
+mod wrapped_tests;

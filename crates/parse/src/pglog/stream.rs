@@ -5,32 +5,27 @@
 
 use std::collections::VecDeque;
 
-use super::assemble::{Assembler, Join};
-use super::cnpg::CnpgReader;
+use super::assemble::Assembler;
 use super::csvlog::CsvReader;
-use super::envelope::{self, WrappedReader};
 use super::jsonlog::JsonReader;
 use super::peeled::PeeledReader;
 use super::severity;
 use super::unpaste::{learn_paste, maybe_wrapped, rejoined_prefixes, set_wraps, unpasted_head};
 use super::{
     Counters, DETECTION_LINES, LogLinePrefix, PgLog, PgLogError, PgLogFormat, PgLogOptions,
-    PgRecord, PrefixChoice, cut, detect_prefix, sniff_format, syslog,
+    PgRecord, PrefixChoice, cut, detect_prefix, sniff_format,
 };
 use crate::lines::Lines;
 use crate::paste::{Cleaned, Paste, PasteCounts, PasteReport};
-use crate::wrap::{PeeledKind, Wrapper};
+use crate::wrap::{self, Content, PeeledKind, Wrapper};
 
 /// A format's reader.
 pub(super) enum Engine {
     Stderr(Box<Assembler>),
-    Syslog(Box<Assembler>),
     Csv(Box<CsvReader>),
     Json(Box<JsonReader>),
-    /// syslog5424, journal, journal_json, heroku, cloudsql (envelope.rs).
-    Wrapped(Box<WrappedReader>),
-    Cnpg(Box<CnpgReader>),
-    /// Any of the others, inside a wrapper ([`crate::wrap`]).
+    /// Any of the others, inside a wrapper ([`crate::wrap`]): syslog, the journal, container
+    /// runtimes, cloud services.
     Peeled(Box<PeeledReader>),
 }
 
@@ -39,11 +34,8 @@ impl Engine {
     pub(super) fn fresh(&self) -> Engine {
         let mut fresh = match self {
             Engine::Stderr(a) => Engine::Stderr(Box::new(a.fresh())),
-            Engine::Syslog(a) => Engine::Syslog(Box::new(a.fresh())),
             Engine::Csv(c) => Engine::Csv(Box::new(c.fresh())),
             Engine::Json(_) => Engine::Json(Box::new(JsonReader::new())),
-            Engine::Wrapped(w) => Engine::Wrapped(Box::new(w.fresh())),
-            Engine::Cnpg(c) => Engine::Cnpg(Box::new(c.fresh())),
             Engine::Peeled(p) => Engine::Peeled(Box::new(p.fresh())),
         };
         fresh.counters_mut().prefix_choice = self.counters().prefix_choice.clone();
@@ -56,13 +48,9 @@ impl Engine {
     /// their counters say.
     pub(super) fn same_state(&self, other: &Engine) -> bool {
         match (self, other) {
-            (Engine::Stderr(a), Engine::Stderr(b)) | (Engine::Syslog(a), Engine::Syslog(b)) => {
-                a.same_state(b)
-            }
+            (Engine::Stderr(a), Engine::Stderr(b)) => a.same_state(b),
             (Engine::Csv(a), Engine::Csv(b)) => a.same_state(b),
             (Engine::Json(a), Engine::Json(b)) => a.same_state(b),
-            (Engine::Wrapped(a), Engine::Wrapped(b)) => a.same_state(b),
-            (Engine::Cnpg(a), Engine::Cnpg(b)) => a.same_state(b),
             (Engine::Peeled(a), Engine::Peeled(b)) => a.same_state(b),
             _ => false,
         }
@@ -70,7 +58,7 @@ impl Engine {
 
     /// True when `text` starts a record for sure (a chunk of the log may begin there):
     /// stderr, a line fitting the prefix with a primary severity word; csvlog, a line starting
-    /// with a `%m` stamp and a comma; jsonlog and syslog, any line.
+    /// with a `%m` stamp and a comma; jsonlog, any line; a wrapped log, as its wrapper says.
     pub(super) fn starts_record(&self, text: &str) -> bool {
         let shape = self.counters().paste_shape;
         let text = match shape.clean(text, &mut PasteCounts::default()) {
@@ -90,8 +78,7 @@ impl Engine {
             }
             Engine::Csv(_) => super::csvlog::looks_like_row(text),
             Engine::Peeled(p) => p.starts_record(text),
-            // Wrapped entries start anywhere: the join settles what crosses a cut.
-            Engine::Syslog(_) | Engine::Json(_) | Engine::Wrapped(_) | Engine::Cnpg(_) => true,
+            Engine::Json(_) => true,
         }
     }
 
@@ -99,22 +86,17 @@ impl Engine {
     pub(super) fn line(&mut self, number: u64, text: &str) {
         match self {
             Engine::Stderr(a) => a.push(number, text, None),
-            Engine::Syslog(a) => syslog_line(a, number, text),
             Engine::Csv(c) => c.push(number, text),
             Engine::Json(j) => j.push(number, text),
-            Engine::Wrapped(w) => w.push(number, text),
-            Engine::Cnpg(c) => c.push(number, text),
             Engine::Peeled(p) => p.push(number, text),
         }
     }
 
     pub(super) fn finish(&mut self) {
         match self {
-            Engine::Stderr(a) | Engine::Syslog(a) => a.finish(),
+            Engine::Stderr(a) => a.finish(),
             Engine::Csv(c) => c.finish(),
             Engine::Json(_) => {}
-            Engine::Wrapped(w) => w.finish(),
-            Engine::Cnpg(c) => c.finish(),
             Engine::Peeled(p) => p.finish(),
         }
     }
@@ -129,82 +111,98 @@ impl Engine {
     /// The next finished record, not counted yet.
     pub(super) fn pop_uncounted(&mut self) -> Option<Box<PgRecord>> {
         match self {
-            Engine::Stderr(a) | Engine::Syslog(a) => a.pop(),
+            Engine::Stderr(a) => a.pop(),
             Engine::Csv(c) => c.pop(),
             Engine::Json(j) => j.pop(),
-            Engine::Wrapped(w) => w.pop(),
-            Engine::Cnpg(c) => c.pop(),
             Engine::Peeled(p) => p.pop(),
         }
     }
 
-    /// The wrapper its lines are taken out of, if any.
-    pub(super) fn wrapper(&self) -> Option<crate::wrap::Wrapper> {
+    /// The line of the next finished record of the reader itself (not of a wrapper's side
+    /// reader), if any.
+    pub(super) fn peek_line(&self) -> Option<u64> {
         match self {
-            Engine::Peeled(p) => Some(p.wrapper()),
+            Engine::Stderr(a) => a.peek_line(),
+            Engine::Csv(c) => c.peek_line(),
+            Engine::Json(j) => j.peek_line(),
+            Engine::Peeled(p) => p.inner().peek_line(),
+        }
+    }
+
+    /// Records started so far, and the first line of the latest.
+    pub(super) fn started(&self) -> (u64, u64) {
+        match self {
+            Engine::Stderr(a) => a.started(),
+            Engine::Csv(c) => c.started(),
+            Engine::Json(j) => j.started(),
+            Engine::Peeled(p) => p.inner().started(),
+        }
+    }
+
+    /// The wrapper its lines are taken out of, when the log's format does not name it already
+    /// (syslog, the journal's short forms and JSON, RFC 5424, Heroku, Cloud SQL and
+    /// CloudNativePG are formats of their own: `None`).
+    pub(super) fn wrapper(&self) -> Option<Wrapper> {
+        match self {
+            Engine::Peeled(p) if legacy_format(p.wrapper()).is_none() => Some(p.wrapper()),
             _ => None,
         }
     }
 
     pub(super) fn counters(&self) -> &Counters {
         match self {
-            Engine::Stderr(a) | Engine::Syslog(a) => a.counters(),
+            Engine::Stderr(a) => a.counters(),
             Engine::Csv(c) => &c.counters,
             Engine::Json(j) => &j.counters,
-            Engine::Wrapped(w) => w.counters(),
-            Engine::Cnpg(c) => c.counters(),
             Engine::Peeled(p) => p.counters(),
         }
     }
 
     pub(super) fn counters_mut(&mut self) -> &mut Counters {
         match self {
-            Engine::Stderr(a) | Engine::Syslog(a) => a.counters_mut(),
+            Engine::Stderr(a) => a.counters_mut(),
             Engine::Csv(c) => &mut c.counters,
             Engine::Json(j) => &mut j.counters,
-            Engine::Wrapped(w) => w.counters_mut(),
-            Engine::Cnpg(c) => c.counters_mut(),
             Engine::Peeled(p) => p.counters_mut(),
         }
     }
 
     pub(super) fn prefix(&self) -> &str {
         match self {
-            Engine::Stderr(a) | Engine::Syslog(a) => a.prefix().as_str(),
-            Engine::Wrapped(w) => w.prefix(),
+            Engine::Stderr(a) => a.prefix().as_str(),
             Engine::Peeled(p) => p.inner().prefix(),
-            Engine::Csv(_) | Engine::Json(_) | Engine::Cnpg(_) => "",
+            Engine::Csv(_) | Engine::Json(_) => "",
         }
     }
 }
 
-/// One syslog line: the header taken off, the body fed to the stderr assembler.
-fn syslog_line(a: &mut Assembler, number: u64, text: &str) {
-    let Some(line) = syslog::split(text) else {
-        if text.is_empty() {
-            a.counters_mut().blank_lines += 1;
-        } else {
-            a.counters_mut().stats.unrecognized(number, text);
-        }
-        return;
-    };
-    if !line.program.starts_with("postgres") {
-        a.counters_mut().other_program_lines += 1;
-        return;
-    }
-    let body = syslog::unescape(line.body);
-    let piece = line.sequence.map_or(1, |(_, m)| m);
-    if piece > 1 && !body.starts_with('\t') {
-        let tail_ok = |rest: &str| severity::split(rest).is_some();
-        if a.prefix().match_line(&body, &tail_ok).is_none() {
-            // The next piece of a line cut at syslog's length limit.
-            if !a.continue_open(number, &body, Join::Direct) {
-                a.counters_mut().stats.unrecognized(number, text);
-            }
-            return;
-        }
-    }
-    a.push(number, &body, line.pid);
+/// The format a wrapper is reported as when it was one of pgmortem's formats before wrappers
+/// were taken off in one place (`--format syslog`, `journal`, …: a contract kept).
+pub(super) fn legacy_format(wrapper: Wrapper) -> Option<PgLogFormat> {
+    Some(match wrapper {
+        Wrapper::Syslog => PgLogFormat::Syslog,
+        Wrapper::Syslog5424 => PgLogFormat::Syslog5424,
+        Wrapper::JournalShort => PgLogFormat::Journal,
+        Wrapper::JournalJson => PgLogFormat::JournalJson,
+        Wrapper::Heroku => PgLogFormat::Heroku,
+        Wrapper::CloudSql => PgLogFormat::CloudSql,
+        Wrapper::Cnpg => PgLogFormat::Cnpg,
+        _ => return None,
+    })
+}
+
+/// The wrapper a format of [`legacy_format`] is.
+fn legacy_wrapper(format: PgLogFormat) -> Option<Wrapper> {
+    Some(match format {
+        PgLogFormat::Syslog => Wrapper::Syslog,
+        PgLogFormat::Syslog5424 => Wrapper::Syslog5424,
+        PgLogFormat::Journal => Wrapper::JournalShort,
+        PgLogFormat::JournalJson => Wrapper::JournalJson,
+        PgLogFormat::Heroku => Wrapper::Heroku,
+        PgLogFormat::CloudSql => Wrapper::CloudSql,
+        PgLogFormat::Cnpg => Wrapper::Cnpg,
+        PgLogFormat::Stderr | PgLogFormat::Csv | PgLogFormat::Json => return None,
+    })
 }
 
 /// The part of `input` format and prefix are chosen from: its first [`DETECTION_LINES`]
@@ -253,36 +251,58 @@ pub(super) fn start(
         return start_unwrapped(head, options, paste, true);
     };
     let mut peeler = crate::wrap::Peeler::new(wrapper, options.max_record_bytes);
-    let mut peeled = Vec::new();
+    let mut peeled: Vec<(u64, String)> = Vec::new();
     for line in Lines::new(head).take(DETECTION_LINES) {
         let text = cut(&line.text, options.max_line_bytes);
         peeler.push(line.number, text, &mut |p| {
-            if let PeeledKind::Line { text, program, .. } = p.kind
-                && (!wrapper.names_programs()
-                    || program
-                        .as_deref()
-                        .is_some_and(|p| p.starts_with("postgres")))
+            if let PeeledKind::Line {
+                text,
+                program,
+                content: Content::Text | Content::CsvRow,
+                ..
+            } = p.kind
+                && (!wrapper.names_programs() || program.as_deref().is_some_and(wrap::is_postgres))
             {
-                peeled.extend_from_slice(text.as_bytes());
-                peeled.push(b'\n');
+                peeled.push((line.number, text.into_owned()));
             }
         });
     }
-    let (format, inner) = start_unwrapped(&peeled, options, paste, false)?;
+    let legacy = legacy_format(wrapper);
+    let inner_format = match (legacy, options.format) {
+        // The formats the wrappers of old were read as: stderr inside, csvlog rows for
+        // CloudNativePG.
+        (Some(PgLogFormat::Cnpg), _) => PgLogFormat::Csv,
+        (Some(_), _) => PgLogFormat::Stderr,
+        (None, Some(format)) if legacy_wrapper(format).is_none() => format,
+        (None, _) => {
+            let mut bytes = Vec::new();
+            for (_, text) in &peeled {
+                bytes.extend_from_slice(text.as_bytes());
+                bytes.push(b'\n');
+            }
+            match sniff_format(&bytes) {
+                format @ (PgLogFormat::Csv | PgLogFormat::Json) => format,
+                _ => PgLogFormat::Stderr,
+            }
+        }
+    };
+    let inner = inner_engine(inner_format, &peeled, options, paste, false)?;
     let reader = PeeledReader::new(wrapper, inner, options.max_record_bytes);
-    Ok((format, Engine::Peeled(Box::new(reader))))
+    Ok((
+        legacy.unwrap_or(inner_format),
+        Engine::Peeled(Box::new(reader)),
+    ))
 }
 
-/// The wrapper `options` give, else the one `head` has that is taken off below the format
-/// (journal JSON and RFC 5424 are read by their own formats, envelope.rs).
+/// The wrapper `options` give (by `--wrapper`, or a format that is a wrapper's), else the one
+/// around the first lines: a container runtime's log or a journal export by [`wrap::sniff`],
+/// else one of the formats [`sniff_format`] names by their first lines.
 fn sniff_wrapper(head: &[u8], options: &PgLogOptions) -> Option<Wrapper> {
-    options.wrapper.or_else(|| {
-        options
-            .format
-            .is_none()
-            .then(|| crate::wrap::sniff(head))
-            .flatten()
-            .filter(|w| {
+    match (options.wrapper, options.format) {
+        (Some(w), _) => Some(w),
+        (None, Some(format)) => legacy_wrapper(format),
+        (None, None) => {
+            let voted = wrap::sniff(head).filter(|w| {
                 matches!(
                     w,
                     Wrapper::DockerJson
@@ -290,79 +310,63 @@ fn sniff_wrapper(head: &[u8], options: &PgLogOptions) -> Option<Wrapper> {
                         | Wrapper::Timestamped
                         | Wrapper::JournalExport
                 )
-            })
-    })
+            });
+            voted.or_else(|| legacy_wrapper(sniff_format(head)))
+        }
+    }
 }
 
 /// [`start`] for a log that is not wrapped (or once the wrapper is off).
 fn start_unwrapped(
     head: &[u8],
     options: &PgLogOptions,
-    mut paste: Paste,
+    paste: Paste,
     may_wrap: bool,
 ) -> Result<(PgLogFormat, Engine), PgLogError> {
     let format = options.format.unwrap_or_else(|| sniff_format(head));
+    let lines: Vec<(u64, String)> = match format {
+        PgLogFormat::Stderr => Lines::new(head)
+            .take(DETECTION_LINES)
+            .map(|l| (l.number, cut(&l.text, options.max_line_bytes).to_owned()))
+            .collect(),
+        _ => Vec::new(),
+    };
+    Ok((
+        format,
+        inner_engine(format, &lines, options, paste, may_wrap)?,
+    ))
+}
+
+/// The reader of stderr (its prefix chosen from `lines`, a terminal's wraps of a pasted log
+/// found in them when `may_wrap`), csvlog or jsonlog; `paste` is what a paste did to the lines.
+fn inner_engine(
+    format: PgLogFormat,
+    lines: &[(u64, String)],
+    options: &PgLogOptions,
+    mut paste: Paste,
+    may_wrap: bool,
+) -> Result<Engine, PgLogError> {
     let engine = match format {
         PgLogFormat::Csv => Engine::Csv(Box::new(CsvReader::new(options.max_record_bytes))),
         PgLogFormat::Json => Engine::Json(Box::new(JsonReader::new())),
-        PgLogFormat::Cnpg => Engine::Cnpg(Box::new(CnpgReader::new(options.max_record_bytes))),
-        PgLogFormat::Syslog5424
-        | PgLogFormat::Journal
-        | PgLogFormat::JournalJson
-        | PgLogFormat::Heroku
-        | PgLogFormat::CloudSql => {
-            let head_lines = Lines::new(head)
-                .take(DETECTION_LINES)
-                .map(|l| (l.number, cut(&l.text, options.max_line_bytes).to_owned()));
-            let lines = envelope::head_bodies(format, head_lines, options.max_record_bytes);
-            let (prefix, choice) = choose_prefix(options, &lines)?;
-            let mut assembler = Assembler::new(prefix, options.max_record_bytes);
-            assembler.counters_mut().prefix_choice = Some(choice);
-            Engine::Wrapped(Box::new(WrappedReader::new(
-                format,
-                assembler,
-                options.max_record_bytes,
-            )))
-        }
-        PgLogFormat::Stderr | PgLogFormat::Syslog => {
-            let lines: Vec<(u64, String)> = Lines::new(head)
-                .take(DETECTION_LINES)
-                .filter_map(|l| {
-                    let text = cut(&l.text, options.max_line_bytes);
-                    let body = if format == PgLogFormat::Syslog {
-                        let s = syslog::split(text)?;
-                        if !s.program.starts_with("postgres") {
-                            return None;
-                        }
-                        syslog::unescape(s.body).into_owned()
-                    } else {
-                        text.to_owned()
-                    };
-                    Some((l.number, body))
-                })
-                .collect();
-            let (prefix, choice) =
-                if format == PgLogFormat::Stderr && may_wrap && maybe_wrapped(&paste, &lines) {
-                    choose_prefix(options, &rejoined_prefixes(&lines))?
-                } else {
-                    choose_prefix(options, &lines)?
-                };
-            if format == PgLogFormat::Stderr && may_wrap {
-                set_wraps(&mut paste, &prefix, &lines);
+        _ => {
+            let (prefix, choice) = if may_wrap && maybe_wrapped(&paste, lines) {
+                choose_prefix(options, &rejoined_prefixes(lines))?
+            } else {
+                choose_prefix(options, lines)?
+            };
+            if may_wrap {
+                set_wraps(&mut paste, &prefix, lines);
             }
             let mut assembler = Box::new(Assembler::new(prefix, options.max_record_bytes));
             assembler.set_wrap(paste.wrap_width, paste.hard_wrap, paste.padded);
             assembler.counters_mut().prefix_choice = Some(choice);
-            if format == PgLogFormat::Syslog {
-                Engine::Syslog(assembler)
-            } else {
-                Engine::Stderr(assembler)
-            }
+            Engine::Stderr(assembler)
         }
     };
     let mut engine = engine;
     engine.counters_mut().paste_shape = paste;
-    Ok((format, engine))
+    Ok(engine)
 }
 
 /// The prefix given in `options` (checked against the first `lines`), else the one detected

@@ -13,15 +13,59 @@ use std::borrow::Cow;
 use jiff::Timestamp;
 use serde::Deserialize;
 
-use super::{Peeled, PeeledKind, Stamp, Wrapper, lines_of};
+use super::{
+    Part, Peeled, PeeledKind, Stamp, Wrapper, WrapperTime, Written, WrittenOffset, lines_of,
+};
 
 /// `2026-11-21T19:01:13.835739123Z`, `2026-11-21T19:01:13.835739+00:00` → the instant.
 pub fn parse_rfc3339(text: &str) -> Option<Timestamp> {
+    rfc3339_with_offset(text).map(|t| t.utc)
+}
+
+/// `2026-11-21T19:01:13.835739123Z`, `…+00:00`, `…+0000` → the instant and the offset as
+/// written (`None` for `Z`).
+pub(super) fn rfc3339_with_offset(text: &str) -> Option<WrapperTime> {
     let b = text.as_bytes();
     if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || b[10] != b'T' || b[13] != b':' {
         return None;
     }
-    text.parse().ok()
+    if let Some(civil) = text.strip_suffix('Z').or_else(|| text.strip_suffix('z')) {
+        let civil: jiff::civil::DateTime = civil.parse().ok()?;
+        return Some(WrapperTime {
+            utc: jiff::tz::Offset::UTC.to_timestamp(civil).ok()?,
+            offset: None,
+        });
+    }
+    let sign_at = text.rfind(['+', '-']).filter(|&i| i > 10)?;
+    let digits: Vec<i32> = b[sign_at + 1..]
+        .iter()
+        .filter(|c| **c != b':')
+        .map(|c| c.is_ascii_digit().then(|| i32::from(c - b'0')))
+        .collect::<Option<_>>()?;
+    let [h1, h2, m1, m2] = digits[..] else {
+        return None;
+    };
+    let sign = if b[sign_at] == b'-' { -1 } else { 1 };
+    let offset = WrittenOffset {
+        seconds: sign * ((h1 * 10 + h2) * 3600 + (m1 * 10 + m2) * 60),
+        colon: b[sign_at + 1..].contains(&b':'),
+    };
+    let civil: jiff::civil::DateTime = text[..sign_at].parse().ok()?;
+    Some(WrapperTime {
+        utc: jiff::tz::Offset::from_seconds(offset.seconds)
+            .ok()?
+            .to_timestamp(civil)
+            .ok()?,
+        offset: Some(offset),
+    })
+}
+
+/// A stamp of RFC 3339 text (owned or borrowed).
+fn written<'a>(text: impl Into<std::borrow::Cow<'a, str>>) -> Stamp<'a> {
+    Stamp {
+        written: Some(Written::Rfc3339(text.into())),
+        monotonic_us: None,
+    }
 }
 
 /// Docker's json-file entry.
@@ -77,8 +121,8 @@ pub(super) fn timestamped_line(text: &str) -> Option<(&str, &str)> {
 /// Partial lines waiting for their end, by stream.
 #[derive(Debug, Default)]
 pub(super) struct Partials {
-    /// (stream, first line, time of the first piece, text so far).
-    open: Vec<(String, u64, Option<Timestamp>, String)>,
+    /// (stream, first line, time of the first piece as written, text so far).
+    open: Vec<(String, u64, Option<String>, String)>,
 }
 
 impl Partials {
@@ -104,7 +148,7 @@ impl Partials {
                 Some(e) => {
                     let log = e.log.unwrap_or_default();
                     let stream = e.stream.unwrap_or_default();
-                    let time = e.time.as_deref().and_then(parse_rfc3339);
+                    let time = e.time.as_deref();
                     match log.strip_suffix('\n') {
                         Some(line) => self.end(number, &stream, time, line, out),
                         // No newline: a piece of a longer line (or the last bytes before the
@@ -116,7 +160,7 @@ impl Partials {
             },
             Wrapper::Cri => match cri_line(text) {
                 Some((time, stream, partial, message)) => {
-                    let time = parse_rfc3339(time);
+                    let time = Some(time);
                     if partial {
                         self.piece(number, stream, time, message, max_bytes, out);
                     } else {
@@ -127,11 +171,16 @@ impl Partials {
             },
             _ => match timestamped_line(text) {
                 Some((time, message)) => {
-                    let stamp = Stamp {
-                        utc: parse_rfc3339(time),
-                        monotonic_us: None,
-                    };
-                    lines_of(number, Cow::Borrowed(message), None, None, stamp, out);
+                    let stamp = written(time);
+                    lines_of(
+                        number,
+                        Cow::Borrowed(message),
+                        None,
+                        None,
+                        Part::First,
+                        stamp,
+                        out,
+                    );
                 }
                 None => out(blank(number, PeeledKind::Unrecognized)),
             },
@@ -143,7 +192,7 @@ impl Partials {
         &mut self,
         number: u64,
         stream: &str,
-        time: Option<Timestamp>,
+        time: Option<&str>,
         text: &str,
         max_bytes: usize,
         out: &mut dyn FnMut(Peeled<'_>),
@@ -154,9 +203,12 @@ impl Partials {
                     so_far.push_str(text);
                 }
             }
-            None => self
-                .open
-                .push((stream.to_owned(), number, time, text.to_owned())),
+            None => self.open.push((
+                stream.to_owned(),
+                number,
+                time.map(str::to_owned),
+                text.to_owned(),
+            )),
         }
         out(blank(number, PeeledKind::Pending));
     }
@@ -166,7 +218,7 @@ impl Partials {
         &mut self,
         number: u64,
         stream: &str,
-        time: Option<Timestamp>,
+        time: Option<&str>,
         text: &str,
         out: &mut dyn FnMut(Peeled<'_>),
     ) {
@@ -174,19 +226,32 @@ impl Partials {
             Some(i) => {
                 let (_, first, first_time, mut joined) = self.open.remove(i);
                 joined.push_str(text);
-                let stamp = Stamp {
-                    utc: first_time.or(time),
-                    monotonic_us: None,
+                let stamp = match first_time {
+                    Some(t) => written(t),
+                    None => time.map(written).unwrap_or_default(),
                 };
                 // The pieces' lines were handed out as pending: the line is the first one's.
-                lines_of(first, Cow::Owned(joined), None, None, stamp, out);
+                lines_of(
+                    first,
+                    Cow::Owned(joined),
+                    None,
+                    None,
+                    Part::First,
+                    stamp,
+                    out,
+                );
             }
             None => {
-                let stamp = Stamp {
-                    utc: time,
-                    monotonic_us: None,
-                };
-                lines_of(number, Cow::Borrowed(text), None, None, stamp, out);
+                let stamp = time.map(written).unwrap_or_default();
+                lines_of(
+                    number,
+                    Cow::Borrowed(text),
+                    None,
+                    None,
+                    Part::First,
+                    stamp,
+                    out,
+                );
             }
         }
     }
@@ -194,20 +259,13 @@ impl Partials {
     /// End of input: pieces whose line never ended are handed out as they are.
     pub(super) fn finish(&mut self, out: &mut dyn FnMut(Peeled<'_>)) {
         for (_, first, time, text) in std::mem::take(&mut self.open) {
-            let stamp = Stamp {
-                utc: time,
-                monotonic_us: None,
-            };
-            lines_of(first, Cow::Owned(text), None, None, stamp, out);
+            let stamp = time.map(written).unwrap_or_default();
+            lines_of(first, Cow::Owned(text), None, None, Part::First, stamp, out);
         }
     }
 }
 
 /// An entry with no line of its own.
 fn blank(number: u64, kind: PeeledKind<'static>) -> Peeled<'static> {
-    Peeled {
-        line: number,
-        kind,
-        stamp: Stamp::default(),
-    }
+    Peeled::bare(number, kind)
 }

@@ -1,5 +1,5 @@
-//! The journal's exports (`journalctl -o json`, `-o export`) and RFC 5424 relays: entries that
-//! name the program that wrote them.
+//! The journal's exports (`journalctl -o json` or `json-pretty`, `-o export`): entries that name
+//! the program that wrote them. (The short forms are syslog's header: `syslog.rs`.)
 //!
 //! A journal entry's `MESSAGE` is the line; `SYSLOG_IDENTIFIER` (else `_COMM`) the program,
 //! `kernel` for `_TRANSPORT=kernel`; `SYSLOG_PID` (else `_PID`) the PID;
@@ -12,9 +12,9 @@
 
 use std::borrow::Cow;
 
-use jiff::Timestamp;
+use serde::Deserialize;
 
-use super::{Peeled, PeeledKind, Stamp, lines_of};
+use super::{Part, Peeled, PeeledKind, Stamp, Written, lines_of, syslog};
 
 /// The fields read, from either export.
 #[derive(Debug, Default)]
@@ -27,6 +27,7 @@ struct Fields {
     pid: Option<String>,
     realtime: Option<String>,
     source_monotonic: Option<String>,
+    priority: Option<String>,
 }
 
 impl Fields {
@@ -40,83 +41,169 @@ impl Fields {
             "_PID" => &mut self.pid,
             "__REALTIME_TIMESTAMP" => &mut self.realtime,
             "_SOURCE_MONOTONIC_TIMESTAMP" => &mut self.source_monotonic,
+            "PRIORITY" => &mut self.priority,
             _ => return,
         };
         *slot = Some(value);
     }
 
-    /// The entry's line(s) to `out`, or [`PeeledKind::Empty`] without a `MESSAGE`.
+    /// The entry's line(s) to `out`.
     fn hand_out(self, line: u64, out: &mut dyn FnMut(Peeled<'_>)) {
-        let kernel = self.transport.as_deref() == Some("kernel");
-        let program = if kernel {
-            Some("kernel".to_owned())
-        } else {
-            self.identifier.or(self.comm)
-        };
-        let stamp = Stamp {
-            utc: self
-                .realtime
-                .and_then(|t| t.parse::<i64>().ok())
-                .and_then(|us| Timestamp::from_microsecond(us).ok()),
-            monotonic_us: self
-                .source_monotonic
-                .filter(|_| kernel)
-                .and_then(|t| t.parse().ok()),
-        };
-        let pid = self.syslog_pid.or(self.pid).and_then(|p| p.parse().ok());
-        match self.message {
-            Some(message) => lines_of(
-                line,
-                Cow::Owned(message),
-                program.map(Cow::Owned),
-                pid,
-                stamp,
-                out,
-            ),
-            None => out(Peeled {
-                line,
-                kind: PeeledKind::Empty,
-                stamp,
-            }),
+        hand_out(
+            line,
+            Entry {
+                message: self.message.map(Cow::Owned),
+                identifier: self.identifier.map(Cow::Owned),
+                comm: self.comm.map(Cow::Owned),
+                transport: self.transport.map(Cow::Owned),
+                syslog_pid: self.syslog_pid.map(Cow::Owned),
+                pid: self.pid.map(Cow::Owned),
+                realtime: self.realtime.map(Cow::Owned),
+                source_monotonic: self.source_monotonic.map(Cow::Owned),
+                priority: self.priority.map(Cow::Owned),
+            },
+            out,
+        );
+    }
+}
+
+/// One journal entry's fields, borrowed where the export allows.
+struct Entry<'a> {
+    message: Option<Cow<'a, str>>,
+    identifier: Option<Cow<'a, str>>,
+    comm: Option<Cow<'a, str>>,
+    transport: Option<Cow<'a, str>>,
+    syslog_pid: Option<Cow<'a, str>>,
+    pid: Option<Cow<'a, str>>,
+    realtime: Option<Cow<'a, str>>,
+    source_monotonic: Option<Cow<'a, str>>,
+    priority: Option<Cow<'a, str>>,
+}
+
+/// An entry's line(s) to `out`, or [`PeeledKind::Empty`] without a `MESSAGE`. A message sent
+/// through the journal's syslog socket keeps syslog's `[N-M]`: taken off (a piece after the
+/// first is [`Part::Piece`]).
+fn hand_out(line: u64, e: Entry<'_>, out: &mut dyn FnMut(Peeled<'_>)) {
+    let kernel = e.transport.as_deref() == Some("kernel");
+    let program = if kernel {
+        Some(Cow::Borrowed("kernel"))
+    } else {
+        e.identifier.or(e.comm)
+    };
+    let stamp = Stamp {
+        written: e
+            .realtime
+            .and_then(|t| t.parse::<i64>().ok())
+            .map(Written::EpochMicros),
+        monotonic_us: e
+            .source_monotonic
+            .filter(|_| kernel)
+            .and_then(|t| t.parse().ok()),
+    };
+    let pid = e.syslog_pid.or(e.pid).and_then(|p| p.parse().ok());
+    let priority = e.priority.and_then(|p| p.parse().ok());
+    let Some(message) = e.message else {
+        out(Peeled {
+            line,
+            kind: PeeledKind::Empty,
+            stamp,
+            priority,
+        });
+        return;
+    };
+    let (sequence, body) = if kernel {
+        (None, &*message)
+    } else {
+        syslog::sequence(&message)
+    };
+    let piece = sequence.map_or(1, |(_, m)| m);
+    lines_of(
+        line,
+        Cow::Borrowed(body),
+        program,
+        pid,
+        if piece > 1 { Part::Piece } else { Part::First },
+        stamp,
+        &mut |p| out(Peeled { priority, ..p }),
+    );
+}
+
+/// The fields of a `journalctl -o json` entry read here: every value is a string, or an array
+/// of bytes when it is not valid UTF-8.
+#[derive(Debug, Deserialize)]
+struct JsonEntry<'a> {
+    #[serde(rename = "MESSAGE", borrow)]
+    message: Option<JsonValue<'a>>,
+    #[serde(rename = "SYSLOG_IDENTIFIER", borrow)]
+    identifier: Option<JsonValue<'a>>,
+    #[serde(rename = "_COMM", borrow)]
+    comm: Option<JsonValue<'a>>,
+    #[serde(rename = "_TRANSPORT", borrow)]
+    transport: Option<JsonValue<'a>>,
+    #[serde(rename = "SYSLOG_PID", borrow)]
+    syslog_pid: Option<JsonValue<'a>>,
+    #[serde(rename = "_PID", borrow)]
+    pid: Option<JsonValue<'a>>,
+    #[serde(rename = "__REALTIME_TIMESTAMP", borrow)]
+    realtime: Option<JsonValue<'a>>,
+    #[serde(rename = "_SOURCE_MONOTONIC_TIMESTAMP", borrow)]
+    source_monotonic: Option<JsonValue<'a>>,
+    #[serde(rename = "PRIORITY", borrow)]
+    priority: Option<JsonValue<'a>>,
+}
+
+/// A journal field's value in JSON.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum JsonValue<'a> {
+    Text(#[serde(borrow)] Cow<'a, str>),
+    /// Bytes that are not valid UTF-8 (decoded lossily).
+    Bytes(Vec<u8>),
+    /// A field the journal holds several times: its values, of which the first is read.
+    Several(Vec<serde_json::Value>),
+    Other(serde::de::IgnoredAny),
+}
+
+impl<'a> JsonValue<'a> {
+    fn text(self) -> Option<Cow<'a, str>> {
+        match self {
+            JsonValue::Text(t) => Some(t),
+            JsonValue::Bytes(b) => Some(Cow::Owned(String::from_utf8_lossy(&b).into_owned())),
+            JsonValue::Several(values) => match values.into_iter().next()? {
+                serde_json::Value::String(s) => Some(Cow::Owned(s)),
+                _ => None,
+            },
+            JsonValue::Other(_) => None,
         }
     }
 }
 
+/// One `journalctl -o json` entry (its text gathered from one or several lines); false when
+/// it is not a JSON object.
 // {"__REALTIME_TIMESTAMP":"1795287673835912","_TRANSPORT":"kernel","_SOURCE_MONOTONIC_TIMESTAMP":"5531234567","MESSAGE":"oom-kill:constraint=CONSTRAINT_MEMCG,…"}
-pub(super) fn json_line(number: u64, text: &str, out: &mut dyn FnMut(Peeled<'_>)) {
-    if text.trim().is_empty() {
-        out(Peeled {
-            line: number,
-            kind: PeeledKind::Blank,
-            stamp: Stamp::default(),
-        });
-        return;
+pub(super) fn json_entry(number: u64, entry: &str, out: &mut dyn FnMut(Peeled<'_>)) -> bool {
+    fn text(v: Option<JsonValue<'_>>) -> Option<Cow<'_, str>> {
+        v.and_then(JsonValue::text)
     }
-    let Ok(serde_json::Value::Object(map)) = serde_json::from_str::<serde_json::Value>(text) else {
-        out(Peeled {
-            line: number,
-            kind: PeeledKind::Unrecognized,
-            stamp: Stamp::default(),
-        });
-        return;
+    let Ok(e) = serde_json::from_str::<JsonEntry<'_>>(entry) else {
+        return false;
     };
-    let mut fields = Fields::default();
-    for (key, value) in map {
-        let value = match value {
-            serde_json::Value::String(s) => s,
-            // Bytes that are not text: decoded lossily.
-            serde_json::Value::Array(bytes) => {
-                let bytes: Vec<u8> = bytes
-                    .iter()
-                    .filter_map(|b| b.as_u64().and_then(|b| u8::try_from(b).ok()))
-                    .collect();
-                String::from_utf8_lossy(&bytes).into_owned()
-            }
-            _ => continue,
-        };
-        fields.set(&key, value);
-    }
-    fields.hand_out(number, out);
+    hand_out(
+        number,
+        Entry {
+            message: text(e.message),
+            identifier: text(e.identifier),
+            comm: text(e.comm),
+            transport: text(e.transport),
+            syslog_pid: text(e.syslog_pid),
+            pid: text(e.pid),
+            realtime: text(e.realtime),
+            source_monotonic: text(e.source_monotonic),
+            priority: text(e.priority),
+        },
+        out,
+    );
+    true
 }
 
 /// Whether `text` is a line of a journal export: `KEY=…` or a binary field's `KEY`, the key
@@ -162,21 +249,13 @@ impl ExportEntry {
             if self.first != 0 {
                 self.end(out);
             }
-            out(Peeled {
-                line: number,
-                kind: PeeledKind::Blank,
-                stamp: Stamp::default(),
-            });
+            out(Peeled::bare(number, PeeledKind::Blank));
             return;
         }
         if self.first == 0 {
             self.first = number;
         } else {
-            out(Peeled {
-                line: number,
-                kind: PeeledKind::Pending,
-                stamp: Stamp::default(),
-            });
+            out(Peeled::bare(number, PeeledKind::Pending));
         }
         match text.split_once('=') {
             // The first line of an entry is handed out when the entry ends.
@@ -188,11 +267,7 @@ impl ExportEntry {
                 // Not a field: the entry is given up, its lines counted as not understood.
                 let first = std::mem::replace(&mut self.first, 0);
                 self.fields = Fields::default();
-                out(Peeled {
-                    line: first,
-                    kind: PeeledKind::Unrecognized,
-                    stamp: Stamp::default(),
-                });
+                out(Peeled::bare(first, PeeledKind::Unrecognized));
             }
         }
     }
@@ -210,11 +285,7 @@ impl ExportEntry {
         max_bytes: usize,
         out: &mut dyn FnMut(Peeled<'_>),
     ) {
-        out(Peeled {
-            line: number,
-            kind: PeeledKind::Pending,
-            stamp: Stamp::default(),
-        });
+        out(Peeled::bare(number, PeeledKind::Pending));
         let (left, data) = match left {
             Some(left) => {
                 value.push('\n');
@@ -254,44 +325,5 @@ impl ExportEntry {
         if self.first != 0 {
             self.end(out);
         }
-    }
-}
-
-/// An RFC 5424 line taken apart: (stamp, program, pid, message).
-pub(super) fn rfc5424(text: &str) -> Option<(Option<&str>, &str, Option<u32>, &str)> {
-    let line = crate::pglog::syslog_rfc5424(text)?;
-    Some(line)
-}
-
-// <6>1 2026-11-21T19:01:13.835739+00:00 dbhost kernel - - - Memory cgroup out of memory: Killed process 1366 (postgres) …
-pub(super) fn rfc5424_line(number: u64, text: &str, out: &mut dyn FnMut(Peeled<'_>)) {
-    if text.trim().is_empty() {
-        out(Peeled {
-            line: number,
-            kind: PeeledKind::Blank,
-            stamp: Stamp::default(),
-        });
-        return;
-    }
-    match rfc5424(text) {
-        Some((stamp, program, pid, message)) => {
-            let stamp = Stamp {
-                utc: stamp.and_then(super::parse_rfc3339),
-                monotonic_us: None,
-            };
-            lines_of(
-                number,
-                Cow::Borrowed(message),
-                Some(Cow::Borrowed(program)),
-                pid,
-                stamp,
-                out,
-            );
-        }
-        None => out(Peeled {
-            line: number,
-            kind: PeeledKind::Unrecognized,
-            stamp: Stamp::default(),
-        }),
     }
 }

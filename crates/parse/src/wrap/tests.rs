@@ -1,27 +1,49 @@
 use super::*;
 
-/// Every entry of `input` peeled: (line, kind, text, program, pid, utc, monotonic).
+/// Every entry of `input` peeled: (line, kind, text, program, pid).
 type Row = (u64, &'static str, String, Option<String>, Option<u32>);
 
-fn peel(wrapper: Wrapper, input: &str) -> (Vec<Row>, Vec<Stamp>) {
+fn peel(wrapper: Wrapper, input: &str) -> (Vec<Row>, Vec<Stamp<'static>>) {
+    let (rows, stamps, _) = peel_parts(wrapper, input);
+    (rows, stamps)
+}
+
+/// [`peel`], with each line's part and content.
+fn peel_parts(
+    wrapper: Wrapper,
+    input: &str,
+) -> (Vec<Row>, Vec<Stamp<'static>>, Vec<(Part, Content)>) {
     let mut peeler = Peeler::new(wrapper, 1 << 20);
     let mut rows = Vec::new();
     let mut stamps = Vec::new();
+    let mut parts = Vec::new();
     let mut take = |p: Peeled<'_>| {
         let (kind, text, program, pid) = match p.kind {
-            PeeledKind::Line { text, program, pid } => (
-                "line",
-                text.into_owned(),
-                program.map(|p| p.into_owned()),
+            PeeledKind::Line {
+                text,
+                program,
                 pid,
-            ),
+                part,
+                content,
+            } => {
+                parts.push((part, content));
+                (
+                    "line",
+                    text.into_owned(),
+                    program.map(|p| p.into_owned()),
+                    pid,
+                )
+            }
             PeeledKind::Pending => ("pending", String::new(), None, None),
             PeeledKind::Blank => ("blank", String::new(), None, None),
             PeeledKind::Empty => ("empty", String::new(), None, None),
             PeeledKind::Unrecognized => ("unrecognized", String::new(), None, None),
+            PeeledKind::Broken { head, lines, .. } => {
+                ("broken", format!("{lines} lines: {head}"), None, None)
+            }
         };
         if kind == "line" {
-            stamps.push(p.stamp);
+            stamps.push(p.stamp.into_owned());
         }
         rows.push((p.line, kind, text, program, pid));
     };
@@ -29,7 +51,7 @@ fn peel(wrapper: Wrapper, input: &str) -> (Vec<Row>, Vec<Stamp>) {
         peeler.push(line.number, &line.text, &mut take);
     }
     peeler.finish(&mut take);
-    (rows, stamps)
+    (rows, stamps, parts)
 }
 
 fn line(n: u64, text: &str) -> Row {
@@ -64,7 +86,7 @@ fn cri_partial_lines_are_joined_per_stream() {
         ]
     );
     assert_eq!(
-        stamps[1].utc,
+        stamps[1].utc(),
         Some("2026-11-21T19:01:13.835739123Z".parse().unwrap()),
         "a joined line has its first piece's time"
     );
@@ -100,8 +122,8 @@ fn docker_entries_with_escaped_newlines_missing_fields_and_pieces() {
             line(6, "bad \u{fffd} byte"),
         ]
     );
-    assert!(stamps[0].utc.is_some());
-    assert_eq!(stamps[4].utc, None, "a time that is no time is none");
+    assert!(stamps[0].utc().is_some());
+    assert_eq!(stamps[4].utc(), None, "a time that is no time is none");
 }
 
 #[test]
@@ -229,5 +251,194 @@ fn wrappers_are_sniffed_by_shape() {
     assert_eq!(
         sniff(b"2026-11-21T18:40:01.123456+00:00 dbhost postgres[4242]: [6-1] x\n"),
         None
+    );
+}
+
+#[test]
+fn syslog_pieces_escapes_and_other_programs() {
+    let (rows, stamps, parts) = peel_parts(
+        Wrapper::Syslog,
+        "Nov 21 18:40:01 dbhost postgres[4242]: [5-1] 2026-11-21 18:40:01.123 UTC [4242] LOG:  a\n\
+         2026-11-21T18:40:01.123456+00:00 dbhost postgres[4242]: [5-2] #011  FROM t\n\
+         Nov 21 18:40:02 dbhost kernel: [ 12.5] Out of memory\n\
+         not syslog\n",
+    );
+    assert_eq!(
+        rows,
+        [
+            (
+                1,
+                "line",
+                "2026-11-21 18:40:01.123 UTC [4242] LOG:  a".into(),
+                Some("postgres".into()),
+                Some(4242)
+            ),
+            (
+                2,
+                "line",
+                "\t  FROM t".into(),
+                Some("postgres".into()),
+                Some(4242)
+            ),
+            (
+                3,
+                "line",
+                "[ 12.5] Out of memory".into(),
+                Some("kernel".into()),
+                None
+            ),
+            other(4, "unrecognized"),
+        ]
+    );
+    assert_eq!(parts[0].0, Part::First);
+    assert_eq!(parts[1].0, Part::Piece);
+    // A BSD stamp has no year: no time; an RFC 3339 one is the line's.
+    assert_eq!(stamps[0].time(), None);
+    let t = stamps[1].time().unwrap();
+    assert_eq!(t.utc.to_string(), "2026-11-21T18:40:01.123456Z");
+    assert_eq!(t.offset.map(|o| o.text()).as_deref(), Some("+00:00"));
+}
+
+#[test]
+fn journal_short_turns_eight_spaces_back_into_a_tab_and_markers_are_empty() {
+    let (rows, _) = peel(
+        Wrapper::JournalShort,
+        "-- Boot 0e5f2c1a9d4b4f6e8c3b2a1908f7e6d5 --\n\
+         Nov 21 19:02:56.000002 dbhost postgres[7001]:         second line\n\
+         Nov 21 19:02:56.000003 dbhost postgres[7001]: [6-1] x #011 kept\n",
+    );
+    assert_eq!(
+        rows,
+        [
+            other(1, "empty"),
+            (
+                2,
+                "line",
+                "\tsecond line".into(),
+                Some("postgres".into()),
+                Some(7001)
+            ),
+            (
+                3,
+                "line",
+                "x #011 kept".into(),
+                Some("postgres".into()),
+                Some(7001)
+            ),
+        ]
+    );
+}
+
+#[test]
+fn heroku_dynos_name_the_program() {
+    let (rows, stamps) = peel(
+        Wrapper::Heroku,
+        "2026-11-21T19:01:25.603099+00:00 app[postgres.1911]: [DATABASE] [5-3] #011  FROM pgbench_accounts\n\
+         2026-11-21T19:01:26+00:00 heroku[router]: at=info method=GET\n\
+         2021-09-07T04:01:27+00:00 d.af28b93f-a129-45a1-87be-3f8a0cb710be app[postgres.5925] [14-2]         (\n",
+    );
+    assert_eq!(
+        rows,
+        [
+            (
+                1,
+                "line",
+                "\t  FROM pgbench_accounts".into(),
+                Some("postgres".into()),
+                Some(1911)
+            ),
+            (
+                2,
+                "line",
+                "at=info method=GET".into(),
+                Some("router".into()),
+                None
+            ),
+            (3, "line", "\t(".into(), Some("postgres".into()), Some(5925)),
+        ]
+    );
+    assert!(stamps[0].time().is_some());
+}
+
+#[test]
+fn cloud_logging_entries_over_several_lines_and_broken_ones() {
+    let (rows, stamps) = peel(
+        Wrapper::CloudSql,
+        "[\n  {\n    \"logName\": \"projects/p/logs/cloudsql.googleapis.com%2Fpostgres.log\",\n    \"textPayload\": \"LOG:  a\\n\\tb\",\n    \"timestamp\": \"2026-11-21T19:02:19.187000Z\"\n  },\n  {\n    \"logName\": \"projects/p/logs/cloudaudit.googleapis.com%2Factivity\"\n  },\n  {\"textPayload\": 3}\n]\n",
+    );
+    assert_eq!(
+        rows,
+        [
+            other(1, "pending"),
+            other(2, "pending"),
+            other(3, "pending"),
+            other(4, "pending"),
+            other(5, "pending"),
+            (2, "line", "LOG:  a".into(), Some("postgres".into()), None),
+            (2, "line", "\tb".into(), Some("postgres".into()), None),
+            other(7, "pending"),
+            other(8, "pending"),
+            other(7, "empty"),
+            (
+                10,
+                "broken",
+                "1 lines:   {\"textPayload\": 3}".into(),
+                None,
+                None
+            ),
+            other(11, "pending"),
+        ]
+    );
+    assert_eq!(
+        stamps[0].utc(),
+        Some("2026-11-21T19:02:19.187Z".parse().unwrap())
+    );
+}
+
+#[test]
+fn cnpg_records_become_csv_rows_and_other_loggers_are_named() {
+    let (rows, stamps, parts) = peel_parts(
+        Wrapper::Cnpg,
+        concat!(
+            r#"2026-11-21T19:02:40.118334567Z {"level":"info","ts":"2026-11-21T19:02:40.118000Z","logger":"postgres","msg":"record","logging_pod":"cluster-example-1","record":{"log_time":"2026-11-21 19:02:40.118 UTC","process_id":"6052","error_severity":"LOG","message":"a \"b\"\nc"}}"#,
+            "\n",
+            r#"{"level":"info","ts":1795287760.118,"logger":"instance-manager","msg":"Checking for free disk space"}"#,
+            "\n",
+            r#"{"level":"info","ts":1795287760.5,"logger":"postgres","msg":"2026-11-21 19:02:40.500 UTC [28] LOG:  x\ny"}"#,
+            "\n",
+            r#"{"level":"info","msg":"Readiness probe failing","logging_pod":"p"}"#,
+            "\n",
+            r#"{"msg":"no logger nor pod"}"#,
+            "\n",
+        ),
+    );
+    assert_eq!(
+        rows[0],
+        (
+            1,
+            "line",
+            r#""2026-11-21 19:02:40.118 UTC",,,"6052",,,,,,,,"LOG",,"a ""b""
+c",,,,,,,,,,,,"#
+                .into(),
+            Some("postgres".into()),
+            None
+        )
+    );
+    assert_eq!(parts[0], (Part::First, Content::CsvRow));
+    assert_eq!(rows[1].3.as_deref(), Some("instance-manager"));
+    assert_eq!(rows[2].2, "2026-11-21 19:02:40.500 UTC [28] LOG:  x");
+    assert_eq!(rows[3].2, "y");
+    assert_eq!(parts[2], (Part::First, Content::DefaultStderr));
+    assert_eq!(parts[3], (Part::NextLine, Content::DefaultStderr));
+    assert_eq!(rows[4].3.as_deref(), Some("instance-manager"));
+    assert_eq!(rows[5], other(5, "unrecognized"));
+    assert_eq!(
+        stamps[0].utc(),
+        Some("2026-11-21T19:02:40.118Z".parse().unwrap())
+    );
+    assert_eq!(
+        stamps[1].utc(),
+        Some("2026-11-21T19:02:40.118Z".parse().unwrap()),
+        "seconds since the epoch"
     );
 }

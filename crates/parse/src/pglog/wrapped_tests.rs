@@ -1,5 +1,8 @@
-use super::*;
-use crate::pglog::{PgEvent, PgLogOptions, Severity, parse};
+//! The wrapped forms read through [`crate::wrap`]: syslog and RFC 5424 relays, the journal's
+//! short forms and JSON, Heroku, Cloud SQL.
+
+use crate::pglog::{PgEvent, PgLogFormat, PgLogOptions, Severity, parse};
+use crate::wrap::{Stamp, Written, syslog};
 
 fn read(format: PgLogFormat, text: &str) -> crate::pglog::PgLog {
     let options = PgLogOptions {
@@ -96,12 +99,20 @@ fn journal_lines_of_other_programs_and_markers_are_counted() {
 
 #[test]
 fn short_iso_stamps_and_journal_json() {
-    let t = rfc3339_time("2026-11-21T19:02:55+0100").unwrap();
-    assert_eq!(t.utc.unwrap().to_string(), "2026-11-21T18:02:55Z");
-    assert_eq!(t.zone.as_deref(), Some("+0100"));
-    let t = rfc3339_time("2026-11-21T19:02:55.5Z").unwrap();
-    assert_eq!(t.utc.unwrap().to_string(), "2026-11-21T19:02:55.5Z");
-    assert_eq!(rfc3339_time("2026-11-21T19:02:55+01"), None);
+    let time = |text: &str| {
+        Stamp {
+            written: Some(Written::Rfc3339(text.into())),
+            monotonic_us: None,
+        }
+        .time()
+    };
+    let t = time("2026-11-21T19:02:55+0100").unwrap();
+    assert_eq!(t.utc.to_string(), "2026-11-21T18:02:55Z");
+    assert_eq!(t.offset.map(|o| o.text()).as_deref(), Some("+0100"));
+    let t = time("2026-11-21T19:02:55.5Z").unwrap();
+    assert_eq!(t.utc.to_string(), "2026-11-21T19:02:55.5Z");
+    assert_eq!(t.offset, None);
+    assert_eq!(time("2026-11-21T19:02:55+01"), None);
     let text = concat!(
         r#"{"__REALTIME_TIMESTAMP":"1795287775101010","SYSLOG_IDENTIFIER":"postgres","MESSAGE":"[3-1] LOG:  database system is ready to accept connections","_PID":"7001"}"#,
         "\n",
@@ -256,5 +267,55 @@ fn journal_of_syslog_messages_keeps_the_sequence_and_the_tab() {
     assert_eq!(
         crate::pglog::sniff_format(head.as_bytes()),
         PgLogFormat::Syslog
+    );
+}
+
+#[test]
+fn cnpg_records_with_a_multi_line_detail_and_other_loggers() {
+    let text = concat!(
+        r#"2026-11-21T19:02:40.118334567Z {"level":"info","ts":"2026-11-21T19:02:40.118000Z","logger":"postgres","msg":"record","logging_pod":"cluster-example-1","record":{"log_time":"2026-11-21 19:02:40.118 UTC","user_name":"","database_name":"","process_id":"6052","connection_from":"","session_id":"6b01eab0.17a4","session_line_num":"6","command_tag":"","session_start_time":"2026-11-21 19:02:08 UTC","virtual_transaction_id":"","transaction_id":"0","error_severity":"LOG","sql_state_code":"00000","message":"server process (PID 6362) was terminated by signal 9: Killed","detail":"Failed process was running: SELECT \"a\"\n  FROM t","backend_type":"postmaster","query_id":"0"}}"#,
+        "\n",
+        r#"{"level":"info","ts":"2026-11-21T19:02:40Z","logger":"instance-manager","msg":"Checking for free disk space"}"#,
+        "\n",
+        r#"{"level":"info","ts":1795287760.118,"logger":"postgres","msg":"record","logging_pod":"cluster-example-1","record":{"log_time":"2026-11-21 19:02:41.001 UTC","user_name":"app","database_name":"shop","process_id":6400,"error_severity":"ERROR","sql_state_code":"42601","message":"syntax error at or near \"FROM\"\nsecond line","query":"SELECT\n  FROM"}}"#,
+        "\n",
+        r#"{"level":"info"}"#,
+        "\n\n",
+    );
+    let log = read(PgLogFormat::Cnpg, text);
+    assert_eq!(log.format, PgLogFormat::Cnpg);
+    assert_eq!(log.wrapper, None, "cnpg is a format of its own");
+    let rec = &log.records[0];
+    assert_eq!(rec.pid, Some(6052));
+    assert_eq!(rec.user, None);
+    assert_eq!(
+        rec.detail.as_deref(),
+        Some("Failed process was running: SELECT \"a\"\n  FROM t")
+    );
+    assert!(matches!(
+        rec.event,
+        Some(PgEvent::TerminatedBySignal { pid: 6362, .. })
+    ));
+    // The record keeps the instance manager's `ts` beside its own time.
+    assert_eq!(
+        rec.wrapper_time.as_ref().unwrap().utc.unwrap().to_string(),
+        "2026-11-21T19:02:40.118Z"
+    );
+    let rec = &log.records[1];
+    assert_eq!(
+        (rec.pid, rec.user.as_deref(), rec.database.as_deref()),
+        (Some(6400), Some("app"), Some("shop"))
+    );
+    assert_eq!(rec.message, "syntax error at or near \"FROM\"\nsecond line");
+    assert_eq!(rec.statement.as_deref(), Some("SELECT\n  FROM"));
+    assert_eq!(rec.line, 3);
+    assert_eq!(log.records.len(), 2);
+    assert_eq!(
+        (
+            log.other_program_lines,
+            log.stats.unrecognized_lines,
+            log.blank_lines
+        ),
+        (1, 1, 1)
     );
 }

@@ -1,4 +1,5 @@
-//! PostgreSQL through syslog (`log_destination = 'syslog'`), as rsyslog writes it to a file:
+//! Syslog's headers, as rsyslog writes them to a file (PostgreSQL with
+//! `log_destination = 'syslog'`, the kernel's `kernel:` lines):
 //!
 //! ```text
 //! Nov 21 18:40:01 dbhost postgres[4242]: [5-1] 2026-11-21 18:40:01.123 UTC [4242] LOG:  redo starts at 0/1500780
@@ -9,8 +10,9 @@
 //! PostgreSQL numbers its messages `[N-M]`: N per message, M per piece. It sends every line of a
 //! message as a piece of its own (M = 2, 3, …; the TAB PostgreSQL puts after a newline arrives
 //! as rsyslog's `#011`) and cuts lines longer than about 900 bytes into pieces that simply
-//! continue the text. The body of each piece is a stderr line, so the rest is the stderr
-//! assembler's work; the header's PID stands in when the prefix has no `%p`.
+//! continue the text. Each piece is handed out as a line ([`super::Part::Piece`] after the
+//! first), the `[N-M]` and rsyslog's escapes taken off; the header's PID goes with it (the
+//! PostgreSQL reader uses it when the prefix has no `%p`).
 //!
 //! The same header, with fractional seconds (`Nov 21 18:40:01.123456`) or an ISO stamp whose
 //! offset has no colon (`2026-11-21T18:40:01+0000`), is what `journalctl -o short-precise` /
@@ -21,12 +23,77 @@
 //! <134>1 2026-11-21T19:01:13.835739+00:00 dbhost postgres 1048 - -  [5-1] 2026-11-21 19:01:13.835 UTC [1048] LOG:  server process (PID 1366) was terminated by signal 9: Killed
 //! ```
 
+use std::borrow::Cow;
+
 use nom::bytes::complete::{escaped, is_not, tag, take_while_m_n, take_while1};
 use nom::character::complete::{char, one_of};
 use nom::combinator::{opt, recognize};
 use nom::multi::many1;
 use nom::sequence::delimited;
 use nom::{IResult, Parser};
+
+use super::{Part, Peeled, PeeledKind, Stamp, Wrapper, Written, lines_of};
+
+/// One physical line of a syslog file (`Syslog`), a journal short form (`JournalShort`) or an
+/// RFC 5424 relay (`Syslog5424`): its message handed out with the program, PID and time of its
+/// header. rsyslog's `#011` escapes are taken off (not in the journal, which prints control
+/// characters as they are); journalctl's eight spaces for a TAB that starts a message become
+/// the TAB again; journalctl's `-- Boot … --` markers are entries without a line.
+// Nov 21 18:40:01 dbhost postgres[4242]: [6-2] #011  FROM pgbench_accounts
+pub(super) fn line(wrapper: Wrapper, number: u64, text: &str, out: &mut dyn FnMut(Peeled<'_>)) {
+    if text.trim().is_empty() {
+        out(Peeled::bare(number, PeeledKind::Blank));
+        return;
+    }
+    let parsed = match wrapper {
+        Wrapper::Syslog5424 => split_rfc5424(text),
+        Wrapper::JournalShort if is_journal_marker(text) => {
+            out(Peeled::bare(number, PeeledKind::Empty));
+            return;
+        }
+        _ => split(text),
+    };
+    let Some(l) = parsed else {
+        out(Peeled::bare(number, PeeledKind::Unrecognized));
+        return;
+    };
+    let piece = l.sequence.map_or(1, |(_, m)| m);
+    let body: Cow<'_, str> = match wrapper {
+        Wrapper::JournalShort => match l.body.strip_prefix("        ") {
+            Some(rest) => Cow::Owned(format!("\t{rest}")),
+            None => Cow::Borrowed(l.body),
+        },
+        _ => unescape(l.body),
+    };
+    // Only RFC 3339 stamps say the year and the zone; a BSD stamp's time is the reader's.
+    let stamp = Stamp {
+        written: l.stamp.map(|s| {
+            if s.as_bytes().get(10) == Some(&b'T') {
+                Written::Rfc3339(Cow::Borrowed(s))
+            } else {
+                Written::Bsd(Cow::Borrowed(s))
+            }
+        }),
+        monotonic_us: None,
+    };
+    let priority = l.priority;
+    lines_of(
+        number,
+        body,
+        Some(Cow::Borrowed(l.program)),
+        l.pid,
+        if piece > 1 { Part::Piece } else { Part::First },
+        stamp,
+        &mut |p| {
+            out(Peeled { priority, ..p });
+        },
+    );
+}
+
+/// `-- Boot 0e5f… --`, `-- No entries --`, `-- Logs begin at … --`: journalctl's own lines.
+fn is_journal_marker(text: &str) -> bool {
+    text.starts_with("-- ") && text.ends_with(" --")
+}
 
 /// A syslog line taken apart.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -203,9 +270,9 @@ fn skip_stamp(line: &str) -> Option<&str> {
 }
 
 /// rsyslog writes control characters as `#` and three octal digits (`#011` for TAB).
-pub(crate) fn unescape(body: &str) -> std::borrow::Cow<'_, str> {
+pub(crate) fn unescape(body: &str) -> Cow<'_, str> {
     if !body.contains("#0") {
-        return std::borrow::Cow::Borrowed(body);
+        return Cow::Borrowed(body);
     }
     let mut out = String::with_capacity(body.len());
     let mut rest = body;
@@ -227,7 +294,7 @@ pub(crate) fn unescape(body: &str) -> std::borrow::Cow<'_, str> {
         }
     }
     out.push_str(rest);
-    std::borrow::Cow::Owned(out)
+    Cow::Owned(out)
 }
 
 #[cfg(test)]
