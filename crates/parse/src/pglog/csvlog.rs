@@ -3,6 +3,12 @@
 //! from the row's width, never from a version: 23 columns (PG 10–12), 24 with `backend_type`
 //! (13), 26 with `leader_pid` and `query_id` (14–18).
 //!
+//! A row cut outside its quotes (a paste that broke the line after a comma, a ticket's tool
+//! that slipped a link into it) is held while its lines give too few columns and rejoined with
+//! the lines that follow it; a line that cannot continue it (no comma, no quote, or a join that
+//! is no row) is counted as not understood and at most [`MAX_FOREIGN_IN_ROW`] such lines are
+//! passed over before the cut row is given up.
+//!
 //! ```text
 //! 2026-11-21 17:57:13.121 UTC,,,18557,,6b01db79.487d,2,,2026-11-21 17:57:13 UTC,,0,FATAL,53100,"could not resize shared memory segment ""/PostgreSQL.1542476226"" to 1048576 bytes: No space left on device",,,,,,,,,"","startup",,0
 //! ```
@@ -14,8 +20,25 @@ use super::severity::{self, Tag};
 use super::translate::{self, Languages};
 use super::{Counters, PgRecord, classify, time};
 
+/// Lines a cut row may span before it is given up.
+const MAX_CUT_ROW_LINES: u64 = 6;
+/// Foreign lines passed over inside a cut row.
+pub(crate) const MAX_FOREIGN_IN_ROW: u64 = 2;
+
+/// A row that begins with a stamp but has too few columns: a line cut outside its quotes,
+/// waiting for the rest of its columns on the lines that follow.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct CutRow {
+    text: String,
+    first_line: u64,
+    lines: u64,
+    foreign: u64,
+}
+
 /// Reads csvlog rows line by line.
 pub(crate) struct CsvReader {
+    /// A row cut outside its quotes, waiting for its other columns.
+    cut: Option<CutRow>,
     /// The row read so far when it spans lines.
     partial: String,
     /// Line number of the row's first line.
@@ -33,6 +56,7 @@ pub(crate) struct CsvReader {
 impl CsvReader {
     pub(crate) fn new(max_row_bytes: usize) -> Self {
         CsvReader {
+            cut: None,
             partial: String::new(),
             first_line: 0,
             partial_lines: 0,
@@ -52,6 +76,7 @@ impl CsvReader {
     /// True when both readers read further lines the same way (same partial row, languages).
     pub(crate) fn same_state(&self, other: &CsvReader) -> bool {
         self.in_quotes == other.in_quotes
+            && self.cut == other.cut
             && self.langs == other.langs
             && self.out.is_empty()
             && other.out.is_empty()
@@ -81,6 +106,13 @@ impl CsvReader {
     /// Feeds one line (without its newline).
     pub(crate) fn push(&mut self, number: u64, text: &str) {
         let quotes = memchr::memchr_iter(b'"', text.as_bytes()).count();
+        if let Some(cut) = self.cut.take() {
+            if text.is_empty() || looks_like_row(text) {
+                self.give_up_cut(&cut);
+            } else if self.continue_cut(cut, number, text, quotes) {
+                return;
+            }
+        }
         if self.in_quotes && looks_like_row(text) {
             // A quote that never closed, and here is the next row: give the broken one up.
             self.give_up();
@@ -107,7 +139,18 @@ impl CsvReader {
             self.partial_lines = 1;
             if quotes % 2 == 0 {
                 // A whole row on one line (most rows): read in place, not copied.
-                self.row(number, text);
+                match self.row(number, text) {
+                    Row::Read => {}
+                    Row::TooFewColumns if looks_like_row(text) => {
+                        self.cut = Some(CutRow {
+                            text: text.to_owned(),
+                            first_line: number,
+                            lines: 1,
+                            foreign: 0,
+                        });
+                    }
+                    _ => self.count_failed_row(text),
+                }
                 return;
             }
             self.partial.clear();
@@ -120,14 +163,84 @@ impl CsvReader {
         }
         if !self.in_quotes {
             let row = std::mem::take(&mut self.partial);
-            self.row(number, &row);
+            if self.row(number, &row) != Row::Read {
+                self.count_failed_row(&row);
+            }
             self.partial = row;
             self.partial.clear();
         }
     }
 
-    /// End of input: a row still open (a broken quote) is counted.
+    /// `line` after a row cut outside its quotes: joined to it when it can continue it (true:
+    /// the line is taken), else counted as a foreign line inside the row, or (false) the cut
+    /// row is given up and the line is read as any other.
+    fn continue_cut(&mut self, mut cut: CutRow, number: u64, text: &str, quotes: usize) -> bool {
+        let mut joined = String::with_capacity(cut.text.len() + text.len());
+        joined.push_str(&cut.text);
+        joined.push_str(text);
+        if quotes % 2 == 1 {
+            // A quoted field opens here and goes on below: the row continues as a multi-line one.
+            self.counters.continuation_lines += cut.lines;
+            self.partial = joined;
+            self.first_line = cut.first_line;
+            self.partial_lines = cut.lines + 1;
+            self.in_quotes = true;
+            return true;
+        }
+        let columns = fields(&joined).map(|f| f.len());
+        if let Some(23..=26) = columns {
+            self.first_line = cut.first_line;
+            self.partial_lines = cut.lines + 1;
+            if self.row(number, &joined) == Row::Read {
+                self.counters.continuation_lines += cut.lines;
+                return true;
+            }
+        }
+        let can_continue = text.contains(',') || text.contains('"');
+        if can_continue
+            && columns.is_some_and(|n| n < 23)
+            && cut.lines < MAX_CUT_ROW_LINES
+            && joined.len() < self.max_row_bytes
+        {
+            cut.text = joined;
+            cut.lines += 1;
+            self.cut = Some(cut);
+            return true;
+        }
+        if !can_continue && cut.foreign < MAX_FOREIGN_IN_ROW && cut.lines < MAX_CUT_ROW_LINES {
+            // A line that is no piece of a row (a link, a remark): passed over, counted.
+            self.counters.stats.unrecognized(number, text);
+            cut.foreign += 1;
+            self.cut = Some(cut);
+            return true;
+        }
+        self.give_up_cut(&cut);
+        false
+    }
+
+    /// A cut row that found no rest: its lines are counted as not understood.
+    fn give_up_cut(&mut self, cut: &CutRow) {
+        let first = cut.text.as_str();
+        self.counters.stats.unrecognized(cut.first_line, first);
+        self.counters.stats.unrecognized_lines += cut.lines.saturating_sub(1);
+    }
+
+    /// A complete row that gave no record: counted as not understood, its other lines too.
+    fn count_failed_row(&mut self, row: &str) {
+        let first = row.lines().next().unwrap_or("");
+        self.counters.stats.unrecognized(self.first_line, first);
+        self.counters.stats.unrecognized_lines += self.partial_lines.saturating_sub(1);
+        self.counters.continuation_lines = self
+            .counters
+            .continuation_lines
+            .saturating_sub(self.partial_lines.saturating_sub(1));
+    }
+
+    /// End of input: a row still open (a broken quote, a cut row) is counted.
     pub(crate) fn finish(&mut self) {
+        if let Some(cut) = self.cut.take() {
+            self.give_up_cut(&cut);
+        }
         if self.in_quotes {
             self.give_up();
             self.in_quotes = false;
@@ -148,8 +261,15 @@ impl CsvReader {
         self.partial_lines = 0;
     }
 
-    fn row(&mut self, last_line: u64, row: &str) {
-        match record_of(row, &mut self.langs) {
+    /// Reads one complete row; the caller counts a row that gave no record.
+    fn row(&mut self, last_line: u64, row: &str) -> Row {
+        let Some(columns) = fields(row) else {
+            return Row::NotCsvlog;
+        };
+        if columns.len() < 23 {
+            return Row::TooFewColumns;
+        }
+        match record_of(columns, &mut self.langs) {
             Some(mut record) => {
                 if record.time.is_none() {
                     // The first field, a stamp (no comma in one).
@@ -161,18 +281,22 @@ impl CsvReader {
                 classify::classify_record(&mut record, self.langs);
                 self.counters.stats.records += 1;
                 self.out.push_back(record);
+                Row::Read
             }
-            None => {
-                let first = row.lines().next().unwrap_or("");
-                self.counters.stats.unrecognized(self.first_line, first);
-                self.counters.stats.unrecognized_lines += self.partial_lines.saturating_sub(1);
-                self.counters.continuation_lines = self
-                    .counters
-                    .continuation_lines
-                    .saturating_sub(self.partial_lines.saturating_sub(1));
-            }
+            None => Row::NotCsvlog,
         }
     }
+}
+
+/// What reading one complete row gave.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Row {
+    /// A record.
+    Read,
+    /// Well-formed CSV with fewer columns than any csvlog row: maybe a row cut in two.
+    TooFewColumns,
+    /// No csvlog row.
+    NotCsvlog,
 }
 
 /// Splits a complete row into its fields: `None` for an empty unquoted field, the unescaped
@@ -230,9 +354,8 @@ pub(crate) fn fields(row: &str) -> Option<Vec<Option<Cow<'_, str>>>> {
     }
 }
 
-/// One row → a record (not yet classified). `None` when the row is not a csvlog row.
-fn record_of(row: &str, langs: &mut Languages) -> Option<Box<PgRecord>> {
-    let mut f = fields(row)?;
+/// One row's fields → a record (not yet classified). `None` when the row is not a csvlog row.
+fn record_of(mut f: Vec<Option<Cow<'_, str>>>, langs: &mut Languages) -> Option<Box<PgRecord>> {
     if !(23..=26).contains(&f.len()) {
         return None;
     }
@@ -322,6 +445,7 @@ mod tests {
         let pg10 = "2026-11-21 17:57:13.106 UTC,\"postgres\",\"postgres\",18553,\"[local]\",6b01db79.4879,1,\"SELECT\",2026-11-21 17:57:13 UTC,3/4,0,ERREUR,53200,\"mémoire épuisée\",\"Échec d'une requête de taille 8192 dans le contexte mémoire « ExprContext ».\",,,,,,,,\"psql\"";
         reader.push(2, pg10);
         reader.push(3, "2026-11-21 17:57:13.106 UTC,too,few");
+        reader.finish();
         let a = reader.pop().unwrap();
         assert_eq!(a.backend_type.as_deref(), Some("postmaster"));
         assert_eq!(a.event, Some(super::super::PgEvent::Ready));
@@ -362,5 +486,71 @@ mod tests {
         assert!(reader.pop().is_none());
         assert_eq!(reader.counters.stats.unrecognized_lines, 3);
         assert_eq!(reader.counters.broken_rows, 2);
+    }
+
+    /// Feeds `lines` (numbered from 1) to a fresh reader and ends the input.
+    fn read_all(lines: &[&str]) -> CsvReader {
+        let mut reader = CsvReader::new(1 << 20);
+        for (i, line) in lines.iter().enumerate() {
+            reader.push(i as u64 + 1, line);
+        }
+        reader.finish();
+        reader
+    }
+
+    #[test]
+    fn a_row_cut_outside_its_quotes_is_rejoined_past_a_foreign_line() {
+        // The form of a public report (fixtures/wild/oracle-fdw-528-*): a ticket's link slipped
+        // into the first row after `CST,,,`.
+        let mut reader = read_all(&[
+            "2022-04-15 13:00:01.220 CST,,,",
+            "[store_procedure_ddl.txt](https://example.invalid/files/store_procedure_ddl.txt)",
+            "13254,,62484fca.33c6,161,,2022-04-02 21:29:46 CST,,0,LOG,00000,\"server process (PID 28476) was terminated by signal 11: Segmentation fault\",\"Failed process was running: call p($1)\",,,,,,,,\"\"",
+        ]);
+        let r = reader.pop().expect("the rejoined row");
+        assert_eq!((r.line, r.end_line, r.pid), (1, 3, Some(13254)));
+        assert!(matches!(
+            r.event,
+            Some(super::super::PgEvent::TerminatedBySignal {
+                pid: 28476,
+                signal: 11,
+                ..
+            })
+        ));
+        assert_eq!(reader.counters.stats.unrecognized_lines, 1);
+        assert_eq!(reader.counters.continuation_lines, 1);
+    }
+
+    #[test]
+    fn a_row_cut_in_three_and_into_a_quoted_field_is_rejoined() {
+        let mut reader = read_all(&[
+            "2026-11-21 17:57:13.106 UTC,,,1,,a.b,",
+            "1,,2026-11-21 17:57:13 UTC,,0,ERROR,42601,\"syntax",
+            " error\",,,,,,,,,\"\"",
+        ]);
+        let r = reader.pop().expect("the rejoined row");
+        assert_eq!((r.line, r.end_line), (1, 3));
+        assert_eq!(r.message, "syntax\n error");
+        assert_eq!(reader.counters.stats.unrecognized_lines, 0);
+        assert_eq!(reader.counters.continuation_lines, 2);
+    }
+
+    #[test]
+    fn a_cut_row_with_no_rest_is_counted_not_lost_and_the_next_row_is_read() {
+        let mut reader = read_all(&[
+            "2026-11-21 17:57:13.106 UTC,,,1,,a.b,",
+            "a remark",
+            "another remark",
+            "a third remark",
+            "2026-11-21 17:57:13.106 UTC,,,1,,a.b,3,,2026-11-21 17:57:13 UTC,,0,LOG,00000,\"redo is not required\",,,,,,,,,\"\"",
+            "2026-11-21 17:57:13.106 UTC,,,1,,a.b,",
+        ]);
+        let r = reader.pop().expect("the whole row");
+        assert_eq!(r.line, 5);
+        assert!(reader.pop().is_none());
+        // The cut row (line 1), two remarks passed over, the third that gave the row up, and
+        // the cut row at the end of the input.
+        assert_eq!(reader.counters.stats.unrecognized_lines, 5);
+        assert_eq!(reader.counters.continuation_lines, 0);
     }
 }
