@@ -9,6 +9,8 @@
 //! * [`pglog`]: PostgreSQL server logs (stderr with a `log_line_prefix`) and their crash-cycle events.
 //! * [`perf`]: `perf script` text in every layout: samples and call chains, folding to collapsed
 //!   stacks (as `inferno-collapse-perf`), a profile of where the time went.
+//! * [`kube`]: Kubernetes' record of a pod's containers (`kubectl describe pod`, pod manifests
+//!   in YAML or JSON): restarts, memory limits, `OOMKilled` terminations.
 //! * [`system`]: small /proc snapshots (uptime, date, btime) used to calibrate clocks.
 //! * [`wrap`]: wrappers (container runtimes, journal exports, RFC 5424 relays) taken off the
 //!   lines below the PostgreSQL and kernel readers.
@@ -17,6 +19,7 @@
 //!   indentation, mail wraps, cut marks), learned from the first lines and undone.
 
 pub mod kernel;
+pub mod kube;
 pub mod lines;
 pub mod paste;
 pub mod perf;

@@ -319,3 +319,26 @@ fn cnpg_records_with_a_multi_line_detail_and_other_loggers() {
         (1, 1, 1)
     );
 }
+
+/// The lines `kubectl cnpg report cluster --logs` writes around a container's previous log
+/// (cloudnative-pg `pkg/podlogs/writer.go`, `sendLogsToWriter`) are the plugin's, not unread
+/// lines; a JSON value that is no string still is unread.
+#[test]
+fn cnpg_report_plugins_own_lines_are_another_programs() {
+    let text = concat!(
+        r#""====== Beginning of Previous Log =====""#,
+        "\n",
+        r#""Error fetching previous logs: when opening the log stream: not found""#,
+        "\n",
+        r#""====== End of Previous Log =====""#,
+        "\n",
+        r#"{"level":"info","ts":"2026-11-21T19:02:41Z","logger":"postgres","msg":"record","logging_pod":"p","record":{"log_time":"2026-11-21 19:02:41.001 UTC","process_id":"7","error_severity":"LOG","message":"database system is ready to accept connections"}}"#,
+        "\n42\n\"unterminated\n",
+    );
+    let log = read(PgLogFormat::Cnpg, text);
+    assert_eq!(log.records.len(), 1);
+    assert_eq!(
+        (log.other_program_lines, log.stats.unrecognized_lines),
+        (3, 2)
+    );
+}

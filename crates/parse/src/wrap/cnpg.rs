@@ -12,7 +12,9 @@
 //! (`2022-11-27 18:48:18.943 UTC [28] LOG:  redirecting log output to logging collector
 //! process`): handed out as [`Content::DefaultStderr`]. Lines of other loggers (the instance
 //! manager's own, `pg_controldata`, `wal-archive`, pgaudit) and of the instance manager without
-//! a logger (`{"level":"info","ts":…,"msg":"Readiness probe failing",…}`) are other programs'.
+//! a logger (`{"level":"info","ts":…,"msg":"Readiness probe failing",…}`) are other programs',
+//! and so are the JSON strings `kubectl cnpg report cluster --logs` writes around a
+//! container's previous log (`"====== Beginning of Previous Log ====="`).
 //! The time is `ts` (RFC 3339, or seconds since the epoch).
 
 use std::borrow::Cow;
@@ -92,6 +94,23 @@ pub(super) fn line(number: u64, text: &str, out: &mut dyn FnMut(Peeled<'_>)) {
         return;
     }
     let json = strip_kubectl_stamp(text);
+    if json.starts_with('"') && serde_json::from_str::<Cow<'_, str>>(json).is_ok() {
+        // `kubectl cnpg report cluster --logs` writes its own lines as JSON strings around a
+        // container's previous log (`"====== Beginning of Previous Log ====="`, `"Error
+        // fetching previous logs: …"`, `"====== End of Previous Log ====="`).
+        out(line_of(
+            number,
+            Cow::Borrowed(""),
+            Cow::Borrowed("kubectl-cnpg-report"),
+            Part::First,
+            Content::Text,
+            Stamp {
+                written: None,
+                monotonic_us: None,
+            },
+        ));
+        return;
+    }
     let Ok(line) = serde_json::from_str::<CnpgLine<'_>>(json) else {
         out(Peeled::bare(number, PeeledKind::Unrecognized));
         return;
