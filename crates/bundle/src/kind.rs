@@ -1,7 +1,7 @@
 //! Recognising a file's kind: from the collector's manifest, else from its path, else from its
 //! first bytes.
 
-use pgmortem_parse::{kernel, perf, pgbouncer, pglog, system};
+use pgmortem_parse::{kernel, kube, perf, pgbouncer, pglog, system};
 use serde::Serialize;
 
 /// What a bundle file holds.
@@ -101,6 +101,12 @@ pub enum SourceKind {
     Virtualization,
     /// `/proc/PID/cgroup`: the process's cgroup in each hierarchy.
     ProcCgroup,
+    /// `kubectl describe pod` output: each container's state, last termination (`OOMKilled`,
+    /// exit code 137), restart count and memory limit.
+    PodDescribe,
+    /// Pod manifests, YAML or JSON (`kubectl get pod -o yaml|json`, an operator report's pod
+    /// list): the same, from `status.containerStatuses` and `spec.containers[].resources`.
+    PodManifest,
     /// What a collector wrote about its own run (sos's `sos_logs/`, `sos_reports/`,
     /// `version.txt`): listed, never read as a PostgreSQL or kernel log.
     CollectorLog,
@@ -159,6 +165,8 @@ const ALL: &[SourceKind] = &[
     SourceKind::OsRelease,
     SourceKind::Virtualization,
     SourceKind::ProcCgroup,
+    SourceKind::PodDescribe,
+    SourceKind::PodManifest,
     SourceKind::CollectorLog,
     SourceKind::Manifest,
     SourceKind::Reference,
@@ -212,6 +220,8 @@ impl SourceKind {
             SourceKind::OsRelease => "os_release",
             SourceKind::Virtualization => "virtualization",
             SourceKind::ProcCgroup => "proc_cgroup",
+            SourceKind::PodDescribe => "pod_describe",
+            SourceKind::PodManifest => "pod_manifest",
             SourceKind::CollectorLog => "collector_log",
             SourceKind::Manifest => "manifest",
             SourceKind::Reference => "reference",
@@ -269,6 +279,8 @@ pub fn recognize(head: &[u8]) -> SourceKind {
         (SourceKind::SystemdUnit, system::sniff_systemctl_show(head)),
         (SourceKind::ProcessList, system::sniff_ps(head)),
         (SourceKind::PostmasterOpts, sniff_postmaster_opts(head)),
+        (SourceKind::PodDescribe, kube::sniff_describe(head)),
+        (SourceKind::PodManifest, kube::sniff_manifest(head)),
     ];
     candidates
         .into_iter()

@@ -72,6 +72,8 @@ pub fn snapshot_stats(kind: SourceKind, bytes: &[u8]) -> Option<ParseStats> {
             1,
             system::memory_cgroup_path(&String::from_utf8_lossy(bytes)).is_some(),
         ),
+        SourceKind::PodDescribe => pgmortem_parse::kube::parse_describe(bytes).stats,
+        SourceKind::PodManifest => pgmortem_parse::kube::parse_manifests(bytes).stats,
         SourceKind::Manifest => match Manifest::parse(bytes) {
             Some(m) => whole(m.files.len() as u64, true),
             None => whole(0, false),

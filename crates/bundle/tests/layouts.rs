@@ -288,3 +288,57 @@ fn sosreports() {
         }
     );
 }
+
+/// The CloudNativePG report built to the plugin's layout: recognised from its root directory,
+/// its pod list read as pod manifests, its pod log as a PostgreSQL log, the rest for a person.
+#[test]
+fn a_cnpg_cluster_report_zip_is_read_by_its_table() {
+    let path = fixtures().join(
+        "incidents/pg15-cnpg-report-container-oom/report_cluster_cluster-example_20261124_052930.zip",
+    );
+    let bundle = open(&path, &OpenOptions::default()).unwrap();
+    let found = bundle.layout.as_ref().unwrap();
+    // The zip's one top directory is taken off the paths, as for every archive.
+    assert_eq!((found.layout, found.root.as_str()), (Layout::Cnpg, ""));
+    assert_eq!(found.layout.describe(), "kubectl cnpg report cluster");
+    let kinds: Vec<(&str, SourceKind, RecognizedBy)> = bundle
+        .sources
+        .iter()
+        .map(|s| (s.path.as_str(), s.kind, s.recognized_by))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            (
+                "logs/cluster-example-1-postgres.jsonl",
+                SourceKind::PostgresLog,
+                RecognizedBy::Path
+            ),
+            (
+                "manifests/cluster-jobs.yaml",
+                SourceKind::Reference,
+                RecognizedBy::Path
+            ),
+            (
+                "manifests/cluster-pods.yaml",
+                SourceKind::PodManifest,
+                RecognizedBy::Path
+            ),
+            (
+                "manifests/cluster-pvcs.yaml",
+                SourceKind::Reference,
+                RecognizedBy::Path
+            ),
+            (
+                "manifests/cluster.yaml",
+                SourceKind::Reference,
+                RecognizedBy::Path
+            ),
+            (
+                "manifests/events.yaml",
+                SourceKind::Reference,
+                RecognizedBy::Path
+            ),
+        ]
+    );
+}

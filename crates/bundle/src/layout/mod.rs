@@ -3,9 +3,9 @@
 //! Takes the paths of a bundle; yields which collector made it (from marker paths: a
 //! sosreport has `sos_commands/`, `sos_logs/`, `sos_reports/`, `version.txt`), where its root
 //! is, and the kind its table gives each path. Adding a collector is a table and its markers
-//! here (CloudNativePG's `kubectl cnpg report` zip and Crunchy's `pgo support export` are the
-//! next ones), not code in the readers.
+//! here, not code in the readers: CloudNativePG's `kubectl cnpg report cluster` zip is one.
 
+mod cnpg;
 mod pattern;
 mod pgmortem;
 mod sos;
@@ -23,17 +23,20 @@ pub enum Layout {
     Pgmortem,
     /// A sosreport (`sos report`, `sosreport`; sos 3.x and 4.x).
     Sos,
+    /// A CloudNativePG cluster report (`kubectl cnpg report cluster NAME --logs`).
+    Cnpg,
 }
 
 impl Layout {
     /// Every known layout.
-    pub const ALL: &'static [Layout] = &[Layout::Pgmortem, Layout::Sos];
+    pub const ALL: &'static [Layout] = &[Layout::Pgmortem, Layout::Sos, Layout::Cnpg];
 
     /// The snake_case name (`pgmortem`, `sos`).
     pub fn as_str(self) -> &'static str {
         match self {
             Layout::Pgmortem => "pgmortem",
             Layout::Sos => "sos",
+            Layout::Cnpg => "cnpg",
         }
     }
 
@@ -42,6 +45,7 @@ impl Layout {
         match self {
             Layout::Pgmortem => "pgmortem-collect.sh",
             Layout::Sos => "sosreport",
+            Layout::Cnpg => "kubectl cnpg report cluster",
         }
     }
 
@@ -50,6 +54,7 @@ impl Layout {
         match self {
             Layout::Pgmortem => pgmortem::PGMORTEM,
             Layout::Sos => sos::SOS,
+            Layout::Cnpg => cnpg::CNPG,
         }
     }
 
@@ -58,6 +63,7 @@ impl Layout {
         match self {
             Layout::Pgmortem => pgmortem::MARKERS,
             Layout::Sos => sos::MARKERS,
+            Layout::Cnpg => cnpg::MARKERS,
         }
     }
 
@@ -313,6 +319,38 @@ mod tests {
             found.lookup("identity/id.txt").unwrap().1,
             SourceKind::Reference
         );
+    }
+
+    #[test]
+    fn a_cnpg_report_is_recognised_with_or_without_logs() {
+        let root = "report_cluster_example_20261124_052930/";
+        let paths = [
+            format!("{root}manifests/cluster.yaml"),
+            format!("{root}manifests/cluster-pods.yaml"),
+            format!("{root}manifests/events.yaml"),
+        ];
+        let found = detect(paths.iter().map(String::as_str)).unwrap();
+        assert_eq!((found.layout, found.root.as_str()), (Layout::Cnpg, root));
+        let kind = |p: &str| found.lookup(&format!("{root}{p}")).map(|(_, k)| k);
+        assert_eq!(
+            kind("manifests/cluster-pods.yaml"),
+            Some(SourceKind::PodManifest)
+        );
+        assert_eq!(
+            kind("manifests/cluster-pods.json"),
+            Some(SourceKind::PodManifest)
+        );
+        assert_eq!(kind("manifests/events.yaml"), Some(SourceKind::Reference));
+        assert_eq!(
+            kind("logs/cluster-example-1-postgres.jsonl"),
+            Some(SourceKind::PostgresLog)
+        );
+        assert_eq!(
+            kind("job-logs/cluster-example-1-initdb-qnnvw-initdb.jsonl"),
+            Some(SourceKind::PostgresLog)
+        );
+        let json = ["r/manifests/cluster.json", "r/logs/a-postgres.jsonl"];
+        assert_eq!(detect(json).unwrap().layout, Layout::Cnpg);
     }
 
     #[test]
