@@ -8,6 +8,7 @@
 
 mod caveats;
 mod clock;
+mod containers;
 mod correlate;
 mod digest;
 pub mod facts;
@@ -120,6 +121,7 @@ impl<'b> Analysis<'b> {
         if let Some(caveat) = caveats::keep_latest_incidents(&mut incidents, limits.incidents) {
             parsed.caveats.push(caveat);
         }
+        containers::tie(&mut incidents, &containers::read(bundle), options);
         pooler::tie(&mut incidents, &parsed.pooler, &parsed.postgres);
         Ok(Self {
             bundle,

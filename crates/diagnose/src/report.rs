@@ -346,9 +346,10 @@ pub struct Incident {
     /// before: the postmaster or the host died), or `kernel_oom` (an OOM kill with no
     /// PostgreSQL crash tied to it).
     pub kind: &'static str,
-    /// Why: `oom_killer`, `signal_from_outside`, `segfault` (SIGSEGV, SIGBUS, SIGILL, SIGFPE),
-    /// `abort_or_panic` (SIGABRT or a PANIC), `abnormal_exit` (an exit code),
-    /// `postmaster_killed`, or `unknown`.
+    /// Why: `oom_killer`, `container_oom_killed` (the container runtime recorded the
+    /// container `OOMKilled` and no kernel log shows the kill), `signal_from_outside`,
+    /// `segfault` (SIGSEGV, SIGBUS, SIGILL, SIGFPE), `abort_or_panic` (SIGABRT or a PANIC),
+    /// `abnormal_exit` (an exit code), `postmaster_killed`, or `unknown`.
     pub cause: &'static str,
     /// When it began (UTC): the kernel kill, else the PostgreSQL crash line.
     pub started_at: Option<Timestamp>,
@@ -384,11 +385,50 @@ pub struct Incident {
     pub matched_by: Option<&'static str>,
     /// Caveats and explanations.
     pub notes: Vec<String>,
+    /// The container runtime's record of the kill, when the bundle holds Kubernetes' view of
+    /// the pod (`kubectl describe pod`, a pod manifest): the container the kernel's
+    /// memory-cgroup OOM killer ended (`OOMKilled`, exit code 137); left out of the JSON
+    /// otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub container_kill: Option<ContainerKill>,
     /// What clients saw through pgbouncer in the incident's window (errors they were sent,
     /// server logins that failed, server connections lost), when the bundle has a pgbouncer
     /// log; left out of the JSON otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub clients_saw: Option<crate::pooler::ClientsSaw>,
+}
+
+/// A container's run ended by the kernel's OOM killer at the container's memory limit, as
+/// Kubernetes recorded it (`lastState.terminated` or `state.terminated` of the container's
+/// status, `Last State: Terminated` in `kubectl describe pod`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ContainerKill {
+    /// The pod, when shown.
+    pub pod: Option<String>,
+    /// Its namespace, when shown.
+    pub namespace: Option<String>,
+    /// The container (`postgres`, `database`), when shown.
+    pub container: Option<String>,
+    /// The runtime's reason: `OOMKilled`.
+    pub reason: String,
+    /// The exit code (137 = 128 + SIGKILL).
+    pub exit_code: Option<i32>,
+    /// The signal that ended it (given, or from an exit code above 128).
+    pub signal: Option<i32>,
+    /// When the killed run had started (UTC).
+    pub started_at: Option<Timestamp>,
+    /// When it ended (UTC, whole seconds): where the incident is placed.
+    pub finished_at: Option<Timestamp>,
+    /// When the container's current run started, when it runs again.
+    pub restarted_at: Option<Timestamp>,
+    /// The container's restart count when the bundle was made.
+    pub restart_count: Option<u64>,
+    /// Its memory limit in bytes (`resources.limits.memory`), when shown.
+    pub memory_limit_bytes: Option<u64>,
+    /// The file.
+    pub path: String,
+    /// The line of the termination.
+    pub line: u64,
 }
 
 /// A server log line cited by an incident.

@@ -80,8 +80,8 @@ pub struct ExpectedSource {
 pub struct ExpectedIncident {
     /// `oom_kill`, `crash_restart`, `postmaster_killed`, `unclean_restart`, `kernel_oom`.
     pub kind: String,
-    /// `oom_killer`, `signal_from_outside`, `segfault`, `abort_or_panic`, `abnormal_exit`,
-    /// `postmaster_killed`, `unknown`.
+    /// `oom_killer`, `container_oom_killed`, `signal_from_outside`, `segfault`,
+    /// `abort_or_panic`, `abnormal_exit`, `postmaster_killed`, `unknown`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cause: Option<String>,
     /// The PID that died (PostgreSQL's crash line, else the kernel's victim).
@@ -453,12 +453,13 @@ fn incident_pid(i: &Incident) -> Option<u32> {
 }
 
 /// The signal of an incident; a kernel OOM kill is a SIGKILL even where PostgreSQL logged no
-/// death.
+/// death, and so is a container Kubernetes recorded `OOMKilled` with exit code 137.
 fn incident_signal(i: &Incident) -> Option<i32> {
     i.postgres_crash
         .as_ref()
         .and_then(|c| c.signal)
         .or(i.kernel_kill.as_ref().map(|_| 9))
+        .or(i.container_kill.as_ref().and_then(|c| c.signal))
 }
 
 fn incident_matches(i: &Incident, w: &ExpectedIncident) -> bool {

@@ -436,3 +436,32 @@ pub(crate) fn boot_time(report: &Report) -> String {
         _ => "host boot time unknown".to_owned(),
     }
 }
+
+/// `postgres of pod cluster-example-1 OOMKilled, exit code 137 (signal 9), limit 1.0 GiB, run
+/// 2026-11-24T05:29:05Z → 2026-11-24T05:29:10Z, running again since …, 1 restart`.
+pub(crate) fn container_kill(k: &pgmortem_diagnose::ContainerKill) -> String {
+    let mut parts = vec![match (&k.container, &k.pod) {
+        (Some(c), Some(p)) => format!("{c} of pod {p} {}", k.reason),
+        (Some(c), None) => format!("{c} {}", k.reason),
+        (None, Some(p)) => format!("a container of pod {p} {}", k.reason),
+        (None, None) => format!("the container {}", k.reason),
+    }];
+    match (k.exit_code, k.signal) {
+        (Some(c), Some(s)) => parts.push(format!("exit code {c} (signal {s})")),
+        (Some(c), None) => parts.push(format!("exit code {c}")),
+        (None, Some(s)) => parts.push(format!("signal {s}")),
+        (None, None) => {}
+    }
+    if let Some(b) = k.memory_limit_bytes {
+        parts.push(format!("limit {}", pgmortem_diagnose::human_bytes(b)));
+    }
+    let at = |t: Option<jiff::Timestamp>| t.map_or_else(|| "?".to_owned(), |t| t.to_string());
+    parts.push(format!("run {} → {}", at(k.started_at), at(k.finished_at)));
+    if let Some(r) = k.restarted_at {
+        parts.push(format!("running again since {r}"));
+    }
+    if let Some(n) = k.restart_count {
+        parts.push(format!("{n} restart{}", if n == 1 { "" } else { "s" }));
+    }
+    parts.join(", ")
+}

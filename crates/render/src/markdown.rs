@@ -96,7 +96,10 @@ fn write_incidents(out: &mut String, report: &Report) {
             Some((Some(s), _)) => s.to_string(),
             Some((None, Some(code))) => format!("exit code {code}"),
             _ if kill.is_some() => "9 (kernel)".to_owned(),
-            _ => "—".to_owned(),
+            _ => match incident.container_kill.as_ref().and_then(|k| k.signal) {
+                Some(s) => format!("{s} (container)"),
+                None => "—".to_owned(),
+            },
         };
         let outage = incident
             .outage_seconds
@@ -155,6 +158,14 @@ fn write_incident(out: &mut String, number: usize, incident: &Incident) {
             "- **kernel**: {} at {} ({})",
             prose(&line),
             prose(&ts(k.at)),
+            location(&k.path, k.line)
+        );
+    }
+    if let Some(k) = &incident.container_kill {
+        let _ = writeln!(
+            out,
+            "- **container**: {} ({})",
+            prose(&describe::container_kill(k)),
             location(&k.path, k.line)
         );
     }

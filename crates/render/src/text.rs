@@ -242,6 +242,10 @@ fn write_incident(out: &mut String, paint: &Painter, number: usize, incident: &I
         }
         let _ = writeln!(out, "{INDENT}at {}   ({}:{})", ts(k.at), k.path, k.line);
     }
+    if let Some(k) = &incident.container_kill {
+        let _ = writeln!(out, "  container {}", describe::container_kill(k));
+        let _ = writeln!(out, "{INDENT}({}:{})", k.path, k.line);
+    }
     if !incident.preceded_by.is_empty() {
         let _ = writeln!(out, "  before    (what the log recorded just before)");
         for l in &incident.preceded_by {

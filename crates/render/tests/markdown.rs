@@ -112,6 +112,7 @@ fn hostile_report() -> Report {
             confidence: 1.0,
             matched_by: None,
             notes: vec![HOSTILE.to_owned()],
+            container_kill: None,
             clients_saw: Some(ClientsSaw {
                 from: at,
                 to: at,

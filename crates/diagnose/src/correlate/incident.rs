@@ -180,6 +180,7 @@ pub(crate) fn build(kill: Option<&OomKill<'_>>, side: PgSide<'_, '_>, tie: Tie) 
         confidence,
         matched_by,
         notes,
+        container_kill: None,
         clients_saw: None,
     }
 }

@@ -20,6 +20,7 @@ use jiff::Timestamp;
 use pgmortem_parse::kernel::{KernelEvent, KernelRecord, OomReport};
 
 pub(crate) use cycles::{Crash, UncleanStart, crashes, is_cycle, postmaster_pids, unclean_starts};
+pub(crate) use incident::by_time;
 use incident::{PgSide, Tie};
 
 use crate::DiagnoseOptions;

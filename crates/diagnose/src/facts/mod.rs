@@ -126,6 +126,10 @@ pub(crate) fn build<'a>(
         host.processes.memory_cgroup.as_ref(),
         kernel,
     );
+    if host.cgroup.is_none() {
+        // A container's limit (Kubernetes' view of the pod) is its memory cgroup's.
+        host.cgroup = crate::containers::cgroup(&crate::containers::read(bundle));
+    }
     Facts {
         host,
         log: log::build(postgres),
