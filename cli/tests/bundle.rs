@@ -278,3 +278,77 @@ fn a_cleaned_sosreport_says_what_was_obfuscated_and_keeps_its_diagnosis() {
     assert_eq!(kill["pid"], 5115);
     assert_eq!(kill["total_vm_kb"], serde_json::Value::Null);
 }
+
+#[test]
+fn a_cnpg_report_zip_is_read_by_its_layout_and_its_oomkilled_container_is_the_incident() {
+    let report = analyze_json(&fixture(
+        "incidents/pg15-cnpg-report-container-oom/report_cluster_cluster-example_20261124_052930.zip",
+    ));
+    assert_eq!(
+        report["collection"]["collector"],
+        "kubectl cnpg report cluster"
+    );
+    let log = by_path(&report, "logs/cluster-example-1-postgres.jsonl");
+    assert_eq!(
+        (
+            log["kind"].as_str(),
+            log["records"].as_u64(),
+            log["unrecognized_lines"].as_u64()
+        ),
+        (Some("postgres_log"), Some(17), Some(0))
+    );
+    let pods = by_path(&report, "manifests/cluster-pods.yaml");
+    assert_eq!(
+        (pods["kind"].as_str(), pods["records"].as_u64()),
+        (Some("pod_manifest"), Some(2))
+    );
+    assert_eq!(
+        by_path(&report, "manifests/events.yaml")["kind"],
+        "reference"
+    );
+    let incidents = report["incidents"].as_array().unwrap();
+    assert_eq!(incidents.len(), 1);
+    let incident = &incidents[0];
+    assert_eq!(incident["kind"], "postmaster_killed");
+    assert_eq!(incident["cause"], "container_oom_killed");
+    assert_eq!(incident["container_kill"]["reason"], "OOMKilled");
+    assert_eq!(incident["container_kill"]["exit_code"], 137);
+    assert_eq!(
+        incident["container_kill"]["finished_at"],
+        "2026-11-24T05:29:10Z"
+    );
+    assert_eq!(incident["container_kill"]["memory_limit_bytes"], 1u64 << 30);
+}
+
+#[test]
+fn a_pasted_kubectl_describe_is_its_own_kind_and_its_oom_kill_an_incident() {
+    let report = analyze_json(&fixture(
+        "wild/cnpg-oomkilled-dev-shm-describe/kubectl-describe-pod.txt",
+    ));
+    let describe = &report["sources"][0];
+    assert_eq!(
+        (
+            describe["kind"].as_str(),
+            describe["records"].as_u64(),
+            describe["unrecognized_lines"].as_u64()
+        ),
+        (Some("pod_describe"), Some(1), Some(0))
+    );
+    let incidents = report["incidents"].as_array().unwrap();
+    assert_eq!(incidents.len(), 1);
+    assert_eq!(incidents[0]["kind"], "kernel_oom");
+    assert_eq!(incidents[0]["cause"], "container_oom_killed");
+    assert_eq!(incidents[0]["container_kill"]["signal"], 9);
+    assert_eq!(
+        incidents[0]["container_kill"]["started_at"],
+        "2025-05-16T11:12:59Z"
+    );
+    assert_eq!(
+        incidents[0]["container_kill"]["finished_at"],
+        serde_json::Value::Null
+    );
+    assert_eq!(
+        incidents[0]["container_kill"]["restarted_at"],
+        "2025-05-16T11:30:42Z"
+    );
+}

@@ -133,3 +133,56 @@ fn a_pid_namespace_is_tied_on_time_signal_and_name() {
     assert_ne!(kill.pid, crash.pid);
     assert!(incident.notes.iter().any(|n| n.contains("PID namespace")));
 }
+
+#[test]
+fn a_cnpg_report_ties_the_oomkilled_container_to_the_restart_its_log_shows() {
+    let report = analyze("pg15-cnpg-report-container-oom");
+    let incident = only_incident(&report);
+    assert_eq!(
+        (incident.kind, incident.cause, incident.matched_by),
+        (
+            "postmaster_killed",
+            "container_oom_killed",
+            Some("container_time")
+        )
+    );
+    let kill = incident.container_kill.as_ref().unwrap();
+    assert_eq!(
+        (kill.pod.as_deref(), kill.container.as_deref()),
+        (Some("cluster-example-1"), Some("postgres"))
+    );
+    assert_eq!(
+        (kill.reason.as_str(), kill.exit_code, kill.signal),
+        ("OOMKilled", Some(137), Some(9))
+    );
+    assert_eq!(
+        kill.finished_at,
+        Some("2026-11-24T05:29:10Z".parse().unwrap())
+    );
+    assert_eq!(
+        kill.restarted_at,
+        Some("2026-11-24T05:29:16Z".parse().unwrap())
+    );
+    assert_eq!(
+        (kill.restart_count, kill.memory_limit_bytes),
+        (Some(1), Some(1 << 30))
+    );
+    assert_eq!(incident.started_at, kill.finished_at);
+    // From the container's end to `ready to accept connections` at 05:29:16.578.
+    assert_eq!(incident.outage_seconds, Some(6.578));
+    assert!(incident.confidence <= 0.7);
+    // Its limit is the limit the memory rules compare with.
+    let cgroup = report.host.cgroup.as_ref().unwrap();
+    assert_eq!(cgroup.limit.as_ref().unwrap().value, 1 << 30);
+    assert_eq!(
+        cgroup.limit.as_ref().unwrap().key,
+        "resources.limits.memory"
+    );
+    assert_eq!(cgroup.oom_kills.as_ref().unwrap().value, 1);
+    assert!(
+        report
+            .findings
+            .iter()
+            .any(|f| f.id == "cgroup-memory-limit")
+    );
+}
