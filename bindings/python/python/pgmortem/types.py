@@ -169,6 +169,7 @@ class LogLine(TypedDict):
 IncidentKind = Literal["oom_kill", "crash_restart", "postmaster_killed", "unclean_restart", "kernel_oom"]
 IncidentCause = Literal[
     "oom_killer",
+    "container_oom_killed",
     "signal_from_outside",
     "segfault",
     "abort_or_panic",
@@ -279,6 +280,26 @@ class PoolerSummary(TypedDict):
     """Only when some times printed no zone (read at ``host_utc_offset``)."""
 
 
+class ContainerKill(TypedDict):
+    """A container Kubernetes recorded ``OOMKilled`` (``incident["container_kill"]``)."""
+
+    pod: str | None
+    namespace: str | None
+    container: str | None
+    reason: str
+    exit_code: int | None
+    signal: int | None
+    """The signal given, else the one an exit code above 128 encodes (137: 9)."""
+    started_at: str | None
+    finished_at: str | None
+    """When the killed run ended (whole seconds): where the incident is placed."""
+    restarted_at: str | None
+    restart_count: int | None
+    memory_limit_bytes: int | None
+    path: str
+    line: int
+
+
 class Incident(TypedDict):
     kind: IncidentKind
     cause: IncidentCause
@@ -294,8 +315,13 @@ class Incident(TypedDict):
     sessions_lost: int | None
     connections_refused: int
     confidence: float
-    matched_by: Literal["pid_and_time", "pid_only", "time_signal_and_name", "postmaster_pid"] | None
+    matched_by: (
+        Literal["pid_and_time", "pid_only", "time_signal_and_name", "postmaster_pid", "container_time"]
+        | None
+    )
     notes: list[str]
+    container_kill: NotRequired[ContainerKill]
+    """Only when the bundle holds Kubernetes' view of the pod and a container was OOMKilled."""
     clients_saw: NotRequired[ClientsSaw]
     """Only when the bundle has a pgbouncer log."""
 
@@ -1532,7 +1558,7 @@ class Obfuscation(TypedDict):
 class BundleLayout(TypedDict):
     """The known collector's layout a bundle's paths show."""
 
-    layout: Literal["pgmortem", "sos"]
+    layout: Literal["pgmortem", "sos", "cnpg"]
     root: str
     markers: list[str]
     obfuscation: NotRequired[Obfuscation]
@@ -1710,6 +1736,7 @@ __all__ = [
     "FlatKeyed",
     "HostFacts",
     "HungTaskRecord",
+    "ContainerKill",
     "Incident",
     "IncidentCause",
     "IncidentKind",
