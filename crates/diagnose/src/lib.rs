@@ -116,6 +116,13 @@ impl<'b> Analysis<'b> {
             postmasters: correlate::postmaster_pids(&parsed.postgres),
         };
         let mut incidents = correlate::incidents(&kills, &outages, options);
+        correlate::tie_faults(
+            &mut incidents,
+            correlate::process_faults(&parsed.kernel, &parsed.clock),
+            !parsed.postgres.is_empty(),
+            options.match_tolerance_seconds,
+        );
+        correlate::tie_units(&mut incidents, &parsed.kernel, &parsed.clock);
         drop(outages);
         drop(kills);
         if let Some(caveat) = caveats::keep_latest_incidents(&mut incidents, limits.incidents) {

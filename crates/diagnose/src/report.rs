@@ -197,6 +197,37 @@ impl Evidence {
     }
 }
 
+/// A fatal fault of a process as the kernel or a crash reporter logged it.
+#[derive(Debug, Clone, Serialize)]
+pub struct ProcessFault {
+    /// PID (the kernel's, init namespace).
+    pub pid: u32,
+    /// Command name.
+    pub comm: String,
+    /// What happened: `segfault at ADDRESS`, `general protection`, `invalid opcode`, …, or the
+    /// signal a crash reporter named (`SIGABRT`).
+    pub fault: String,
+    /// The signal it delivered (11 for a segfault or a general protection fault), when known.
+    pub signal: Option<i32>,
+    /// The faulting address of a segfault.
+    pub address: Option<String>,
+    /// The instruction pointer.
+    pub ip: Option<String>,
+    /// The object the instruction pointer fell in (`credcheck.so`, `libc.so.6`, `postgres`).
+    pub object: Option<String>,
+    /// The kernel printed the object `(deleted)`: its file was replaced or removed after the
+    /// process mapped it (an upgrade without a restart: the process ran the old build).
+    pub object_deleted: bool,
+    /// `kernel`, or the crash reporter (`abrt-hook-ccpp`, `systemd-coredump`).
+    pub reporter: String,
+    /// When (UTC), when the line's time could be placed.
+    pub at: Option<Timestamp>,
+    /// The log.
+    pub path: String,
+    /// Its line.
+    pub line: u64,
+}
+
 /// The kernel's side of an incident: the OOM kill.
 #[derive(Debug, Clone, Serialize)]
 pub struct KernelKill {
@@ -204,8 +235,14 @@ pub struct KernelKill {
     /// its kill line, or the OOM killer found none): no task has pid 0, and JSON says `null`.
     #[serde(serialize_with = "zero_as_null")]
     pub pid: u32,
-    /// Command name.
+    /// Command name (empty when no report names the victim).
     pub comm: String,
+    /// The systemd unit in whose cgroup the kill was counted, when systemd's
+    /// `A process of this unit has been killed by the OOM killer.` line reported it (for a kill
+    /// the kernel's log does not hold, the only thing known of the victim). Left out of the
+    /// JSON when there is none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unit: Option<String>,
     /// Anonymous RSS at the kill, kB.
     pub anon_rss_kb: Option<u64>,
     /// File RSS at the kill, kB.
@@ -355,6 +392,12 @@ pub struct Incident {
     pub started_at: Option<Timestamp>,
     /// The kernel's OOM kill, when there was one.
     pub kernel_kill: Option<KernelKill>,
+    /// The fatal fault the kernel (or a crash reporter) logged for the process that died: a
+    /// segfault, a general protection fault or another trap, a crash reporter's line; tied by
+    /// PID to PostgreSQL's crash line, or alone when the bundle has no PostgreSQL log. Left out
+    /// of the JSON when there is none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kernel_fault: Option<ProcessFault>,
     /// The PostgreSQL process that died, when PostgreSQL logged it.
     pub postgres_crash: Option<PostgresCrash>,
     /// The restart cycle that followed.

@@ -109,6 +109,63 @@ fn kernel_summary(event: &KernelEvent) -> (&'static str, String) {
             "hung_task",
             format!("{} {} blocked for more than {} s", h.comm, h.pid, h.seconds),
         ),
+        KernelEvent::Trap(t) => (
+            "trap",
+            format!(
+                "{} {} {} at ip {}{}",
+                t.comm,
+                t.pid,
+                t.trap,
+                t.ip,
+                t.object
+                    .as_deref()
+                    .map(|o| format!(" in {o}"))
+                    .unwrap_or_default()
+            ),
+        ),
+        KernelEvent::CoreDumpFailed(c) => (
+            "core_dump_failed",
+            format!("{} {} left no core dump: {}", c.comm, c.pid, c.reason),
+        ),
+        KernelEvent::StorageError(e) => ("storage_error", e.message.clone()),
+        KernelEvent::CrashReport(c) => (
+            "crash_report",
+            format!(
+                "{} {} died{}; {} {}",
+                c.comm,
+                c.pid,
+                c.signal
+                    .map(|s| format!(" of signal {s}"))
+                    .unwrap_or_default(),
+                c.reporter,
+                match c.core_dumped {
+                    Some(true) => "dumped its core",
+                    Some(false) => "kept no core",
+                    None => "reported it",
+                }
+            ),
+        ),
+        KernelEvent::UnitEvent(u) => {
+            use pgmortem_parse::kernel::UnitEventKind as K;
+            let detail = u.detail.as_deref().unwrap_or("");
+            let text = match u.what {
+                K::OomKill => format!(
+                    "{}: the kernel's OOM killer killed a process of this unit{}",
+                    u.unit,
+                    if u.ancestors.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" (also reported for {})", u.ancestors.join(", "))
+                    }
+                ),
+                K::OomdKill => format!("{}: systemd-oomd killed {detail} process(es)", u.unit),
+                K::Failed => format!("{}: failed with result '{detail}'", u.unit),
+                K::MainProcessExited => format!("{}: main process exited, {detail}", u.unit),
+                K::MemoryPeak => format!("{}: memory peak {detail}", u.unit),
+                _ => format!("{}: {detail}", u.unit),
+            };
+            ("unit_event", text)
+        }
         _ => ("kernel_event", "kernel event".to_owned()),
     }
 }

@@ -832,3 +832,68 @@ fn sniffing_a_report_pasted_without_times() {
     );
     assert_eq!(kernel::sniff(b"Thanks for looking.\nBest regards\n"), None);
 }
+
+#[test]
+fn the_summary_names_the_victim_when_the_log_stops_before_the_kill_line() {
+    // The orioledb thread's grep of dmesg (fixtures/wild/orioledb-oom-grep-dmesg-leak): the
+    // second report's kill line is past the end of the excerpt.
+    let text = "\
+[Mon Sep 25 20:57:39 2023] systemd invoked oom-killer: gfp_mask=0x1100cca(GFP_HIGHUSER_MOVABLE), order=0, oom_score_adj=0
+[Mon Sep 25 20:57:39 2023]  oom_kill_process.cold+0xb/0x10
+[Mon Sep 25 20:57:39 2023] oom-kill:constraint=CONSTRAINT_NONE,nodemask=(null),cpuset=init.scope,mems_allowed=0,global_oom,task_memcg=/user.slice/user-1000.slice/session-2.scope,task=postgres,pid=2973003,uid=1000
+";
+    let log = parse(text);
+    let report = reports(&log)[0];
+    let victim = report.victim.as_ref().unwrap();
+    assert_eq!(
+        (
+            victim.pid,
+            victim.comm.as_str(),
+            victim.uid,
+            victim.kill_line
+        ),
+        (2973003, "postgres", Some(1000), 3)
+    );
+    assert!(report.truncated);
+    assert!(
+        report.notes.iter().any(|n| n.contains("oom-kill: summary")),
+        "{:?}",
+        report.notes
+    );
+    // The next report beginning right after the summary: the kill may not have happened.
+    let two = format!("{text}{text}");
+    let log = parse(&two);
+    let first = reports(&log)[0];
+    assert!(first.victim.is_none());
+    assert!(first.notes.iter().any(|n| n == "no victim recorded"));
+    // An outcome line after the summary: nothing was killed.
+    let exiting = format!(
+        "{text}[Mon Sep 25 20:57:39 2023] Out of memory: OOM victim 2973003 (postgres) is already exiting. Skip killing the task\n"
+    );
+    assert!(reports(&parse(&exiting))[0].victim.is_none());
+}
+
+#[test]
+fn a_console_transcript_padded_to_80_columns_joins_only_the_kernel_lines_it_cut() {
+    // The shape of fixtures/wild/v86-segfault-postgres-initdb: initdb's output with kernel
+    // lines among it, every line padded with spaces to the console's 80 columns.
+    let pad = |l: &str| format!("{l:<80}\n");
+    let text = [
+        pad("running bootstrap script ... ok"),
+        pad("[   32.076550] postgres[130]: segfault at 28 ip 007f751e sp bf9d7230 error 4 in"),
+        pad("postgres[52a000+41a000]"),
+        pad("child process was terminated by signal 11: Segmentation fault"),
+        pad("initdb: removing contents of data directory \"/var/lib/pgsql\""),
+        pad("Starting postgresql: pg_ctl: directory \"/var/lib/pgsql\" is not a database cluste"),
+        pad("r directory"),
+    ]
+    .concat();
+    let log = parse(&text);
+    let KernelEvent::Segfault(s) = &log.records[0].event else {
+        panic!("{:?}", log.records)
+    };
+    assert_eq!((s.pid, s.object.as_deref()), (130, Some("postgres")));
+    // The console's own lines stay apart, each counted as not the kernel's.
+    assert_eq!(log.stats.unrecognized_lines, 5, "{:?}", log.stats);
+    assert_eq!(log.pasted.as_ref().unwrap().counts.wraps_joined, 1);
+}

@@ -450,6 +450,7 @@ fn incident_pid(i: &Incident) -> Option<u32> {
         .as_ref()
         .map(|c| c.pid)
         .or(i.kernel_kill.as_ref().map(|k| k.pid))
+        .or(i.kernel_fault.as_ref().map(|f| f.pid))
 }
 
 /// The signal of an incident; a kernel OOM kill is a SIGKILL even where PostgreSQL logged no
@@ -460,6 +461,7 @@ fn incident_signal(i: &Incident) -> Option<i32> {
         .and_then(|c| c.signal)
         .or(i.kernel_kill.as_ref().map(|_| 9))
         .or(i.container_kill.as_ref().and_then(|c| c.signal))
+        .or(i.kernel_fault.as_ref().and_then(|f| f.signal))
 }
 
 fn incident_matches(i: &Incident, w: &ExpectedIncident) -> bool {

@@ -72,6 +72,7 @@ fn hostile_report() -> Report {
             cause: "signal_from_outside",
             started_at: None,
             kernel_kill: None,
+            kernel_fault: None,
             postgres_crash: Some(PostgresCrash {
                 pid: 7,
                 process: "server | process".to_owned(),

@@ -113,6 +113,7 @@ class OomTaskRss(TypedDict):
 class KernelKill(TypedDict):
     pid: int | None
     comm: str
+    unit: NotRequired[str]
     anon_rss_kb: int | None
     file_rss_kb: int | None
     shmem_rss_kb: int | None
@@ -300,11 +301,27 @@ class ContainerKill(TypedDict):
     line: int
 
 
+class ProcessFault(TypedDict):
+    pid: int
+    comm: str
+    fault: str
+    signal: int | None
+    address: str | None
+    ip: str | None
+    object: str | None
+    object_deleted: bool
+    reporter: str
+    at: str | None
+    path: str
+    line: int
+
+
 class Incident(TypedDict):
     kind: IncidentKind
     cause: IncidentCause
     started_at: str | None
     kernel_kill: KernelKill | None
+    kernel_fault: NotRequired[ProcessFault]
     postgres_crash: PostgresCrash | None
     recovery: Recovery | None
     outage_seconds: float | None
@@ -817,7 +834,78 @@ class HungTaskRecord(TypedDict):
     seconds: int
 
 
-KernelRecord = Union[OomReport, SegfaultRecord, PageAllocationFailureRecord, HungTaskRecord]
+class TrapRecord(TypedDict):
+    kind: Literal["trap"]
+    line: int
+    end_line: int
+    time: KernelTime
+    comm: str
+    pid: int
+    trap: str
+    signal: int | None
+    ip: str
+    sp: str
+    error: str
+    object: str | None
+
+
+class CoreDumpFailedRecord(TypedDict):
+    kind: Literal["core_dump_failed"]
+    line: int
+    end_line: int
+    time: KernelTime
+    comm: str
+    pid: int
+    reason: str
+
+
+class StorageErrorRecord(TypedDict):
+    kind: Literal["storage_error"]
+    line: int
+    end_line: int
+    time: KernelTime
+    layer: Literal["ext4", "xfs", "journal", "buffer", "block", "scsi"]
+    failure: Literal["filesystem_error", "read_only", "shutdown", "io_error", "device_reset"]
+    device: str | None
+    comm: str | None
+    message: str
+
+
+class CrashReportRecord(TypedDict):
+    kind: Literal["crash_report"]
+    line: int
+    end_line: int
+    time: KernelTime
+    reporter: str
+    pid: int
+    comm: str
+    uid: int | None
+    signal: int | None
+    core_dumped: bool | None
+
+
+class UnitEventRecord(TypedDict):
+    kind: Literal["unit_event"]
+    line: int
+    end_line: int
+    time: KernelTime
+    unit: str
+    what: Literal["oom_kill", "oomd_kill", "failed", "main_process_exited", "memory_peak"]
+    detail: str | None
+    ancestors: list[str]
+
+
+KernelRecord = Union[
+    OomReport,
+    SegfaultRecord,
+    PageAllocationFailureRecord,
+    HungTaskRecord,
+    TrapRecord,
+    CoreDumpFailedRecord,
+    StorageErrorRecord,
+    CrashReportRecord,
+    UnitEventRecord,
+]
 """One record of a kernel log; ``record["kind"]`` tells which."""
 
 
@@ -1737,6 +1825,12 @@ __all__ = [
     "HostFacts",
     "HungTaskRecord",
     "ContainerKill",
+    "ProcessFault",
+    "TrapRecord",
+    "CoreDumpFailedRecord",
+    "StorageErrorRecord",
+    "CrashReportRecord",
+    "UnitEventRecord",
     "Incident",
     "IncidentCause",
     "IncidentKind",

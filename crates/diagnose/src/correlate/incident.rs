@@ -168,6 +168,7 @@ pub(crate) fn build(kill: Option<&OomKill<'_>>, side: PgSide<'_, '_>, tie: Tie) 
         cause,
         started_at: kill_at.or(pg_at),
         kernel_kill,
+        kernel_fault: None,
         postgres_crash,
         recovery,
         outage_seconds,
@@ -257,6 +258,7 @@ fn kernel_kill(kill: &OomKill<'_>) -> KernelKill {
     KernelKill {
         pid: victim.pid,
         comm: victim.comm,
+        unit: None,
         anon_rss_kb: victim.anon_rss_kb,
         file_rss_kb: victim.file_rss_kb,
         shmem_rss_kb: victim.shmem_rss_kb,

@@ -12,7 +12,9 @@
 //! grows as n log n in kills and crashes.
 
 mod cycles;
+mod faults;
 mod incident;
+mod units;
 
 use std::collections::HashMap;
 
@@ -21,7 +23,9 @@ use pgmortem_parse::kernel::{KernelEvent, KernelRecord, OomReport};
 
 pub(crate) use cycles::{Crash, UncleanStart, crashes, is_cycle, postmaster_pids, unclean_starts};
 pub(crate) use incident::by_time;
+pub(crate) use faults::{process_faults, tie as tie_faults};
 use incident::{PgSide, Tie};
+pub(crate) use units::tie as tie_units;
 
 use crate::DiagnoseOptions;
 use crate::clock::{Clock, seconds_between};

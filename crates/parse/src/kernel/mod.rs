@@ -28,6 +28,7 @@ pub(crate) mod calendar;
 mod events;
 mod oom;
 mod prefix;
+mod services;
 mod types;
 mod unpaste;
 
@@ -263,6 +264,8 @@ const MAY_TRIGGER: u8 = 1;
 const MAY_KILL: u8 = 2;
 const MAY_SEGFAULT: u8 = 4;
 const MAY_ALLOCATION: u8 = 8;
+const MAY_TRAP: u8 = 16;
+const MAY_BLOCK_ERROR: u8 = 32;
 
 /// How far into a message the key words of event lines can be: after a comm (≤ 15 bytes), a
 /// `[pid]`, or a kill reason such as `Out of memory (oom_kill_allocating_task): `.
@@ -281,6 +284,9 @@ fn event_hints(bytes: &[u8]) -> u8 {
             Some(b'p') if rest.starts_with(b"process ") => MAY_KILL,
             Some(b'p') if rest.starts_with(b"page allocation failure") => MAY_ALLOCATION,
             Some(b's') if rest.starts_with(b"segfault at ") => MAY_SEGFAULT,
+            Some(b'g') if rest.starts_with(b"general protection ") => MAY_TRAP,
+            Some(b't') if rest.starts_with(b"trap ") => MAY_TRAP,
+            Some(b'e') if rest.starts_with(b"error, dev ") => MAY_BLOCK_ERROR,
             _ => 0,
         };
     }
@@ -380,7 +386,10 @@ impl KernelParser {
                 peeler.push(number, text, &mut |p| self.read_peeled(p, text));
                 self.peeler = Some(Some(peeler));
             }
-            None => self.read_line(number, text, None),
+            None => match json_string_line(text) {
+                Some(inner) => self.read_line(number, &inner, None),
+                None => self.read_line(number, text, None),
+            },
         }
     }
 
@@ -388,7 +397,18 @@ impl KernelParser {
     fn read_peeled(&mut self, peeled: Peeled<'_>, raw: &str) {
         match peeled.kind {
             PeeledKind::Line { text, program, .. } => {
-                if program.as_deref().is_some_and(|p| p != "kernel") {
+                if let Some(program) = program.as_deref().filter(|p| *p != "kernel") {
+                    if services::reads(program) {
+                        let time = KernelTime {
+                            monotonic_us: peeled.stamp.monotonic_us,
+                            wall: peeled.stamp.utc().map(|utc| WallClock {
+                                civil: utc.to_zoned(jiff::tz::TimeZone::UTC).datetime(),
+                                utc_offset_seconds: Some(0),
+                                year_inferred: false,
+                            }),
+                        };
+                        self.service_line(peeled.line, time, program, &text);
+                    }
                     self.non_kernel_lines += 1;
                     self.prefixed_lines += 1;
                     return;
@@ -476,7 +496,20 @@ impl KernelParser {
             }
             self.last_sequence = Some(sequence);
         }
-        if kline.tag.is_some_and(|t| t != "kernel") {
+        if let Some(tag) = kline.tag.filter(|t| *t != "kernel") {
+            if services::reads(tag) {
+                self.service_line(number, kline.time, tag, kline.message);
+            }
+            self.non_kernel_lines += 1;
+            return;
+        }
+        if kline.tag.is_none()
+            && let Some((tag, message)) = services::tagged(kline.message)
+        {
+            // A pasted line that kept its program's tag (`abrt-hook-ccpp: Process …`).
+            if services::reads(tag) {
+                self.service_line(number, kline.time, tag, message);
+            }
             self.non_kernel_lines += 1;
             return;
         }
@@ -565,19 +598,18 @@ impl KernelParser {
             event.map(KernelEvent::PageAllocationFailure)
         } else if bytes.starts_with(b"INFO: task ") {
             events::hung_task(msg.text).map(KernelEvent::HungTask)
+        } else if hints & MAY_TRAP != 0 {
+            events::trap(msg.text).map(KernelEvent::Trap)
+        } else if bytes.starts_with(b"Pid ") || bytes.starts_with(b"coredump: ") {
+            events::core_dump_failed(msg.text).map(KernelEvent::CoreDumpFailed)
+        } else if hints & MAY_BLOCK_ERROR != 0 || storage_prefix(bytes) {
+            events::storage_error(msg.text).map(KernelEvent::StorageError)
         } else {
             None
         };
         match event {
             Some(event) => {
-                if self.records.len() >= self.options.limits.events.max(1) {
-                    self.records.pop_front();
-                    self.events_not_kept += 1;
-                    self.pending_allocation = self
-                        .pending_allocation
-                        .and_then(|(index, left)| Some((index.checked_sub(1)?, left)));
-                }
-                self.records.push_back(KernelRecord {
+                self.push_event(KernelRecord {
                     line: msg.line,
                     end_line: msg.line,
                     time: msg.time,
@@ -587,6 +619,81 @@ impl KernelParser {
             }
             None => false,
         }
+    }
+
+    /// A line of a crash reporter or of the service manager ([`services`]); true when it made
+    /// a record (or was folded into one).
+    fn service_line(&mut self, number: u64, time: KernelTime, tag: &str, message: &str) -> bool {
+        let event = if let Some(report) = services::crash_report(tag, message) {
+            KernelEvent::CrashReport(report)
+        } else if let Some(unit) = services::unit_event(tag, message) {
+            if unit.what == UnitEventKind::OomKill && self.fold_unit_kill(&unit, &time) {
+                return true;
+            }
+            KernelEvent::UnitEvent(unit)
+        } else {
+            return false;
+        };
+        self.push_event(KernelRecord {
+            line: number,
+            end_line: number,
+            time,
+            event,
+        });
+        true
+    }
+
+    /// systemd prints one OOM kill once for the unit whose cgroup held the process and again
+    /// for each slice above it, in no fixed order, within the same moment: a line whose unit is
+    /// a slice above (or below) one of the last few kills' units, at the same second, is folded
+    /// into that kill (the unit lowest in the tree is kept, the others listed as ancestors).
+    fn fold_unit_kill(&mut self, unit: &UnitEvent, time: &KernelTime) -> bool {
+        let same_moment = |t: &KernelTime| match (t.wall, time.wall) {
+            (Some(a), Some(b)) => {
+                let second =
+                    |c: jiff::civil::DateTime| (c.date(), c.hour(), c.minute(), c.second());
+                second(a.civil) == second(b.civil)
+            }
+            (None, None) => t
+                .monotonic_us
+                .zip(time.monotonic_us)
+                .is_none_or(|(a, b)| a.abs_diff(b) < 1_000_000),
+            _ => false,
+        };
+        for record in self.records.iter_mut().rev().take(16) {
+            let KernelEvent::UnitEvent(kill) = &mut record.event else {
+                continue;
+            };
+            if kill.what != UnitEventKind::OomKill || !same_moment(&record.time) {
+                continue;
+            }
+            let above = |slice: &str, child: &str| services::slice_contains(slice, child);
+            let under_kill = std::iter::once(kill.unit.as_str())
+                .chain(kill.ancestors.iter().map(String::as_str))
+                .any(|u| above(&unit.unit, u));
+            if under_kill {
+                kill.ancestors.push(unit.unit.clone());
+                return true;
+            }
+            if above(&kill.unit, &unit.unit) {
+                let slice = std::mem::replace(&mut kill.unit, unit.unit.clone());
+                kill.ancestors.push(slice);
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Keeps an event record within [`KernelLimits::events`].
+    fn push_event(&mut self, record: KernelRecord) {
+        if self.records.len() >= self.options.limits.events.max(1) {
+            self.records.pop_front();
+            self.events_not_kept += 1;
+            self.pending_allocation = self
+                .pending_allocation
+                .and_then(|(index, left)| Some((index.checked_sub(1)?, left)));
+        }
+        self.records.push_back(record);
     }
 
     /// Hands over, in line order, the records that no later line can change: those before the
@@ -653,6 +760,59 @@ impl KernelParser {
     }
 }
 
+/// A kernel line printed as an element of a JSON array of strings, one a line, as Ansible
+/// prints a command's `stdout_lines` (`    "[9319106.907176] repmgrd[16089]: segfault at …", `):
+/// the string's text, unescaped, when it starts with a kernel line's prefix (`[`, `<`, a digit
+/// or a month name: any other JSON string is left to be read, or counted, as it is).
+fn json_string_line(text: &str) -> Option<std::borrow::Cow<'_, str>> {
+    let t = text.trim();
+    let t = t.strip_suffix(',').unwrap_or(t).trim_end();
+    let inner = t.strip_prefix('"')?.strip_suffix('"')?;
+    if inner.len() < 2 || inner.ends_with('\\') && !inner.ends_with("\\\\") {
+        return None;
+    }
+    let first = inner.as_bytes()[0];
+    if !(first == b'[' || first == b'<' || first.is_ascii_digit() || first.is_ascii_uppercase()) {
+        return None;
+    }
+    let unescaped = if inner.contains('\\') {
+        let mut out = String::with_capacity(inner.len());
+        let mut chars = inner.chars();
+        while let Some(c) = chars.next() {
+            match (c, chars.clone().next()) {
+                ('\\', Some(n @ ('"' | '\\' | '/'))) => {
+                    out.push(n);
+                    chars.next();
+                }
+                ('\\', Some('t')) => {
+                    out.push('\t');
+                    chars.next();
+                }
+                _ => out.push(c),
+            }
+        }
+        std::borrow::Cow::Owned(out)
+    } else {
+        std::borrow::Cow::Borrowed(inner)
+    };
+    // Only a string that is a kernel line: its prefix has a form of its own.
+    let probe = prefix::parse_line(&unescaped, 0, &KernelOptions::default());
+    (probe.form != LineForm::Bare).then_some(unescaped)
+}
+
+/// Whether a message starts as the storage errors [`events::storage_error`] reads do (those of
+/// the block layer are found by [`event_hints`] instead).
+fn storage_prefix(bytes: &[u8]) -> bool {
+    match bytes.first() {
+        Some(b'E') => bytes.starts_with(b"EXT4-fs ") || bytes.starts_with(b"EXT3-fs "),
+        Some(b'X') => bytes.starts_with(b"XFS ("),
+        Some(b'A') => bytes.starts_with(b"Aborting journal on device "),
+        Some(b'B') => bytes.starts_with(b"Buffer I/O error on dev"),
+        Some(b's') => bytes.starts_with(b"sd "),
+        _ => bytes.starts_with(b"EXT2-fs "),
+    }
+}
+
 /// Lines that only separate: blank, grep's `--`, journalctl's `-- Boot 3f2a… --`,
 /// `-- Logs begin at …`, `-- No entries --`.
 fn separator(message: &str) -> bool {
@@ -674,7 +834,9 @@ fn separator(message: &str) -> bool {
 /// ten (three at least) have the shape of an OOM report's lines (stack frames, Mem-Info,
 /// zones, task rows, …) and one of them opens or ends a report (trigger, selection, kill
 /// line); bare lines naming
-/// OOM-killer or stack-dump messages count as weaker evidence.
+/// OOM-killer or stack-dump messages count as weaker evidence. A journal or syslog excerpt with
+/// no kernel line is one when most of its lines are systemd's about a unit's OOM kill, failure
+/// or memory peak, or a crash reporter's ([`services`]).
 pub fn sniff(head: &[u8]) -> Option<f32> {
     if let Some((kernel, total)) = wrapped_lines(head) {
         if total == 0 || kernel == 0 {
@@ -694,6 +856,8 @@ pub fn sniff(head: &[u8]) -> Option<f32> {
     let mut total = 0u32;
     let mut kernel = 0u32;
     let mut hints = 0u32;
+    // Lines of the service manager and crash reporters this reader makes records of.
+    let mut services = 0u32;
     let (mut shaped, mut opening) = (0u32, 0u32);
     for line in &lines {
         let Cleaned::Line(text) = paste.clean(&line.text, &mut counts) else {
@@ -714,6 +878,18 @@ pub fn sniff(head: &[u8]) -> Option<f32> {
                 if tagged_kernel =>
             {
                 kernel += 1;
+            }
+            LineForm::JournalMonotonic
+            | LineForm::Journal
+            | LineForm::JournalIso
+            | LineForm::Syslog
+                if kline.tag.is_some_and(|tag| {
+                    services::reads(tag)
+                        && (services::unit_event(tag, kline.message).is_some()
+                            || services::crash_report(tag, kline.message).is_some())
+                }) =>
+            {
+                services += 1;
             }
             _ => {
                 match oom::report_shape(kline.message) {
@@ -747,6 +923,11 @@ pub fn sniff(head: &[u8]) -> Option<f32> {
     }
     let share = kernel as f32 / total as f32;
     let report = (kernel + shaped) as f32 / total as f32;
+    if kernel == 0 && services > 0 && services * 2 >= total {
+        // A journal or syslog excerpt of systemd's lines about an OOM kill (or a crash
+        // reporter's) with no kernel line: the kernel log's reader makes their records.
+        return Some(0.5);
+    }
     if share >= 0.5 {
         Some(0.5 + share / 2.0)
     } else if opening > 0 && shaped >= 3 && report >= 0.3 {
@@ -833,5 +1014,90 @@ mod tests {
             MAY_ALLOCATION
         );
         assert_eq!(event_hints(b"usb 1-1: new device"), 0);
+    }
+
+    #[test]
+    fn kernel_lines_inside_json_strings_are_peeled() {
+        // Ansible's `stdout_lines`, one string a line, a comma and a space after each.
+        let line = r#"        "[9319106.907176] repmgrd[16089]: segfault at 0 ip 1 sp 2 error 6 in libpq.so.5.10[7f1f+45000]", "#;
+        assert_eq!(
+            json_string_line(line).as_deref(),
+            Some(
+                "[9319106.907176] repmgrd[16089]: segfault at 0 ip 1 sp 2 error 6 in libpq.so.5.10[7f1f+45000]"
+            )
+        );
+        let escaped = r#""Jun  9 17:32:03 ec2 kernel: [589818.846658] a \"quoted\" word""#;
+        assert_eq!(
+            json_string_line(escaped).as_deref(),
+            Some(r#"Jun  9 17:32:03 ec2 kernel: [589818.846658] a "quoted" word"#)
+        );
+        // JSON strings that are not kernel lines, and lines that are not JSON strings.
+        assert!(json_string_line(r#"    "kernel_log_entries.stdout_lines": ["#).is_none());
+        assert!(json_string_line(r#"    "msg": "All items completed""#).is_none());
+        assert!(json_string_line(r#""Some text, not a kernel line", "#).is_none());
+        assert!(json_string_line("[ 12.5] plain dmesg line").is_none());
+        let log = parse(
+            b"ok: [localhost] => {\n    \"x.stdout_lines\": [\n        \"[9319309.118546] traps: repmgrd[17707] general protection ip:7f5c sp:7ffd error:0 in libc-2.23.so[7f5c+1c0000]\", \n",
+            &KernelOptions::default(),
+        );
+        let KernelEvent::Trap(t) = &log.records[0].event else {
+            panic!("{:?}", log.records)
+        };
+        assert_eq!((t.comm.as_str(), t.pid), ("repmgrd", 17707));
+        assert_eq!(log.records[0].time.monotonic_us, Some(9_319_309_118_546));
+        // The Ansible lines around it are counted, not taken as understood.
+        assert_eq!(log.stats.unrecognized_lines, 2);
+    }
+
+    #[test]
+    fn a_journal_of_systemd_oom_lines_is_a_kernel_log() {
+        let oom = b"Aug 26 10:49:58 host systemd[1]: postgresql.service: A process of this unit has been killed by the OOM killer.\n\
+Aug 26 10:49:58 host systemd[1]: postgresql.service: Failed with result 'oom-kill'.\n";
+        assert!(sniff(oom).is_some());
+        let log = parse(oom, &KernelOptions::default());
+        assert_eq!(log.records.len(), 2);
+        assert_eq!((log.stats.unrecognized_lines, log.non_kernel_lines), (0, 2));
+        // systemd's ordinary lines are not evidence of anything the reader reads.
+        let routine = b"Aug 26 10:49:58 host systemd[1]: Started Session 3 of user root.\n\
+Aug 26 10:49:59 host systemd[1]: session-3.scope: Deactivated successfully.\n";
+        assert!(sniff(routine).is_none());
+    }
+
+    #[test]
+    fn systemd_reports_one_kill_again_for_each_slice_above_its_unit() {
+        // fixtures/wild/openprescribing-systemd-oom-kill-slices: five lines, two kills.
+        let text = b"2026-02-08T00:40:07.136582+00:00 h systemd[1]: user-1021.slice: A process of this unit has been killed by the OOM killer.\n\
+2026-02-08T00:40:07.136757+00:00 h systemd[1]: system-postgresql.slice: A process of this unit has been killed by the OOM killer.\n\
+2026-02-08T00:40:07.136808+00:00 h systemd[1]: user@1021.service: A process of this unit has been killed by the OOM killer.\n\
+2026-02-08T00:40:07.136852+00:00 h systemd[1]: user.slice: A process of this unit has been killed by the OOM killer.\n\
+2026-02-08T00:40:07.136897+00:00 h systemd[1]: system.slice: A process of this unit has been killed by the OOM killer.\n";
+        let log = parse(text, &KernelOptions::default());
+        let units: Vec<(&str, Vec<&str>)> = log
+            .records
+            .iter()
+            .filter_map(|r| match &r.event {
+                KernelEvent::UnitEvent(u) => Some((
+                    u.unit.as_str(),
+                    u.ancestors.iter().map(String::as_str).collect(),
+                )),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            units,
+            [
+                ("user@1021.service", vec!["user-1021.slice", "user.slice"]),
+                ("system-postgresql.slice", vec!["system.slice"]),
+            ]
+        );
+        // A second later, the same units are another kill.
+        let later = String::from_utf8_lossy(text).replace(":07.", ":09.");
+        let both = format!("{}{later}", String::from_utf8_lossy(text));
+        assert_eq!(
+            parse(both.as_bytes(), &KernelOptions::default())
+                .records
+                .len(),
+            4
+        );
     }
 }

@@ -113,6 +113,23 @@ pub enum KernelEvent {
     PageAllocationFailure(PageAllocationFailure),
     /// `INFO: task X:PID blocked for more than N seconds.`
     HungTask(HungTask),
+    /// A processor trap in a user-space process: `X[PID] general protection ip:… sp:… error:N
+    /// in OBJ[…]` (2.6.32), `traps: X[PID] general protection …`, `traps: X[PID] trap invalid
+    /// opcode …`, `traps: X[PID] trap divide error …`.
+    Trap(Trap),
+    /// A crashing process whose core dump the kernel did not write: `Pid N(X) over
+    /// core_pipe_limit`, `coredump: N(X): over core_pipe_limit, skipping core dump` (6.10+).
+    CoreDumpFailed(CoreDumpFailed),
+    /// A storage or file-system error: `EXT4-fs error (device X): …`, `EXT4-fs (X): Remounting
+    /// filesystem read-only`, XFS shutdowns and I/O errors, `Aborting journal on device X`,
+    /// `Buffer I/O error on dev X`, `I/O error, dev X, sector N`, SCSI failures and resets.
+    StorageError(StorageError),
+    /// A crash reporter's line (abrt, systemd-coredump) about a process killed by a signal,
+    /// from the same syslog or journal.
+    CrashReport(CrashReport),
+    /// The service manager's line about a unit (systemd): a process of it killed by the OOM
+    /// killer, the unit failed, its main process exited, its memory peak.
+    UnitEvent(UnitEvent),
 }
 
 /// The task that asked for memory and set the OOM killer off (not necessarily the victim).
@@ -292,6 +309,57 @@ pub struct OomReport {
     pub interleaved_lines: u64,
 }
 
+/// A process's death by a signal as a crash reporter logged it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct CrashReport {
+    /// The reporter: `abrt-hook-ccpp`, `systemd-coredump`.
+    pub reporter: String,
+    /// PID of the process that died.
+    pub pid: u32,
+    /// Its command name.
+    pub comm: String,
+    /// Its user id.
+    pub uid: Option<u32>,
+    /// The signal that killed it, when printed.
+    pub signal: Option<i32>,
+    /// Whether a core was (being) written: `Some(false)` when the reporter said it ignored
+    /// the crash; `None` when the line does not say.
+    pub core_dumped: Option<bool>,
+}
+
+/// What a service manager's unit line says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum UnitEventKind {
+    /// `A process of this unit has been killed by the OOM killer.`: the kernel's OOM killer
+    /// killed a process in the unit's cgroup.
+    OomKill,
+    /// `systemd-oomd killed N process(es) in this unit.`: the userspace killer did.
+    OomdKill,
+    /// `Failed with result 'R'.` (`oom-kill`, `signal`, `exit-code`, …).
+    Failed,
+    /// `Main process exited, code=…, status=…`.
+    MainProcessExited,
+    /// `Consumed … memory peak`.
+    MemoryPeak,
+}
+
+/// A service manager's line about one unit.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct UnitEvent {
+    /// The unit (`postgresql.service`, `system-postgresql.slice`).
+    pub unit: String,
+    /// What happened.
+    pub what: UnitEventKind,
+    /// What the line adds: the result (`oom-kill`), `code=…, status=…`, the memory peak
+    /// (`6.5G`), the number of processes systemd-oomd killed.
+    pub detail: Option<String>,
+    /// For an OOM kill: the ancestor slices that reported the same kill again on their own
+    /// lines (systemd prints it once per unit up the tree), folded into this one.
+    pub ancestors: Vec<String>,
+}
+
 /// A user-space segfault reported by the kernel.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Segfault {
@@ -333,4 +401,89 @@ pub struct HungTask {
     pub pid: u32,
     /// Seconds blocked.
     pub seconds: u64,
+}
+
+/// A processor trap the kernel turned into a signal for a user-space process.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Trap {
+    /// Command name.
+    pub comm: String,
+    /// PID.
+    pub pid: u32,
+    /// The trap as printed: `general protection`, `general protection fault`, `invalid
+    /// opcode`, `divide error`, ….
+    pub trap: String,
+    /// The signal the trap delivers (11 for a general protection fault, 4 for an invalid
+    /// opcode, 8 for a divide error, …), when the trap is one whose signal is known.
+    pub signal: Option<i32>,
+    /// Instruction pointer (hex text as printed).
+    pub ip: String,
+    /// Stack pointer (hex text).
+    pub sp: String,
+    /// Error code (hex text as printed after `error:`).
+    pub error: String,
+    /// Object the ip fell in (`libc.so.6`, `pg_pathman.so`), when printed.
+    pub object: Option<String>,
+}
+
+/// A core dump the kernel did not write for a crashing process.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct CoreDumpFailed {
+    /// Command name.
+    pub comm: String,
+    /// PID (thread-group id in the crashing process's namespace).
+    pub pid: u32,
+    /// Why, as printed: `over core_pipe_limit`, ….
+    pub reason: String,
+}
+
+/// Which part of the storage stack reported an error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum StorageLayer {
+    /// ext2/3/4 (`EXT4-fs …`, `EXT3-fs …`).
+    Ext4,
+    /// XFS (`XFS (dev): …`).
+    Xfs,
+    /// The jbd2 journal (`Aborting journal on device X`).
+    Journal,
+    /// The buffer cache (`Buffer I/O error on dev X`).
+    Buffer,
+    /// The block layer (`I/O error, dev X, sector N`).
+    Block,
+    /// A SCSI disk (`sd H:C:T:L: …`).
+    Scsi,
+}
+
+/// What a storage error line says happened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum StorageFailure {
+    /// A file-system error (corruption found, or an I/O error it met).
+    FilesystemError,
+    /// The file system was remounted read-only after an error.
+    ReadOnly,
+    /// The file system shut itself down (XFS) or its journal aborted (jbd2).
+    Shutdown,
+    /// An I/O request failed at the block, buffer or device layer.
+    IoError,
+    /// The device was reset or taken offline.
+    DeviceReset,
+}
+
+/// A storage or file-system error the kernel logged.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct StorageError {
+    /// Who reported it.
+    pub layer: StorageLayer,
+    /// What happened.
+    pub failure: StorageFailure,
+    /// The device as printed (`sdb`, `dm-0`, `sdb-8`, `5:0:0:1`), when printed.
+    pub device: Option<String>,
+    /// The process that met the error (`comm postgres` of ext4 errors), when printed.
+    pub comm: Option<String>,
+    /// The message as printed, cut at 200 bytes.
+    pub message: String,
 }

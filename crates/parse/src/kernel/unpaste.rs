@@ -50,10 +50,17 @@ fn set_wraps(paste: &mut Paste, lines: &[Line<'_>]) {
         .iter()
         .filter(|l| parse_line(l, 0, &options).form != LineForm::Bare)
         .count();
+    let starts = |l: &str| parse_line(l, 0, &options).form != LineForm::Bare || !wrap_rest(l);
     if prefixed * 2 < cleaned.len() {
+        // A console transcript where the kernel's lines are few among other programs' output:
+        // only lines padded with spaces to the terminal's width show where it broke them.
+        if let Some((width, true)) = paste::hard_wrap_width(cleaned.iter().copied(), &starts) {
+            paste.wrap_width = Some(width);
+            paste.hard_wrap = true;
+            paste.padded = true;
+        }
         return;
     }
-    let starts = |l: &str| parse_line(l, 0, &options).form != LineForm::Bare || !wrap_rest(l);
     if let Some((width, padded)) = paste::hard_wrap_width(cleaned.iter().copied(), &starts) {
         paste.wrap_width = Some(width);
         paste.hard_wrap = true;
@@ -64,6 +71,11 @@ fn set_wraps(paste: &mut Paste, lines: &[Line<'_>]) {
     // wrapped rest when long lines come before nearly all of them.
     paste.wrap_width = paste::wrap_width(cleaned.iter().copied(), &starts, !paste.is_plain())
         .or_else(|| paste::wrap_width_by_rests(cleaned.iter().copied(), &starts));
+}
+
+/// Whether a line has a kernel line's prefix.
+fn prefixed(text: &str) -> bool {
+    parse_line(text, 0, &KernelOptions::default()).form != LineForm::Bare
 }
 
 /// A line that may be the rest of a wrapped one: no prefix, not indented, no separator.
@@ -114,7 +126,12 @@ impl KernelParser {
         };
         if let Some(held) = &mut self.held {
             let wrapped = if self.paste.hard_wrap {
-                held.width >= usize::from(width) && (self.paste.padded || !held.last.ends_with(' '))
+                // Padded to the width, every line fills it: only a kernel line (one with its
+                // prefix) is taken to continue on the bare line after it; another program's
+                // output beside it is not the kernel's to join.
+                held.width >= usize::from(width)
+                    && (!self.paste.padded || prefixed(&held.text))
+                    && (self.paste.padded || !held.last.ends_with(' '))
             } else {
                 paste::is_wrapped(held.width, text, width)
             };

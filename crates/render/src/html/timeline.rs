@@ -118,6 +118,10 @@ fn mark_class(kind: &str) -> &'static str {
     match kind {
         "oom_report"
         | "segfault"
+        | "trap"
+        | "core_dump_failed"
+        | "storage_error"
+        | "crash_report"
         | "terminated_by_signal"
         | "exited_with_code"
         | "panic"

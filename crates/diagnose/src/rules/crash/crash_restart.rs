@@ -91,13 +91,38 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
             .kernel_faults
             .iter()
             .find(|k| incident.cause == "segfault" && k.fault.pid == c.pid);
-        let fault_text = fault.map_or_else(String::new, |k| {
+        let mut fault_text = fault.map_or_else(String::new, |k| {
             format!(
                 " The kernel logged the fault: {}.{}",
                 k.describe(),
                 fault_reading(k)
             )
         });
+        if let Some(f) = incident.kernel_fault.as_ref().filter(|_| fault.is_none()) {
+            fault_text = format!(
+                " The kernel logged the fault: {}[{}] {}{}{}.",
+                f.comm,
+                f.pid,
+                f.fault,
+                f.ip.as_deref()
+                    .map(|ip| format!(" ip {ip}"))
+                    .unwrap_or_default(),
+                f.object
+                    .as_deref()
+                    .map(|o| format!(" in {o}"))
+                    .unwrap_or_default()
+            );
+        }
+        if let Some(f) = &incident.kernel_fault
+            && f.object_deleted
+        {
+            fault_text.push_str(&format!(
+                " The kernel printed {} as (deleted): the file was replaced on disk after the \
+                 server loaded it, so the process ran the old build; an upgraded library takes \
+                 effect only after a restart.",
+                f.object.as_deref().unwrap_or("the object")
+            ));
+        }
         let summary = format!(
             "{} {} {how}; PostgreSQL terminated every session and restarted{}.{}{fault_text}{}{kernel_note} {}",
             c.process,
@@ -307,5 +332,57 @@ mod tests {
                 .run("crash-restart")
                 .silent()
         );
+    }
+
+    #[test]
+    fn a_general_protection_fault_of_the_same_pid_names_the_library() {
+        // Real excerpts (fixtures/wild/pg-pathman-gp-fault-rhel6-aug): RHEL 6's kernel line
+        // and PostgreSQL's crash line of PID 11377, their clocks 85 s apart.
+        let f = Scratch::new()
+            .copy("messages", "wild/pg-pathman-gp-fault-rhel6-aug/messages")
+            .copy(
+                "postgresql.log",
+                "wild/pg-pathman-gp-fault-rhel6-aug/postgresql.log",
+            )
+            .run("crash-restart")
+            .one();
+        assert!(
+            f.summary
+                .contains("postmaster[11377] general protection ip 7f5fbdb14c66 in pg_pathman.so"),
+            "{}",
+            f.summary
+        );
+    }
+
+    #[test]
+    fn a_kernel_segfault_alone_makes_an_incident_and_says_the_library_was_replaced() {
+        // Real excerpt (fixtures/wild/credcheck-segfault-pg-cron-messages): two backends
+        // segfault in `credcheck.so (deleted)`; the bundle has no PostgreSQL log.
+        let report = Scratch::new()
+            .copy(
+                "messages",
+                "wild/credcheck-segfault-pg-cron-messages/messages",
+            )
+            .report();
+        let crashes: Vec<_> = report
+            .incidents
+            .iter()
+            .filter(|i| i.kind == "crash_restart")
+            .collect();
+        assert_eq!(crashes.len(), 2, "{:#?}", report.incidents);
+        let fault = crashes[0].kernel_fault.as_ref().unwrap();
+        assert_eq!(
+            (fault.pid, fault.object.as_deref(), fault.object_deleted),
+            (55141, Some("credcheck.so"), true)
+        );
+        assert_eq!(crashes[0].cause, "segfault");
+        // A program beside PostgreSQL that segfaults makes none.
+        let report = Scratch::new()
+            .copy(
+                "ansible-output.txt",
+                "wild/repmgrd-segfault-libpq-ansible/ansible-output.txt",
+            )
+            .report();
+        assert!(report.incidents.is_empty(), "{:#?}", report.incidents);
     }
 }

@@ -46,10 +46,16 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
         let Some(k) = &incident.kernel_kill else {
             continue;
         };
-        if k.comm.is_empty() && k.pid == 0 {
+        // A kill only systemd reported names its unit, not its victim.
+        let unit = k
+            .unit
+            .as_deref()
+            .filter(|_| k.comm.is_empty() && k.pid == 0);
+        if k.comm.is_empty() && k.pid == 0 && unit.is_none() {
             continue;
         }
-        let postgres = k.comm.starts_with("postgres");
+        let postgres = k.comm.starts_with("postgres")
+            || unit.is_some_and(|u| u.contains("postgres") || u.contains("postmaster"));
         let why = if postgres && !facts.log.present() {
             " The bundle has no PostgreSQL log to show what followed."
         } else if postgres {
@@ -66,12 +72,18 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
                 } else {
                     Severity::Warning
                 },
-                format!(
-                    "The kernel OOM killer killed {} {}{}",
-                    k.comm,
-                    k.pid,
-                    limit_text(k)
-                ),
+                match unit {
+                    Some(unit) => format!(
+                        "The kernel OOM killer killed a process of {unit}{}",
+                        limit_text(k)
+                    ),
+                    None => format!(
+                        "The kernel OOM killer killed {} {}{}",
+                        k.comm,
+                        k.pid,
+                        limit_text(k)
+                    ),
+                },
             )
             .summary(format!(
                 "No PostgreSQL crash in the bundle is tied to this kill.{why}{}",
@@ -127,5 +139,25 @@ mod tests {
                 .run("kernel-oom-kill")
                 .silent()
         );
+    }
+
+    #[test]
+    fn a_kill_only_systemd_reported_names_its_unit() {
+        // Real excerpt (fixtures/wild/copr-systemd-oom-kill-stops-postgresql): systemd's four
+        // lines, no kernel line.
+        let f = Scratch::new()
+            .copy(
+                "journal.txt",
+                "wild/copr-systemd-oom-kill-stops-postgresql/journal.txt",
+            )
+            .run("kernel-oom-kill")
+            .one();
+        assert!(
+            f.title.contains("a process of postgresql.service"),
+            "{}",
+            f.title
+        );
+        assert!(f.summary.contains("result 'oom-kill'"), "{}", f.summary);
+        assert!(f.summary.contains("6.5G"), "{}", f.summary);
     }
 }

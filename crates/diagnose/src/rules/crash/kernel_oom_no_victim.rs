@@ -42,7 +42,7 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
             i.kind == "kernel_oom"
                 && i.kernel_kill
                     .as_ref()
-                    .is_some_and(|k| k.pid == 0 && k.comm.is_empty())
+                    .is_some_and(|k| k.pid == 0 && k.comm.is_empty() && k.unit.is_none())
         })
         .map(|(index, incident)| {
             finding(&META, Severity::Warning, META.title)

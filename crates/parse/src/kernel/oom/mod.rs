@@ -132,6 +132,8 @@ struct OpenReport {
     time: KernelTime,
     section: Section,
     selection: Option<(u32, String, u64)>,
+    /// Line of the `oom-kill:` summary, when one was read.
+    summary_line: Option<u64>,
     group: bool,
     run: u32,
     /// Keys in `mem_info` and in the cgroup stats, for [`MAX_ROWS`].
@@ -393,6 +395,7 @@ impl OpenReport {
             time: msg.time,
             section: Section::Header,
             selection: None,
+            summary_line: None,
             group: false,
             run: 0,
             keys: 0,
@@ -543,6 +546,7 @@ impl OpenReport {
                 }
             }
             self.report.summary = Some(summary);
+            self.summary_line = Some(msg.line);
             return Step::Consumed;
         }
         if let Some(table) = TaskTable::from_header(text) {
@@ -638,7 +642,21 @@ impl OpenReport {
                     "selected {pid} ({comm}) with score {score}; no kill line followed"
                 ));
             }
-            report.notes.push("no victim recorded".to_owned());
+            match summary_victim(report, self.summary_line) {
+                // 5.0+ prints the summary for the task it chose right before killing it: when
+                // the log stops there (a grep, an excerpt cut short), the kill line alone is
+                // missing. A report followed by the next one, or ended by an outcome line
+                // (`already exiting`), may have killed nothing: no victim is taken there.
+                Some(victim) if matches!(why, Close::EndOfInput | Close::Abandoned) => {
+                    report.notes.push(format!(
+                        "victim {} ({}) read from the oom-kill: summary line: the log stops \
+                         before its kill line",
+                        victim.pid, victim.comm
+                    ));
+                    report.victim = Some(victim);
+                }
+                _ => report.notes.push("no victim recorded".to_owned()),
+            }
         }
         let overflow = &self.overflow;
         for (count, what) in [
@@ -729,6 +747,28 @@ pub fn report_detail_bytes(report: &OomReport) -> usize {
             .sum()
     });
     tasks + columns + map(&report.mem_info) + stats
+}
+
+/// The victim the `oom-kill:` summary names (`task=postgres,pid=2973003,uid=1000`), for a
+/// report whose kill line is missing; its sizes are those of its task-table row, if any.
+fn summary_victim(report: &OomReport, line: Option<u64>) -> Option<OomVictim> {
+    let summary = report.summary.as_ref()?;
+    let field = |key: &str| {
+        summary
+            .fields
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    };
+    let comm = field("task")?;
+    let pid: u32 = field("pid")?.parse().ok()?;
+    Some(OomVictim {
+        pid,
+        comm: comm.to_owned(),
+        uid: field("uid").and_then(|u| u.parse().ok()),
+        kill_line: line.unwrap_or(0),
+        ..OomVictim::default()
+    })
 }
 
 /// Fills what the kill line lacked (kernels before 5.4) from the victim's task-table row.
