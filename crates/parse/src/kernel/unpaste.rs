@@ -131,6 +131,8 @@ impl KernelParser {
                 // output beside it is not the kernel's to join.
                 held.width >= usize::from(width)
                     && (!self.paste.padded || prefixed(&held.text))
+                    // A rest padded to the width ended before it: nothing more follows.
+                    && !(self.paste.padded && held.pad > 0 && held.text.len() != held.last.len())
                     && (self.paste.padded || !held.last.ends_with(' '))
             } else {
                 paste::is_wrapped(held.width, text, width)
