@@ -250,6 +250,7 @@ pub(crate) fn tie(
             cause: "container_oom_killed",
             started_at: at,
             kernel_kill: None,
+            kernel_fault: None,
             postgres_crash: None,
             recovery: None,
             outage_seconds: None,
@@ -381,6 +382,7 @@ mod tests {
             cause: "unknown",
             started_at: Some(t(at)),
             kernel_kill: None,
+            kernel_fault: None,
             postgres_crash: None,
             recovery: Some(Recovery {
                 ready_at: Some(t("2026-11-24T05:29:16.578Z")),
@@ -477,6 +479,7 @@ mod tests {
         kernel.kernel_kill = Some(KernelKill {
             pid: 23749,
             comm: "postgres".into(),
+            unit: None,
             anon_rss_kb: None,
             file_rss_kb: None,
             shmem_rss_kb: None,
