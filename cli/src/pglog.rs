@@ -28,8 +28,8 @@ pub(crate) struct ParsePglogArgs {
     #[arg(long)]
     prefix: Option<String>,
     /// The destination format, or the wrapper around the lines (`docker-json`, `cri`,
-    /// `timestamped`, `journal-export`: the format inside is sniffed); `auto` sniffs both from
-    /// the first lines.
+    /// `timestamped`, `journal-export`, `cloudwatch`, `azure`: the format inside is sniffed);
+    /// `auto` sniffs both from the first lines.
     #[arg(long, value_enum, default_value_t = FormatArg::Auto)]
     format: FormatArg,
     /// Print one JSON object with the counts (lines, records, continuation_lines,
@@ -70,6 +70,11 @@ enum FormatArg {
     /// `journalctl -o export`.
     #[value(name = "journal-export", alias = "journal_export")]
     JournalExport,
+    /// Amazon CloudWatch Logs' events (`aws logs filter-log-events` JSON, the console's CSV).
+    #[value(name = "cloudwatch")]
+    CloudWatch,
+    /// Azure Monitor's rows of `PostgreSQLLogs` (Log Analytics CSV or JSON, resource logs).
+    Azure,
 }
 
 /// What `--stats` prints.
@@ -88,6 +93,9 @@ struct Stats {
     memory_context_lines: u64,
     blank_lines: u64,
     other_program_lines: u64,
+    /// Header rows of a CSV export; absent when none.
+    #[serde(skip_serializing_if = "is_zero")]
+    header_lines: u64,
     broken_rows: u64,
     #[serde(skip_serializing_if = "CountedLines::is_empty")]
     unreadable_stamps: CountedLines,
@@ -131,13 +139,17 @@ pub(crate) fn parse(args: ParsePglogArgs, out: &mut dyn Write) -> Result<()> {
             FormatArg::DockerJson
             | FormatArg::Cri
             | FormatArg::Timestamped
-            | FormatArg::JournalExport => None,
+            | FormatArg::JournalExport
+            | FormatArg::CloudWatch
+            | FormatArg::Azure => None,
         },
         wrapper: match args.format {
             FormatArg::DockerJson => Some(Wrapper::DockerJson),
             FormatArg::Cri => Some(Wrapper::Cri),
             FormatArg::Timestamped => Some(Wrapper::Timestamped),
             FormatArg::JournalExport => Some(Wrapper::JournalExport),
+            FormatArg::CloudWatch => Some(Wrapper::CloudWatch),
+            FormatArg::Azure => Some(Wrapper::Azure),
             _ => None,
         },
         ..PgLogOptions::default()
@@ -208,6 +220,7 @@ pub(crate) fn parse(args: ParsePglogArgs, out: &mut dyn Write) -> Result<()> {
             memory_context_lines: log.memory_context_lines,
             blank_lines: log.blank_lines,
             other_program_lines: log.other_program_lines,
+            header_lines: log.header_lines,
             broken_rows: log.broken_rows,
             unreadable_stamps: log.unreadable_stamps,
             invalid_utf8_lines: log.stats.invalid_utf8_lines,
@@ -238,4 +251,9 @@ impl<R: Read> Read for StopWhen<'_, R> {
         }
         self.inner.read(buf)
     }
+}
+
+/// Whether a count is 0 (for `skip_serializing_if`).
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }

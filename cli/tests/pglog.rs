@@ -339,3 +339,73 @@ fn a_journal_export_with_an_oom_kill_and_the_crash_it_caused() {
         "{incident}"
     );
 }
+
+/// The cloud services' exports are sniffed and read whole: CloudWatch's JSON and its console's
+/// CSV (a real one), Azure's Log Analytics CSV, and `--format` forces each.
+#[test]
+fn cloud_exports_are_sniffed_and_read_whole() {
+    for (file, wrapper, format) in [
+        (
+            "formats/pglog/enveloped-cloudwatch-filter-log-events-pg15.json",
+            "cloudwatch",
+            "stderr",
+        ),
+        (
+            "wild/pg-cron-340-aurora-cloudwatch-csv/log-events-viewer-result.csv",
+            "cloudwatch",
+            "stderr",
+        ),
+        (
+            "formats/pglog/enveloped-azure-diagnostics-pg15.csv",
+            "azure",
+            "csv",
+        ),
+    ] {
+        let path = common::fixture(file);
+        let path = path.to_str().unwrap();
+        let sniffed = stats(&[path]);
+        assert_eq!(
+            (&sniffed["wrapper"], &sniffed["format"]),
+            (&Value::from(wrapper), &Value::from(format)),
+            "{file}: {sniffed}"
+        );
+        assert_eq!(sniffed["unrecognized_lines"], 0, "{file}: {sniffed}");
+        let forced = stats(&["--format", wrapper, path]);
+        assert_eq!(forced["records"], sniffed["records"], "{file}");
+    }
+}
+
+/// An Amazon RDS log file as `aws rds download-db-log-file-portion` saves it
+/// (`postgresql.log.YYYY-MM-DD-HH`) is a PostgreSQL log whose lines fall in the hour its name
+/// says.
+#[test]
+fn an_rds_log_file_is_read_in_the_hour_of_its_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("postgresql.log.2026-11-21-19");
+    std::fs::copy(common::fixture("formats/pglog/pg15-rds-sigkill.log"), &file).unwrap();
+    let report: Value = serde_json::from_slice(&stdout_ok(pgmortem().args([
+        "analyze",
+        "--format",
+        "json",
+        dir.path().to_str().unwrap(),
+    ])))
+    .unwrap();
+    let source = &report["sources"][0];
+    assert_eq!(
+        (&source["kind"], &source["unrecognized_lines"]),
+        (&Value::from("postgres_log"), &Value::from(0)),
+        "{source}"
+    );
+    assert_eq!(source["log_line_prefix"], "%t:%r:%u@%d:[%p]:");
+    let times: Vec<&str> = report["timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|e| e["at"].as_str())
+        .collect();
+    assert!(!times.is_empty());
+    assert!(
+        times.iter().all(|t| t.starts_with("2026-11-21T19:")),
+        "{times:?}"
+    );
+}

@@ -21,6 +21,14 @@ fn chunked_reading_gives_the_same_records_and_counts() {
         "pg15-journal.json",
         "pg15-journal-short-precise.log",
         "pg15-syslog-rfc5424.syslog",
+        "enveloped-cloudwatch-filter-log-events-pg15.json",
+        "enveloped-cloudwatch-get-log-events-pg15.json",
+        "enveloped-azure-diagnostics-pg15.csv",
+        "enveloped-azure-diagnostics-pg15.json",
+        "enveloped-azure-pgsqlserverlogs-pg15.json",
+        "enveloped-cloud-logging-jsonpayload-pg15.json",
+        "public-alloydb-universal-connectors.json",
+        "public-cloudsql-pgbadger-579.json",
     ] {
         let bytes = fixture(name);
         let whole = pglog::parse(&bytes, &PgLogOptions::default()).unwrap();

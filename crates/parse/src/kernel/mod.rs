@@ -415,7 +415,7 @@ impl KernelParser {
                 }
                 self.read_line(peeled.line, &text, Some(&peeled.stamp));
             }
-            PeeledKind::Pending | PeeledKind::Blank => {}
+            PeeledKind::Pending | PeeledKind::Blank | PeeledKind::Header => {}
             PeeledKind::Empty => self.non_kernel_lines += 1,
             PeeledKind::Unrecognized => self.garbage.add(peeled.line, raw),
             PeeledKind::Broken { head, lines, .. } => {

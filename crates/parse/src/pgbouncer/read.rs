@@ -243,6 +243,8 @@ impl BouncerReader {
             PeeledKind::Empty => self.log.other_program_lines += 1,
             PeeledKind::Pending => self.log.continuation_lines += 1,
             PeeledKind::Blank => self.log.blank_lines += 1,
+            // pgbouncer's forms have no header row.
+            PeeledKind::Header => self.log.stats.unrecognized(p.line, raw),
             PeeledKind::Unrecognized => self.log.stats.unrecognized(p.line, raw),
             PeeledKind::Broken {
                 head,

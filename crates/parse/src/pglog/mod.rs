@@ -218,6 +218,10 @@ pub struct PgLog {
     /// Lines of other programs, skipped: syslog or journal lines not tagged `postgres…`, other
     /// loggers of an envelope, what `pg_ctl` wrote into the log file.
     pub other_program_lines: u64,
+    /// Header rows of a CSV export naming its columns (CloudWatch's, Azure's). Not serialised
+    /// when 0.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub header_lines: u64,
     /// csvlog rows given up because a quote never closed (their lines are in
     /// `stats.unrecognized_lines`).
     pub broken_rows: u64,
@@ -263,6 +267,7 @@ pub(crate) struct Counters {
     pub(crate) memory_context_lines: u64,
     pub(crate) blank_lines: u64,
     pub(crate) other_program_lines: u64,
+    pub(crate) header_lines: u64,
     pub(crate) broken_rows: u64,
     pub(crate) unreadable_stamps: CountedLines,
     pub(crate) prefix_choice: Option<PrefixChoice>,
@@ -283,6 +288,11 @@ impl Counters {
             self.languages.add(language, 1);
         }
     }
+}
+
+/// Whether a count is 0 (for `skip_serializing_if`).
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// Counts by a static name (an event kind, a language), cheap on the hot path: a handful of
@@ -475,6 +485,13 @@ pub(crate) fn detect_prefix<'a>(
 /// of these in the first lines it is syslog (both read the same but for those TABs and
 /// rsyslog's `#011`).
 pub fn sniff_format(head: &[u8]) -> PgLogFormat {
+    sniff_head(head).0
+}
+
+/// [`sniff_format`], with the wrapper that a first line names (the formats of old are both a
+/// format and a wrapper; CloudWatch's and Azure's exports only a wrapper, their format stderr or
+/// csvlog inside).
+pub(crate) fn sniff_head(head: &[u8]) -> (PgLogFormat, Option<crate::wrap::Wrapper>) {
     let mut bsd_syslog = false;
     for line in crate::lines::Lines::new(head).take(DETECTION_LINES) {
         let text = cut(&line.text, 4096);
@@ -482,15 +499,22 @@ pub fn sniff_format(head: &[u8]) -> PgLogFormat {
             continue;
         }
         if jsonlog::looks_like_line(text) {
-            return PgLogFormat::Json;
+            return (PgLogFormat::Json, None);
+        }
+        if let Some(wrapper) = crate::wrap::decisive_line(text) {
+            match stream::legacy_format(wrapper) {
+                Some(format) => return (format, Some(wrapper)),
+                // CloudWatch's CSV has a csvlog-looking time before its first comma.
+                None if !csvlog::looks_like_row(text)
+                    || wrapper == crate::wrap::Wrapper::CloudWatch =>
+                {
+                    return (PgLogFormat::Stderr, Some(wrapper));
+                }
+                None => {}
+            }
         }
         if csvlog::looks_like_row(text) {
-            return PgLogFormat::Csv;
-        }
-        if let Some(wrapper) = crate::wrap::decisive_line(text)
-            && let Some(format) = stream::legacy_format(wrapper)
-        {
-            return format;
+            return (PgLogFormat::Csv, None);
         }
         if crate::wrap::is_postgres_syslog(text) {
             bsd_syslog = true;
@@ -502,13 +526,13 @@ pub fn sniff_format(head: &[u8]) -> PgLogFormat {
                 && LogLinePrefix::compile(p).is_ok_and(|c| c.match_line(text, &tail_ok).is_some())
         });
         if prefixed && !bsd_syslog {
-            return PgLogFormat::Stderr;
+            return (PgLogFormat::Stderr, None);
         }
     }
     if bsd_syslog {
-        PgLogFormat::Syslog
+        (PgLogFormat::Syslog, Some(crate::wrap::Wrapper::Syslog))
     } else {
-        PgLogFormat::Stderr
+        (PgLogFormat::Stderr, None)
     }
 }
 
@@ -542,28 +566,42 @@ fn sniff_peeling(head: &[u8], peel: bool) -> Option<f32> {
         Some(last) if last + 1 < head.len() && head.len() >= 4096 => &head[..=last],
         _ => head,
     };
-    match sniff_format(complete) {
+    let (format, _) = sniff_head(complete);
+    match format {
         PgLogFormat::Stderr => {}
         // A journal export is PostgreSQL's when its entries are: it may hold only another
         // program's (pgbouncer's).
         PgLogFormat::JournalJson if !journal_names_postgres(complete) => return None,
         _ => return Some(1.0),
     }
-    if let Some(wrapper) = crate::wrap::sniff(complete).filter(|_| peel) {
-        // A container's log, or a journal export with the server's lines: what the wrapper
-        // holds decides.
+    if let Some(wrapper) = stream::sniff_wrapper(complete).filter(|_| peel) {
+        // A container's log, a cloud service's export, a journal export with the server's
+        // lines: what the wrapper holds decides.
         let mut peeler = crate::wrap::Peeler::new(wrapper, 1 << 20);
         let mut inner = Vec::new();
+        let mut rows = false;
         for line in crate::lines::Lines::new(complete) {
             peeler.push(line.number, &line.text, &mut |p| {
-                if let crate::wrap::PeeledKind::Line { text, program, .. } = p.kind
+                if let crate::wrap::PeeledKind::Line {
+                    text,
+                    program,
+                    content,
+                    ..
+                } = p.kind
                     && (!wrapper.names_programs()
                         || program.as_deref().is_some_and(crate::wrap::is_postgres))
                 {
-                    inner.extend_from_slice(text.as_bytes());
-                    inner.push(b'\n');
+                    if content == crate::wrap::Content::Text {
+                        inner.extend_from_slice(text.as_bytes());
+                        inner.push(b'\n');
+                    } else {
+                        rows = true;
+                    }
                 }
             });
+        }
+        if rows {
+            return Some(1.0);
         }
         return if inner.is_empty() {
             None

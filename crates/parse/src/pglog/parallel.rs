@@ -428,6 +428,11 @@ fn add_counts(state: &Counters, chunk_end: &Counters, at_meeting: &Counters) -> 
             chunk_end.other_program_lines,
             at_meeting.other_program_lines,
         ),
+        header_lines: sum(
+            state.header_lines,
+            chunk_end.header_lines,
+            at_meeting.header_lines,
+        ),
         broken_rows: sum(
             state.broken_rows,
             chunk_end.broken_rows,

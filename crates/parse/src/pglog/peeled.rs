@@ -55,7 +55,7 @@ impl PeeledReader {
             Engine::Stderr(a) => !super::has_time(a.prefix().as_str()),
             _ => false,
         };
-        let side = (wrapper == Wrapper::Cnpg).then(|| {
+        let side = wrapper.relays_default_stderr().then(|| {
             let prefix = LogLinePrefix::compile(DEFAULT_STDERR_PREFIX)
                 .unwrap_or_else(|_| LogLinePrefix::empty());
             Box::new(Assembler::new(prefix, max_entry_bytes))
@@ -247,6 +247,7 @@ impl Target<'_> {
             }
             PeeledKind::Pending => self.inner.counters_mut().continuation_lines += 1,
             PeeledKind::Blank => self.inner.counters_mut().blank_lines += 1,
+            PeeledKind::Header => self.inner.counters_mut().header_lines += 1,
             PeeledKind::Empty => self.inner.counters_mut().other_program_lines += 1,
             PeeledKind::Unrecognized => self.inner.counters_mut().stats.unrecognized(p.line, raw),
             PeeledKind::Broken {
@@ -274,7 +275,8 @@ impl Target<'_> {
         raw: &str,
         stamp: &Stamp<'_>,
     ) {
-        let before = self.inner.started();
+        // Only a line with the wrapper's time can give a record one (a BSD syslog stamp has none).
+        let before = stamp.written.is_some().then(|| self.inner.started());
         match &mut *self.inner {
             Engine::Stderr(a) => {
                 let join = match part {
@@ -293,9 +295,11 @@ impl Target<'_> {
             }
             inner => inner.line(number, text),
         }
-        let after = self.inner.started();
-        if after != before {
-            remember(self.times, after.1, stamp);
+        if let Some(before) = before {
+            let after = self.inner.started();
+            if after != before {
+                remember(self.times, after.1, stamp);
+            }
         }
     }
 }
@@ -320,12 +324,13 @@ fn remember(times: &mut VecDeque<(u64, PgTime)>, line: u64, stamp: &Stamp<'_>) {
 /// A wrapper's time as a record holds it: the civil time at the offset it was written at.
 pub(crate) fn wrapper_pg_time(time: WrapperTime) -> PgTime {
     let zone = match time.offset {
-        Some(offset) => Cow::Owned(offset.text()),
         None => Cow::Borrowed("UTC"),
+        Some(o) if o.seconds == 0 && o.colon => Cow::Borrowed("+00:00"),
+        Some(o) if o.seconds == 0 => Cow::Borrowed("+0000"),
+        Some(o) => Cow::Owned(o.text()),
     };
-    let offset = time.offset.map_or(jiff::tz::Offset::UTC, |o| o.offset());
     PgTime {
-        civil: offset.to_datetime(time.utc),
+        civil: time.civil,
         zone: Some(zone),
         utc: Some(time.utc),
     }

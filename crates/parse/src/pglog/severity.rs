@@ -97,7 +97,7 @@ pub(crate) fn split_with_language(rest: &str) -> Option<(Tag, Option<Lang>, &str
     let head = &rest.as_bytes()[..rest.len().min(MAX_WORD)];
     let colon = memchr::memchr(b':', head)?;
     let after = &rest[colon + 1..];
-    if !(after.is_empty() || after.starts_with(' ')) {
+    if !(after.is_empty() || after.starts_with(' ') || source_location(after).is_some()) {
         return None;
     }
     let word = &rest[..colon];
@@ -112,7 +112,48 @@ pub(crate) fn split_with_language(rest: &str) -> Option<(Tag, Option<Lang>, &str
         .strip_prefix("  ")
         .or_else(|| after.strip_prefix(' '))
         .unwrap_or(after);
+    let message = source_location(message).unwrap_or(message);
     Some((tag, lang, message))
+}
+
+/// AlloyDB prints the source location before the message, with or without spaces around it
+/// (`ERROR:[parse_relation.c:1395]relation "cars5" does not exist`, `LOG:  [postgres.c:1214]
+/// statement: …`): the message after it.
+fn source_location(text: &str) -> Option<&str> {
+    let inner = text.strip_prefix('[')?;
+    let close = memchr::memchr(b']', &inner.as_bytes()[..inner.len().min(64)])?;
+    let (file, line) = inner[..close].rsplit_once(':')?;
+    let ok = (file.ends_with(".c") || file.ends_with(".h"))
+        && !file.contains(' ')
+        && !line.is_empty()
+        && line.bytes().all(|c| c.is_ascii_digit());
+    ok.then(|| inner[close + 1..].trim_start_matches(' '))
+}
+
+#[cfg(test)]
+#[test]
+fn alloydb_source_locations_are_taken_off() {
+    assert_eq!(
+        split("ERROR:[parse_relation.c:1395]relation \"cars5\" does not exist"),
+        Some((
+            Tag::Main(Severity::Error),
+            "relation \"cars5\" does not exist"
+        ))
+    );
+    assert_eq!(
+        split("LOG:  [postgres.c:1214]  statement: SELECT 1"),
+        Some((Tag::Main(Severity::Log), "statement: SELECT 1"))
+    );
+    assert_eq!(
+        split("LOG: [postgres.c:1187] statement: x"),
+        Some((Tag::Main(Severity::Log), "statement: x"))
+    );
+    // Not a location: kept.
+    assert_eq!(
+        split("LOG:  [5-1] x"),
+        Some((Tag::Main(Severity::Log), "[5-1] x"))
+    );
+    assert_eq!(split("ERROR:[x] y"), None);
 }
 
 #[cfg(test)]

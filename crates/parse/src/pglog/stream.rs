@@ -232,7 +232,7 @@ pub(super) fn start(
     let head = detection_head(head);
     // A wrapper's lines (a journal export's fields, a runtime's JSON) are no paste's; other
     // lines have what a paste did undone before anything is chosen from them (a wrapper too).
-    let raw_wrapper = sniff_wrapper(head, options);
+    let raw_wrapper = chosen_wrapper(head, options);
     let paste = if raw_wrapper.is_some() {
         Paste::default()
     } else {
@@ -244,7 +244,7 @@ pub(super) fn start(
         if paste.is_plain() {
             None
         } else {
-            sniff_wrapper(head, options)
+            chosen_wrapper(head, options)
         }
     });
     let Some(wrapper) = wrapper else {
@@ -252,18 +252,23 @@ pub(super) fn start(
     };
     let mut peeler = crate::wrap::Peeler::new(wrapper, options.max_record_bytes);
     let mut peeled: Vec<(u64, String)> = Vec::new();
+    let mut rows = false;
     for line in Lines::new(head).take(DETECTION_LINES) {
         let text = cut(&line.text, options.max_line_bytes);
         peeler.push(line.number, text, &mut |p| {
             if let PeeledKind::Line {
                 text,
                 program,
-                content: Content::Text | Content::CsvRow,
+                content,
                 ..
             } = p.kind
                 && (!wrapper.names_programs() || program.as_deref().is_some_and(wrap::is_postgres))
             {
-                peeled.push((line.number, text.into_owned()));
+                match content {
+                    Content::Text => peeled.push((line.number, text.into_owned())),
+                    Content::CsvRow => rows = true,
+                    Content::DefaultStderr => {}
+                }
             }
         });
     }
@@ -273,6 +278,8 @@ pub(super) fn start(
         // CloudNativePG.
         (Some(PgLogFormat::Cnpg), _) => PgLogFormat::Csv,
         (Some(_), _) => PgLogFormat::Stderr,
+        // The wrapper's rows are csvlog rows (Azure's).
+        (None, _) if rows => PgLogFormat::Csv,
         (None, Some(format)) if legacy_wrapper(format).is_none() => format,
         (None, _) => {
             let mut bytes = Vec::new();
@@ -295,25 +302,25 @@ pub(super) fn start(
 }
 
 /// The wrapper `options` give (by `--wrapper`, or a format that is a wrapper's), else the one
-/// around the first lines: a container runtime's log or a journal export by [`wrap::sniff`],
-/// else one of the formats [`sniff_format`] names by their first lines.
-fn sniff_wrapper(head: &[u8], options: &PgLogOptions) -> Option<Wrapper> {
+/// around the first lines ([`sniff_wrapper`]).
+fn chosen_wrapper(head: &[u8], options: &PgLogOptions) -> Option<Wrapper> {
     match (options.wrapper, options.format) {
         (Some(w), _) => Some(w),
         (None, Some(format)) => legacy_wrapper(format),
-        (None, None) => {
-            let voted = wrap::sniff(head).filter(|w| {
-                matches!(
-                    w,
-                    Wrapper::DockerJson
-                        | Wrapper::Cri
-                        | Wrapper::Timestamped
-                        | Wrapper::JournalExport
-                )
-            });
-            voted.or_else(|| legacy_wrapper(sniff_format(head)))
-        }
+        (None, None) => sniff_wrapper(head),
     }
+}
+
+/// The wrapper around the first lines: a container runtime's log or a journal export by
+/// [`wrap::sniff`], else the one a first line names ([`super::sniff_head`]).
+pub(super) fn sniff_wrapper(head: &[u8]) -> Option<Wrapper> {
+    let voted = wrap::sniff(head).filter(|w| {
+        matches!(
+            w,
+            Wrapper::DockerJson | Wrapper::Cri | Wrapper::Timestamped | Wrapper::JournalExport
+        )
+    });
+    voted.or_else(|| super::sniff_head(head).1)
 }
 
 /// [`start`] for a log that is not wrapped (or once the wrapper is off).
@@ -464,6 +471,7 @@ pub(super) fn summary(engine: &Engine, format: PgLogFormat) -> PgLog {
         memory_context_lines: c.memory_context_lines,
         blank_lines: c.blank_lines,
         other_program_lines: c.other_program_lines,
+        header_lines: c.header_lines,
         broken_rows: c.broken_rows,
         unreadable_stamps: c.unreadable_stamps.clone(),
         prefix_choice: c.prefix_choice.clone(),

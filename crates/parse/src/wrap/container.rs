@@ -23,41 +23,86 @@ pub fn parse_rfc3339(text: &str) -> Option<Timestamp> {
 }
 
 /// `2026-11-21T19:01:13.835739123Z`, `…+00:00`, `…+0000` → the instant and the offset as
-/// written (`None` for `Z`).
+/// written (`None` for `Z`). Read by hand: a wrapped log's records each ask for one.
 pub(super) fn rfc3339_with_offset(text: &str) -> Option<WrapperTime> {
     let b = text.as_bytes();
-    if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || b[10] != b'T' || b[13] != b':' {
+    if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || !matches!(b[10], b'T' | b't') {
         return None;
     }
-    if let Some(civil) = text.strip_suffix('Z').or_else(|| text.strip_suffix('z')) {
-        let civil: jiff::civil::DateTime = civil.parse().ok()?;
-        return Some(WrapperTime {
-            utc: jiff::tz::Offset::UTC.to_timestamp(civil).ok()?,
-            offset: None,
-        });
-    }
-    let sign_at = text.rfind(['+', '-']).filter(|&i| i > 10)?;
-    let digits: Vec<i32> = b[sign_at + 1..]
-        .iter()
-        .filter(|c| **c != b':')
-        .map(|c| c.is_ascii_digit().then(|| i32::from(c - b'0')))
-        .collect::<Option<_>>()?;
-    let [h1, h2, m1, m2] = digits[..] else {
+    let num = |from: usize, len: usize| -> Option<i64> {
+        let digits = b.get(from..from + len)?;
+        digits.iter().try_fold(0i64, |n, d| {
+            d.is_ascii_digit().then(|| n * 10 + i64::from(d - b'0'))
+        })
+    };
+    if b[13] != b':' || b[16] != b':' {
         return None;
+    }
+    let (y, mo, d) = (num(0, 4)?, num(5, 2)?, num(8, 2)?);
+    let (h, mi, sec) = (num(11, 2)?, num(14, 2)?, num(17, 2)?);
+    let mut at = 19;
+    let mut nanos = 0i64;
+    if b.get(at) == Some(&b'.') {
+        at += 1;
+        let start = at;
+        while b.get(at).is_some_and(u8::is_ascii_digit) {
+            if at - start < 9 {
+                nanos = nanos * 10 + i64::from(b[at] - b'0');
+            }
+            at += 1;
+        }
+        if at == start {
+            return None;
+        }
+        for _ in (at - start).min(9)..9 {
+            nanos *= 10;
+        }
+    }
+    let offset = match b.get(at..)? {
+        [b'Z' | b'z'] => None,
+        [sign @ (b'+' | b'-'), h1, h2, b':', m1, m2] | [sign @ (b'+' | b'-'), h1, h2, m1, m2] => {
+            let two = |a: u8, c: u8| {
+                (a.is_ascii_digit() && c.is_ascii_digit())
+                    .then(|| i32::from(a - b'0') * 10 + i32::from(c - b'0'))
+            };
+            let seconds = two(*h1, *h2)? * 3600 + two(*m1, *m2)? * 60;
+            Some(WrittenOffset {
+                seconds: if *sign == b'-' { -seconds } else { seconds },
+                colon: b.len() - at == 6,
+            })
+        }
+        _ => return None,
     };
-    let sign = if b[sign_at] == b'-' { -1 } else { 1 };
-    let offset = WrittenOffset {
-        seconds: sign * ((h1 * 10 + h2) * 3600 + (m1 * 10 + m2) * 60),
-        colon: b[sign_at + 1..].contains(&b':'),
-    };
-    let civil: jiff::civil::DateTime = text[..sign_at].parse().ok()?;
+    let civil = jiff::civil::DateTime::new(
+        i16::try_from(y).ok()?,
+        i8::try_from(mo).ok()?,
+        i8::try_from(d).ok()?,
+        i8::try_from(h).ok()?,
+        i8::try_from(mi).ok()?,
+        // A leap second (`:60`) is read as the last second of its minute.
+        i8::try_from(sec.min(59)).ok()?,
+        i32::try_from(nanos).ok()?,
+    )
+    .ok()?;
+    let days = days_from_civil(y, mo, d);
+    let secs = days * 86_400 + h * 3600 + mi * 60 + sec.min(59)
+        - i64::from(offset.map_or(0, |o| o.seconds));
     Some(WrapperTime {
-        utc: jiff::tz::Offset::from_seconds(offset.seconds)
-            .ok()?
-            .to_timestamp(civil)
-            .ok()?,
-        offset: Some(offset),
+        utc: Timestamp::new(secs, i32::try_from(nanos).ok()?).ok()?,
+        civil,
+        offset,
     })
+}
+
+/// Days from 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's `days_from_civil`).
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
 }
 
 /// A stamp of RFC 3339 text (owned or borrowed).

@@ -16,6 +16,8 @@
 //! | `Heroku` | `heroku logs`: `2026-11-21T19:01:25.603089+00:00 app[postgres.1911]: [DATABASE] [5-3] …` |
 //! | `CloudSql` | Cloud Logging entries of Cloud SQL / AlloyDB: `{"textPayload":"…","timestamp":"…",…}` (or `jsonPayload`), one per line or a JSON array |
 //! | `Cnpg` | CloudNativePG's instance manager: `{"level":"info","ts":…,"logger":"postgres","msg":"record","record":{csvlog columns}}` |
+//! | `CloudWatch` | Amazon CloudWatch Logs of RDS / Aurora: `aws logs filter-log-events` / `get-log-events` JSON (`{"events":[{"timestamp":…,"message":"…"}]}`), or the console's CSV (`2024-10-02 13:00:00.000,"…",stream`) |
+//! | `Azure` | Azure Monitor's exports of Azure Database for PostgreSQL: Log Analytics rows (`TimeGenerated`, `Message`, `errorLevel_s`, `processId_d`, …) as CSV or JSON, resource logs (`{"records":[{"time","category":"PostgreSQLLogs","properties":{…}}]}`) |
 //!
 //! Each is recognised by the shape of its first lines ([`sniff`]; the PostgreSQL reader also
 //! recognises the older ones by its own first-line rules). A wrapper may cut a line in pieces
@@ -30,12 +32,16 @@
 //! Times are kept as the wrapper wrote them ([`Stamp`]) and read only when a reader asks
 //! (most lines' times are never needed: only a record's first line's).
 
+mod azure;
+mod cloudwatch;
 mod cnpg;
 mod container;
+mod csvrows;
 mod heroku;
 mod journal;
 mod jsongather;
 mod payload;
+mod records;
 pub(crate) mod syslog;
 
 use std::borrow::Cow;
@@ -78,6 +84,13 @@ pub enum Wrapper {
     /// CloudNativePG's JSON lines: the csvlog columns in `record`, the instance manager's own
     /// lines beside them.
     Cnpg,
+    /// Amazon CloudWatch Logs' events of an RDS or Aurora log group, as JSON or the console's
+    /// CSV.
+    #[serde(rename = "cloudwatch")]
+    CloudWatch,
+    /// Azure Monitor's rows of Azure Database for PostgreSQL's `PostgreSQLLogs`, as CSV or
+    /// JSON.
+    Azure,
 }
 
 impl Wrapper {
@@ -95,6 +108,8 @@ impl Wrapper {
             Wrapper::Heroku => "heroku",
             Wrapper::CloudSql => "cloudsql",
             Wrapper::Cnpg => "cnpg",
+            Wrapper::CloudWatch => "cloudwatch",
+            Wrapper::Azure => "azure",
         }
     }
 
@@ -104,7 +119,7 @@ impl Wrapper {
     pub fn names_programs(self) -> bool {
         !matches!(
             self,
-            Wrapper::DockerJson | Wrapper::Cri | Wrapper::Timestamped
+            Wrapper::DockerJson | Wrapper::Cri | Wrapper::Timestamped | Wrapper::CloudWatch
         )
     }
 
@@ -113,8 +128,46 @@ impl Wrapper {
     pub fn spans_lines(self) -> bool {
         matches!(
             self,
-            Wrapper::JournalExport | Wrapper::JournalJson | Wrapper::CloudSql
+            Wrapper::JournalExport
+                | Wrapper::JournalJson
+                | Wrapper::CloudSql
+                | Wrapper::CloudWatch
+                | Wrapper::Azure
         )
+    }
+
+    /// Whether it may relay the server's stderr lines with PostgreSQL's default prefix
+    /// ([`Content::DefaultStderr`]).
+    pub fn relays_default_stderr(self) -> bool {
+        matches!(self, Wrapper::Cnpg | Wrapper::CloudSql)
+    }
+}
+
+impl std::str::FromStr for Wrapper {
+    type Err = String;
+
+    /// The names [`Wrapper::as_str`] gives, `-` or `_` between words (`docker-json`,
+    /// `journal_export`, …).
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let name = s.replace('-', "_");
+        [
+            Wrapper::DockerJson,
+            Wrapper::Cri,
+            Wrapper::Timestamped,
+            Wrapper::JournalJson,
+            Wrapper::JournalExport,
+            Wrapper::Syslog5424,
+            Wrapper::Syslog,
+            Wrapper::JournalShort,
+            Wrapper::Heroku,
+            Wrapper::CloudSql,
+            Wrapper::Cnpg,
+            Wrapper::CloudWatch,
+            Wrapper::Azure,
+        ]
+        .into_iter()
+        .find(|w| w.as_str() == name)
+        .ok_or_else(|| format!("unknown log wrapper {s:?}"))
     }
 }
 
@@ -133,6 +186,9 @@ pub enum Written<'a> {
     /// A BSD stamp without year or zone (`Nov 21 19:01:13`, journalctl's
     /// `Nov 21 19:01:13.835739`): no time by itself; a reader that knows the year may read it.
     Bsd(Cow<'a, str>),
+    /// A civil time written without a zone, known to be UTC (CloudWatch's console:
+    /// `2024-10-02 13:00:00.000`).
+    UtcCivil(Cow<'a, str>),
 }
 
 /// What the wrapper said of a line's time.
@@ -151,6 +207,8 @@ pub struct Stamp<'a> {
 pub struct WrapperTime {
     /// The instant.
     pub utc: Timestamp,
+    /// The civil time as the wrapper wrote it (at `offset`; in UTC for `Z` and epoch times).
+    pub civil: jiff::civil::DateTime,
     /// The offset the wrapper wrote it at; `None` for UTC written as `Z` or as epoch time.
     pub offset: Option<WrittenOffset>,
 }
@@ -191,6 +249,7 @@ impl Stamp<'_> {
                 Written::Rfc3339(t) => Written::Rfc3339(Cow::Owned(t.into_owned())),
                 Written::EpochMicros(us) => Written::EpochMicros(us),
                 Written::Bsd(t) => Written::Bsd(Cow::Owned(t.into_owned())),
+                Written::UtcCivil(t) => Written::UtcCivil(Cow::Owned(t.into_owned())),
             }),
             monotonic_us: self.monotonic_us,
         }
@@ -200,10 +259,22 @@ impl Stamp<'_> {
     pub fn time(&self) -> Option<WrapperTime> {
         match self.written.as_ref()? {
             Written::Rfc3339(text) => container::rfc3339_with_offset(text),
-            Written::EpochMicros(us) => Some(WrapperTime {
-                utc: Timestamp::from_microsecond(*us).ok()?,
-                offset: None,
-            }),
+            Written::EpochMicros(us) => {
+                let utc = Timestamp::from_microsecond(*us).ok()?;
+                Some(WrapperTime {
+                    utc,
+                    civil: Offset::UTC.to_datetime(utc),
+                    offset: None,
+                })
+            }
+            Written::UtcCivil(text) => {
+                let civil: jiff::civil::DateTime = text.trim().parse().ok()?;
+                Some(WrapperTime {
+                    utc: Offset::UTC.to_timestamp(civil).ok()?,
+                    civil,
+                    offset: None,
+                })
+            }
             Written::Bsd(_) => None,
         }
     }
@@ -271,6 +342,8 @@ pub enum PeeledKind<'a> {
     Empty,
     /// Not the wrapper's shape.
     Unrecognized,
+    /// A CSV export's header row naming its columns.
+    Header,
     /// An entry over several physical lines given up (a JSON entry that does not parse, or
     /// that grew past the limit): its first line's text, the physical lines it took, and how
     /// many of them were handed out as [`PeeledKind::Pending`] before.
@@ -376,7 +449,7 @@ fn sniff_line(text: &str) -> Option<Wrapper> {
 }
 
 /// The shape of one line of a wrapper that a single line can say for sure (the PostgreSQL
-/// reader's first-line rules): a Cloud Logging entry, a CloudNativePG line, a journal JSON
+/// reader's first-line rules): a CloudWatch event or CSV row, an Azure row, a Cloud Logging entry, a CloudNativePG line, a journal JSON
 /// entry (also the first field of `json-pretty`), an RFC 5424 line of `postgres`, a Heroku
 /// line of a `postgres` dyno, a journalctl marker or a journal short line of `postgres` (its
 /// stamp's fraction, an ISO stamp whose offset has no colon, a TAB printed as eight spaces).
@@ -384,7 +457,16 @@ fn sniff_line(text: &str) -> Option<Wrapper> {
 /// says those.
 pub fn decisive_line(text: &str) -> Option<Wrapper> {
     let trimmed = text.trim_start();
+    if cloudwatch::is_csv_line(text) {
+        return Some(Wrapper::CloudWatch);
+    }
+    if azure::is_azure_line(text) {
+        return Some(Wrapper::Azure);
+    }
     if trimmed.starts_with('{') || trimmed.starts_with('"') || text.contains(" {\"") {
+        if cloudwatch::is_json_line(text) {
+            return Some(Wrapper::CloudWatch);
+        }
         if text.contains("\"textPayload\"") || payload::is_cloud_sql_json_payload(text) {
             return Some(Wrapper::CloudSql);
         }
@@ -435,6 +517,8 @@ pub struct Peeler {
     container: container::Partials,
     export: journal::ExportEntry,
     gather: jsongather::JsonGather,
+    cloudwatch: Option<Box<cloudwatch::Reader>>,
+    azure: Option<Box<azure::Reader>>,
     max_entry_bytes: usize,
 }
 
@@ -448,6 +532,10 @@ impl Peeler {
             container: container::Partials::default(),
             export: journal::ExportEntry::default(),
             gather: jsongather::JsonGather::new(max_entry_bytes),
+            cloudwatch: (wrapper == Wrapper::CloudWatch)
+                .then(|| Box::new(cloudwatch::Reader::new(max_entry_bytes))),
+            azure: (wrapper == Wrapper::Azure)
+                .then(|| Box::new(azure::Reader::new(max_entry_bytes))),
             max_entry_bytes,
         }
     }
@@ -459,7 +547,11 @@ impl Peeler {
 
     /// True when no entry is half read (a partial line, an export entry, a JSON entry).
     pub fn is_idle(&self) -> bool {
-        self.container.is_empty() && self.export.is_empty() && !self.gather.is_open()
+        self.container.is_empty()
+            && self.export.is_empty()
+            && !self.gather.is_open()
+            && self.cloudwatch.as_ref().is_none_or(|r| r.is_idle())
+            && self.azure.as_ref().is_none_or(|r| r.is_idle())
     }
 
     /// Takes physical line `number` off its wrapper; `out` gets what it held (several lines
@@ -477,6 +569,16 @@ impl Peeler {
             }
             Wrapper::Heroku => heroku::line(number, text, out),
             Wrapper::Cnpg => cnpg::line(number, text, out),
+            Wrapper::CloudWatch => {
+                if let Some(r) = &mut self.cloudwatch {
+                    r.push(number, text, out);
+                }
+            }
+            Wrapper::Azure => {
+                if let Some(r) = &mut self.azure {
+                    r.push(number, text, out);
+                }
+            }
         }
     }
 
@@ -534,6 +636,12 @@ impl Peeler {
     pub fn finish(&mut self, out: &mut dyn FnMut(Peeled<'_>)) {
         self.container.finish(out);
         self.export.finish(out);
+        if let Some(r) = &mut self.cloudwatch {
+            r.finish(out);
+        }
+        if let Some(r) = &mut self.azure {
+            r.finish(out);
+        }
         if let Some((first_line, head, lines)) = self.gather.take_open() {
             out(Peeled::bare(
                 first_line,
@@ -584,7 +692,7 @@ pub(crate) fn lines_of<'a>(
 ) {
     let trimmed = text.strip_suffix('\n').unwrap_or(&text);
     let trimmed = trimmed.strip_suffix('\r').unwrap_or(trimmed);
-    if !trimmed.contains('\n') {
+    if memchr::memchr(b'\n', trimmed.as_bytes()).is_none() {
         out(text_line(
             line,
             Cow::Borrowed(trimmed),

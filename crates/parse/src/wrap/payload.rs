@@ -1,14 +1,25 @@
-//! Google Cloud Logging entries (`LogEntry`) of Cloud SQL and AlloyDB for PostgreSQL: one JSON
-//! object per line (a log sink's export) or the array `gcloud logging read --format=json`
-//! prints (gathered by the peeler). The PostgreSQL line is `textPayload`; an entry of another
-//! log (`logName` not naming `postgres`), or without a payload, is another program's.
-//! (`LogEntry`: https://cloud.google.com/logging/docs/reference/v2/rest/v2/LogEntry.)
+//! Google Cloud Logging entries (`LogEntry`) of PostgreSQL: one JSON object per line (a log
+//! sink's export) or the array `gcloud logging read --format=json` prints (gathered by the
+//! peeler). (`LogEntry`: https://cloud.google.com/logging/docs/reference/v2/rest/v2/LogEntry.)
+//!
+//! * Cloud SQL and AlloyDB write the server's line as `textPayload`
+//!   (`cloudsql.googleapis.com%2Fpostgres.log`, `alloydb.googleapis.com%2Fpostgres.log`); older
+//!   Cloud SQL instances wrote it without a time (`[153735]: [10-1] db=…,user=… LOG:  …`), so
+//!   the entry's `timestamp` is the record's.
+//! * The Ops Agent's PostgreSQL receiver writes each line's parts as `jsonPayload` (`level`,
+//!   `message`, `tid`; GoogleCloudPlatform/ops-agent `apps/postgresql.go`,
+//!   `transformation_test/testdata/logging_processor-postgresql`): handed out as the server's
+//!   stderr line with PostgreSQL's default prefix, built from the entry's `timestamp` and
+//!   `tid` ([`Content::DefaultStderr`]).
+//!
+//! An entry of another log (`logName` not naming `postgres`), or without a payload, is
+//! another program's.
 
 use std::borrow::Cow;
 
 use serde::Deserialize;
 
-use super::{Part, Peeled, Stamp, Written, lines_of};
+use super::{Content, Part, Peeled, PeeledKind, Stamp, Written, lines_of};
 
 /// The keys of a `LogEntry` read here.
 #[derive(Debug, Deserialize)]
@@ -19,11 +30,23 @@ struct LogEntry<'a> {
     timestamp: Option<Cow<'a, str>>,
     #[serde(rename = "logName", borrow)]
     log_name: Option<Cow<'a, str>>,
+    #[serde(rename = "jsonPayload", borrow)]
+    json_payload: Option<JsonPayload<'a>>,
 }
 
-/// Whether a line is a `LogEntry` whose payload is JSON in a form read here.
-pub(super) fn is_cloud_sql_json_payload(_text: &str) -> bool {
-    false
+/// The Ops Agent's PostgreSQL fields.
+#[derive(Debug, Deserialize)]
+struct JsonPayload<'a> {
+    #[serde(borrow)]
+    level: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    message: Option<Cow<'a, str>>,
+    tid: Option<f64>,
+}
+
+/// Whether a line is a `LogEntry` whose payload is the Ops Agent's PostgreSQL fields.
+pub(super) fn is_cloud_sql_json_payload(text: &str) -> bool {
+    text.contains("\"jsonPayload\"") && text.contains("\"level\"") && text.contains("\"tid\"")
 }
 
 /// One entry (its text gathered from one or several lines); false when it is not a JSON
@@ -45,8 +68,8 @@ pub(super) fn cloud_logging_entry(
         written: e.timestamp.map(Written::Rfc3339),
         monotonic_us: None,
     };
-    match e.text_payload {
-        Some(text) => lines_of(
+    match (e.text_payload, e.json_payload) {
+        (Some(text), _) => lines_of(
             first_line,
             text,
             Some(program),
@@ -55,12 +78,68 @@ pub(super) fn cloud_logging_entry(
             stamp,
             out,
         ),
-        None => out(Peeled {
+        (
+            None,
+            Some(JsonPayload {
+                level: Some(level),
+                message: Some(message),
+                tid,
+            }),
+        ) => {
+            let Some(prefix) = default_prefix(&stamp, tid) else {
+                out(Peeled {
+                    line: first_line,
+                    kind: PeeledKind::Unrecognized,
+                    stamp,
+                    priority: None,
+                });
+                return true;
+            };
+            let message = message.trim_end_matches('\n');
+            for (k, part) in message.split('\n').enumerate() {
+                let text = if k == 0 {
+                    Cow::Owned(format!("{prefix}{level}:  {part}"))
+                } else {
+                    Cow::Borrowed(part)
+                };
+                out(Peeled {
+                    line: first_line,
+                    kind: PeeledKind::Line {
+                        text,
+                        program: Some(program.clone()),
+                        pid: None,
+                        part: if k == 0 { Part::First } else { Part::NextLine },
+                        content: Content::DefaultStderr,
+                    },
+                    stamp: stamp.clone(),
+                    priority: None,
+                });
+            }
+        }
+        _ => out(Peeled {
             line: first_line,
-            kind: super::PeeledKind::Empty,
+            kind: PeeledKind::Empty,
             stamp,
             priority: None,
         }),
     }
     true
+}
+
+/// `2025-07-21 10:14:21.123 UTC [21763] `: PostgreSQL's default prefix for an entry's time and
+/// thread id.
+fn default_prefix(stamp: &Stamp<'_>, tid: Option<f64>) -> Option<String> {
+    let utc = stamp.utc()?;
+    let tid = tid.filter(|t| t.is_finite() && *t >= 0.0 && *t < 4.3e9)? as u64;
+    let c = utc.to_zoned(jiff::tz::TimeZone::UTC).datetime();
+    Some(format!(
+        "{:04}-{:02}-{:02} {:02}:{:02}:{:02}.{:03} UTC [{tid}] ",
+        c.year(),
+        c.month(),
+        c.day(),
+        c.hour(),
+        c.minute(),
+        c.second(),
+        c.subsec_nanosecond() / 1_000_000
+    ))
 }

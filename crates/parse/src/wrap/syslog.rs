@@ -119,8 +119,15 @@ pub(crate) fn split(line: &str) -> Option<SyslogLine<'_>> {
     let rest = skip_stamp(line)?;
     let stamp = &line[..line.len() - rest.len()];
     let rest = rest.strip_prefix(' ')?;
-    let (_host, rest) = rest.split_once(' ')?;
-    let colon = rest.find(": ")?;
+    // A relay may write no host name (`Nov 28 08:03:18 postgres[30050]: …`): a host name never
+    // ends with the tag's colon.
+    let rest = match rest.split_once(' ') {
+        Some((first, _)) if first.ends_with(':') => rest,
+        Some((_host, after)) => after,
+        None => return None,
+    };
+    let bytes = rest.as_bytes();
+    let colon = memchr::memchr_iter(b':', bytes).find(|&i| bytes.get(i + 1) == Some(&b' '))?;
     let tag = &rest[..colon];
     let body = &rest[colon + 2..];
     let (program, pid) = match tag.strip_suffix(']').and_then(|t| t.rsplit_once('[')) {
@@ -271,7 +278,8 @@ fn skip_stamp(line: &str) -> Option<&str> {
 
 /// rsyslog writes control characters as `#` and three octal digits (`#011` for TAB).
 pub(crate) fn unescape(body: &str) -> Cow<'_, str> {
-    if !body.contains("#0") {
+    let b = body.as_bytes();
+    if !memchr::memchr_iter(b'#', b).any(|i| b.get(i + 1) == Some(&b'0')) {
         return Cow::Borrowed(body);
     }
     let mut out = String::with_capacity(body.len());
@@ -316,6 +324,12 @@ mod tests {
         let l = split("Nov  1 01:02:03 h postgres[7]: LOG:  no sequence numbers").unwrap();
         assert_eq!((l.sequence, l.body), (None, "LOG:  no sequence numbers"));
         assert_eq!(split("2026-11-21 18:40:01.123 UTC [7] LOG:  x"), None);
+        // A relay's line without the host name.
+        let l = split("Nov 28 08:03:18 postgres[30050]: [5-3] #011  FROM t").unwrap();
+        assert_eq!(
+            (l.program, l.pid, l.sequence, l.body),
+            ("postgres", Some(30050), Some((5, 3)), "#011  FROM t")
+        );
         // Found by fuzzing: a multi-byte character where the seconds should be.
         assert_eq!(
             split("Nov 21 18:11:错误00 dbhost postgres[16192]: [8-1] x"),

@@ -38,6 +38,7 @@ fn peel_parts(
             PeeledKind::Blank => ("blank", String::new(), None, None),
             PeeledKind::Empty => ("empty", String::new(), None, None),
             PeeledKind::Unrecognized => ("unrecognized", String::new(), None, None),
+            PeeledKind::Header => ("header", String::new(), None, None),
             PeeledKind::Broken { head, lines, .. } => {
                 ("broken", format!("{lines} lines: {head}"), None, None)
             }
@@ -441,4 +442,129 @@ c",,,,,,,,,,,,"#
         Some("2026-11-21T19:02:40.118Z".parse().unwrap()),
         "seconds since the epoch"
     );
+}
+
+#[test]
+fn cloudwatch_events_in_json_lines_and_broken_ones() {
+    let (rows, stamps) = peel(
+        Wrapper::CloudWatch,
+        concat!(
+            r#"{"logStreamName":"db","timestamp":1795287673000,"message":"2026-11-21 19:01:13 UTC::@:[1048]:LOG:  a\n","ingestionTime":1795287673850}"#,
+            "\n",
+            r#"{"logStreamName":"db","timestamp":1795287674000}"#,
+            "\n",
+            r#"{"timestamp":"x","message":3}"#,
+            "\n",
+            "not json\n",
+        ),
+    );
+    assert_eq!(
+        rows,
+        [
+            line(1, "2026-11-21 19:01:13 UTC::@:[1048]:LOG:  a"),
+            other(2, "empty"),
+            (
+                3,
+                "broken",
+                r#"1 lines: {"timestamp":"x","message":3}"#.into(),
+                None,
+                None
+            ),
+            other(4, "unrecognized"),
+        ]
+    );
+    assert_eq!(
+        stamps[0].utc(),
+        Some("2026-11-21T19:01:13Z".parse().unwrap()),
+        "milliseconds since the epoch"
+    );
+}
+
+#[test]
+fn cloudwatch_console_csv_with_a_header_quotes_and_commas() {
+    let (rows, stamps) = peel(
+        Wrapper::CloudWatch,
+        "timestamp,message,logStreamName\n\
+         2024-10-02 13:00:00.000,\"2024-10-02 13:00:00 UTC::@:[554]:DETAIL:  Failed process was running: Select * from dbo.\"\"x\"\"(2, 3)\",db:/aws/rds/cluster/c/postgresql\n\
+         2024-10-02 13:00:01.500,2024-10-02 13:00:01 UTC::@:[554]:LOG:  checkpoint complete: wrote 3 buffers (0.0%); 0 WAL file(s) added, 0 removed,db:/aws/rds/cluster/c/postgresql\n",
+    );
+    assert_eq!(
+        rows,
+        [
+            other(1, "header"),
+            line(
+                2,
+                "2024-10-02 13:00:00 UTC::@:[554]:DETAIL:  Failed process was running: Select * from dbo.\"x\"(2, 3)"
+            ),
+            line(
+                3,
+                "2024-10-02 13:00:01 UTC::@:[554]:LOG:  checkpoint complete: wrote 3 buffers (0.0%); 0 WAL file(s) added, 0 removed"
+            ),
+        ]
+    );
+    assert_eq!(
+        stamps[1].utc(),
+        Some("2024-10-02T13:00:01.5Z".parse().unwrap()),
+        "the console's time, without a zone, is UTC"
+    );
+}
+
+#[test]
+fn azure_rows_become_csvlog_rows_and_other_categories_are_named() {
+    let (rows, stamps, parts) = peel_parts(
+        Wrapper::Azure,
+        concat!(
+            "TimeGenerated [UTC],Category,Message,errorLevel_s,processId_d,Detail_s\n",
+            "2026-11-21T17:59:26.101Z,PostgreSQLLogs,\"server process (PID 22035) was terminated by signal 9: Killed\",LOG,21795,\"Failed process was running: SELECT \"\"a\"\"\n  FROM t\"\n",
+            "2026-11-21T17:59:27Z,PostgreSQLFlexSessions,x,,,\n",
+            "2026-11-21T17:59:28Z,PostgreSQLLogs,,,,\n",
+        ),
+    );
+    assert_eq!(rows[0], other(1, "header"));
+    assert_eq!(
+        rows[1],
+        other(2, "pending"),
+        "the row goes on on the next line"
+    );
+    assert_eq!(
+        rows[2],
+        (
+            2,
+            "line",
+            "\"2026-11-21 17:59:26.101 UTC\",,,\"21795\",,,,,,,,\"LOG\",,\"server process (PID 22035) was terminated by signal 9: Killed\",\"Failed process was running: SELECT \"\"a\"\"\n  FROM t\",,,,,,,,,,,"
+                .into(),
+            Some("postgres".into()),
+            None
+        )
+    );
+    assert_eq!(parts[0], (Part::First, Content::CsvRow));
+    assert_eq!(rows[3].3.as_deref(), Some("PostgreSQLFlexSessions"));
+    assert_eq!(rows[4], other(5, "empty"), "a row with no message");
+    assert_eq!(
+        stamps[0].utc(),
+        Some("2026-11-21T17:59:26.101Z".parse().unwrap())
+    );
+}
+
+#[test]
+fn azure_resource_logs_hold_their_fields_in_properties() {
+    let (rows, _, parts) = peel_parts(
+        Wrapper::Azure,
+        concat!(
+            r#"{"records": [{"time": "2026-11-21T17:59:26.1010000Z", "category": "PostgreSQLLogs", "operationName": "LogEvent", "properties": {"prefix": "2026-11-21 17:59:26 UTC-6b01dbaf.5523-", "message": "database system is ready to accept connections", "errorLevel": "LOG", "processId": 21795.0, "sqlerrcode": "00000"}}]}"#,
+            "\n"
+        ),
+    );
+    assert_eq!(
+        rows,
+        [(
+            1,
+            "line",
+            "\"2026-11-21 17:59:26.101 UTC\",,,\"21795\",,,,,,,,\"LOG\",\"00000\",\"database system is ready to accept connections\",,,,,,,,,,,,"
+                .into(),
+            Some("postgres".into()),
+            None
+        )]
+    );
+    assert_eq!(parts[0].1, Content::CsvRow);
 }
