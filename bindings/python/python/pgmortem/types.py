@@ -1269,8 +1269,12 @@ PgLogFormat = Literal[
     "cloudsql", "cnpg",
 ]
 
-Wrapper = Literal["docker_json", "cri", "timestamped", "journal_json", "journal_export", "syslog5424"]
-"""What a log's lines were read out of: a container runtime's log, a journal export, a relay."""
+Wrapper = Literal[
+    "docker_json", "cri", "timestamped", "journal_json", "journal_export", "syslog5424", "syslog",
+    "journal", "heroku", "cloudsql", "cnpg", "cloudwatch", "azure",
+]
+"""What a log's lines were read out of: a container runtime's log, a journal export, a relay, a
+log service's envelope or a cloud service's export (docs/wrappers.md)."""
 
 
 class PrefixChoice(TypedDict):
@@ -1327,6 +1331,8 @@ class PgLogStats(TypedDict):
     memory_context_lines: int
     blank_lines: int
     other_program_lines: int
+    header_lines: NotRequired[int]
+    """Only when a CSV export's header rows naming its columns were skipped (CloudWatch, Azure)."""
     broken_rows: int
     unreadable_stamps: NotRequired[CountedLines]
     """Only when some record's stamp had the shape of a time but was none (a month 13)."""
