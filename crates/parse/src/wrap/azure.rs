@@ -160,27 +160,8 @@ fn key(name: &str) -> String {
 
 /// One JSON record: its fields, and those of its `properties` object.
 fn json_record(found: Found, out: &mut dyn FnMut(Peeled<'_>)) {
-    let (first_line, text, lines) = match found {
-        Found::Record {
-            first_line,
-            text,
-            lines,
-        } => (first_line, text, lines),
-        Found::Broken {
-            first_line,
-            head,
-            lines,
-        } => {
-            out(Peeled::bare(
-                first_line,
-                PeeledKind::Broken {
-                    head,
-                    lines,
-                    pending: lines.saturating_sub(1),
-                },
-            ));
-            return;
-        }
+    let Some((first_line, text, lines)) = found.record_or_broken(out) else {
+        return;
     };
     let Ok(serde_json::Value::Object(map)) = serde_json::from_str(&text) else {
         out(Peeled::bare(

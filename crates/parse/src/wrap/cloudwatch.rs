@@ -165,27 +165,8 @@ impl Reader {
 
 /// One event found in the JSON.
 fn event(found: Found, out: &mut dyn FnMut(Peeled<'_>)) {
-    let (first_line, text, lines) = match found {
-        Found::Record {
-            first_line,
-            text,
-            lines,
-        } => (first_line, text, lines),
-        Found::Broken {
-            first_line,
-            head,
-            lines,
-        } => {
-            out(Peeled::bare(
-                first_line,
-                PeeledKind::Broken {
-                    head,
-                    lines,
-                    pending: lines.saturating_sub(1),
-                },
-            ));
-            return;
-        }
+    let Some((first_line, text, lines)) = found.record_or_broken(out) else {
+        return;
     };
     let Ok(e) = serde_json::from_str::<Event<'_>>(&text) else {
         out(Peeled::bare(

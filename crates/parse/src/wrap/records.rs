@@ -37,6 +37,38 @@ pub(super) enum Found {
     },
 }
 
+impl Found {
+    /// A finished record as `(first_line, text, lines)`; a record given up is handed to `out`
+    /// as a broken one (its other lines pending) and gives `None`.
+    pub(super) fn record_or_broken(
+        self,
+        out: &mut dyn FnMut(super::Peeled<'_>),
+    ) -> Option<(u64, String, u64)> {
+        match self {
+            Found::Record {
+                first_line,
+                text,
+                lines,
+            } => Some((first_line, text, lines)),
+            Found::Broken {
+                first_line,
+                head,
+                lines,
+            } => {
+                out(super::Peeled::bare(
+                    first_line,
+                    super::PeeledKind::Broken {
+                        head,
+                        lines,
+                        pending: lines.saturating_sub(1),
+                    },
+                ));
+                None
+            }
+        }
+    }
+}
+
 /// One open array or object.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Open {
