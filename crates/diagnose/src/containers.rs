@@ -480,25 +480,11 @@ mod tests {
             pid: 23749,
             comm: "postgres".into(),
             unit: None,
-            anon_rss_kb: None,
-            file_rss_kb: None,
-            shmem_rss_kb: None,
-            total_vm_kb: None,
-            pgtables_kb: None,
-            oom_score_adj: None,
-            constraint: None,
-            memcg: None,
-            trigger_comm: None,
-            trigger_pid: None,
-            trigger_gfp_mask: None,
-            trigger_order: None,
-            tasks: Vec::new(),
-            task_count: 0,
-            tasks_rss_kb: None,
             page_kb: 4,
             at: Some(t("2026-11-24T05:29:10.790Z")),
             path: "dmesg.txt".into(),
             line: 88,
+            ..KernelKill::default()
         });
         let out = tied(vec![kernel], describe(FINISHED));
         assert_eq!(out.len(), 1);

@@ -229,7 +229,7 @@ pub struct ProcessFault {
 }
 
 /// The kernel's side of an incident: the OOM kill.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct KernelKill {
     /// PID in the kernel's (init) namespace. 0 when the report names no victim (cut before
     /// its kill line, or the OOM killer found none): no task has pid 0, and JSON says `null`.
