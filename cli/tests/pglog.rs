@@ -409,3 +409,32 @@ fn an_rds_log_file_is_read_in_the_hour_of_its_name() {
         "{times:?}"
     );
 }
+
+/// A real /var/log/messages written by rsyslogd (fixtures/formats/journal/pg15-oom-messages.log:
+/// `kernel:` lines of a memcg OOM kill and `postgres[PID]:` lines of the crash it caused):
+/// `analyze` reads it as one system log, gives the kernel's syslog stamps (no year) the year of
+/// the server's lines, and ties the kill to the crash by PID and time.
+#[test]
+fn a_messages_file_with_an_oom_kill_and_the_crash_it_caused() {
+    let messages = common::fixture("formats/journal/pg15-oom-messages.log");
+    let messages = messages.to_str().unwrap();
+    let pg = stats(&[messages]);
+    assert_eq!(
+        (&pg["format"], &pg["unrecognized_lines"]),
+        (&Value::from("syslog"), &Value::from(0)),
+        "{pg}"
+    );
+    assert!(pg["other_program_lines"].as_u64() > Some(50), "{pg}");
+    let report: Value = serde_json::from_slice(&stdout_ok(
+        pgmortem().args(["analyze", "--format", "json", messages]),
+    ))
+    .unwrap();
+    assert_eq!(report["sources"][0]["kind"], "system_log");
+    let incidents = report["incidents"].as_array().unwrap();
+    assert_eq!(incidents.len(), 1, "{incidents:?}");
+    let incident = &incidents[0];
+    assert_eq!(incident["cause"], "oom_killer");
+    assert_eq!(incident["kernel_kill"]["pid"], 14217);
+    assert_eq!(incident["postgres_crash"]["pid"], 14217);
+    assert_eq!(incident["matched_by"], "pid_and_time", "{incident}");
+}

@@ -245,46 +245,11 @@ pub(crate) fn parse_all(
         };
         match source.kind {
             SourceKind::KernelLog | SourceKind::PostgresLog | SourceKind::SystemLog => {
-                // A system log (a journal, /var/log/messages) is read by both readers; its
-                // summary adds up what each read.
+                // A system log (a journal, /var/log/messages) is read by both readers, the
+                // PostgreSQL one first (its lines date the kernel's yearless stamps); its
+                // summary adds up what each read, the kernel's part first.
                 let mut parts = Vec::new();
-                if source.kind != SourceKind::PostgresLog {
-                    let mut summary = summary.clone();
-                    let (mut log, read) = read_kernel_log(source, &kernel_options);
-                    let earlier = wall_time_only_before_last_boot(&mut log);
-                    if earlier > 0 {
-                        notes_early.push(format!(
-                            "{} spans {} boots: its {earlier} events of the boots before the last are \
-                             placed by their printed wall time, not by their monotonic time (which \
-                             counts from another boot than the bundle's anchor)",
-                            source.path,
-                            log.boot_starts.len() + 1
-                        ));
-                    }
-                    fill(&mut summary, &log.stats);
-                    read.note(source, &mut summary);
-                    note_cut_lines(&mut summary, &log.stats, kernel_options.max_line_bytes);
-                    if let Some(note) = log.pasted.as_ref().and_then(|p| p.note()) {
-                        add_note(&mut summary, note);
-                    }
-                    let untimed = |r: &pgmortem_parse::kernel::KernelRecord| {
-                        r.time.monotonic_us.is_none() && r.time.wall.is_none()
-                    };
-                    if !log.records.is_empty() && log.records.iter().all(untimed) {
-                        add_note(
-                            &mut summary,
-                            "no line carries a time (CONFIG_PRINTK_TIME=n, or pasted without \
-                             them): its events are kept in the log's order after the timed ones, \
-                             and a kill is tied to a PostgreSQL crash by PID alone"
-                                .to_owned(),
-                        );
-                    }
-                    kernel.push(KernelSource {
-                        path: source.path.clone(),
-                        log,
-                    });
-                    parts.push(summary);
-                }
+                let mut pg_latest = None;
                 if source.kind != SourceKind::KernelLog {
                     let mut summary = summary.clone();
                     let mut digest = PgDigest::within(
@@ -309,6 +274,12 @@ pub(crate) fn parse_all(
                                 source: e,
                             })?;
                     digest.finish();
+                    pg_latest = digest
+                        .kinds
+                        .values()
+                        .filter_map(|k| k.last.at)
+                        .max()
+                        .map(|t| t.to_zoned(jiff::tz::TimeZone::UTC).date());
                     pg_held += digest.held_bytes();
                     zone_use.add(digest.zone_use);
                     fill(&mut summary, &log.stats);
@@ -341,6 +312,53 @@ pub(crate) fn parse_all(
                         digest,
                     });
                     parts.push(summary);
+                }
+                if source.kind != SourceKind::PostgresLog {
+                    let mut summary = summary.clone();
+                    // A system log's BSD stamps print no year: the PostgreSQL lines of the same
+                    // file say it when the bundle does not.
+                    let options = match (&kernel_options.collected_on, pg_latest) {
+                        (None, Some(latest)) => KernelOptions {
+                            year: Some(latest.year()),
+                            collected_on: Some(latest),
+                            ..kernel_options.clone()
+                        },
+                        _ => kernel_options.clone(),
+                    };
+                    let (mut log, read) = read_kernel_log(source, &options);
+                    let earlier = wall_time_only_before_last_boot(&mut log);
+                    if earlier > 0 {
+                        notes_early.push(format!(
+                            "{} spans {} boots: its {earlier} events of the boots before the last are \
+                             placed by their printed wall time, not by their monotonic time (which \
+                             counts from another boot than the bundle's anchor)",
+                            source.path,
+                            log.boot_starts.len() + 1
+                        ));
+                    }
+                    fill(&mut summary, &log.stats);
+                    read.note(source, &mut summary);
+                    note_cut_lines(&mut summary, &log.stats, kernel_options.max_line_bytes);
+                    if let Some(note) = log.pasted.as_ref().and_then(|p| p.note()) {
+                        add_note(&mut summary, note);
+                    }
+                    let untimed = |r: &pgmortem_parse::kernel::KernelRecord| {
+                        r.time.monotonic_us.is_none() && r.time.wall.is_none()
+                    };
+                    if !log.records.is_empty() && log.records.iter().all(untimed) {
+                        add_note(
+                            &mut summary,
+                            "no line carries a time (CONFIG_PRINTK_TIME=n, or pasted without \
+                             them): its events are kept in the log's order after the timed ones, \
+                             and a kill is tied to a PostgreSQL crash by PID alone"
+                                .to_owned(),
+                        );
+                    }
+                    kernel.push(KernelSource {
+                        path: source.path.clone(),
+                        log,
+                    });
+                    parts.insert(0, summary);
                 }
                 summary = merge_summaries(summary, parts);
             }
