@@ -438,3 +438,69 @@ fn a_messages_file_with_an_oom_kill_and_the_crash_it_caused() {
     assert_eq!(incident["postgres_crash"]["pid"], 14217);
     assert_eq!(incident["matched_by"], "pid_and_time", "{incident}");
 }
+
+/// A container log whose runtime stamps are an hour after PostgreSQL's own (a runtime clock
+/// set wrongly, built from the real Docker fixture): the report keeps both times on each event
+/// (`wrapper_at`), places events by PostgreSQL's, and says so once at its top; with the
+/// runtime's true stamps (180 µs later) there is neither a caveat nor a second time.
+#[test]
+fn a_wrapper_time_an_hour_off_is_kept_beside_the_own_and_said_once() {
+    let real = std::fs::read_to_string(common::fixture(
+        "formats/pglog/enveloped-docker-json-pg15-backend-sigkill.log",
+    ))
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let analyze = |name: &str, text: &str, format: &str| {
+        let file = dir.path().join(name);
+        std::fs::write(&file, text).unwrap();
+        stdout_ok(pgmortem().args(["analyze", "--format", format, file.to_str().unwrap()]))
+    };
+    let report: Value = serde_json::from_slice(&analyze("real.log", &real, "json")).unwrap();
+    let caveats = report["caveats"].as_array().unwrap();
+    assert!(
+        caveats
+            .iter()
+            .all(|c| c["kind"] != "wrapper_time_disagrees"),
+        "{caveats:?}"
+    );
+    let crash = report["timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["kind"] == "terminated_by_signal")
+        .unwrap();
+    assert_eq!(crash["at"], "2026-11-21T17:15:15.868Z", "{crash}");
+    assert!(crash.get("wrapper_at").is_none(), "{crash}");
+
+    let shifted = real.replace("\"time\":\"2026-11-21T17:", "\"time\":\"2026-11-21T18:");
+    let report: Value = serde_json::from_slice(&analyze("shifted.log", &shifted, "json")).unwrap();
+    let disagree: Vec<&Value> = report["caveats"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["kind"] == "wrapper_time_disagrees")
+        .collect();
+    assert_eq!(disagree.len(), 1, "{:?}", report["caveats"]);
+    let text = disagree[0]["text"].as_str().unwrap();
+    assert!(text.contains("by up to 60 min"), "{text}");
+    assert!(
+        text.contains("PostgreSQL's time before the wrapper's"),
+        "{text}"
+    );
+    let crash = report["timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["kind"] == "terminated_by_signal")
+        .unwrap();
+    assert_eq!(crash["at"], "2026-11-21T17:15:15.868Z", "{crash}");
+    assert_eq!(crash["wrapper_at"], "2026-11-21T18:15:15.86818Z", "{crash}");
+    let incident = &report["incidents"][0];
+    assert_eq!(incident["postgres_crash"]["pid"], 17167, "{incident}");
+    let words = String::from_utf8(analyze("shifted-text.log", &shifted, "text")).unwrap();
+    assert_eq!(
+        words.matches("wrapper (the container").count(),
+        1,
+        "{words}"
+    );
+}

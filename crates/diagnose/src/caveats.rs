@@ -9,6 +9,7 @@
 use pgmortem_bundle::{ArchiveTrouble, Bundle};
 use pgmortem_parse::kernel::KernelLimits;
 
+use crate::clock::WRAPPER_SKEW_SECONDS;
 use crate::facts::{PgFacts, SettingsSource};
 use crate::pooler::PoolerSource;
 use crate::report::{Caveat, SourceSummary};
@@ -48,6 +49,9 @@ pub(crate) fn reading(
     }
     for p in postgres {
         if let Some(caveat) = records_not_kept(p) {
+            caveats.push(caveat);
+        }
+        if let Some(caveat) = wrapper_time_disagrees(p) {
             caveats.push(caveat);
         }
     }
@@ -172,6 +176,32 @@ pub(crate) fn not_understood(summaries: &[SourceSummary]) -> Vec<Caveat> {
 /// The fewest lines not understood that make a log mostly not understood (fewer are a paste's
 /// stray lines, reported in the sources table).
 const NOT_UNDERSTOOD_MIN_LINES: u64 = 20;
+
+/// A wrapped log whose records' own times and their wrapper's disagree by more than
+/// [`WRAPPER_SKEW_SECONDS`]: once per log, with how many and the largest gap.
+fn wrapper_time_disagrees(p: &PgSource) -> Option<Caveat> {
+    let skew = &p.digest.wrapper_skew;
+    if skew.beyond == 0 {
+        return None;
+    }
+    let (line, largest) = skew.largest?;
+    Some(Caveat {
+        kind: "wrapper_time_disagrees",
+        text: format!(
+            "{}: {} of {} records are more than {} s from the time their wrapper (the container \
+             runtime, the journal, the relay or the cloud service) gave them, by up to {} \
+             (line {line}, PostgreSQL's time {} the wrapper's): events are placed by \
+             PostgreSQL's own time, the wrapper's is kept beside it (`wrapper_at`); one of the \
+             two clocks, or a zone, is wrong",
+            p.path,
+            skew.beyond,
+            skew.compared,
+            WRAPPER_SKEW_SECONDS,
+            crate::human::duration(largest.abs()),
+            if largest > 0.0 { "after" } else { "before" },
+        ),
+    })
+}
 
 /// What a PostgreSQL log's digest counted but did not keep, and why; `None` when it kept
 /// everything it keeps.

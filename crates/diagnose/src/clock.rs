@@ -134,6 +134,25 @@ pub fn postgres(time: &PgTime) -> Option<Timestamp> {
     offset.to_timestamp(time.civil).ok()
 }
 
+/// Records whose own time and whose wrapper's time disagree by more than this many seconds keep
+/// both: a runtime, the journal or a relay stamps a line as it receives it, milliseconds after
+/// PostgreSQL did; seconds apart mean a clock or a zone read wrongly on one side.
+pub(crate) const WRAPPER_SKEW_SECONDS: f64 = 5.0;
+
+/// The wrapper's time of a record (a container runtime's, the journal's, a relay's, a cloud
+/// service's) when it disagrees with `at`, the record's own time on UTC, by more than
+/// [`WRAPPER_SKEW_SECONDS`], or when `at` is unknown: a report then keeps both.
+pub(crate) fn wrapper_at(
+    record: &pgmortem_parse::pglog::PgRecord,
+    at: Option<Timestamp>,
+) -> Option<Timestamp> {
+    let wrapper = record.wrapper_time.as_ref()?.utc?;
+    let Some(at) = at else {
+        return Some(wrapper);
+    };
+    (at.duration_since(wrapper).as_secs_f64().abs() > WRAPPER_SKEW_SECONDS).then_some(wrapper)
+}
+
 /// UTC offsets of the zone abbreviations PostgreSQL commonly prints with `%m`/`%t`. Ambiguous
 /// abbreviations (IST, CST in China vs America, …) are resolved to their most common meaning
 /// for database hosts and documented in docs/clock.md; an unknown abbreviation yields `None`

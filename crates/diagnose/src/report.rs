@@ -491,6 +491,11 @@ pub struct LogLine {
     pub kind: Option<&'static str>,
     /// The message.
     pub message: String,
+    /// The wrapper's time of the record (a container runtime's, the journal's, a relay's, a
+    /// cloud service's), when the log was wrapped and it is not `at`: both are kept. Absent
+    /// otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wrapper_at: Option<Timestamp>,
 }
 
 /// Severity of a finding.
@@ -550,6 +555,11 @@ pub struct TimelineEvent {
     pub path: String,
     /// 1-based line.
     pub line: u64,
+    /// The wrapper's time of the record (a container runtime's, the journal's, a relay's, a
+    /// cloud service's), when the log was wrapped and it is not `at`: both are kept. Absent
+    /// otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wrapper_at: Option<Timestamp>,
 }
 
 /// A pid of 0 (none recorded) as JSON `null`, never as a pid.

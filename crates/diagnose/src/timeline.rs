@@ -27,6 +27,7 @@ pub(crate) fn build(
                 summary,
                 path: source.path.clone(),
                 line: record.line,
+                wrapper_at: None,
             });
         }
     }
@@ -41,8 +42,9 @@ pub(crate) fn build(
             ) {
                 continue;
             }
+            let at = record.time.as_ref().and_then(clock::postgres);
             events.push(TimelineEvent {
-                at: record.time.as_ref().and_then(clock::postgres),
+                at,
                 uncertainty_seconds: record.time.as_ref().map(|t| {
                     if t.civil.subsec_nanosecond() == 0 {
                         1.0
@@ -55,6 +57,7 @@ pub(crate) fn build(
                 summary: record.message.clone(),
                 path: source.path.clone(),
                 line: record.line,
+                wrapper_at: clock::wrapper_at(record, at),
             });
         }
     }

@@ -97,6 +97,7 @@ fn hostile_report() -> Report {
                     severity: Some("ERROR"),
                     kind: None,
                     message: "one `line` | with <b>".to_owned(),
+                    wrapper_at: None,
                 },
                 LogLine {
                     at: None,
@@ -106,6 +107,7 @@ fn hostile_report() -> Report {
                     severity: Some("ERROR"),
                     kind: None,
                     message: HOSTILE.to_owned(),
+                    wrapper_at: None,
                 },
             ],
             sessions_lost: None,

@@ -165,6 +165,8 @@ class LogLine(TypedDict):
     severity: str | None
     kind: str | None
     message: str
+    wrapper_at: NotRequired[str]
+    """The wrapper's time of the line, when the log was wrapped and it is not ``at``."""
 
 
 IncidentKind = Literal["oom_kill", "crash_restart", "postmaster_killed", "unclean_restart", "kernel_oom"]
@@ -381,6 +383,8 @@ class TimelineEntry(TypedDict):
     summary: str
     path: str
     line: int
+    wrapper_at: NotRequired[str]
+    """The wrapper's time of the event, when the log was wrapped and it is not ``at``."""
 
 
 TimelineEvent = TimelineEntry

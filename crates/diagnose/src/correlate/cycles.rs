@@ -213,8 +213,10 @@ fn preceding(source: &PgSource, i: usize, at: Option<Timestamp>) -> Vec<LogLine>
 
 /// A record as an incident cites it.
 pub(crate) fn log_line(path: &str, record: &PgRecord) -> LogLine {
+    let at = record.time.as_ref().and_then(clock::postgres);
     LogLine {
-        at: record.time.as_ref().and_then(clock::postgres),
+        at,
+        wrapper_at: clock::wrapper_at(record, at),
         path: path.to_owned(),
         line: record.line,
         pid: record.pid,

@@ -96,6 +96,37 @@ pub(crate) struct KindSeen {
     pub last: Sighting,
 }
 
+/// How far a wrapped log's records' own times are from their wrapper's.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct WrapperSkew {
+    /// Records with both times on UTC.
+    pub compared: u64,
+    /// Of those, records more than [`clock::WRAPPER_SKEW_SECONDS`] apart.
+    pub beyond: u64,
+    /// The largest gap (own − wrapper, seconds) and its record's line.
+    pub largest: Option<(u64, f64)>,
+}
+
+impl WrapperSkew {
+    fn add(&mut self, line: u64, skew: Option<f64>) {
+        let Some(skew) = skew else { return };
+        self.compared += 1;
+        if skew.abs() > clock::WRAPPER_SKEW_SECONDS {
+            self.beyond += 1;
+        }
+        if self.largest.is_none_or(|(_, s)| skew.abs() > s.abs()) {
+            self.largest = Some((line, skew));
+        }
+    }
+}
+
+/// A record's own time minus its wrapper's, in seconds, when both are on UTC.
+fn wrapper_skew(record: &PgRecord) -> Option<f64> {
+    let own = record.time.as_ref().and_then(clock::postgres)?;
+    let wrapper = record.wrapper_time.as_ref()?.utc?;
+    Some(own.duration_since(wrapper).as_secs_f64())
+}
+
 /// Temporary files written (`log_temp_files`).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct TempFiles {
@@ -184,6 +215,9 @@ pub(crate) struct PgDigest {
     pub records_read: u64,
     /// How zone abbreviations were read.
     pub zone_use: ZoneUse,
+    /// How far the records' own times and their wrapper's times (a container runtime's, the
+    /// journal's, a relay's, a cloud service's) are apart.
+    pub wrapper_skew: WrapperSkew,
     sieve: Arc<Sieve>,
     /// The last error-level records, with what each holds (bytes).
     recent_errors: VecDeque<(PgRecord, usize)>,
@@ -238,6 +272,8 @@ pub(crate) enum Taken {
 pub(crate) struct Prepared {
     /// How its zone was read.
     zone_use: ZoneUse,
+    /// Its own time minus its wrapper's, in seconds, when both are on UTC.
+    skew: Option<f64>,
     /// Bytes it holds, its texts cut.
     bytes: usize,
     /// Texts cut.
@@ -248,6 +284,7 @@ pub(crate) struct Prepared {
 #[derive(Debug)]
 pub(crate) struct Counted {
     line: u64,
+    skew: Option<f64>,
     severity: Option<Severity>,
     at: Option<Timestamp>,
     zone_use: ZoneUse,
@@ -283,10 +320,12 @@ impl Sieve {
         if let Some(time) = record.time.as_mut() {
             self.resolve(time, &mut zone_use);
         }
+        let skew = wrapper_skew(&record);
         let whole = |mut record: Box<PgRecord>| {
             let cut = held_by(&mut record, self.text_bytes);
             let prepared = Prepared {
                 zone_use,
+                skew,
                 bytes: cut.heap_bytes,
                 texts_cut: cut.cut,
             };
@@ -319,6 +358,7 @@ impl Sieve {
         };
         Taken::Counted(Counted {
             line: record.line,
+            skew,
             severity: record.severity,
             at: record.time.as_ref().and_then(clock::postgres),
             zone_use,
@@ -422,6 +462,7 @@ impl PgDigest {
         let counted = match taken {
             Taken::Whole(record, prepared) => {
                 self.zone_use.add(prepared.zone_use);
+                self.wrapper_skew.add(record.line, prepared.skew);
                 self.texts_cut += prepared.texts_cut as u64;
                 return self.take_whole(*record, prepared.bytes);
             }
@@ -429,6 +470,7 @@ impl PgDigest {
         };
         self.records_read += 1;
         self.zone_use.add(counted.zone_use);
+        self.wrapper_skew.add(counted.line, counted.skew);
         if let Some(severity) = counted.severity {
             *self.severities.entry(severity_name(severity)).or_default() += 1;
         }
