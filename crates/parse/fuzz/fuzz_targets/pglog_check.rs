@@ -1,6 +1,7 @@
 // Shared by the pglog_* fuzz targets (included, not a target of its own).
 
 use pgmortem_parse::pglog::{self, ParallelParser, PgLogFormat, PgLogOptions, PgLogReader};
+use pgmortem_parse::wrap::Wrapper;
 
 /// The first `\n` in `bytes`.
 fn memchr_newline(bytes: &[u8]) -> Option<usize> {
@@ -15,13 +16,25 @@ pub fn check(data: &[u8], format: PgLogFormat) {
 }
 
 /// [`check`], with the format sniffed when `format` is `None`.
+#[allow(dead_code)] // not used by every target that includes this file
 pub fn check_maybe_sniffed(data: &[u8], format: Option<PgLogFormat>) {
+    check_with(data, format, None);
+}
+
+/// [`check`] of a log inside `wrapper`, the format inside sniffed.
+#[allow(dead_code)] // not used by every target that includes this file
+pub fn check_wrapped(data: &[u8], wrapper: Wrapper) {
+    check_with(data, None, Some(wrapper));
+}
+
+fn check_with(data: &[u8], format: Option<PgLogFormat>, wrapper: Option<Wrapper>) {
     let (knob, data) = match data.split_first() {
         Some((k, rest)) => (*k, rest),
         None => (0, data),
     };
     let options = PgLogOptions {
         format,
+        wrapper,
         max_line_bytes: if knob % 2 == 0 { 64 + usize::from(knob) } else { 1 << 20 },
         max_record_bytes: 256 + usize::from(knob) * 8,
         ..PgLogOptions::default()
