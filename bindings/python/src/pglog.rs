@@ -7,6 +7,7 @@
 use pyo3::prelude::*;
 
 use pgmortem::parse::pglog::{PgLogError, PgLogFormat, PgLogOptions, PgLogReader};
+use pgmortem::parse::wrap::Wrapper;
 
 use crate::errors::{OptionError, ParseError};
 use crate::input::{Chunks, Input};
@@ -72,7 +73,9 @@ impl PgLogRecords {
 /// The records of a PostgreSQL server log (stderr, csvlog, jsonlog or syslog), given by the
 /// input convention (a path, bytes or a binary file object), one dict at a time. `prefix` is the `log_line_prefix` (default: detected);
 /// `format` is `"auto"`, `"stderr"`, `"csv"`, `"json"`, `"syslog"`, `"syslog5424"`,
-/// `"journal"`, `"journal_json"`, `"heroku"`, `"cloudsql"` or `"cnpg"`.
+/// `"journal"`, `"journal_json"`, `"heroku"`, `"cloudsql"` or `"cnpg"`, or a wrapper whose
+/// lines' format is sniffed: `"docker-json"`, `"cri"`, `"timestamped"`, `"journal-export"`,
+/// `"cloudwatch"`, `"azure"`.
 #[pyfunction]
 #[pyo3(signature = (path_or_bytes, prefix=None, format="auto"))]
 fn parse_pg_log(
@@ -80,13 +83,24 @@ fn parse_pg_log(
     prefix: Option<String>,
     format: &str,
 ) -> PyResult<PgLogRecords> {
-    let format = match format {
-        "auto" => None,
-        other => Some(other.parse::<PgLogFormat>().map_err(OptionError::new_err)?),
+    let (format, wrapper) = match format {
+        "auto" => (None, None),
+        other => match other.parse::<PgLogFormat>() {
+            Ok(format) => (Some(format), None),
+            Err(e) => (
+                None,
+                Some(
+                    other
+                        .parse::<Wrapper>()
+                        .map_err(|_| OptionError::new_err(e))?,
+                ),
+            ),
+        },
     };
     let options = PgLogOptions {
         prefix,
         format,
+        wrapper,
         ..PgLogOptions::default()
     };
     let source = Chunks::of(Input::from_py(path_or_bytes, "path_or_bytes")?)?;

@@ -104,7 +104,8 @@ def parse_pg_log(
     prefix: str | None = None,
     format: Literal[
         "auto", "stderr", "csv", "json", "syslog", "syslog5424", "journal", "journal_json",
-        "heroku", "cloudsql", "cnpg",
+        "heroku", "cloudsql", "cnpg", "docker-json", "cri", "timestamped", "journal-export",
+        "cloudwatch", "azure",
     ] = "auto",
 ) -> PgLogRecords: ...
 
