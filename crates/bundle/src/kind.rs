@@ -107,6 +107,30 @@ pub enum SourceKind {
     /// Pod manifests, YAML or JSON (`kubectl get pod -o yaml|json`, an operator report's pod
     /// list): the same, from `status.containerStatuses` and `spec.containers[].resources`.
     PodManifest,
+    /// The collector's list of PostgreSQL's places (`storage/paths.txt`: `ROLE<TAB>PATH` for the
+    /// data directory, pg_wal, each tablespace, the log directory).
+    StoragePaths,
+    /// `/proc/PID/mountinfo` lines: each mount's point, options, file system type, source and
+    /// super-block options.
+    Mountinfo,
+    /// pg_wal's segments counted from its listing, with the archiver's `.ready` and `.done`
+    /// markers (`storage/pg_wal.txt`: `KEY VALUE` lines).
+    WalDirectory,
+    /// `pg_replication_slots` with the WAL each slot retains (psql `-A`, with header).
+    ReplicationSlots,
+    /// `pg_stat_archiver` (psql `-A`, with header).
+    Archiver,
+    /// The age of `datfrozenxid` and `datminmxid` per database (psql `-A`, with header).
+    DatabaseXidAges,
+    /// Data checksum failures per database from `pg_stat_database` (12+; psql `-A`, with
+    /// header): collected, not read by any rule yet.
+    ChecksumFailures,
+    /// `pg_tablespace` with each location (psql `-A`, with header): collected, not read by any
+    /// rule yet.
+    Tablespaces,
+    /// The journal of the server's systemd unit (`journalctl -u UNIT -o short-precise`, the last
+    /// lines): systemd's own lines on the unit's main process. Collected, not read yet.
+    UnitJournal,
     /// What a collector wrote about its own run (sos's `sos_logs/`, `sos_reports/`,
     /// `version.txt`): listed, never read as a PostgreSQL or kernel log.
     CollectorLog,
@@ -167,6 +191,15 @@ const ALL: &[SourceKind] = &[
     SourceKind::ProcCgroup,
     SourceKind::PodDescribe,
     SourceKind::PodManifest,
+    SourceKind::StoragePaths,
+    SourceKind::Mountinfo,
+    SourceKind::WalDirectory,
+    SourceKind::ReplicationSlots,
+    SourceKind::Archiver,
+    SourceKind::DatabaseXidAges,
+    SourceKind::ChecksumFailures,
+    SourceKind::Tablespaces,
+    SourceKind::UnitJournal,
     SourceKind::CollectorLog,
     SourceKind::Manifest,
     SourceKind::Reference,
@@ -222,11 +255,26 @@ impl SourceKind {
             SourceKind::ProcCgroup => "proc_cgroup",
             SourceKind::PodDescribe => "pod_describe",
             SourceKind::PodManifest => "pod_manifest",
+            SourceKind::StoragePaths => "storage_paths",
+            SourceKind::Mountinfo => "mountinfo",
+            SourceKind::WalDirectory => "wal_directory",
+            SourceKind::ReplicationSlots => "replication_slots",
+            SourceKind::Archiver => "archiver",
+            SourceKind::DatabaseXidAges => "database_xid_ages",
+            SourceKind::ChecksumFailures => "checksum_failures",
+            SourceKind::Tablespaces => "tablespaces",
+            SourceKind::UnitJournal => "unit_journal",
             SourceKind::CollectorLog => "collector_log",
             SourceKind::Manifest => "manifest",
             SourceKind::Reference => "reference",
             SourceKind::Unknown => "unknown",
         }
+    }
+
+    /// Whether the collector gathers this kind for diagnoses to come, while pgmortem does not
+    /// read it yet: listed as collected and not read, never as unknown.
+    pub fn collected_not_read(self) -> bool {
+        matches!(self, SourceKind::UnitJournal)
     }
 
     /// The kind named `name` (as [`SourceKind::as_str`] prints it).
@@ -279,6 +327,7 @@ pub fn recognize(head: &[u8]) -> SourceKind {
         (SourceKind::SystemdUnit, system::sniff_systemctl_show(head)),
         (SourceKind::ProcessList, system::sniff_ps(head)),
         (SourceKind::PostmasterOpts, sniff_postmaster_opts(head)),
+        (SourceKind::Mountinfo, system::sniff_mountinfo(head)),
         (SourceKind::PodDescribe, kube::sniff_describe(head)),
         (SourceKind::PodManifest, kube::sniff_manifest(head)),
     ];
@@ -388,6 +437,9 @@ pub fn kind_from_path(path: &str) -> Option<SourceKind> {
         "rules" if path.contains("audit") => SourceKind::AuditRules,
         "pg-oom-adjust" => SourceKind::PgOomAdjust,
         "systemd-unit" => SourceKind::SystemdUnit,
+        "mountinfo" => SourceKind::Mountinfo,
+        "replication-slots" => SourceKind::ReplicationSlots,
+        "database-xid-ages" => SourceKind::DatabaseXidAges,
         _ => return None,
     };
     Some(kind)

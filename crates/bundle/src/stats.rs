@@ -72,6 +72,15 @@ pub fn snapshot_stats(kind: SourceKind, bytes: &[u8]) -> Option<ParseStats> {
             1,
             system::memory_cgroup_path(&String::from_utf8_lossy(bytes)).is_some(),
         ),
+        SourceKind::StoragePaths => system::parse_storage_paths(bytes).stats,
+        SourceKind::Mountinfo => system::parse_mountinfo(bytes).stats,
+        SourceKind::WalDirectory => system::parse_wal_directory(bytes).stats,
+        SourceKind::ReplicationSlots => system::parse_replication_slots(bytes).stats,
+        SourceKind::Archiver => system::parse_archiver(bytes).stats,
+        SourceKind::DatabaseXidAges => system::parse_database_xid_ages(bytes).stats,
+        SourceKind::ChecksumFailures | SourceKind::Tablespaces => {
+            system::parse_pipe_table(bytes).stats
+        }
         SourceKind::PodDescribe => pgmortem_parse::kube::parse_describe(bytes).stats,
         SourceKind::PodManifest => pgmortem_parse::kube::parse_manifests(bytes).stats,
         SourceKind::Manifest => match Manifest::parse(bytes) {

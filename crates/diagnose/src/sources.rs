@@ -414,6 +414,13 @@ pub(crate) fn parse_all(
                     |n| format!("{n}; for a person to read"),
                 ));
             }
+            kind if kind.collected_not_read() => {
+                summary.lines = pgmortem_parse::lines::Lines::new(&source.bytes).count() as u64;
+                summary.note = Some(source.note.as_deref().map_or_else(
+                    || "collected for diagnoses to come; pgmortem does not read it yet".into(),
+                    |n| format!("{n}; collected, not read yet"),
+                ));
+            }
             SourceKind::CollectorLog => {
                 summary.lines = pgmortem_parse::lines::Lines::new(&source.bytes).count() as u64;
                 summary.note = Some(source.note.as_deref().map_or_else(

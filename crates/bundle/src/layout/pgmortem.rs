@@ -48,13 +48,18 @@ pub(crate) const PGMORTEM: &[(&str, SourceKind)] = &[
     ("perf/perf-script.txt", PerfScript),
     ("postgres/activity-summary.txt", PgActivity),
     ("postgres/activity.txt", Reference),
+    ("postgres/archiver.txt", Archiver),
+    ("postgres/checksum-failures.txt", ChecksumFailures),
     ("postgres/database-ages.txt", Reference),
+    ("postgres/database-xid-ages.txt", DatabaseXidAges),
     ("postgres/hba-summary.txt", Reference),
     ("postgres/pg_settings-postgres-C.txt", PgSettings),
     ("postgres/pg_settings.txt", PgSettings),
     ("postgres/postgresql.conf", PgConf),
+    ("postgres/replication-slots.txt", ReplicationSlots),
     ("postgres/server.log", PostgresLog),
     ("postgres/subtrans-sql.txt", Reference),
+    ("postgres/tablespaces.txt", Tablespaces),
     ("postgres/version.txt", PgVersion),
     ("processes/*/cgroup", ProcCgroup),
     ("processes/*/limits", ProcLimits),
@@ -68,7 +73,12 @@ pub(crate) const PGMORTEM: &[(&str, SourceKind)] = &[
     // postgres processes' own files are in processes/PID/).
     ("processes/ps.txt", Reference),
     ("storage/df*.txt", Df),
+    ("storage/mountinfo.txt", Mountinfo),
+    ("storage/paths.txt", StoragePaths),
     ("storage/pg_subtrans-files.txt", SubtransFiles),
+    ("storage/pg_wal.txt", WalDirectory),
+    ("systemd/unit-journal.txt", UnitJournal),
+    ("systemd/unit.txt", SystemdUnit),
 ];
 
 /// Paths whose presence says a bundle is the collector's.

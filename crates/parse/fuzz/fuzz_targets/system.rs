@@ -42,6 +42,13 @@ fuzz_target!(|data: &[u8]| {
     let unit_bytes = data.first().map_or(1024, |b| u64::from(*b).max(1));
     let _ = system::parse_free(data, &FreeOptions { unit_bytes });
     let _ = system::parse_df(data);
+    let mounts = system::parse_mountinfo(data);
+    let _ = mounts.mount_of("/var/lib/postgresql/15/main");
+    let _ = system::parse_storage_paths(data);
+    let _ = system::parse_wal_directory(data);
+    let _ = system::parse_replication_slots(data);
+    let _ = system::parse_archiver(data).failing();
+    let _ = system::parse_database_xid_ages(data).oldest_xid();
     let _ = system::parse_uptime(data);
     let _ = system::parse_date(data);
     let _ = system::parse_btime(data);
@@ -62,6 +69,7 @@ fuzz_target!(|data: &[u8]| {
         system::sniff_choice,
         system::sniff_free,
         system::sniff_df,
+        system::sniff_mountinfo,
     ] {
         if let Some(confidence) = sniff(data) {
             assert!((0.0..=1.0).contains(&confidence), "{confidence}");

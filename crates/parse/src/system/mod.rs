@@ -7,7 +7,9 @@
 //! version()`, psql tables, audit rules), how the server was started (the postmaster's
 //! `PG_OOM_ADJUST_*` environment, its systemd unit, `postmaster.opts`), and what a sosreport
 //! adds: `ps` listings with their memory cgroup column, the `date` and `uptime` commands' text,
-//! `hostname`, `PG_VERSION`.
+//! `hostname`, `PG_VERSION`; and where PostgreSQL's files live (the collector's list of its
+//! places, mountinfo lines, pg_wal's segment counts) with what the server says of WAL retention,
+//! archiving and transaction-id ages (replication slots, `pg_stat_archiver`, `datfrozenxid`).
 //!
 //! Every parser takes bytes and keeps every key it finds, known or not, in file order; sizes
 //! are normalised to bytes next to the value as printed; a cut file parses as far as it goes
@@ -21,11 +23,13 @@ mod fields;
 mod host;
 mod meminfo;
 mod pgconf;
+mod pgstat;
 mod postmaster;
 mod process;
 mod ps;
 mod service;
 mod settings;
+mod storage;
 mod sysctl;
 mod title;
 mod tools;
@@ -49,6 +53,10 @@ pub use meminfo::{
     FlatKeyed, MEMINFO_KEYS, Meminfo, parse_flat_keyed, parse_meminfo, sniff_meminfo, sniff_vmstat,
 };
 pub use pgconf::{ConfEntry, ConfInclude, PgConf, parse_pg_conf, sniff_pg_conf};
+pub use pgstat::{
+    Archiver, DatabaseXidAge, DatabaseXidAges, ReplicationSlot, ReplicationSlots, parse_archiver,
+    parse_database_xid_ages, parse_replication_slots,
+};
 pub use postmaster::{PostmasterCommand, parse_postmaster_command, parse_postmaster_opts};
 pub use process::{
     ProcLimits, ProcStatus, ResourceLimit, SMAPS_ROLLUP_KEYS, STATUS_MEMORY_KEYS, SmapsRollup,
@@ -62,6 +70,10 @@ pub use service::{
 pub use settings::{
     DEFAULT_COLUMNS, POSTGRES_C_SOURCE, PgSetting, PgSettings, SettingsForm, parse_pg_settings,
     sniff_pg_settings,
+};
+pub use storage::{
+    Mount, Mountinfo, StoragePath, StoragePaths, WalDirectory, parse_mountinfo,
+    parse_storage_paths, parse_wal_directory, sniff_mountinfo,
 };
 pub use sysctl::{
     Choice, Sysctl, SysctlSet, parse_choice, parse_proc_sys_file, parse_sysctl, sniff_choice,
