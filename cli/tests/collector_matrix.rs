@@ -265,6 +265,33 @@ fn the_collector_in_the_conditions_that_follow_a_crash() {
             "{:?}",
             up.caveats()
         );
+        // Storage, WAL retention, archiving and transaction-id ages, each parsed whole.
+        for (kind, path) in [
+            ("storage_paths", "storage/paths.txt"),
+            ("mountinfo", "storage/mountinfo.txt"),
+            ("wal_directory", "storage/pg_wal.txt"),
+            ("replication_slots", "postgres/replication-slots.txt"),
+            ("archiver", "postgres/archiver.txt"),
+            ("database_xid_ages", "postgres/database-xid-ages.txt"),
+            ("checksum_failures", "postgres/checksum-failures.txt"),
+            ("tablespaces", "postgres/tablespaces.txt"),
+        ] {
+            assert!(up.has_source(kind, path), "{}: no {kind} {path}", up.name);
+            let unread = up.report["sources"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|s| s["path"] == path)
+                .unwrap()["unrecognized_lines"]
+                .clone();
+            assert_eq!(unread, 0, "{}: {path}", up.name);
+        }
+        let paths = up.file("storage/paths.txt").unwrap();
+        assert!(paths.starts_with("data_directory\t"), "{paths}");
+        assert!(paths.contains("\npg_wal\t"), "{paths}");
+        let wal = up.file("storage/pg_wal.txt").unwrap();
+        assert!(wal.starts_with("segments "), "{wal}");
+        assert!(wal.contains("\narchive_ready 0\n"), "{wal}");
 
         // Every non-reserved slot taken: as root the collector gets a superuser's reserved
         // slot, and adds nothing to the log.
@@ -326,6 +353,9 @@ fn the_collector_in_the_conditions_that_follow_a_crash() {
             "{}",
             down.report["host"]["postgres"]
         );
+        // The WAL settings too, and pg_wal counted without the server.
+        assert!(settings.contains("\nmax_wal_size|"), "{settings}");
+        assert!(down.has_source("wal_directory", "storage/pg_wal.txt"));
         assert!(down.has_source("postgres_log", "postgres/server.log"));
         let log = down.file("postgres/server.log").unwrap();
         assert!(log.contains("database system is shut down"), "{log}");

@@ -204,15 +204,27 @@ json_escape() {
     printf '%s' "$1" | tr -d '\000-\037\200-\377' | sed 's/\\/\\\\/g; s/"/\\"/g'
 }
 
+# jesc VALUE: VALUE as a JSON string's contents, in J; without a process for the common case of
+# nothing to escape (a step's entry is written with three of these: forks add up on a busy host).
+jesc() {
+    case $1 in
+    *[\\\"]* | *[![:print:]]*) J=$(json_escape "$1") ;;
+    *) J=$1 ;;
+    esac
+}
+
 # record PATH KIND COMMAND STATUS DURATION_MS BYTES CAPPED NOTE
 record() {
     if [ "$DRY_RUN" = 1 ]; then
         printf '%-44s %-20s %s%s\n' "$1" "$2" "$3" "${8:+  ($8)}"
         return 0
     fi
-    r_entry=$(printf '{"path":"%s","kind":"%s","command":"%s","status":%s,"duration_ms":%s,"bytes":%s,"capped":%s,"note":"%s"}' \
-        "$(json_escape "$1")" "$2" "$(json_escape "$3")" "$4" "$5" "$6" "$7" "$(json_escape "$8")")
-    ENTRIES="$ENTRIES$r_entry
+    jesc "$1"
+    r_p=$J
+    jesc "$3"
+    r_c=$J
+    jesc "$8"
+    ENTRIES="$ENTRIES{\"path\":\"$r_p\",\"kind\":\"$2\",\"command\":\"$r_c\",\"status\":$4,\"duration_ms\":$5,\"bytes\":$6,\"capped\":$7,\"note\":\"$J\"}
 "
 }
 
@@ -304,13 +316,20 @@ run() {
         }
     } 3>&1)
     r_end=$(now_ms)
-    r_rc=$(printf '%s\n' "$r_st" | sed -n 's/^rc=//p' | head -n 1)
+    r_rc=''
+    r_w=''
+    for r_l in $r_st; do
+        case $r_l in
+        rc=*) [ -z "$r_rc" ] && r_rc=${r_l#rc=} ;;
+        w=*) [ -z "$r_w" ] && r_w=${r_l#w=} ;;
+        esac
+    done
     is_number "$r_rc" || r_rc=255
-    r_w=$(printf '%s\n' "$r_st" | sed -n 's/^w=//p' | head -n 1)
     r_bytes=$(size_of "$r_out")
     r_capped=false
     [ "$r_bytes" -ge "${r_cap#-}" ] && r_capped=true
-    r_note=$(head -c 300 "$WORK/err" 2>/dev/null | head -n 1)
+    r_note=
+    [ -s "$WORK/err" ] && r_note=$(head -c 300 "$WORK/err" 2>/dev/null | head -n 1)
     [ "$r_rc" = 124 ] && r_note="timed out after ${r_secs}s; $r_note"
     [ "$r_rc" != 0 ] && [ -z "$r_note" ] && r_note="exited with status $r_rc, nothing on stderr"
     if [ "$r_w" != 0 ]; then
@@ -337,7 +356,8 @@ run() {
 
 # size_of FILE: its size in bytes, 0 when it does not exist.
 size_of() {
-    s_n=$({ wc -c <"$1"; } 2>/dev/null | tr -d ' ')
+    s_n=$({ wc -c <"$1"; } 2>/dev/null)
+    s_n=${s_n##* }
     is_number "$s_n" && echo "$s_n" || echo 0
 }
 
@@ -494,18 +514,30 @@ is_postgres() {
     case $(cat "/proc/$1/comm" 2>/dev/null) in postgres | postmaster) return 0 ;; *) return 1 ;; esac
 }
 
+# Every postgres process, in one read of every /proc/PID/stat (`PID (COMM) STATE PPID …`; a
+# name may hold spaces and parentheses, so it ends at the last `) `): one cat and one awk
+# whatever the number of processes, never a command per process. Postmasters (whose parent is
+# not a postgres process) come first, so the cap of MAX_PROCS never leaves them out.
 PG_PIDS=
 PM_PIDS=
-p_count=0
-for p_dir in /proc/[0-9]*; do
-    p_pid=${p_dir#/proc/}
-    is_postgres "$p_pid" || continue
-    p_count=$((p_count + 1))
-    [ "$p_count" -gt "$MAX_PROCS" ] && break
-    PG_PIDS="$PG_PIDS $p_pid"
-    p_ppid=$(awk '/^PPid:/ { print $2 }' "$p_dir/status" 2>/dev/null)
-    is_postgres "$p_ppid" || PM_PIDS="$PM_PIDS $p_pid"
-done
+PS_LIST=$(cat /proc/[0-9]*/stat 2>/dev/null | awk -v max="$MAX_PROCS" '
+    {
+        open = index($0, " (")
+        last = 0
+        while ((i = index(substr($0, last + 1), ") ")) > 0) last += i
+        if (open == 0 || last <= open) next
+        comm = substr($0, open + 2, last - open - 2)
+        if (comm != "postgres" && comm != "postmaster") next
+        split(substr($0, last + 2), f, " ")
+        pid = substr($0, 1, open - 1)
+        pg[pid] = 1; order[++n] = pid; parent[pid] = f[2]
+    }
+    END {
+        for (i = 1; i <= n; i++) if (!(parent[order[i]] in pg)) { print "pm", order[i]; taken[order[i]] = 1; k++ }
+        for (i = 1; i <= n && k < max; i++) if (!(order[i] in taken)) { print "pg", order[i]; k++ }
+    }')
+PG_PIDS=$(printf '%s\n' "$PS_LIST" | awk '$1 != "" { printf " %s", $2 }')
+PM_PIDS=$(printf '%s\n' "$PS_LIST" | awk '$1 == "pm" { printf " %s", $2 }')
 
 # The postmaster: --pid, else the data directory's postmaster.pid, else the only one running.
 PM=
@@ -522,7 +554,11 @@ else
     [ $# = 1 ] && PM=$1
     [ $# -gt 1 ] && say "several postmasters ($PM_PIDS): give -D or --pid to choose one"
 fi
-[ -n "$PM" ] && PM_PIDS=" $PM"
+if [ -n "$PM" ]; then
+    PM_PIDS=" $PM"
+    # The postmaster collected first: its title is the first postmaster's a reader meets.
+    PG_PIDS=" $PM$(printf '%s ' "$PG_PIDS" | sed "s/ $PM / /; s/ \$//")"
+fi
 
 # ROOTFS: the postmaster's view of the file system (/proc/PID/root) when it runs in another
 # mount namespace (a container), so /dev/shm, cgroups, its data directory and log are read as
@@ -545,28 +581,85 @@ fi
 say "postgres processes:$PG_PIDS (postmaster: ${PM:-none found}${ROOTFS:+, in another mount namespace})"
 [ -n "$PM_NS_NOTE" ] && say "postmaster $PM: $PM_NS_NOTE"
 
-if [ "$DRY_RUN" = 0 ]; then
-    : >"$WORK/titles"
-    for p_pid in $PG_PIDS; do
-        # A process that exited since it was listed (or a zombie) has no command line left.
-        p_title=$(tr '\000' ' ' <"/proc/$p_pid/cmdline" 2>/dev/null)
-        [ -n "$p_title" ] && printf '%s %s\n' "$p_pid" "$p_title" >>"$WORK/titles"
-    done
-fi
+# The titles: every cmdline in one `head` (its `==> N/cmdline <==` headers say whose; /dev/null
+# first, so a single process gets its header too), NUL separators read as spaces.
 DESCRIBE="pid and title (/proc/PID/cmdline) of each postgres process"
-run processes/postgres-titles.txt process_titles 10 "$CAP" cat "${WORK:-/nonexistent}/titles"
+# shellcheck disable=SC2046 # one word per pid
+run processes/postgres-titles.txt process_titles 20 "$CAP" sh -c '
+    cd /proc && head -c 4096 /dev/null "$@" 2>/dev/null | tr "\000" " " |
+        awk "/^==> [0-9]+\/cmdline <==\$/ { pid = substr(\$2, 1, index(\$2, \"/\") - 1); next }
+             pid != \"\" && \$0 != \"\" { print pid, \$0; pid = \"\" }"' sh $(for p_pid in $PG_PIDS; do echo "$p_pid/cmdline"; done)
 
-for p_pid in $PG_PIDS; do
-    copy "processes/$p_pid/status" proc_status "/proc/$p_pid/status"
-    copy "processes/$p_pid/smaps_rollup" smaps_rollup "/proc/$p_pid/smaps_rollup"
-    copy "processes/$p_pid/oom_score_adj" oom_score_adj "/proc/$p_pid/oom_score_adj"
-    copy "processes/$p_pid/cgroup" reference "/proc/$p_pid/cgroup"
-    copy "processes/$p_pid/limits" proc_limits "/proc/$p_pid/limits"
-done
+# Each process's status, smaps_rollup, oom_score_adj, cgroup and limits: one awk reads them all
+# (getline, so a process gone meanwhile is one unreadable file, not a failed step) and writes
+# each manifest entry itself: one step under one timeout for the 5 files of up to MAX_PROCS
+# processes, not a command per file (2,000 backends took minutes that way).
+PROC_FILES="status:proc_status smaps_rollup:smaps_rollup oom_score_adj:oom_score_adj cgroup:reference limits:proc_limits"
+PROC_AWK='
+function esc(s) { gsub(/\\/, "\\\\", s); gsub(/"/, "\\\"", s); return s }
+BEGIN {
+    while ((getline item < list) > 0) {
+        split(item, f, " ")
+        src = "/proc/" f[1] "/" f[2]; out = dir "/processes/" f[1] "/" f[2]
+        n = 0; bytes = 0
+        while ((r = (getline line < src)) > 0) { print line > out; bytes += length(line) + 1; n++ }
+        close(src)
+        if (n > 0) close(out)
+        if (n > 0)
+            printf "{\"path\":\"processes/%s/%s\",\"kind\":\"%s\",\"command\":\"cat %s\",\"status\":0,\"duration_ms\":0,\"bytes\":%d,\"capped\":false,\"note\":\"%s\"}\n", f[1], f[2], f[3], src, bytes, esc(note)
+        else
+            printf "{\"path\":\"processes/%s/%s\",\"kind\":\"%s\",\"command\":\"cat %s\",\"status\":1,\"duration_ms\":0,\"bytes\":0,\"capped\":false,\"note\":\"not readable: %s (%s)\"}\n", f[1], f[2], f[3], src, src, (r < 0 ? "gone, or permission denied to uid " uid : "empty")
+    }
+}'
+if [ "$DRY_RUN" = 1 ]; then
+    for p_pid in $PG_PIDS; do
+        for p_item in $PROC_FILES; do
+            record "processes/$p_pid/${p_item%%:*}" "${p_item#*:}" "cat /proc/$p_pid/${p_item%%:*}" 0 0 0 false ""
+        done
+    done
+elif [ -n "$PG_PIDS" ] && preflight "processes/*/status" proc_status "awk over /proc/PID/{status,smaps_rollup,oom_score_adj,cgroup,limits}"; then
+    : >"$WORK/proc-list"
+    # shellcheck disable=SC2086 # one word per pid
+    (cd "$D" && mkdir -p processes && cd processes && mkdir -p $PG_PIDS)
+    for p_pid in $PG_PIDS; do
+        for p_item in $PROC_FILES; do
+            echo "$p_pid ${p_item%%:*} ${p_item#*:}" >>"$WORK/proc-list"
+        done
+    done
+    p_start=$(now_ms)
+    p_secs=$(budget 60 || echo 1)
+    # shellcheck disable=SC2086 # one word per pid
+    set -- $PG_PIDS
+    p_n=$#
+    p_note="one pass over the files of $p_n processes"
+    wrap "$p_secs" awk -v list="$WORK/proc-list" -v dir="$D" -v uid="$MY_UID" -v note="$p_note" "$PROC_AWK" >"$WORK/proc-entries" 2>"$WORK/proc-err"
+    p_rc=$?
+    p_end=$(now_ms)
+    p_done=$(wc -l <"$WORK/proc-entries" | tr -d ' ')
+    # The pass's time, in the note of its entries (each file's own is not measured).
+    p_note="$p_note, $((p_end - p_start)) ms"
+    [ "$p_done" -gt 0 ] && ENTRIES="$ENTRIES$(sed "s/\"note\":\"one pass over the files of $p_n processes\"/\"note\":\"$p_note\"/" "$WORK/proc-entries")
+"
+    if [ "$p_rc" != 0 ]; then
+        # Stopped part way (timed out: a process stuck in the kernel; or the disk filled up):
+        # what it did not reach is named, never dropped.
+        p_why=$(head -c 200 "$WORK/proc-err" | head -n 1)
+        [ "$p_rc" = 124 ] && p_why="timed out after ${p_secs}s"
+        say "reading /proc/PID files stopped: ${p_why:-status $p_rc}"
+        # The file it was writing is incomplete.
+        p_cut=$(tail -n +"$((p_done + 1))" "$WORK/proc-list" | head -n 1)
+        # shellcheck disable=SC2086 # pid and file name
+        [ -n "$p_cut" ] && set -- $p_cut && rm -f "$D/processes/$1/$2"
+        ENTRIES="$ENTRIES$(tail -n +"$((p_done + 1))" "$WORK/proc-list" | awk -v why="$(json_escape "${p_why:-exited with status $p_rc}")" '
+            { printf "{\"path\":\"processes/%s/%s\",\"kind\":\"%s\",\"command\":\"cat /proc/%s/%s\",\"status\":1,\"duration_ms\":0,\"bytes\":0,\"capped\":false,\"note\":\"not read: the pass over /proc stopped (%s)\"}\n", $1, $2, $3, $1, $2, why }')
+"
+    fi
+fi
 
 # The postmaster's OOM protection: the two variables that make its children reset their
 # oom_score_adj (never anything else of its environment), and the service manager's setting.
 PM_UNIT=
+UNIT_SHOWN=0
 if [ -n "$PM" ]; then
     DESCRIBE="PG_OOM_ADJUST_FILE and PG_OOM_ADJUST_VALUE of /proc/$PM/environ (nothing else)"
     run "processes/$PM/pg-oom-adjust.txt" pg_oom_adjust 10 "$CAP" sh -c '
@@ -581,8 +674,10 @@ if [ -n "$PM" ]; then
     # The unit is the innermost `.service` of its cgroup path (systemd's own layout).
     PM_UNIT=$(sed -n 's#^[^:]*:[^:]*:.*/\([^/]*\.service\)\(/.*\)\{0,1\}$#\1#p' "/proc/$PM/cgroup" 2>/dev/null | head -n 1)
     if [ -n "$PM_UNIT" ] && [ -d /run/systemd/system ]; then
-        run "processes/$PM/systemd-unit.txt" systemd_unit 10 "$CAP" \
-            systemctl show -p Id -p OOMScoreAdjust -p MemoryMax -p MemoryHigh "$PM_UNIT"
+        run "processes/$PM/systemd-unit.txt" systemd_unit 10 "$CAP" systemctl show -p Id \
+            -p OOMScoreAdjust -p MemoryMax -p MemoryHigh -p ActiveState -p SubState -p Result \
+            -p ExecMainCode -p ExecMainStatus -p ExecMainStartTimestamp -p NRestarts "$PM_UNIT"
+        UNIT_SHOWN=1
     fi
 fi
 
@@ -806,38 +901,6 @@ conf_value() {
 }
 
 # ---------------------------------------------------------------------------------------------
-# Storage: /dev/shm and the data directory as the postmaster sees them.
-
-DF_PATHS=/dev/shm
-[ -n "$PGDATA_DIR" ] && DF_PATHS="/dev/shm $PGDATA_DIR"
-if [ -n "$ROOTFS" ]; then
-    # df in our namespace would show our /dev/shm, not the container's: statfs through its root,
-    # printed as df -Pk prints it.
-    DESCRIBE="stat -f through $ROOTFS, as df -Pk: $DF_PATHS"
-    # shellcheck disable=SC2086 # two paths, split on purpose
-    run storage/df.txt df 20 "$CAP" sh -c '
-        root=$1; shift
-        echo "Filesystem 1024-blocks Used Available Capacity Mounted on"
-        for p in "$@"; do
-            s=$(stat -f -c "%T %S %b %f %a" "$root$p") || exit 1
-            set -- $s "$p"
-            echo "$1 $2 $3 $4 $5 $6" | awk "{ t = \$3 * \$2 / 1024; u = (\$3 - \$4) * \$2 / 1024; a = \$5 * \$2 / 1024
-                c = (u + a > 0) ? int((u * 100 + u + a - 1) / (u + a)) : 0
-                printf \"%s %d %d %d %d%% %s\\n\", \$1, t, u, a, c, \$6 }"
-        done' sh "$ROOTFS" $DF_PATHS
-    # shellcheck disable=SC2086 # two paths, split on purpose
-    run storage/df-collector.txt reference 20 "$CAP" df -Pk $DF_PATHS
-else
-    # shellcheck disable=SC2086
-    run storage/df.txt df 20 "$CAP" df -Pk $DF_PATHS
-    # shellcheck disable=SC2086
-    run storage/df-i.txt df 20 "$CAP" df -Pi $DF_PATHS
-fi
-if [ -n "$DATA" ] && [ -d "$DATA" ]; then
-    run storage/pg_subtrans-files.txt subtrans_files 20 "$CAP" sh -c 'ls "$1" | wc -l' sh "$DATA/pg_subtrans"
-fi
-
-# ---------------------------------------------------------------------------------------------
 # Server log, before any connection: when every slot is taken, a connection attempt only adds a
 # FATAL line to it. The current file (current_logfiles, else log_directory's newest file when
 # logging_collector is on), else the packaging's places, else the unit's journal.
@@ -897,6 +960,7 @@ s/\([Pp][Aa][Ss][Ss][Ww][Oo][Rr][Dd][[:space:]]*=[[:space:]]*\)[^[:space:]'"<][^
 s#\(postgres[a-z]*://[^:/@[:space:]]*:\)[^@[:space:]]*@#\1<redacted>@#g
 EOF
 LOG_DONE=0
+UNIT_LOG=0
 collect_log() {
     if [ "$LOW_DISK" = 1 ]; then
         record postgres/server.log postgres_log "tail -c $LOG_BYTES $LOGFILE" 1 0 0 false "skipped: low disk space"
@@ -931,9 +995,133 @@ elif [ -n "$PM_UNIT" ] && have journalctl; then
     say "server log: the journal of $PM_UNIT"
     run postgres/server.log postgres_log 120 "-$LOG_BYTES" \
         journalctl -u "$PM_UNIT" -o short-precise --no-pager --since=-3d
+    UNIT_LOG=1
     [ "$DRY_RUN" = 0 ] && [ -e "$D/postgres/server.log" ] && ! has_entries "$D/postgres/server.log" &&
         amend postgres/server.log "no entries: uid $MY_UID sees nothing of $PM_UNIT in the journal"
     LOG_DONE=1
+fi
+
+# ---------------------------------------------------------------------------------------------
+# Storage: where PostgreSQL's files are, as the postmaster sees them: the data directory, pg_wal
+# (a symbolic link to another file system when initdb -X made it), each tablespace (the links
+# in pg_tblspc: no server needed) and the log's directory, one `ROLE<TAB>PATH` line each; their
+# file systems' sizes and inodes (df, /dev/shm first), the mount lines holding them (mount
+# options: errors=remount-ro, ro after an error); pg_wal's segments counted without reading them.
+
+# link_target PATH: where a symbolic link PATH (in the postmaster's view) points, else PATH.
+link_target() {
+    if [ -L "$ROOTFS$1" ]; then
+        l_t=$(readlink "$ROOTFS$1" 2>/dev/null)
+        case $l_t in /*) echo "$l_t" ;; '') echo "$1" ;; *) echo "${1%/*}/$l_t" ;; esac
+    else
+        echo "$1"
+    fi
+}
+S_PATHS=${WORK:-/nonexistent}/storage-paths
+if [ "$DRY_RUN" = 0 ]; then
+    {
+        if [ -n "$PGDATA_DIR" ]; then
+            printf 'data_directory\t%s\n' "$PGDATA_DIR"
+            [ -e "$DATA/pg_wal" ] && printf 'pg_wal\t%s\n' "$(link_target "$PGDATA_DIR/pg_wal")"
+            for s_ts in "$DATA"/pg_tblspc/*; do
+                [ -L "$s_ts" ] || continue
+                printf 'tablespace %s\t%s\n' "${s_ts##*/}" "$(link_target "$PGDATA_DIR/pg_tblspc/${s_ts##*/}")"
+            done
+        fi
+        if [ -n "$LOGFILE" ]; then
+            s_log=${LOGFILE#"$ROOTFS"}
+            printf 'log_directory\t%s\n' "${s_log%/*}"
+        fi
+    } >"$S_PATHS" 2>/dev/null
+fi
+DESCRIBE="ROLE<TAB>PATH of the data directory, pg_wal, each tablespace (pg_tblspc links) and the log directory"
+run storage/paths.txt storage_paths 10 "$CAP" cat "$S_PATHS"
+
+# df of /dev/shm and of each of those paths, in that order.
+set -- /dev/shm
+if [ -s "$S_PATHS" ]; then
+    while IFS=$(printf '\t') read -r _ s_path; do
+        [ -n "$s_path" ] && set -- "$@" "$s_path"
+    done <"$S_PATHS"
+fi
+if [ -n "$ROOTFS" ]; then
+    # df in our namespace would show our /dev/shm, not the container's: statfs through its root,
+    # printed as df -Pk prints it.
+    DESCRIBE="stat -f through $ROOTFS, as df -Pk: $*"
+    run storage/df.txt df 20 "$CAP" sh -c '
+        root=$1; shift
+        echo "Filesystem 1024-blocks Used Available Capacity Mounted on"
+        for p in "$@"; do
+            s=$(stat -f -c "%T %S %b %f %a" "$root$p") || exit 1
+            echo "$s $p" | awk "{ t = \$3 * \$2 / 1024; u = (\$3 - \$4) * \$2 / 1024; a = \$5 * \$2 / 1024
+                c = (u + a > 0) ? int((u * 100 + u + a - 1) / (u + a)) : 0
+                printf \"%s %d %d %d %d%% %s\\n\", \$1, t, u, a, c, \$6 }"
+        done' sh "$ROOTFS" "$@"
+    run storage/df-collector.txt reference 20 "$CAP" df -Pk "$@"
+else
+    run storage/df.txt df 20 "$CAP" df -Pk "$@"
+    run storage/df-i.txt df 20 "$CAP" df -Pi "$@"
+fi
+
+# The mount lines (the postmaster's own mountinfo) of the file systems holding those paths: each
+# path's mount is the longest mount point it sits under, the last such line when mounts stack.
+S_MI=/proc/self/mountinfo
+[ -n "$PM" ] && [ -r "/proc/$PM/mountinfo" ] && S_MI=/proc/$PM/mountinfo
+DESCRIBE="the lines of $S_MI whose mount point holds a path of storage/paths.txt or /dev/shm"
+run storage/mountinfo.txt mountinfo 10 "$CAP" awk -v list="$S_PATHS" '
+    BEGIN { p[1] = "/dev/shm"; n = 1
+            while ((getline l < list) > 0) { i = index(l, "\t"); if (i > 0) p[++n] = substr(l, i + 1) } }
+    { m = $5; gsub(/\\040/, " ", m)
+      for (i = 1; i <= n; i++) if (m == "/" || p[i] == m || index(p[i], m "/") == 1) { print; next } }' "$S_MI"
+
+# pg_wal: its segments (24 hexadecimal digits) counted and summed from one `ls -ln`, the other
+# files by type, the archiver's .ready and .done markers; no file is opened.
+if [ -n "$DATA" ] && [ -d "$DATA/pg_wal" ]; then
+    DESCRIBE="ls -ln $PGDATA_DIR/pg_wal/ and ls of its archive_status, counted (no file read)"
+    run storage/pg_wal.txt wal_directory 20 "$CAP" sh -c '
+        cd "$1" || exit 1
+        ls -ln . | awk "
+            \$1 !~ /^[-dl]/ { next }
+            { name = \$NF; if (\$1 ~ /^l/ && NF > 2 && \$(NF - 1) == \"->\") name = \$(NF - 2) }
+            \$1 ~ /^-/ && length(name) == 24 && name !~ /[^0-9A-F]/ {
+                seg++; bytes += \$5; if (first == \"\") first = name; last = name; next }
+            name ~ /\\.partial\$/ { partial++; next }
+            name ~ /\\.history\$/ { history++; next }
+            name ~ /\\.backup\$/ { backup++; next }
+            name ~ /^xlogtemp\\./ { temp++; next }
+            name == \"archive_status\" || name == \"summaries\" { next }
+            { other++ }
+            END {
+                print \"segments\", seg + 0; print \"segment_bytes\", bytes + 0
+                if (first != \"\") { print \"oldest_segment\", first; print \"newest_segment\", last }
+                print \"partial\", partial + 0; print \"history\", history + 0; print \"backup\", backup + 0
+                print \"xlogtemp\", temp + 0; print \"other\", other + 0 }"
+        [ -d archive_status ] || exit 0
+        ls archive_status | awk "/\\.ready\$/ { r++ } /\\.done\$/ { d++ } END { print \"archive_ready\", r + 0; print \"archive_done\", d + 0 }"' \
+        sh "$DATA/pg_wal/"
+fi
+if [ -n "$DATA" ] && [ -d "$DATA" ]; then
+    run storage/pg_subtrans-files.txt subtrans_files 20 "$CAP" sh -c 'ls "$1" | wc -l' sh "$DATA/pg_subtrans"
+fi
+
+# ---------------------------------------------------------------------------------------------
+# The service manager's view of the server's unit (its cgroup's `.service`, else the
+# packaging's name): how its main process last ended, how often systemd restarted it, and the
+# unit's own journal lines (systemd's `Main process exited, code=killed`, `Failed with result`),
+# the last 1000 lines, unless the server log above already is that journal. A running server's
+# unit was shown with its processes (processes/PID/systemd-unit.txt).
+
+if [ -n "$PM_UNIT" ] && [ -d /run/systemd/system ]; then
+    # (A running postmaster's unit is in processes/PID/systemd-unit.txt already.)
+    [ "$UNIT_SHOWN" = 1 ] || run systemd/unit.txt systemd_unit 10 "$CAP" systemctl show -p Id -p ActiveState -p SubState \
+        -p Result -p ExecMainCode -p ExecMainStatus -p ExecMainStartTimestamp -p ExecMainExitTimestamp \
+        -p NRestarts -p OOMScoreAdjust -p MemoryMax -p MemoryHigh "$PM_UNIT"
+    if [ "$UNIT_LOG" = 0 ]; then
+        run systemd/unit-journal.txt unit_journal 30 "-$((512 * 1024))" \
+            journalctl -u "$PM_UNIT" -o short-precise --no-pager -n 1000
+        [ "$DRY_RUN" = 0 ] && [ -e "$D/systemd/unit-journal.txt" ] && ! has_entries "$D/systemd/unit-journal.txt" &&
+            amend systemd/unit-journal.txt "no entries: uid $MY_UID sees nothing of $PM_UNIT in the journal"
+    fi
 fi
 
 # ---------------------------------------------------------------------------------------------
@@ -968,11 +1156,16 @@ REDACT="name IN ('primary_conninfo', 'archive_command', 'restore_command', 'arch
 # and SQL, separated by tabs.
 T=$(printf '\t')
 STEPS="postgres/version.txt${T}pg_version${T}t${T}SELECT version(), pg_postmaster_start_time(), pg_is_in_recovery(), now();
-postgres/pg_settings.txt${T}pg_settings${T}h${T}SELECT name, CASE WHEN $REDACT THEN '<redacted>' ELSE setting END AS setting, unit, source, sourcefile, pending_restart FROM pg_settings ORDER BY name;
+postgres/pg_settings.txt${T}pg_settings${T}h${T}SELECT name, CASE WHEN $REDACT AND setting <> '' THEN '<redacted>' ELSE setting END AS setting, unit, source, sourcefile, pending_restart FROM pg_settings ORDER BY name;
 postgres/activity-summary.txt${T}pg_activity${T}h${T}SELECT state, wait_event_type, wait_event, backend_type, count(*) FROM pg_stat_activity GROUP BY 1, 2, 3, 4 ORDER BY 5 DESC;
 postgres/activity.txt${T}reference${T}h${T}SELECT pid, backend_type, state, wait_event_type, wait_event, now() - xact_start AS xact_age, md5(coalesce(query, '')) AS query_md5, left(regexp_replace(query, '''[^'']*''', '''?''', 'g'), 200) AS query FROM pg_stat_activity ORDER BY pid;
 postgres/database-ages.txt${T}reference${T}h${T}SELECT datname, age(datfrozenxid), pg_database_size(oid) FROM pg_database ORDER BY 1;
 postgres/subtrans-sql.txt${T}reference${T}t${T}SELECT count(*) FROM pg_ls_dir('pg_subtrans');
+postgres/replication-slots.txt${T}replication_slots${T}h${T}SELECT slot_name, slot_type, database, temporary, active, active_pid, restart_lsn, confirmed_flush_lsn, pg_wal_lsn_diff(CASE WHEN pg_is_in_recovery() THEN coalesce(pg_last_wal_receive_lsn(), pg_last_wal_replay_lsn()) ELSE pg_current_wal_lsn() END, restart_lsn)::bigint AS retained_bytes, to_jsonb(s) ->> 'wal_status' AS wal_status, to_jsonb(s) ->> 'safe_wal_size' AS safe_wal_size, age(xmin) AS xmin_age, age(catalog_xmin) AS catalog_xmin_age, to_jsonb(s) ->> 'inactive_since' AS inactive_since, to_jsonb(s) ->> 'invalidation_reason' AS invalidation_reason FROM pg_replication_slots s ORDER BY slot_name;
+postgres/archiver.txt${T}archiver${T}h${T}SELECT archived_count, last_archived_wal, last_archived_time, failed_count, last_failed_wal, last_failed_time, stats_reset, now() AS collected_at FROM pg_stat_archiver;
+postgres/database-xid-ages.txt${T}database_xid_ages${T}h${T}SELECT datname, datallowconn, age(datfrozenxid) AS datfrozenxid_age, mxid_age(datminmxid) AS datminmxid_age FROM pg_database ORDER BY datname;
+postgres/checksum-failures.txt${T}checksum_failures${T}h${T}SELECT coalesce(datname, '') AS datname, to_jsonb(d) ->> 'checksum_failures' AS checksum_failures, to_jsonb(d) ->> 'checksum_last_failure' AS checksum_last_failure FROM pg_stat_database d ORDER BY datid;
+postgres/tablespaces.txt${T}tablespaces${T}h${T}SELECT oid, spcname, pg_tablespace_location(oid) AS location FROM pg_tablespace ORDER BY oid;
 -${T}paths${T}t${T}SELECT 'config_file=' || current_setting('config_file') UNION ALL SELECT 'hba_file=' || current_setting('hba_file') UNION ALL SELECT 'data_directory=' || current_setting('data_directory') UNION ALL SELECT 'logfile=' || coalesce(pg_current_logfile(), '');"
 
 if [ "$DRY_RUN" = 1 ]; then
@@ -1076,9 +1269,12 @@ max_prepared_transactions: log_line_prefix: log_timezone: lc_messages: logging_c
 log_destination: log_directory: log_filename: log_temp_files:kB debug_parallel_query:
 force_parallel_mode: debug_discard_caches: zero_damaged_pages: ignore_checksum_failure:
 ignore_system_indexes: ignore_invalid_pages: fsync: full_page_writes: data_sync_retry:
-allow_system_table_mods: pre_auth_delay:s post_auth_delay:s track_io_timing:'
+allow_system_table_mods: pre_auth_delay:s post_auth_delay:s track_io_timing: max_wal_size:MB
+min_wal_size:MB wal_keep_size:MB wal_keep_segments: max_slot_wal_keep_size:MB archive_mode:
+archive_command: archive_library: archive_timeout:s checkpoint_timeout:s
+autovacuum_freeze_max_age: autovacuum_multixact_freeze_max_age:'
 if [ "$DRY_RUN" = 1 ]; then
-    record postgres/pg_settings-postgres-C.txt pg_settings "${PG_SERVER:-postgres} -D ${PGDATA_DIR:-PGDATA} -C NAME, for 44 settings" 0 0 0 false \
+    record postgres/pg_settings-postgres-C.txt pg_settings "${PG_SERVER:-postgres} -D ${PGDATA_DIR:-PGDATA} -C NAME, for $(echo "$C_SETTINGS" | wc -w | tr -d ' ') settings" 0 0 0 false \
         "only when the session gives no pg_settings"
 elif [ ! -s "$D/postgres/pg_settings.txt" ]; then
     c_why=
@@ -1110,6 +1306,8 @@ elif [ ! -s "$D/postgres/pg_settings.txt" ]; then
                 c_val=$(cd / && owner_run "$PG_OWNER" 10 "$@" -C "$c_name" </dev/null 2>>"$WORK/c.err") || continue
                 case $c_val in *'
 '*) continue ;; esac
+                # A command can hold a password: whether one is set, never what it is.
+                case $c_name in archive_command) [ -n "$c_val" ] && c_val='<redacted>' ;; esac
                 printf '%s|%s|%s|postgres -C||f\n' "$c_name" "$c_val" "${c_item#*:}"
                 c_n=$((c_n + 1))
             done

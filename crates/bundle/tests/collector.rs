@@ -172,6 +172,14 @@ fn collects_a_real_postgresql_15_and_the_bundle_parses() {
         SourceKind::ProcessTitles,
         SourceKind::CgroupStat,
         SourceKind::CgroupEvents,
+        SourceKind::StoragePaths,
+        SourceKind::Mountinfo,
+        SourceKind::WalDirectory,
+        SourceKind::ReplicationSlots,
+        SourceKind::Archiver,
+        SourceKind::DatabaseXidAges,
+        SourceKind::ChecksumFailures,
+        SourceKind::Tablespaces,
     ] {
         assert!(count(kind) >= 1, "no {kind:?} in {:?}", paths(&bundle));
     }
@@ -232,6 +240,50 @@ fn collects_a_real_postgresql_15_and_the_bundle_parses() {
         Some(32 << 20)
     );
     assert_eq!(settings.footer_rows, Some(settings.settings.len() as u64));
+
+    // Where the files are and what holds them: the data directory's mount, pg_wal's segments,
+    // the server's own view of slots, archiving and transaction-id ages.
+    let places = system::parse_storage_paths(source(&bundle, "storage/paths.txt"));
+    let data = places.get("data_directory").expect("data_directory");
+    assert!(data.path.ends_with("/data"), "{data:?}");
+    assert!(places.get("pg_wal").is_some() && places.get("log_directory").is_some());
+    let mounts = system::parse_mountinfo(source(&bundle, "storage/mountinfo.txt"));
+    let mount = mounts
+        .mount_of(&data.path)
+        .expect("the data directory's mount");
+    assert!(!mount.read_only(), "{mount:?}");
+    let df = system::parse_df(source(&bundle, "storage/df.txt"));
+    // /dev/shm, then the data directory, pg_wal and the log directory, in that order.
+    assert_eq!(df.rows.len(), 4, "{df:?}");
+    assert_eq!(df.rows[0].mounted_on, "/dev/shm");
+    assert_eq!(df.rows[1].mounted_on, mount.mount_point);
+    let wal = system::parse_wal_directory(source(&bundle, "storage/pg_wal.txt"));
+    assert!(wal.segments.unwrap() >= 1, "{wal:?}");
+    assert_eq!(
+        wal.segment_bytes,
+        wal.segments.map(|n| n * (16 << 20)),
+        "{wal:?}"
+    );
+    assert_eq!(wal.archive_ready, Some(0));
+    let slots = system::parse_replication_slots(source(&bundle, "postgres/replication-slots.txt"));
+    assert!(slots.slots.is_empty());
+    let archiver = system::parse_archiver(source(&bundle, "postgres/archiver.txt"));
+    assert_eq!(archiver.failed_count, Some(0));
+    assert!(archiver.collected_at.is_some());
+    let ages = system::parse_database_xid_ages(source(&bundle, "postgres/database-xid-ages.txt"));
+    let names: Vec<&str> = ages.databases.iter().map(|d| d.name.as_str()).collect();
+    assert_eq!(names, ["postgres", "template0", "template1"]);
+    assert!(ages.oldest_xid().unwrap().datfrozenxid_age.unwrap() < 1_000_000);
+    // Each postgres process's files come from one pass, whose time the note gives.
+    let status = manifest
+        .files
+        .iter()
+        .find(|f| f.path.ends_with("/status") && f.kind == "proc_status")
+        .unwrap();
+    assert!(
+        status.note.starts_with("one pass over the files of "),
+        "{status:?}"
+    );
 }
 
 #[test]
