@@ -11,6 +11,10 @@
 //!   stacks (as `inferno-collapse-perf`), a profile of where the time went.
 //! * [`kube`]: Kubernetes' record of a pod's containers (`kubectl describe pod`, pod manifests
 //!   in YAML or JSON): restarts, memory limits, `OOMKilled` terminations.
+//! * [`patroni`]: Patroni's log: PostgreSQL found dead, restarted, demoted or promoted by the
+//!   high-availability agent, the DCS unreachable.
+//! * [`pgbackrest`]: pgBackRest's log files: each command's run, WAL archived or not, errors
+//!   with their codes.
 //! * [`system`]: small /proc snapshots (uptime, date, btime) used to calibrate clocks.
 //! * [`wrap`]: wrappers (container runtimes, journal exports, RFC 5424 relays) taken off the
 //!   lines below the PostgreSQL and kernel readers.
@@ -18,11 +22,14 @@
 //! * [`paste`]: what pasting a log into a ticket did to its lines (quoting, code-block
 //!   indentation, mail wraps, cut marks), learned from the first lines and undone.
 
+mod civil;
 pub mod kernel;
 pub mod kube;
 pub mod lines;
 pub mod paste;
+pub mod patroni;
 pub mod perf;
+pub mod pgbackrest;
 pub mod pgbouncer;
 pub mod pglog;
 mod stats;
