@@ -97,12 +97,15 @@ pub struct Mount {
 }
 
 impl Mount {
-    /// Whether the mount or its file system is read-only (`ro` in either option list).
+    /// Whether the mount or its file system is read-only: `ro` in either option list, or
+    /// `emergency_ro` among the super-block's (ext4 on recent kernels, after an error under
+    /// `errors=remount-ro`: the mount's own options still say `rw`).
     pub fn read_only(&self) -> bool {
         self.mount_options
             .iter()
             .chain(&self.super_options)
             .any(|o| o == "ro")
+            || self.super_options.iter().any(|o| o == "emergency_ro")
     }
 
     /// The value of super-block option `name` (`errors` → `remount-ro`), when set.
@@ -328,17 +331,23 @@ mod tests {
     use super::*;
 
     // Lines of a real collection on the build VM (crates/bundle/tests/collector.rs' bundle), an
-    // ext4 loop device remounted read-only after an error, and proc(5)'s example.
+    // ext4 loop device remounted read-only after an error, proc(5)'s example, and the data
+    // directory's mount after ext4's error on Linux 6.1
+    // (fixtures/incidents-pending/pg15-read-only-fs: `emergency_ro`, the mount still `rw`).
     const MOUNTINFO: &[u8] = b"25 24 0:23 / /dev/shm rw,relatime - tmpfs tmpfs rw,size=24683656k\n\
 27 1 254:0 / / rw,relatime - ext4 /dev/vda rw,discard,resv_strict,resuid=65534,resgid=65534\n\
 30 25 0:27 / /dev/shm rw,relatime - tmpfs tmpfs rw,size=24683656k\n\
 412 27 7:3 / /srv/pg\\040data ro,relatime shared:210 - ext4 /dev/loop3 ro,errors=remount-ro\n\
-36 35 98:0 /mnt1 /mnt2 rw,noatime master:1 - ext3 /dev/root rw,errors=continue\n";
+36 35 98:0 /mnt1 /mnt2 rw,noatime master:1 - ext3 /dev/root rw,errors=continue\n\
+43 27 7:0 / /var/lib/postgresql/15/main rw,relatime - ext4 /dev/loop0 rw,errors=remount-ro,emergency_ro\n";
 
     #[test]
     fn mountinfo_lines_and_the_mount_of_a_path() {
         let m = parse_mountinfo(MOUNTINFO);
-        assert_eq!((m.stats.records, m.stats.unrecognized_lines), (5, 0));
+        assert_eq!((m.stats.records, m.stats.unrecognized_lines), (6, 0));
+        let data = m.mount_of("/var/lib/postgresql/15/main/base/5").unwrap();
+        assert_eq!(data.mount_options, ["rw", "relatime"]);
+        assert!(data.read_only());
         let pg = m.mount_of("/srv/pg data/15/main").unwrap();
         assert_eq!((pg.id, pg.source.as_str()), (412, "/dev/loop3"));
         assert!(pg.read_only());
