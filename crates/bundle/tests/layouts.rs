@@ -235,7 +235,7 @@ struct Row<'a> {
 fn sosreports() {
     insta::glob!(
         "../../../fixtures/incidents",
-        "pg15-sos-*/*.tar.xz",
+        "pg15-sos*/*.tar.xz",
         |path| {
             let bundle = open(path, &OpenOptions::default()).unwrap();
             let found = bundle.layout.as_ref().expect("a sosreport");

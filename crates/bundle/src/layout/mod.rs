@@ -405,4 +405,84 @@ mod tests {
         // What no pattern names is left to the content.
         assert_eq!(kind("var/log/pgbouncer/pgbouncer.log"), None);
     }
+
+    /// The paths of the sos releases read from their plugins' sources (sos/report/plugins/ at
+    /// 4.12.0; sos/plugins/ at 3.9.1, 3.5 and 3.2), beside those the real captures show.
+    #[test]
+    fn sos_paths_of_each_release() {
+        use SourceKind::*;
+        let kind = |p| Layout::Sos.kind_of(p);
+        // sos 3.0-3.5 saved the journal twice: `-o verbose` is left to a person, the short
+        // form beside it is read (3.5's names, then 3.2's).
+        for (path, expected) in [
+            (
+                "sos_commands/logs/journalctl_--no-pager_--all_--boot_--output_verbose",
+                Reference,
+            ),
+            ("sos_commands/logs/journalctl_--no-pager_--boot", KernelLog),
+            (
+                "sos_commands/logs/journalctl_--all_--this-boot_--no-pager_-o_verbose",
+                Reference,
+            ),
+            (
+                "sos_commands/logs/journalctl_--all_--this-boot_--no-pager",
+                KernelLog,
+            ),
+            // sos 3.9 and 4.x.
+            (
+                "sos_commands/logs/journalctl_--no-pager_--catalog_--boot_-1",
+                KernelLog,
+            ),
+        ] {
+            assert_eq!(kind(path), Some(expected), "{path}");
+        }
+        // sos 4.12: the postgresql plugin's service journal is the server's log.
+        assert_eq!(
+            kind("sos_commands/postgresql/journalctl_--no-pager_--unit_postgresql"),
+            Some(PostgresLog)
+        );
+        assert_eq!(
+            kind("sos_commands/postgresql/du_-sh_.var.lib.pgsql"),
+            Some(Reference)
+        );
+        // sos 4.12 on Debian and Ubuntu: every *.log and *.conf below /var/lib/postgresql,
+        // PG_VERSION and postmaster.opts of /var/lib/postgresql/data (the container image's
+        // data directory before 18; 18's is /var/lib/postgresql/18/docker).
+        for (path, expected) in [
+            ("var/lib/postgresql/data/PG_VERSION", PgVersionFile),
+            ("var/lib/postgresql/data/postmaster.opts", PostmasterOpts),
+            ("var/lib/postgresql/data/postgresql.conf", PgConf),
+            ("var/lib/postgresql/data/postgresql.auto.conf", PgConf),
+            (
+                "var/lib/postgresql/data/log/postgresql-2026-11-28.log",
+                PostgresLog,
+            ),
+            (
+                "var/lib/postgresql/data/pg_log/postgresql-Sat.log",
+                PostgresLog,
+            ),
+            ("var/lib/postgresql/18/docker/postgresql.conf", PgConf),
+            ("var/lib/postgresql/18/docker/PG_VERSION", PgVersionFile),
+        ] {
+            assert_eq!(kind(path), Some(expected), "{path}");
+        }
+        // pg_hba.conf and the like there are not settings.
+        assert_eq!(kind("var/lib/postgresql/data/pg_hba.conf"), Some(Reference));
+        assert_eq!(
+            kind("var/lib/postgresql/18/docker/pg_ident.conf"),
+            Some(Reference)
+        );
+        // sos 3.0-3.5's general plugin: the clock and the host.
+        assert_eq!(kind("sos_commands/general/date"), Some(Date));
+        assert_eq!(kind("sos_commands/general/uptime"), Some(Uptime));
+        // sos 3.5's ps with `stime` in place of 3.9's and 4.x's `wchan:20,lstart`.
+        assert_eq!(
+            kind(
+                "sos_commands/process/ps_axo_flags_state_uid_pid_ppid_pgid_sid_cls_pri_addr_sz_wchan_stime_tty_time_cmd"
+            ),
+            Some(ProcessList)
+        );
+        // sos 3.2's df without `-x autofs`.
+        assert_eq!(kind("sos_commands/filesys/df_-al"), Some(Df));
+    }
 }

@@ -1,11 +1,13 @@
 //! The layout of a sosreport (sos 3.x and 4.x; RHEL, Fedora, Debian, Ubuntu and SUSE plugin
 //! paths), as its plugins write it: `sos_commands/PLUGIN/COMMAND` for command outputs, copied
 //! files at their host path, sos's own logs and reports in `sos_logs/` and `sos_reports/`.
-//! Paths are relative to the report's root (`sosreport-HOST-DATE-ID/`). Checked against real
-//! captures in fixtures/incidents/pg15-sos-*/ (crates/bundle/tests/layouts.rs); the plugins'
-//! paths are those of the sos sources (sosreport/sos `sos/report/plugins/`, `sos/plugins/` in
-//! 3.x): kernel.py, logs.py, postgresql.py, memory.py, process.py, cgroups.py, date.py,
-//! host.py (general.py in sos 3.0-3.2), filesys.py, system.py.
+//! Paths are relative to the report's root (`sosreport-HOST-DATE-ID/`, sos 3.5 and older
+//! `sosreport-HOST-YYYYMMDDHHMMSS/`). Checked against real captures of sos 4.0 (Debian's),
+//! 3.9.1 and 3.5 (run from their sources) in fixtures/incidents/pg15-sos*/
+//! (crates/bundle/tests/layouts.rs); the plugins' paths are those of the sos sources
+//! (sosreport/sos `sos/report/plugins/`, `sos/plugins/` in 3.x): kernel.py, logs.py,
+//! postgresql.py, memory.py, process.py, cgroups.py, date.py, host.py (general.py up to sos
+//! 3.5), filesys.py, system.py, systemd.py.
 
 use crate::kind::SourceKind::{self, *};
 
@@ -54,11 +56,17 @@ pub(crate) const SOS: &[(&str, SourceKind)] = &[
     ("sos_commands/kernel/uname_-a", Uname),
     // The journal: every unit's lines, the kernel's among them (`kernel:` lines).
     ("sos_commands/logs/journalctl_*", KernelLog),
+    // sos 3.0-3.5 also saved the journal as `journalctl -o verbose` (one field a line), beside
+    // its short form, which is the one read.
+    ("sos_commands/logs/journalctl_*verbose", Reference),
     ("sos_commands/logs/journalctl_--disk-usage", Reference),
     ("sos_commands/logs/journalctl_--list-boots", Reference),
     ("sos_commands/logs/journalctl_-o_export", Reference),
     // `free` in KiB; `free -m` and the others print units the content does not name.
     ("sos_commands/memory/free", Free),
+    // sos 4.12 and later: the journal of the plugin's service (`journalctl --no-pager --unit
+    // postgresql`), where a server without a logging collector writes its log.
+    ("sos_commands/postgresql/journalctl_*", PostgresLog),
     // ps auxwww, ps auxwwwm, ps alxwww, ps -elfL, ps axo … (not pstree).
     ("sos_commands/process/ps_*", ProcessList),
     ("sos_commands/systemd/systemd-detect-virt", Virtualization),
@@ -106,12 +114,24 @@ pub(crate) const SOS: &[(&str, SourceKind)] = &[
     ("var/lib/pgsql/**/postgresql.conf", PgConf),
     ("var/lib/pgsql/**/postmaster.opts", PostmasterOpts),
     // Debian and Ubuntu: /var/lib/postgresql/MAJOR/CLUSTER (a log directory there when the
-    // logging collector writes into the data directory).
+    // logging collector writes into the data directory). sos 4.12 and later copy every *.log
+    // and *.conf below /var/lib/postgresql, and PG_VERSION and postmaster.opts of
+    // /var/lib/postgresql/data (the data directory of the postgres container image before 18;
+    // 18's is /var/lib/postgresql/18/docker).
+    ("var/lib/postgresql/*/*/*.conf", Reference),
     ("var/lib/postgresql/*/*/PG_VERSION", PgVersionFile),
     ("var/lib/postgresql/*/*/log/*", PostgresLog),
     ("var/lib/postgresql/*/*/pg_log/*", PostgresLog),
     ("var/lib/postgresql/*/*/postgresql.auto.conf", PgConf),
+    ("var/lib/postgresql/*/*/postgresql.conf", PgConf),
     ("var/lib/postgresql/*/*/postmaster.opts", PostmasterOpts),
+    ("var/lib/postgresql/data/*.conf", Reference),
+    ("var/lib/postgresql/data/PG_VERSION", PgVersionFile),
+    ("var/lib/postgresql/data/log/*", PostgresLog),
+    ("var/lib/postgresql/data/pg_log/*", PostgresLog),
+    ("var/lib/postgresql/data/postgresql.auto.conf", PgConf),
+    ("var/lib/postgresql/data/postgresql.conf", PgConf),
+    ("var/lib/postgresql/data/postmaster.opts", PostmasterOpts),
     ("var/log/dmesg*", KernelLog),
     ("var/log/kern.log*", KernelLog),
     ("var/log/messages*", KernelLog),
