@@ -279,6 +279,150 @@ fn a_cleaned_sosreport_says_what_was_obfuscated_and_keeps_its_diagnosis() {
     assert_eq!(kill["total_vm_kb"], serde_json::Value::Null);
 }
 
+/// One report of the same incident (a backend OOM-killed in its 400M memory cgroup) written
+/// by an older sos run from its sources: sos 3.9.1 (fixtures/incidents/pg15-sos3-*) and 3.5
+/// (pg15-sos35-*), each with its own names for the clock, the host and the processes.
+struct OlderSos {
+    archive: &'static str,
+    collector: &'static str,
+    clock: &'static str,
+    host: &'static str,
+    ps_sched: &'static str,
+    journal: &'static [(&'static str, &'static str)],
+    postmaster: u64,
+    victim: u64,
+    incident: &'static str,
+}
+
+const OLDER_SOS: &[OlderSos] = &[
+    OlderSos {
+        archive: "incidents/pg15-sos3-memcg-oom-work-mem/sosreport-vm-2026-11-28-tbrafhb.tar.xz",
+        collector: "sosreport 3.9",
+        clock: "sos_commands/date/date",
+        host: "sos_commands/host",
+        ps_sched: "sos_commands/process/ps_axo_flags_state_uid_pid_ppid_pgid_sid_cls_pri_addr_sz_wchan_20_lstart_tty_time_cmd",
+        journal: &[
+            ("sos_commands/logs/journalctl_--no-pager", "kernel_log"),
+            (
+                "sos_commands/logs/journalctl_--no-pager_--catalog_--boot",
+                "kernel_log",
+            ),
+        ],
+        postmaster: 30613,
+        victim: 30849,
+        incident: "pg15-sos3-memcg-oom-work-mem",
+    },
+    OlderSos {
+        archive: "incidents/pg15-sos35-memcg-oom-work-mem/sosreport-vm-20261128150737.tar.xz",
+        collector: "sosreport 3.5",
+        clock: "sos_commands/general/date",
+        host: "sos_commands/general",
+        ps_sched: "sos_commands/process/ps_axo_flags_state_uid_pid_ppid_pgid_sid_cls_pri_addr_sz_wchan_stime_tty_time_cmd",
+        journal: &[
+            (
+                "sos_commands/logs/journalctl_--no-pager_--boot",
+                "kernel_log",
+            ),
+            (
+                "sos_commands/logs/journalctl_--no-pager_--all_--boot_--output_verbose",
+                "reference",
+            ),
+        ],
+        postmaster: 32113,
+        victim: 32314,
+        incident: "pg15-sos35-memcg-oom-work-mem",
+    },
+];
+
+#[test]
+fn an_older_sosreport_is_read_by_its_own_paths_and_its_oom_kill_found() {
+    for sos in OLDER_SOS {
+        let report = analyze_json(&fixture(sos.archive));
+        let c = &report["collection"];
+        assert_eq!(c["collector"], sos.collector, "{}", sos.archive);
+        assert_eq!(c["hostname"], "vm");
+        assert_eq!(c["collected_at_path"], sos.clock);
+        assert!(
+            c["collected_at"]
+                .as_str()
+                .unwrap()
+                .starts_with("2026-11-28T15:0")
+        );
+        let hostname = format!("{}/hostname", sos.host);
+        let uptime = format!("{}/uptime", sos.host);
+        let mut kinds = vec![
+            (sos.clock, "date"),
+            (hostname.as_str(), "hostname"),
+            (uptime.as_str(), "uptime"),
+            ("sos_commands/kernel/dmesg", "kernel_log"),
+            ("sos_commands/kernel/uname_-a", "uname"),
+            ("sos_commands/kernel/sysctl_-a", "sysctl"),
+            ("var/log/postgresql/postgresql-15-main.log", "postgres_log"),
+            ("etc/postgresql/15/main/postgresql.conf", "pg_conf"),
+            ("etc/postgresql/15/main/pg_hba.conf", "reference"),
+            (
+                "var/lib/postgresql/15/main/postmaster.opts",
+                "postmaster_opts",
+            ),
+            ("proc/meminfo", "meminfo"),
+            ("proc/stat", "btime"),
+            (
+                "sos_commands/process/ps_axo_pid_ppid_user_group_lwp_nlwp_start_time_comm_cgroup",
+                "process_list",
+            ),
+            (sos.ps_sched, "process_list"),
+            ("sos_logs/sos.log", "collector_log"),
+            ("sos_reports/sos.txt", "collector_log"),
+            ("version.txt", "collector_log"),
+        ];
+        kinds.extend(sos.journal.iter().copied());
+        for (path, kind) in kinds {
+            let s = by_path(&report, path);
+            assert_eq!(s["kind"], kind, "{}: {path}", sos.archive);
+            if kind != "reference" && kind != "collector_log" {
+                assert_eq!(s["unrecognized_lines"], 0, "{}: {s}", sos.archive);
+            }
+        }
+        // The top directory's links to command outputs are not followed: each output is read
+        // once, at its own path.
+        let ps = by_path(&report, "ps");
+        assert_eq!(ps["kind"], "unreadable");
+        assert!(
+            ps["note"].as_str().unwrap().contains("not followed"),
+            "{ps}"
+        );
+        // The postmaster and its children from the ps listings, its own memory cgroup.
+        let p = &report["host"]["processes"];
+        assert_eq!(p["postmaster"], sos.postmaster, "{}", sos.archive);
+        assert_eq!(p["processes"].as_array().unwrap().len(), 6);
+        let cgroup = format!("/pgmortem-record/pgmortem-rec-{}", sos.incident);
+        assert_eq!(p["memory_cgroup"]["value"], cgroup.as_str());
+        let cg = &report["host"]["cgroup"];
+        assert_eq!(cg["dir"], format!("sys/fs/cgroup/memory{cgroup}"));
+        assert_eq!(cg["limit"]["value"], 400 << 20);
+        assert_eq!(cg["oom_kills"]["value"], 1);
+        // The incident: the kernel's kill of the sorting backend tied to its crash-restart.
+        let incidents = report["incidents"].as_array().unwrap();
+        assert_eq!(incidents.len(), 1, "{}", sos.archive);
+        assert_eq!(incidents[0]["kind"], "oom_kill");
+        assert_eq!(incidents[0]["cause"], "oom_killer");
+        assert_eq!(incidents[0]["kernel_kill"]["pid"], sos.victim);
+        let ids: Vec<&str> = report["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["id"].as_str().unwrap())
+            .collect();
+        for id in [
+            "oom-kill-crash-restart",
+            "work-mem-exceeds-memory",
+            "cgroup-memory-limit",
+        ] {
+            assert!(ids.contains(&id), "{}: {id} missing: {ids:?}", sos.archive);
+        }
+    }
+}
+
 #[test]
 fn a_cnpg_report_zip_is_read_by_its_layout_and_its_oomkilled_container_is_the_incident() {
     let report = analyze_json(&fixture(
