@@ -374,13 +374,86 @@ why_not() {
     fi
 }
 
-# copy PATH KIND SOURCE: one small file (a /proc or /sys file) through run.
+# read_batch LIST NOTE: the files of LIST (`KIND<TAB>PATH<TAB>SOURCE` lines) copied into the
+# bundle by one awk under one timeout, each with its manifest entry (NOTE and the pass's time in
+# its note; a file's own time is not measured), in LIST's order. awk's getline fails softly, so a process gone
+# meanwhile is one unreadable file, not a failed step; when the pass itself stops (timed out
+# on a process stuck in the kernel, the disk full), the files it did not reach are named.
+BATCH_AWK='
+function esc(s) { gsub(/\\/, "\\\\", s); gsub(/"/, "\\\"", s); return s }
+BEGIN {
+    while ((getline item < list) > 0) {
+        split(item, f, "\t")
+        out = dir "/" f[2]
+        if (room >= 0 && written >= room) {
+            printf "{\"path\":\"%s\",\"kind\":\"%s\",\"command\":\"cat %s\",\"status\":1,\"duration_ms\":0,\"bytes\":0,\"capped\":false,\"note\":\"skipped: low disk space\"}\n", esc(f[2]), f[1], esc(f[3])
+            continue
+        }
+        n = 0; bytes = 0
+        while ((r = (getline line < f[3])) > 0) { print line > out; bytes += length(line) + 1; n++ }
+        written += bytes
+        close(f[3])
+        if (n == 0 && r == 0) printf "" > out
+        if (n > 0 || r == 0) close(out)
+        if (n > 0 || r == 0)
+            printf "{\"path\":\"%s\",\"kind\":\"%s\",\"command\":\"cat %s\",\"status\":0,\"duration_ms\":0,\"bytes\":%d,\"capped\":false,\"note\":\"%s\"}\n", esc(f[2]), f[1], esc(f[3]), bytes, esc(note)
+        else
+            printf "{\"path\":\"%s\",\"kind\":\"%s\",\"command\":\"cat %s\",\"status\":1,\"duration_ms\":0,\"bytes\":0,\"capped\":false,\"note\":\"not readable: %s (%s)\"}\n", esc(f[2]), f[1], esc(f[3]), esc(f[3]), "gone, or permission denied to uid " uid
+    }
+}'
+read_batch() {
+    b_list=$1 b_note=$2
+    [ -s "$b_list" ] || return 0
+    preflight "$(head -n 1 "$b_list" | cut -f 2)" reference "awk over the files of $b_list" || return 0
+    b_start=$(now_ms)
+    b_secs=$(budget 60 || echo 1)
+    # On a disk short of room (low_disk), the pass writes at most an eighth of what is free, as
+    # a single item may; the files past that are recorded as skipped.
+    b_room=-1
+    [ "$LOW_DISK" = 1 ] && is_number "$AVAIL_KB" && b_room=$((AVAIL_KB * 1024 / 8))
+    wrap "$b_secs" awk -v list="$b_list" -v dir="$D" -v uid="$MY_UID" -v room="$b_room" -v note="@@NOTE@@" \
+        "$BATCH_AWK" >"$WORK/batch-entries" 2>"$WORK/batch-err"
+    b_rc=$?
+    b_end=$(now_ms)
+    b_done=$(wc -l <"$WORK/batch-entries")
+    b_done=${b_done##* }
+    jesc "$b_note, $((b_end - b_start)) ms"
+    [ "$b_done" -gt 0 ] && ENTRIES="$ENTRIES$(sed "s/@@NOTE@@/$J/" "$WORK/batch-entries")
+"
+    if [ "$b_rc" != 0 ]; then
+        b_why=$(head -c 200 "$WORK/batch-err" | head -n 1)
+        [ "$b_rc" = 124 ] && b_why="timed out after ${b_secs}s"
+        say "reading $b_note stopped: ${b_why:-status $b_rc}"
+        # The file it was writing is incomplete.
+        b_cut=$(tail -n +"$((b_done + 1))" "$b_list" | head -n 1 | cut -f 2)
+        [ -n "$b_cut" ] && rm -f "$D/$b_cut"
+        jesc "${b_why:-exited with status $b_rc}"
+        ENTRIES="$ENTRIES$(tail -n +"$((b_done + 1))" "$b_list" | awk -F'\t' -v why="$J" '
+            { printf "{\"path\":\"%s\",\"kind\":\"%s\",\"command\":\"cat %s\",\"status\":1,\"duration_ms\":0,\"bytes\":0,\"capped\":false,\"note\":\"not read: the pass stopped (%s)\"}\n", $2, $1, $3, why }')
+"
+    fi
+}
+
+# copy PATH KIND SOURCE: one small file (a /proc, /sys or /etc file), queued for copy_flush's
+# one pass (a file that cannot be read is recorded at once, with the reason).
 copy() {
-    if [ -r "$3" ]; then
-        run "$1" "$2" 10 "$CAP" cat "$3"
+    if [ "$DRY_RUN" = 1 ]; then
+        record "$1" "$2" "cat $3" 0 0 0 false ""
+    elif [ -r "$3" ]; then
+        mkdir -p "$D/${1%/*}"
+        printf '%s\t%s\t%s\n' "$2" "$1" "$3" >>"$WORK/copy-list"
     else
         record "$1" "$2" "cat $3" 1 0 0 false "not readable: $3 ($(why_not "$3"))"
     fi
+}
+
+# copy_flush: the files copy queued, read in one pass.
+copy_flush() {
+    [ "$DRY_RUN" = 1 ] && return 0
+    [ -s "$WORK/copy-list" ] || return 0
+    c_n=$(wc -l <"$WORK/copy-list")
+    read_batch "$WORK/copy-list" "one pass over ${c_n##* } small files"
+    : >"$WORK/copy-list"
 }
 
 # as_owner USER CMD [ARGS...]: CMD as USER when root and USER is another user, else as is.
@@ -505,6 +578,8 @@ run cpu/clocksource.txt clocksource 10 "$CAP" cat /sys/devices/system/clocksourc
 run audit/status.txt audit_status 10 "$CAP" auditctl -s
 run audit/rules.txt audit_rules 10 "$CAP" auditctl -l
 
+copy_flush
+
 # ---------------------------------------------------------------------------------------------
 # Processes: every postgres process by comm (never another process's arguments)
 
@@ -590,70 +665,27 @@ run processes/postgres-titles.txt process_titles 20 "$CAP" sh -c '
         awk "/^==> [0-9]+\/cmdline <==\$/ { pid = substr(\$2, 1, index(\$2, \"/\") - 1); next }
              pid != \"\" && \$0 != \"\" { print pid, \$0; pid = \"\" }"' sh $(for p_pid in $PG_PIDS; do echo "$p_pid/cmdline"; done)
 
-# Each process's status, smaps_rollup, oom_score_adj, cgroup and limits: one awk reads them all
-# (getline, so a process gone meanwhile is one unreadable file, not a failed step) and writes
-# each manifest entry itself: one step under one timeout for the 5 files of up to MAX_PROCS
-# processes, not a command per file (2,000 backends took minutes that way).
+# Each process's status, smaps_rollup, oom_score_adj, cgroup and limits, in one read_batch pass
+# (2,000 backends took minutes when each file was a step of its own).
 PROC_FILES="status:proc_status smaps_rollup:smaps_rollup oom_score_adj:oom_score_adj cgroup:reference limits:proc_limits"
-PROC_AWK='
-function esc(s) { gsub(/\\/, "\\\\", s); gsub(/"/, "\\\"", s); return s }
-BEGIN {
-    while ((getline item < list) > 0) {
-        split(item, f, " ")
-        src = "/proc/" f[1] "/" f[2]; out = dir "/processes/" f[1] "/" f[2]
-        n = 0; bytes = 0
-        while ((r = (getline line < src)) > 0) { print line > out; bytes += length(line) + 1; n++ }
-        close(src)
-        if (n > 0) close(out)
-        if (n > 0)
-            printf "{\"path\":\"processes/%s/%s\",\"kind\":\"%s\",\"command\":\"cat %s\",\"status\":0,\"duration_ms\":0,\"bytes\":%d,\"capped\":false,\"note\":\"%s\"}\n", f[1], f[2], f[3], src, bytes, esc(note)
-        else
-            printf "{\"path\":\"processes/%s/%s\",\"kind\":\"%s\",\"command\":\"cat %s\",\"status\":1,\"duration_ms\":0,\"bytes\":0,\"capped\":false,\"note\":\"not readable: %s (%s)\"}\n", f[1], f[2], f[3], src, src, (r < 0 ? "gone, or permission denied to uid " uid : "empty")
-    }
-}'
 if [ "$DRY_RUN" = 1 ]; then
     for p_pid in $PG_PIDS; do
         for p_item in $PROC_FILES; do
             record "processes/$p_pid/${p_item%%:*}" "${p_item#*:}" "cat /proc/$p_pid/${p_item%%:*}" 0 0 0 false ""
         done
     done
-elif [ -n "$PG_PIDS" ] && preflight "processes/*/status" proc_status "awk over /proc/PID/{status,smaps_rollup,oom_score_adj,cgroup,limits}"; then
+elif [ -n "$PG_PIDS" ]; then
     : >"$WORK/proc-list"
     # shellcheck disable=SC2086 # one word per pid
     (cd "$D" && mkdir -p processes && cd processes && mkdir -p $PG_PIDS)
     for p_pid in $PG_PIDS; do
         for p_item in $PROC_FILES; do
-            echo "$p_pid ${p_item%%:*} ${p_item#*:}" >>"$WORK/proc-list"
+            printf '%s\t%s\t%s\n' "${p_item#*:}" "processes/$p_pid/${p_item%%:*}" "/proc/$p_pid/${p_item%%:*}" >>"$WORK/proc-list"
         done
     done
-    p_start=$(now_ms)
-    p_secs=$(budget 60 || echo 1)
     # shellcheck disable=SC2086 # one word per pid
     set -- $PG_PIDS
-    p_n=$#
-    p_note="one pass over the files of $p_n processes"
-    wrap "$p_secs" awk -v list="$WORK/proc-list" -v dir="$D" -v uid="$MY_UID" -v note="$p_note" "$PROC_AWK" >"$WORK/proc-entries" 2>"$WORK/proc-err"
-    p_rc=$?
-    p_end=$(now_ms)
-    p_done=$(wc -l <"$WORK/proc-entries" | tr -d ' ')
-    # The pass's time, in the note of its entries (each file's own is not measured).
-    p_note="$p_note, $((p_end - p_start)) ms"
-    [ "$p_done" -gt 0 ] && ENTRIES="$ENTRIES$(sed "s/\"note\":\"one pass over the files of $p_n processes\"/\"note\":\"$p_note\"/" "$WORK/proc-entries")
-"
-    if [ "$p_rc" != 0 ]; then
-        # Stopped part way (timed out: a process stuck in the kernel; or the disk filled up):
-        # what it did not reach is named, never dropped.
-        p_why=$(head -c 200 "$WORK/proc-err" | head -n 1)
-        [ "$p_rc" = 124 ] && p_why="timed out after ${p_secs}s"
-        say "reading /proc/PID files stopped: ${p_why:-status $p_rc}"
-        # The file it was writing is incomplete.
-        p_cut=$(tail -n +"$((p_done + 1))" "$WORK/proc-list" | head -n 1)
-        # shellcheck disable=SC2086 # pid and file name
-        [ -n "$p_cut" ] && set -- $p_cut && rm -f "$D/processes/$1/$2"
-        ENTRIES="$ENTRIES$(tail -n +"$((p_done + 1))" "$WORK/proc-list" | awk -v why="$(json_escape "${p_why:-exited with status $p_rc}")" '
-            { printf "{\"path\":\"processes/%s/%s\",\"kind\":\"%s\",\"command\":\"cat /proc/%s/%s\",\"status\":1,\"duration_ms\":0,\"bytes\":0,\"capped\":false,\"note\":\"not read: the pass over /proc stopped (%s)\"}\n", $1, $2, $3, $1, $2, why }')
-"
-    fi
+    read_batch "$WORK/proc-list" "one pass over the files of $# processes"
 fi
 
 # The postmaster's OOM protection: the two variables that make its children reset their
@@ -722,6 +754,8 @@ for p_pid in $PM_PIDS; do
         copy "cgroup/$p_pid/memory.stat" cgroup_stat "$g_d1/memory.stat"
     fi
 done
+
+copy_flush
 
 # ---------------------------------------------------------------------------------------------
 # The data directory, its owner, the configuration file and the server binary, without asking
@@ -1331,6 +1365,7 @@ fi
 
 copy perf/perf_event_paranoid.txt reference /proc/sys/kernel/perf_event_paranoid
 copy perf/kptr_restrict.txt reference /proc/sys/kernel/kptr_restrict
+copy_flush
 if [ "$PERF_SECONDS" -gt 0 ]; then
     paranoid=$(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null || echo 2)
     if ! have perf; then
