@@ -135,9 +135,16 @@ fn text(events: &[&TimelineEvent]) -> String {
     let width = |v: &[String]| v.iter().map(|s| s.chars().count()).max().unwrap_or(0);
     let (tw, bw) = (width(&times), width(&bars));
     let kw = events.iter().map(|e| e.kind.len()).max().unwrap_or(0);
+    // `kernel`, `postgres`, and `container` when Kubernetes recorded a kill.
+    let ow = events
+        .iter()
+        .map(|e| e.origin.len())
+        .max()
+        .unwrap_or(0)
+        .max(8);
     let mut out = String::new();
     for ((e, time), bar) in events.iter().zip(&times).zip(&bars) {
-        let head = format!("{time:tw$}  {bar:bw$}  {:8}  {:kw$}  ", e.origin, e.kind);
+        let head = format!("{time:tw$}  {bar:bw$}  {:ow$}  {:kw$}  ", e.origin, e.kind);
         let indent = " ".repeat(head.chars().count());
         // The summary and path come from the bundle: their control characters are shown.
         let summary = pgmortem::render::visible(&e.summary);

@@ -462,6 +462,34 @@ fn a_cnpg_report_zip_is_read_by_its_layout_and_its_oomkilled_container_is_the_in
         "2026-11-24T05:29:10Z"
     );
     assert_eq!(incident["container_kill"]["memory_limit_bytes"], 1u64 << 30);
+    let kills: Vec<&serde_json::Value> = report["timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["origin"] == "container")
+        .collect();
+    assert_eq!(kills.len(), 1, "{kills:?}");
+    assert_eq!(
+        (&kills[0]["kind"], &kills[0]["at"]),
+        (
+            &serde_json::Value::from("container_oom_killed"),
+            &serde_json::Value::from("2026-11-24T05:29:10Z")
+        )
+    );
+    // The logs are the pods'; no node's kernel log: what Kubernetes recorded is said.
+    let no_kernel = report["caveats"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["kind"] == "no_kernel_log")
+        .unwrap();
+    assert!(
+        no_kernel["text"]
+            .as_str()
+            .unwrap()
+            .contains("Kubernetes recorded 1 OOM kill of PostgreSQL's container"),
+        "{no_kernel}"
+    );
 }
 
 #[test]

@@ -15,7 +15,7 @@ use pgmortem_parse::kube::{self, ContainerStatus, PodStatuses, Termination};
 use crate::DiagnoseOptions;
 use crate::clock::seconds_between;
 use crate::facts::{CgroupFacts, Known};
-use crate::report::{ContainerKill, Incident};
+use crate::report::{Caveat, ContainerKill, Incident, TimelineEvent};
 
 /// One file of Kubernetes' view of the pods, read.
 pub(crate) struct ContainerSource {
@@ -270,6 +270,62 @@ pub(crate) fn tie(
     incidents.sort_by(crate::correlate::by_time);
 }
 
+/// PostgreSQL's OOM-killed container runs as timeline events (origin `container`, kind
+/// `container_oom_killed`), placed at their end time; a run Kubernetes gives no end time for is
+/// listed unplaced.
+pub(crate) fn timeline(sources: &[ContainerSource]) -> Vec<TimelineEvent> {
+    kills(sources)
+        .iter()
+        .map(|kill| {
+            let record = kill.record();
+            TimelineEvent {
+                at: record.finished_at,
+                // Kubernetes keeps whole seconds.
+                uncertainty_seconds: record.finished_at.map(|_| WHOLE_SECOND),
+                origin: "container",
+                kind: "container_oom_killed".to_owned(),
+                summary: format!(
+                    "{} ended OOMKilled{}{}{}",
+                    kill.name(),
+                    exit(&record),
+                    record
+                        .memory_limit_bytes
+                        .map(|b| format!(" at its memory limit ({})", crate::human::human_bytes(b)))
+                        .unwrap_or_default(),
+                    record
+                        .restarted_at
+                        .map(|r| format!("; started again at {r}"))
+                        .unwrap_or_default(),
+                ),
+                path: record.path,
+                line: record.line,
+                wrapper_at: None,
+            }
+        })
+        .collect()
+}
+
+/// The `no_kernel_log` caveat, told that Kubernetes recorded PostgreSQL's container OOM kills:
+/// those are seen (each is an incident), what a kernel log alone shows is not.
+pub(crate) fn amend_no_kernel_log(caveats: &mut [Caveat], sources: &[ContainerSource]) {
+    let seen = kills(sources).len();
+    if seen == 0 {
+        return;
+    }
+    for caveat in caveats.iter_mut().filter(|c| c.kind == "no_kernel_log") {
+        let rest = caveat
+            .text
+            .split_once(": the bundle has no kernel log, so ")
+            .map_or(caveat.text.as_str(), |(_, rest)| rest);
+        caveat.text = format!(
+            "the bundle has no kernel log. Kubernetes recorded {seen} OOM kill{} of PostgreSQL's \
+             container (each is an incident), but an OOM kill of one backend in a container \
+             that kept running is seen only in the kernel log, so {rest}",
+            if seen == 1 { "" } else { "s" },
+        );
+    }
+}
+
 /// Seconds from the kill to the container's next start, when both are known.
 fn restart_delay(k: &ContainerKill) -> f64 {
     match (k.finished_at, k.restarted_at) {
@@ -516,6 +572,54 @@ mod tests {
             &DiagnoseOptions::default(),
         );
         assert_eq!(incidents.len(), 1);
+    }
+
+    #[test]
+    fn a_kill_is_a_timeline_event_and_a_run_without_end_is_unplaced() {
+        let events = timeline(&[describe(FINISHED)]);
+        assert_eq!(events.len(), 1, "{events:#?}");
+        let e = &events[0];
+        assert_eq!(
+            (e.origin, e.kind.as_str(), e.at, e.uncertainty_seconds),
+            (
+                "container",
+                "container_oom_killed",
+                Some(t("2026-11-24T05:29:10Z")),
+                Some(1.0)
+            )
+        );
+        assert_eq!(
+            e.summary,
+            "container postgres of pod pg-1 ended OOMKilled (exit code 137: signal 9) at its \
+             memory limit (1.0 GiB); started again at 2026-11-24T05:29:16Z"
+        );
+        let events = timeline(&[describe("")]);
+        assert_eq!((events.len(), events[0].at), (1, None));
+    }
+
+    #[test]
+    fn no_kernel_log_says_what_kubernetes_recorded() {
+        let caveat = || Caveat {
+            kind: "no_kernel_log",
+            text: "OOM kills cannot be seen: the bundle has no kernel log, so a process killed \
+                   by SIGKILL cannot be told from one the OOM killer took."
+                .to_owned(),
+        };
+        let mut caveats = [caveat()];
+        amend_no_kernel_log(&mut caveats, &[describe(FINISHED)]);
+        assert!(
+            caveats[0].text.starts_with(
+                "the bundle has no kernel log. Kubernetes recorded 1 OOM kill of PostgreSQL's \
+                 container (each is an incident), but an OOM kill of one backend in a container \
+                 that kept running is seen only in the kernel log, so a process killed by SIGKILL"
+            ),
+            "{}",
+            caveats[0].text
+        );
+        // No container kill recorded: the caveat is left as it was.
+        let mut caveats = [caveat()];
+        amend_no_kernel_log(&mut caveats, &[]);
+        assert_eq!(caveats[0], caveat());
     }
 
     #[test]

@@ -97,6 +97,8 @@ pub(crate) struct Analysis<'b> {
     bundle: &'b Bundle,
     parsed: sources::Parsed,
     incidents: Vec<Incident>,
+    /// Kubernetes' record of the pods' containers.
+    containers: Vec<containers::ContainerSource>,
 }
 
 impl<'b> Analysis<'b> {
@@ -128,12 +130,15 @@ impl<'b> Analysis<'b> {
         if let Some(caveat) = caveats::keep_latest_incidents(&mut incidents, limits.incidents) {
             parsed.caveats.push(caveat);
         }
-        containers::tie(&mut incidents, &containers::read(bundle), options);
+        let containers = containers::read(bundle);
+        containers::tie(&mut incidents, &containers, options);
+        containers::amend_no_kernel_log(&mut parsed.caveats, &containers);
         pooler::tie(&mut incidents, &parsed.pooler, &parsed.postgres);
         Ok(Self {
             bundle,
             parsed,
             incidents,
+            containers,
         })
     }
 
@@ -160,7 +165,12 @@ pub fn diagnose(bundle: &Bundle, options: &DiagnoseOptions) -> Result<Report, Di
         .into_iter()
         .map(|p| timeline::perf_summary(p, &parsed.clock))
         .collect();
-    let timeline = timeline::build(&parsed.kernel, &parsed.postgres, &parsed.clock);
+    let timeline = timeline::build(
+        &parsed.kernel,
+        &parsed.postgres,
+        containers::timeline(&analysis.containers),
+        &parsed.clock,
+    );
     let Analysis {
         parsed, incidents, ..
     } = analysis;

@@ -9,9 +9,12 @@ use crate::human::human_kb;
 use crate::report::{PerfSummary, TimelineEvent};
 use crate::sources::{KernelSource, PgSource};
 
+/// Every source's notable events, and Kubernetes' container kills (`containers`), oldest first;
+/// events without a time after the timed ones, in their sources' order.
 pub(crate) fn build(
     kernel: &[KernelSource],
     postgres: &[PgSource],
+    containers: Vec<TimelineEvent>,
     clock: &Clock,
 ) -> Vec<TimelineEvent> {
     let mut events = Vec::new();
@@ -61,6 +64,7 @@ pub(crate) fn build(
             });
         }
     }
+    events.extend(containers);
     // Stable: events without a time keep their source order after the timed ones.
     events.sort_by(|a, b| match (a.at, b.at) {
         (Some(x), Some(y)) => x.cmp(&y),

@@ -378,7 +378,7 @@ class NotEvaluated(TypedDict):
 class TimelineEntry(TypedDict):
     at: str | None
     uncertainty_seconds: float | None
-    origin: Literal["kernel", "postgres"]
+    origin: Literal["kernel", "postgres", "container"]
     kind: str
     summary: str
     path: str

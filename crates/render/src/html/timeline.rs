@@ -114,9 +114,20 @@ fn lane_name(out: &mut String, y: f64, name: &str) {
 
 /// The class of an event mark: `bad` for deaths and kills, `good` for the server coming
 /// back, `ev` for the rest.
+/// The event lanes drawn, by origin: the kernel's and PostgreSQL's always, Kubernetes' container
+/// kills when the report has some.
+fn event_lanes(report: &Report) -> Vec<(&'static str, &'static str)> {
+    let mut lanes = vec![("kernel", "kernel"), ("postgres", "PostgreSQL")];
+    if report.timeline.iter().any(|e| e.origin == "container") {
+        lanes.push(("container", "containers"));
+    }
+    lanes
+}
+
 fn mark_class(kind: &str) -> &'static str {
     match kind {
         "oom_report"
+        | "container_oom_killed"
         | "segfault"
         | "trap"
         | "core_dump_failed"
@@ -320,7 +331,8 @@ pub(super) fn write(out: &mut String, report: &Report) {
     let axis = Axis::new(*first, *last, 0.02);
     let perf_lane = report.perf.iter().any(|p| p.started_at.is_some());
     let snap_lane = report.collection.collected_at.is_some();
-    let lanes = 3 + usize::from(perf_lane) + usize::from(snap_lane);
+    let event_lanes = event_lanes(report);
+    let lanes = 1 + event_lanes.len() + usize::from(perf_lane) + usize::from(snap_lane);
     let top = 8.0;
     let height = top + lanes as f64 * LANE + 40.0;
     let _ = write!(
@@ -360,7 +372,7 @@ pub(super) fn write(out: &mut String, report: &Report) {
         );
     }
     y += LANE;
-    for (origin, name) in [("kernel", "kernel"), ("postgres", "PostgreSQL")] {
+    for (origin, name) in event_lanes {
         lane_name(out, y, name);
         let events: Vec<&TimelineEvent> = report
             .timeline
@@ -518,8 +530,10 @@ pub(super) fn incident_strip(
         .checked_add(SignedDuration::from_secs_f64(axis.span))
         .unwrap_or(last.1);
     let top = 14.0;
-    let height = top + 3.0 * LANE + 40.0;
-    let bottom = top + 3.0 * LANE;
+    let event_lanes = event_lanes(report);
+    let lanes = 1.0 + event_lanes.len() as f64;
+    let height = top + lanes * LANE + 40.0;
+    let bottom = top + lanes * LANE;
     let _ = write!(
         out,
         "<figure><svg class=\"chart strip\" id=\"span-{number}\" viewBox=\"0 0 {WIDTH} {height:.0}\" \
@@ -561,10 +575,7 @@ pub(super) fn incident_strip(
             "<text class=\"phase\" x=\"{x:.1}\" y=\"{ly:.1}\">{name}</text>"
         );
     }
-    for (i, (origin, name)) in [("kernel", "kernel"), ("postgres", "PostgreSQL")]
-        .iter()
-        .enumerate()
-    {
+    for (i, (origin, name)) in event_lanes.iter().enumerate() {
         let y = top + (i as f64 + 1.0) * LANE;
         lane_name(out, y, name);
         let events: Vec<&TimelineEvent> = report
