@@ -242,7 +242,13 @@ impl RecordGather {
             if cur.text.len() + text.len() - from > self.max_bytes {
                 cur.over = true;
                 if cur.text.is_empty() {
-                    cur.text.push_str(&text[from..text.len().min(from + 200)]);
+                    // The head a given-up record is reported by: 200 bytes, cut at a
+                    // character's boundary.
+                    let mut end = text.len().min(from + 200);
+                    while !text.is_char_boundary(end) {
+                        end -= 1;
+                    }
+                    cur.text.push_str(&text[from..end]);
                 }
             } else {
                 cur.text.push_str(&text[from..]);
@@ -339,5 +345,20 @@ mod tests {
         );
         g.push(4, "{\"open\": ", &mut |_| {});
         assert_eq!(g.take_open(), Some((4, "{\"open\": ".into(), 1)));
+    }
+
+    /// A record over the limit on its first line keeps a 200-byte head, cut before a
+    /// character the 200th byte falls inside (found by fuzzing: it panicked there).
+    #[test]
+    fn a_head_cut_inside_a_character_is_cut_before_it() {
+        let mut g = RecordGather::new(16);
+        let line = format!("{{\"m\": \"{}é{}", "a".repeat(192), "b".repeat(300));
+        assert_eq!(line.find('é'), Some(199));
+        let mut found = Vec::new();
+        g.push(1, &line, &mut |f| found.push(f));
+        assert!(found.is_empty());
+        let (first_line, head, lines) = g.take_open().unwrap();
+        assert_eq!((first_line, head.len(), lines), (1, 199, 1));
+        assert!(line.starts_with(&head));
     }
 }
