@@ -493,6 +493,118 @@ fn a_cnpg_report_zip_is_read_by_its_layout_and_its_oomkilled_container_is_the_in
 }
 
 #[test]
+fn a_pgo_support_export_is_read_by_its_layout_with_patroni_and_pgbackrest_logs() {
+    let report = analyze_json(&fixture(
+        "incidents/pg15-pgo-support-export-built-sigkill-failover/crunchy_k8s_support_export_2026-11-28-150640+0000.tar.gz",
+    ));
+    assert_eq!(
+        report["collection"]["collector"],
+        "kubectl pgo support export"
+    );
+    let pod = "pods/hippo-instance1-abcd-0";
+    for (path, kind, unrecognized) in [
+        ("cli.log", "collector_log", 0),
+        ("pgo-cli-version", "reference", 0),
+        (&format!("{pod}.yaml") as &str, "pod_manifest", 0),
+        (
+            &format!("{pod}/pgdata/pg15/log/postgresql-Sat.log"),
+            "postgres_log",
+            0,
+        ),
+        (
+            &format!("{pod}/pgdata/patroni/log/patroni.log"),
+            "patroni_log",
+            0,
+        ),
+        (
+            &format!("{pod}/pgdata/pgbackrest/log/db-archive-push-async.log"),
+            "pgbackrest_log",
+            0,
+        ),
+        // PostgreSQL's stderr before its logging collector, with initdb's and pg_ctl's lines.
+        (
+            &format!("{pod}/containers/database.log"),
+            "postgres_log",
+            31,
+        ),
+    ] {
+        let source = by_path(&report, path);
+        assert_eq!(
+            (
+                source["kind"].as_str(),
+                source["unrecognized_lines"].as_u64()
+            ),
+            (Some(kind), Some(unrecognized)),
+            "{path}"
+        );
+    }
+    // The plugin's own log is never read as PostgreSQL's, though its stamps look alike.
+    assert_eq!(by_path(&report, "cli.log")["records"], 0);
+
+    let incidents = report["incidents"].as_array().unwrap();
+    let kinds: Vec<_> = incidents
+        .iter()
+        .map(|i| i["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["crash_restart", "unclean_restart"]);
+    assert_eq!(incidents[0]["postgres_crash"]["pid"], 24758);
+    // What Patroni did around the postmaster's death: found it gone, started it again as the
+    // lock holder, promoted it; then demoted it when the DCS stopped answering.
+    let patroni: Vec<_> = incidents[1]["patroni"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["kind"].as_str().unwrap())
+        .collect();
+    for kind in [
+        "postgres_not_running",
+        "restart_after_failure",
+        "promoted",
+        "demoted",
+    ] {
+        assert!(patroni.contains(&kind), "{kind}: {patroni:?}");
+    }
+    let not_running = incidents[1]["patroni"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["kind"] == "postgres_not_running")
+        .unwrap();
+    assert_eq!(not_running["at"], "2026-11-28T15:04:33.696Z");
+    assert_eq!(
+        not_running["path"],
+        format!("{pod}/pgdata/patroni/log/patroni.log")
+    );
+    // Each message Patroni repeats while the DCS is down is there once per log.
+    let dcs = incidents[1]["patroni"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|l| l["message"] == "Patroni: Error communicating with DCS")
+        .count();
+    assert!((1..=2).contains(&dcs), "{dcs}");
+
+    // pgBackRest's failed pushes and check's [082] are on the timeline.
+    let timeline = report["timeline"].as_array().unwrap();
+    let pgbackrest: Vec<_> = timeline
+        .iter()
+        .filter(|e| e["origin"] == "pgbackrest")
+        .collect();
+    assert_eq!(
+        pgbackrest
+            .iter()
+            .filter(|e| e["kind"] == "wal_push_failed")
+            .count(),
+        9
+    );
+    let check = pgbackrest.iter().find(|e| e["kind"] == "error").unwrap();
+    assert_eq!(check["at"], "2026-11-28T14:58:56.668Z");
+    assert!(check["summary"].as_str().unwrap().starts_with(
+        "pgBackRest check: [082] WAL segment 000000010000000000000006 was not archived"
+    ));
+}
+
+#[test]
 fn a_pasted_kubectl_describe_is_its_own_kind_and_its_oom_kill_an_incident() {
     let report = analyze_json(&fixture(
         "wild/cnpg-oomkilled-dev-shm-describe/kubectl-describe-pod.txt",

@@ -2,7 +2,7 @@
 //! content contradicts, a size that disagrees with the manifest; and the manifest's entries
 //! whose files are not in the bundle.
 
-use pgmortem_parse::{kernel, pgbouncer, pglog, system};
+use pgmortem_parse::{kernel, patroni, pgbackrest, pgbouncer, pglog, system};
 
 use crate::kind::{SourceKind, recognize, sniff_titles};
 use crate::manifest::{Manifest, ManifestFile};
@@ -18,6 +18,8 @@ fn accepts(kind: SourceKind, head: &[u8]) -> Option<bool> {
             return Some(kernel::sniff(head).is_some() || pglog::sniff(head).is_some());
         }
         SourceKind::PgbouncerLog => pgbouncer::sniff(head),
+        SourceKind::PatroniLog => patroni::sniff(head),
+        SourceKind::PgbackrestLog => pgbackrest::sniff(head),
         SourceKind::Meminfo => system::sniff_meminfo(head),
         SourceKind::Vmstat => system::sniff_vmstat(head),
         SourceKind::ProcStatus => system::sniff_status(head),

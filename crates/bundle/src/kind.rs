@@ -1,7 +1,7 @@
 //! Recognising a file's kind: from the collector's manifest, else from its path, else from its
 //! first bytes.
 
-use pgmortem_parse::{kernel, kube, perf, pgbouncer, pglog, system};
+use pgmortem_parse::{kernel, kube, patroni, perf, pgbackrest, pgbouncer, pglog, system};
 use serde::Serialize;
 
 /// What a bundle file holds.
@@ -19,6 +19,10 @@ pub enum SourceKind {
     SystemLog,
     /// A pgbouncer log (its own log file, or its lines through syslog or the journal).
     PgbouncerLog,
+    /// A Patroni log (its `log.dir` file, or its lines on a container's standard streams).
+    PatroniLog,
+    /// A pgBackRest log file (`STANZA-COMMAND.log` of its `log-path`).
+    PgbackrestLog,
     /// `perf script` text output.
     PerfScript,
     /// `/proc/uptime`.
@@ -150,6 +154,8 @@ const ALL: &[SourceKind] = &[
     SourceKind::PostgresLog,
     SourceKind::SystemLog,
     SourceKind::PgbouncerLog,
+    SourceKind::PatroniLog,
+    SourceKind::PgbackrestLog,
     SourceKind::PerfScript,
     SourceKind::Uptime,
     SourceKind::Date,
@@ -214,6 +220,8 @@ impl SourceKind {
             SourceKind::PostgresLog => "postgres_log",
             SourceKind::SystemLog => "system_log",
             SourceKind::PgbouncerLog => "pgbouncer_log",
+            SourceKind::PatroniLog => "patroni_log",
+            SourceKind::PgbackrestLog => "pgbackrest_log",
             SourceKind::PerfScript => "perf_script",
             SourceKind::Uptime => "uptime",
             SourceKind::Date => "date",
@@ -305,6 +313,8 @@ pub fn recognize(head: &[u8]) -> SourceKind {
         (SourceKind::KernelLog, kernel::sniff(head)),
         (SourceKind::PostgresLog, pglog::sniff(head)),
         (SourceKind::PgbouncerLog, pgbouncer::sniff(head)),
+        (SourceKind::PatroniLog, patroni::sniff(head)),
+        (SourceKind::PgbackrestLog, pgbackrest::sniff(head)),
         (SourceKind::PerfScript, perf::sniff(head)),
         (SourceKind::Meminfo, system::sniff_meminfo(head)),
         (SourceKind::Vmstat, system::sniff_vmstat(head)),

@@ -401,6 +401,8 @@ fn streamed(kind: SourceKind) -> bool {
             | SourceKind::KernelLog
             | SourceKind::SystemLog
             | SourceKind::PgbouncerLog
+            | SourceKind::PatroniLog
+            | SourceKind::PgbackrestLog
     )
 }
 
@@ -723,6 +725,8 @@ fn is_log(kind: SourceKind) -> bool {
             | SourceKind::KernelLog
             | SourceKind::SystemLog
             | SourceKind::PgbouncerLog
+            | SourceKind::PatroniLog
+            | SourceKind::PgbackrestLog
             | SourceKind::PerfScript
     )
 }

@@ -52,6 +52,7 @@ fn logs_stay_logs() {
         ("kernel", SourceKind::KernelLog),
         ("pglog", SourceKind::PostgresLog),
         ("pgbouncer", SourceKind::PgbouncerLog),
+        ("pgbackrest", SourceKind::PgbackrestLog),
     ] {
         for path in files(dir) {
             let name = path.file_name().unwrap().to_string_lossy().into_owned();
@@ -63,6 +64,7 @@ fn logs_stay_logs() {
                         SourceKind::KernelLog
                             | SourceKind::PostgresLog
                             | SourceKind::PgbouncerLog
+                            | SourceKind::PgbackrestLog
                             | SourceKind::Unknown
                     ),
                     "{name}: {got:?}"
@@ -71,6 +73,21 @@ fn logs_stay_logs() {
                 assert_eq!(got, want, "{name}");
             }
         }
+    }
+}
+
+/// Patroni's log files are recognised as Patroni's; the PostgreSQL logs recorded beside them
+/// as PostgreSQL's (the stderr file holds initdb's and pg_ctl's lines too: no Patroni log).
+#[test]
+fn patroni_samples() {
+    for path in files("patroni") {
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let want = if name.starts_with("patroni-") {
+            SourceKind::PatroniLog
+        } else {
+            SourceKind::PostgresLog
+        };
+        assert_eq!(kind_of(&path), want, "{name}");
     }
 }
 

@@ -265,6 +265,7 @@ pub(crate) fn tie(
             notes,
             container_kill: Some(record),
             clients_saw: None,
+            patroni: Vec::new(),
         });
     }
     incidents.sort_by(crate::correlate::by_time);
@@ -456,6 +457,7 @@ mod tests {
             notes: Vec::new(),
             container_kill: None,
             clients_saw: None,
+            patroni: Vec::new(),
         }
     }
 

@@ -12,6 +12,7 @@ mod containers;
 mod correlate;
 mod digest;
 pub mod facts;
+mod ha;
 mod human;
 mod limits;
 mod pooler;
@@ -134,6 +135,7 @@ impl<'b> Analysis<'b> {
         containers::tie(&mut incidents, &containers, options);
         containers::amend_no_kernel_log(&mut parsed.caveats, &containers);
         pooler::tie(&mut incidents, &parsed.pooler, &parsed.postgres);
+        ha::tie(&mut incidents, &parsed.ha, &parsed.clock);
         Ok(Self {
             bundle,
             parsed,
@@ -148,6 +150,7 @@ impl<'b> Analysis<'b> {
             self.bundle,
             &self.parsed.kernel,
             &self.parsed.postgres,
+            &self.parsed.ha,
             &self.incidents,
         )
     }
@@ -165,12 +168,13 @@ pub fn diagnose(bundle: &Bundle, options: &DiagnoseOptions) -> Result<Report, Di
         .into_iter()
         .map(|p| timeline::perf_summary(p, &parsed.clock))
         .collect();
-    let timeline = timeline::build(
+    let mut timeline = timeline::build(
         &parsed.kernel,
         &parsed.postgres,
         containers::timeline(&analysis.containers),
         &parsed.clock,
     );
+    timeline::add_ha(&mut timeline, &parsed.ha, &parsed.clock);
     let Analysis {
         parsed, incidents, ..
     } = analysis;

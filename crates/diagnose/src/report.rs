@@ -439,6 +439,11 @@ pub struct Incident {
     /// log; left out of the JSON otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub clients_saw: Option<crate::pooler::ClientsSaw>,
+    /// What Patroni did to the server from a minute before the incident to a minute after
+    /// PostgreSQL was ready again (found it not running, started it again, demoted or promoted
+    /// it, lost its DCS), when the bundle has a Patroni log; left out of the JSON otherwise.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub patroni: Vec<LogLine>,
 }
 
 /// A container's run ended by the kernel's OOM killer at the container's memory limit, as
@@ -545,7 +550,7 @@ pub struct TimelineEvent {
     pub at: Option<Timestamp>,
     /// Error bar of `at`, seconds.
     pub uncertainty_seconds: Option<f64>,
-    /// `kernel` or `postgres`.
+    /// `kernel`, `postgres`, `container`, `patroni` or `pgbackrest`.
     pub origin: &'static str,
     /// The event kind (`oom_report`, `terminated_by_signal`, `ready`, …).
     pub kind: String,

@@ -1,7 +1,8 @@
 //! Parsing every source of a bundle and anchoring the kernel clock. Logs are read whole, as
 //! streams: a PostgreSQL log record by record into its [`PgDigest`] (on several threads when it
 //! is large), a kernel log line by line into the kernel parser, a pgbouncer log record by record
-//! into its [`PoolerDigest`]; none is ever held whole.
+//! into its [`PoolerDigest`], a Patroni or pgBackRest log line by line into an [`HaSource`];
+//! none is ever held whole.
 
 use std::io::{self, Read};
 
@@ -9,6 +10,7 @@ use jiff::{SignedDuration, tz::Offset};
 use pgmortem_bundle::{Bundle, Source, SourceKind};
 use pgmortem_parse::kernel::{self, KernelEvent, KernelLog, KernelOptions, KernelParser};
 use pgmortem_parse::lines::LineBlocks;
+use pgmortem_parse::patroni::PatroniOptions;
 use pgmortem_parse::pgbouncer::{BouncerLog, BouncerOptions, BouncerReader};
 use pgmortem_parse::pglog::{self, PgLog, PgLogError, PgLogOptions, ReadError, ReadOptions};
 use pgmortem_parse::system;
@@ -17,6 +19,7 @@ use crate::DiagnoseOptions;
 use crate::clock;
 use crate::clock::{BootAnchor, Clock};
 use crate::digest::{PgDigest, ZoneUse};
+use crate::ha::{self, HaSource, Tool};
 use crate::limits::Limits;
 use crate::pooler::{PoolerDigest, PoolerSource};
 use crate::report::{Caveat, ClockInfo, SourceSummary};
@@ -39,6 +42,8 @@ pub(crate) struct Parsed {
     pub kernel: Vec<KernelSource>,
     pub postgres: Vec<PgSource>,
     pub pooler: Vec<PoolerSource>,
+    /// Patroni's and pgBackRest's logs.
+    pub ha: Vec<HaSource>,
     pub summaries: Vec<SourceSummary>,
     pub clock: Clock,
     pub clock_info: ClockInfo,
@@ -226,6 +231,7 @@ pub(crate) fn parse_all(
     let mut kernel = Vec::new();
     let mut postgres = Vec::new();
     let mut pooler = Vec::new();
+    let mut ha_sources = Vec::new();
     let threads = options
         .threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from))
@@ -372,6 +378,33 @@ pub(crate) fn parse_all(
                     path: source.path.clone(),
                     digest,
                 });
+            }
+            SourceKind::PatroniLog | SourceKind::PgbackrestLog => {
+                let tool = if source.kind == SourceKind::PatroniLog {
+                    Tool::Patroni
+                } else {
+                    Tool::Pgbackrest
+                };
+                let (read, how) = ha::read(source, tool);
+                fill(&mut summary, &how.stats);
+                note_cut_lines(
+                    &mut summary,
+                    &how.stats,
+                    PatroniOptions::default().max_line_bytes,
+                );
+                if let Some(e) = how.error {
+                    add_note(&mut summary, format!("read stopped early: {e}"));
+                }
+                if read.dropped > 0 {
+                    add_note(
+                        &mut summary,
+                        format!(
+                            "{} more records worth keeping were counted, not kept",
+                            read.dropped
+                        ),
+                    );
+                }
+                ha_sources.push(read);
             }
             SourceKind::PerfScript => {
                 // Read for what it holds; the profile rules come later. Counting here means a
@@ -580,6 +613,7 @@ pub(crate) fn parse_all(
         kernel,
         postgres,
         pooler,
+        ha: ha_sources,
         summaries,
         clock,
         clock_info,

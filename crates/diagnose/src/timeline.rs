@@ -5,6 +5,7 @@ use pgmortem_parse::pglog::PgEvent;
 
 use crate::clock::{self, Clock};
 use crate::facts::PerfFacts;
+use crate::ha::HaSource;
 use crate::human::human_kb;
 use crate::report::{PerfSummary, TimelineEvent};
 use crate::sources::{KernelSource, PgSource};
@@ -65,14 +66,43 @@ pub(crate) fn build(
         }
     }
     events.extend(containers);
-    // Stable: events without a time keep their source order after the timed ones.
+    sort(&mut events);
+    events
+}
+
+/// Stable: events without a time keep their source order after the timed ones.
+fn sort(events: &mut [TimelineEvent]) {
     events.sort_by(|a, b| match (a.at, b.at) {
         (Some(x), Some(y)) => x.cmp(&y),
         (Some(_), None) => std::cmp::Ordering::Less,
         (None, Some(_)) => std::cmp::Ordering::Greater,
         (None, None) => std::cmp::Ordering::Equal,
     });
-    events
+}
+
+/// Adds what Patroni did to the server and pgBackRest's errors, warnings and backups: their
+/// stamps print no zone and are read at the host's offset (`--host-utc-offset`), to the
+/// millisecond.
+pub(crate) fn add_ha(events: &mut Vec<TimelineEvent>, sources: &[HaSource], clock: &Clock) {
+    if sources.is_empty() {
+        return;
+    }
+    for source in sources {
+        for event in &source.events {
+            let at = event.at(clock);
+            events.push(TimelineEvent {
+                at,
+                uncertainty_seconds: at.map(|_| 0.001),
+                origin: source.tool.origin(),
+                kind: event.kind.to_owned(),
+                summary: event.summary.clone(),
+                path: source.path.clone(),
+                line: event.line,
+                wrapper_at: None,
+            });
+        }
+    }
+    sort(events);
 }
 
 fn kernel_summary(event: &KernelEvent) -> (&'static str, String) {

@@ -126,6 +126,7 @@ fn hostile_report() -> Report {
                 problems: vec![problem.clone()],
                 notes: vec![HOSTILE.to_owned()],
             }),
+            patroni: Vec::new(),
         }],
         findings: vec![Finding {
             id: "oom-kill-crash-restart",

@@ -343,6 +343,8 @@ class Incident(TypedDict):
     """Only when the bundle holds Kubernetes' view of the pod and a container was OOMKilled."""
     clients_saw: NotRequired[ClientsSaw]
     """Only when the bundle has a pgbouncer log."""
+    patroni: NotRequired[list[LogLine]]
+    """What Patroni did to the server around the incident; only when there is any."""
 
 
 class Evidence(TypedDict):
@@ -378,7 +380,7 @@ class NotEvaluated(TypedDict):
 class TimelineEntry(TypedDict):
     at: str | None
     uncertainty_seconds: float | None
-    origin: Literal["kernel", "postgres", "container"]
+    origin: Literal["kernel", "postgres", "container", "patroni", "pgbackrest"]
     kind: str
     summary: str
     path: str
@@ -1656,7 +1658,7 @@ class Obfuscation(TypedDict):
 class BundleLayout(TypedDict):
     """The known collector's layout a bundle's paths show."""
 
-    layout: Literal["pgmortem", "sos", "cnpg"]
+    layout: Literal["pgmortem", "sos", "cnpg", "crunchy"]
     root: str
     markers: list[str]
     obfuscation: NotRequired[Obfuscation]

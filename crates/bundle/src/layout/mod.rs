@@ -6,6 +6,7 @@
 //! here, not code in the readers: CloudNativePG's `kubectl cnpg report cluster` zip is one.
 
 mod cnpg;
+mod crunchy;
 mod pattern;
 mod pgmortem;
 mod sos;
@@ -25,11 +26,14 @@ pub enum Layout {
     Sos,
     /// A CloudNativePG cluster report (`kubectl cnpg report cluster NAME --logs`).
     Cnpg,
+    /// A Crunchy Postgres for Kubernetes support export (`kubectl pgo support export CLUSTER`).
+    Crunchy,
 }
 
 impl Layout {
     /// Every known layout.
-    pub const ALL: &'static [Layout] = &[Layout::Pgmortem, Layout::Sos, Layout::Cnpg];
+    pub const ALL: &'static [Layout] =
+        &[Layout::Pgmortem, Layout::Sos, Layout::Cnpg, Layout::Crunchy];
 
     /// The snake_case name (`pgmortem`, `sos`).
     pub fn as_str(self) -> &'static str {
@@ -37,6 +41,7 @@ impl Layout {
             Layout::Pgmortem => "pgmortem",
             Layout::Sos => "sos",
             Layout::Cnpg => "cnpg",
+            Layout::Crunchy => "crunchy",
         }
     }
 
@@ -46,6 +51,7 @@ impl Layout {
             Layout::Pgmortem => "pgmortem-collect.sh",
             Layout::Sos => "sosreport",
             Layout::Cnpg => "kubectl cnpg report cluster",
+            Layout::Crunchy => "kubectl pgo support export",
         }
     }
 
@@ -55,15 +61,18 @@ impl Layout {
             Layout::Pgmortem => pgmortem::PGMORTEM,
             Layout::Sos => sos::SOS,
             Layout::Cnpg => cnpg::CNPG,
+            Layout::Crunchy => crunchy::CRUNCHY,
         }
     }
 
-    /// Paths whose presence says a bundle has this layout (a directory ends with `/`).
+    /// Paths whose presence says a bundle has this layout (a directory ends with `/`; a
+    /// leading `*/` stands for one directory of any name, the layout's root holding it).
     fn markers(self) -> &'static [&'static str] {
         match self {
             Layout::Pgmortem => pgmortem::MARKERS,
             Layout::Sos => sos::MARKERS,
             Layout::Cnpg => cnpg::MARKERS,
+            Layout::Crunchy => crunchy::MARKERS,
         }
     }
 
@@ -99,6 +108,10 @@ pub struct LayoutFound {
     /// What `sos clean` (`sos report --clean`) obfuscated, when the report went through it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub obfuscation: Option<Obfuscation>,
+    /// The paths start inside the directory a `*/` marker stands for (a support export's
+    /// cluster directory, dropped as the archive's only top directory).
+    #[serde(skip)]
+    pub(crate) inside_named_dir: bool,
 }
 
 /// What `sos clean` did to a sosreport, as far as the report shows it: the host name became
@@ -121,6 +134,11 @@ impl LayoutFound {
     /// pattern names it; with the pattern that did.
     pub fn lookup(&self, path: &str) -> Option<(&'static str, SourceKind)> {
         let rel = path.strip_prefix(self.root.as_str())?;
+        if self.inside_named_dir {
+            // The directory the table's `*/` stands for was the archive's only top directory,
+            // dropped when the archive was opened: the paths start inside it.
+            return best_match(self.layout.table(), &format!("_/{rel}"));
+        }
         best_match(self.layout.table(), rel)
     }
 
@@ -176,9 +194,13 @@ const MIN_MARKERS: usize = 2;
 pub fn detect<'a>(paths: impl IntoIterator<Item = &'a str>) -> Option<LayoutFound> {
     use std::collections::{BTreeMap, BTreeSet};
     let mut found: BTreeMap<(usize, String), BTreeSet<&'static str>> = BTreeMap::new();
+    let mut inside_named_dir = BTreeSet::new();
     for path in paths {
         for (i, layout) in Layout::ALL.iter().enumerate() {
             for &marker in layout.markers() {
+                if marker.strip_prefix("*/") == Some(path) {
+                    inside_named_dir.insert(i);
+                }
                 if let Some(root) = root_of(path, marker) {
                     found
                         .entry((i, root.to_owned()))
@@ -200,6 +222,7 @@ pub fn detect<'a>(paths: impl IntoIterator<Item = &'a str>) -> Option<LayoutFoun
         })
         .map(|((i, root), markers)| LayoutFound {
             layout: Layout::ALL[i],
+            inside_named_dir: root.is_empty() && inside_named_dir.contains(&i),
             root,
             markers: markers.into_iter().collect(),
             obfuscation: None,
@@ -208,8 +231,22 @@ pub fn detect<'a>(paths: impl IntoIterator<Item = &'a str>) -> Option<LayoutFoun
 
 /// The root under which `path` is `marker` (a file) or lies in `marker` (a directory ending
 /// with `/`): `Some("")` for `sos_commands/kernel/dmesg` and `sos_commands/`, `Some("x/")` for
-/// `x/version.txt` and `version.txt`.
+/// `x/version.txt` and `version.txt`. A marker `*/NAME` is `NAME` in a directory of any name
+/// under the root: `Some("")` for `hippo/cli.log`, `Some("x/")` for `x/hippo/cli.log`, and
+/// `Some("")` for `cli.log` (that directory dropped as an archive's only top directory).
 fn root_of<'p>(path: &'p str, marker: &str) -> Option<&'p str> {
+    if let Some(rest) = marker.strip_prefix("*/") {
+        if path == rest {
+            // That directory was the archive's only top directory, dropped on opening.
+            return Some("");
+        }
+        let inner = root_of(path, rest)?;
+        let dir = inner.strip_suffix('/')?;
+        return Some(match dir.rfind('/') {
+            Some(slash) => &path[..slash + 1],
+            None => "",
+        });
+    }
     if let Some(dir) = marker.strip_suffix('/') {
         // The first segment named `dir` that is not the last (a directory, not a file).
         let mut start = 0;
@@ -351,6 +388,115 @@ mod tests {
         );
         let json = ["r/manifests/cluster.json", "r/logs/a-postgres.jsonl"];
         assert_eq!(detect(json).unwrap().layout, Layout::Cnpg);
+    }
+
+    #[test]
+    fn a_crunchy_support_export_is_recognised_by_its_clusters_files() {
+        let paths = [
+            "hippo/pgo-cli-version",
+            "hippo/cli.log",
+            "hippo/postgrescluster.yaml",
+            "hippo/pods/hippo-instance1-abcd-0.yaml",
+            "operator/pods/pgo-7c8b9d-x2x4z/containers/operator.log",
+        ];
+        let found = detect(paths).unwrap();
+        assert_eq!((found.layout, found.root.as_str()), (Layout::Crunchy, ""));
+        assert_eq!(
+            found.markers,
+            ["*/cli.log", "*/pgo-cli-version", "*/postgrescluster.yaml"]
+        );
+        let kind = |p: &str| found.lookup(p).map(|(_, k)| k);
+        let pod = "hippo/pods/hippo-instance1-abcd-0";
+        for (path, want) in [
+            ("hippo/cli.log", SourceKind::CollectorLog),
+            ("hippo/logs/cli", SourceKind::CollectorLog),
+            (&format!("{pod}.yaml"), SourceKind::PodManifest),
+            (
+                "hippo/describe/pods/hippo-instance1-abcd-0",
+                SourceKind::PodDescribe,
+            ),
+            ("hippo/describe/nodes", SourceKind::Reference),
+            (
+                &format!("{pod}/containers/database.log"),
+                SourceKind::PostgresLog,
+            ),
+            (
+                &format!("{pod}/containers/pgbackrest.log"),
+                SourceKind::Reference,
+            ),
+            (
+                &format!("{pod}/pgdata/pg16/log/postgresql-Tue.log"),
+                SourceKind::PostgresLog,
+            ),
+            (
+                &format!("{pod}/pgdata/logs/postgres/postgresql.json"),
+                SourceKind::PostgresLog,
+            ),
+            (
+                &format!("{pod}/pgdata/pg16/postgresql.conf"),
+                SourceKind::PgConf,
+            ),
+            (
+                &format!("{pod}/pgdata/pg16/pg_hba.conf"),
+                SourceKind::Reference,
+            ),
+            (
+                &format!("{pod}/pgdata/patroni/log/patroni.log"),
+                SourceKind::PatroniLog,
+            ),
+            (
+                &format!("{pod}/pgdata/pgbackrest/log/db-archive-push-async.log"),
+                SourceKind::PgbackrestLog,
+            ),
+            (
+                "hippo/pods/hippo-repo-host-0/pgbackrest/repo1/log/db-backup.log",
+                SourceKind::PgbackrestLog,
+            ),
+            (
+                "hippo/processes/hippo-instance1-abcd-0/database",
+                SourceKind::ProcessList,
+            ),
+            (
+                "hippo/statefulsets/hippo-instance1-abcd.yaml",
+                SourceKind::Reference,
+            ),
+            ("hippo/events", SourceKind::Reference),
+            ("operator/pods/pgo-7c8b9d-x2x4z.yaml", SourceKind::Reference),
+            (
+                "operator/describe/pods/pgo-7c8b9d-x2x4z",
+                SourceKind::Reference,
+            ),
+            (
+                "monitoring/describe/pods/crunchy-grafana-0",
+                SourceKind::Reference,
+            ),
+        ] {
+            assert_eq!(kind(path), Some(want), "{path}");
+        }
+        // In a directory of the bundle (the archive extracted, then packed again).
+        let nested = ["export/hippo/cli.log", "export/hippo/server-version"];
+        let found = detect(nested).unwrap();
+        assert_eq!(
+            (found.layout, found.root.as_str()),
+            (Layout::Crunchy, "export/")
+        );
+        // The cluster's directory dropped (the archive's only top directory): paths start
+        // inside it.
+        let stripped = ["cli.log", "server-version", &format!("{}.yaml", &pod[6..])];
+        let found = detect(stripped).unwrap();
+        assert_eq!((found.layout, found.root.as_str()), (Layout::Crunchy, ""));
+        let kind = |p: &str| found.lookup(p).map(|(_, k)| k);
+        assert_eq!(kind("cli.log"), Some(SourceKind::CollectorLog));
+        assert_eq!(
+            kind("pods/hippo-instance1-abcd-0.yaml"),
+            Some(SourceKind::PodManifest)
+        );
+        assert_eq!(
+            kind("pods/hippo-instance1-abcd-0/pgdata/patroni/log/patroni.log"),
+            Some(SourceKind::PatroniLog)
+        );
+        // One marker alone is not enough.
+        assert!(detect(["hippo/cli.log", "notes.txt"]).is_none());
     }
 
     #[test]

@@ -188,6 +188,7 @@ pub(crate) fn tie(
                 }
             )],
             clients_saw: None,
+            patroni: Vec::new(),
             container_kill: None,
         });
         if let Some(last) = incidents.last_mut() {

@@ -183,6 +183,7 @@ pub(crate) fn build(kill: Option<&OomKill<'_>>, side: PgSide<'_, '_>, tie: Tie) 
         notes,
         container_kill: None,
         clients_saw: None,
+        patroni: Vec::new(),
     }
 }
 

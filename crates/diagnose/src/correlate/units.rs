@@ -156,6 +156,7 @@ fn unit_incident(unit: &UnitLine<'_>, also: String) -> Incident {
             unit.event.unit
         )],
         clients_saw: None,
+        patroni: Vec::new(),
         container_kill: None,
     }
 }

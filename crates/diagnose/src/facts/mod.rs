@@ -108,6 +108,57 @@ pub struct Facts<'a> {
     pub perf: Vec<PerfFacts>,
     /// The incidents found by correlation.
     pub incidents: &'a [Incident],
+    /// WAL archiving as pgBackRest's logs show it.
+    pub archiving: ArchivingFacts<'a>,
+}
+
+/// WAL archiving as pgBackRest's logs show it: which logs the bundle has, and each time
+/// pgBackRest failed to archive (an error or warning of an `archive-push` run: `could not push
+/// WAL file '…' to the archive (will be retried)`, `ERROR: [104]: archive-push command
+/// encountered error(s)`; `check` finding a segment not archived in time, `ERROR: [082]`).
+/// While archiving fails, `pg_wal` keeps every segment not archived.
+#[derive(Debug, Clone, Default)]
+pub struct ArchivingFacts<'a> {
+    /// The pgBackRest logs read.
+    pub logs: Vec<&'a str>,
+    /// The failures, in each log's order (at most 2 000 records kept per log).
+    pub failures: Vec<ArchiveFailure<'a>>,
+}
+
+/// pgBackRest failing to archive WAL, once.
+#[derive(Debug, Clone)]
+pub struct ArchiveFailure<'a> {
+    /// The log.
+    pub path: &'a str,
+    /// The record's first line.
+    pub line: u64,
+    /// Its stamp: the host's local time, no zone.
+    pub time: jiff::civil::DateTime,
+    /// pgBackRest's error code (`82`), when it printed one.
+    pub code: Option<u16>,
+    /// The command of the run (`archive-push:async`, `check`).
+    pub command: Option<&'a str>,
+    /// One line for a person.
+    pub summary: &'a str,
+}
+
+/// The archiving failures of the pgBackRest logs.
+fn archiving(ha: &[crate::ha::HaSource]) -> ArchivingFacts<'_> {
+    let mut facts = ArchivingFacts::default();
+    for source in ha.iter().filter(|s| s.tool == crate::ha::Tool::Pgbackrest) {
+        facts.logs.push(&source.path);
+        for e in source.events.iter().filter(|e| e.is_archive_failure()) {
+            facts.failures.push(ArchiveFailure {
+                path: &source.path,
+                line: e.line,
+                time: e.time.civil,
+                code: e.code,
+                command: e.command.as_deref(),
+                summary: &e.summary,
+            });
+        }
+    }
+    facts
 }
 
 /// Builds the facts of a bundle from its sources and the logs already read.
@@ -115,6 +166,7 @@ pub(crate) fn build<'a>(
     bundle: &pgmortem_bundle::Bundle,
     kernel: &'a [KernelSource],
     postgres: &'a [PgSource],
+    ha: &'a [crate::ha::HaSource],
     incidents: &'a [Incident],
 ) -> Facts<'a> {
     let mut host = host::build(bundle);
@@ -137,6 +189,7 @@ pub(crate) fn build<'a>(
         kernel_faults: kernel_faults(kernel),
         perf: perf::build(bundle),
         incidents,
+        archiving: archiving(ha),
     }
 }
 
