@@ -134,14 +134,18 @@ pub(crate) fn collection(bundle: &Bundle) -> crate::report::Collection {
     out
 }
 
-/// The version a sosreport's `version.txt` gives (`sosreport: 4.0`).
+/// The version a sosreport's `version.txt` gives: `sosreport: 4.0` (sos 3.x to 4.7), `sos
+/// report: 4.12.0` (sos 4.8 and later).
 fn collector_version(bundle: &Bundle, found: &pgmortem_bundle::LayoutFound) -> Option<String> {
     let path = format!("{}version.txt", found.root);
     let source = bundle.sources.iter().find(|s| s.path == path)?;
     let text = String::from_utf8_lossy(&source.bytes);
     let version = text
         .lines()
-        .find_map(|l| l.strip_prefix("sosreport:"))?
+        .find_map(|l| {
+            l.strip_prefix("sosreport:")
+                .or_else(|| l.strip_prefix("sos report:"))
+        })?
         .trim();
     (!version.is_empty() && version.len() <= 32).then(|| version.to_owned())
 }

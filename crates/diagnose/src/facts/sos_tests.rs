@@ -211,6 +211,14 @@ fn the_host_and_its_clock_come_from_the_commands() {
     assert_eq!(c.hostname.as_deref(), Some("vm"));
     assert_eq!(c.kernel_release.as_deref(), Some("6.18.44-fc-v782"));
     assert_eq!(c.collector.as_deref(), Some("sosreport 4.0"));
+    // sos 4.8 and later write `sos report: VERSION` (4.12.0's, as it wrote it).
+    let newer = sosreport()
+        .write("version.txt", "sos report: 4.12.0\ncgroups: unversioned\n")
+        .report();
+    assert_eq!(
+        newer.collection.collector.as_deref(),
+        Some("sosreport 4.12.0")
+    );
     assert_eq!(
         c.collected_at.map(|t| t.to_string()).as_deref(),
         Some("2026-11-28T05:32:43Z")
