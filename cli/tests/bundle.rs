@@ -280,24 +280,31 @@ fn a_cleaned_sosreport_says_what_was_obfuscated_and_keeps_its_diagnosis() {
 }
 
 /// One report of the same incident (a backend OOM-killed in its 400M memory cgroup) written
-/// by an older sos run from its sources: sos 3.9.1 (fixtures/incidents/pg15-sos3-*) and 3.5
-/// (pg15-sos35-*), each with its own names for the clock, the host and the processes.
-struct OlderSos {
+/// by another sos than Debian's 4.0, run from its sources: sos 3.9.1
+/// (fixtures/incidents/pg15-sos3-*), 3.5 (pg15-sos35-*) and 4.12.0 (pg15-sos412-*), each with
+/// its own names for the clock, the host and the processes.
+struct OtherSos {
     archive: &'static str,
     collector: &'static str,
+    collected_at: &'static str,
     clock: &'static str,
     host: &'static str,
     ps_sched: &'static str,
     journal: &'static [(&'static str, &'static str)],
+    /// The Debian cluster's postmaster.opts (sos 4.12 copies only /var/lib/postgresql/data's).
+    opts: bool,
+    /// proc/PID/ files of every process (sos 4.3 and later).
+    per_process: bool,
     postmaster: u64,
     victim: u64,
     incident: &'static str,
 }
 
-const OLDER_SOS: &[OlderSos] = &[
-    OlderSos {
+const OTHER_SOS: &[OtherSos] = &[
+    OtherSos {
         archive: "incidents/pg15-sos3-memcg-oom-work-mem/sosreport-vm-2026-11-28-tbrafhb.tar.xz",
         collector: "sosreport 3.9",
+        collected_at: "2026-11-28T15:06:51Z",
         clock: "sos_commands/date/date",
         host: "sos_commands/host",
         ps_sched: "sos_commands/process/ps_axo_flags_state_uid_pid_ppid_pgid_sid_cls_pri_addr_sz_wchan_20_lstart_tty_time_cmd",
@@ -308,13 +315,16 @@ const OLDER_SOS: &[OlderSos] = &[
                 "kernel_log",
             ),
         ],
+        opts: true,
+        per_process: false,
         postmaster: 30613,
         victim: 30849,
         incident: "pg15-sos3-memcg-oom-work-mem",
     },
-    OlderSos {
+    OtherSos {
         archive: "incidents/pg15-sos35-memcg-oom-work-mem/sosreport-vm-20261128150737.tar.xz",
         collector: "sosreport 3.5",
+        collected_at: "2026-11-28T15:07:38Z",
         clock: "sos_commands/general/date",
         host: "sos_commands/general",
         ps_sched: "sos_commands/process/ps_axo_flags_state_uid_pid_ppid_pgid_sid_cls_pri_addr_sz_wchan_stime_tty_time_cmd",
@@ -328,26 +338,37 @@ const OLDER_SOS: &[OlderSos] = &[
                 "reference",
             ),
         ],
+        opts: true,
+        per_process: false,
         postmaster: 32113,
         victim: 32314,
         incident: "pg15-sos35-memcg-oom-work-mem",
     },
+    OtherSos {
+        archive: "incidents/pg15-sos412-memcg-oom-work-mem/sosreport-vm-2026-11-28-hliuntt.tar.xz",
+        collector: "sosreport 4.12.0",
+        collected_at: "2026-11-28T16:29:01Z",
+        clock: "sos_commands/date/date",
+        host: "sos_commands/host",
+        ps_sched: "sos_commands/process/ps_axo_flags_state_uid_pid_ppid_pgid_sid_cls_pri_psr_addr_sz_wchan_20_lstart_tty_time_cmd",
+        journal: &[("sos_commands/logs/journalctl_--disk-usage", "reference")],
+        opts: false,
+        per_process: true,
+        postmaster: 18680,
+        victim: 20335,
+        incident: "pg15-sos412-memcg-oom-work-mem",
+    },
 ];
 
 #[test]
-fn an_older_sosreport_is_read_by_its_own_paths_and_its_oom_kill_found() {
-    for sos in OLDER_SOS {
+fn another_sos_report_is_read_by_its_own_paths_and_its_oom_kill_found() {
+    for sos in OTHER_SOS {
         let report = analyze_json(&fixture(sos.archive));
         let c = &report["collection"];
         assert_eq!(c["collector"], sos.collector, "{}", sos.archive);
         assert_eq!(c["hostname"], "vm");
         assert_eq!(c["collected_at_path"], sos.clock);
-        assert!(
-            c["collected_at"]
-                .as_str()
-                .unwrap()
-                .starts_with("2026-11-28T15:0")
-        );
+        assert_eq!(c["collected_at"], sos.collected_at);
         let hostname = format!("{}/hostname", sos.host);
         let uptime = format!("{}/uptime", sos.host);
         let mut kinds = vec![
@@ -360,10 +381,6 @@ fn an_older_sosreport_is_read_by_its_own_paths_and_its_oom_kill_found() {
             ("var/log/postgresql/postgresql-15-main.log", "postgres_log"),
             ("etc/postgresql/15/main/postgresql.conf", "pg_conf"),
             ("etc/postgresql/15/main/pg_hba.conf", "reference"),
-            (
-                "var/lib/postgresql/15/main/postmaster.opts",
-                "postmaster_opts",
-            ),
             ("proc/meminfo", "meminfo"),
             ("proc/stat", "btime"),
             (
@@ -376,6 +393,23 @@ fn an_older_sosreport_is_read_by_its_own_paths_and_its_oom_kill_found() {
             ("version.txt", "collector_log"),
         ];
         kinds.extend(sos.journal.iter().copied());
+        if sos.opts {
+            kinds.push((
+                "var/lib/postgresql/15/main/postmaster.opts",
+                "postmaster_opts",
+            ));
+        }
+        let pm_files = [
+            (format!("proc/{}/status", sos.postmaster), "proc_status"),
+            (
+                format!("proc/{}/oom_score_adj", sos.postmaster),
+                "oom_score_adj",
+            ),
+            (format!("proc/{}/limits", sos.postmaster), "proc_limits"),
+        ];
+        if sos.per_process {
+            kinds.extend(pm_files.iter().map(|(p, k)| (p.as_str(), *k)));
+        }
         for (path, kind) in kinds {
             let s = by_path(&report, path);
             assert_eq!(s["kind"], kind, "{}: {path}", sos.archive);
@@ -419,6 +453,23 @@ fn an_older_sosreport_is_read_by_its_own_paths_and_its_oom_kill_found() {
             "cgroup-memory-limit",
         ] {
             assert!(ids.contains(&id), "{}: {id} missing: {ids:?}", sos.archive);
+        }
+        // With every process's proc/PID/ files, the postmaster's oom_score_adj (0 on the
+        // recording VM) is read and found unprotected; without them the rule cannot run.
+        let pm = p["processes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["pid"] == sos.postmaster)
+            .unwrap();
+        assert_eq!(pm["role"], "postmaster");
+        if sos.per_process {
+            assert_eq!(pm["oom_score_adj"]["value"], 0, "{pm}");
+            assert_eq!(pm["status_path"], pm_files[0].0.as_str());
+            assert!(ids.contains(&"postmaster-oom-unprotected"), "{ids:?}");
+        } else {
+            assert!(pm["oom_score_adj"].is_null(), "{pm}");
+            assert!(!ids.contains(&"postmaster-oom-unprotected"), "{ids:?}");
         }
     }
 }

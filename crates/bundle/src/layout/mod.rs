@@ -553,7 +553,8 @@ mod tests {
     }
 
     /// The paths of the sos releases read from their plugins' sources (sos/report/plugins/ at
-    /// 4.12.0; sos/plugins/ at 3.9.1, 3.5 and 3.2), beside those the real captures show.
+    /// 4.12.0; sos/plugins/ at 3.9.1, 3.5 and 3.2), beside those the real captures of 4.12.0,
+    /// 3.9.1 and 3.5 show.
     #[test]
     fn sos_paths_of_each_release() {
         use SourceKind::*;
@@ -630,5 +631,24 @@ mod tests {
         );
         // sos 3.2's df without `-x autofs`.
         assert_eq!(kind("sos_commands/filesys/df_-al"), Some(Df));
+        // sos 4.3 and later: proc/PID/ files of every process (the diagnosis keeps the
+        // postmaster's and its children's); the others there stay for a person.
+        for (path, expected) in [
+            ("proc/27140/status", ProcStatus),
+            ("proc/27140/oom_score_adj", OomScoreAdj),
+            ("proc/27140/limits", ProcLimits),
+            ("proc/27140/cgroup", ProcCgroup),
+            ("proc/27140/oom_score", Reference),
+            ("proc/27140/stack", Reference),
+            ("proc/27140/mountinfo", Reference),
+            ("proc/sys/vm/overcommit_memory", SysctlValue),
+        ] {
+            assert_eq!(kind(path), Some(expected), "{path}");
+        }
+        // sos 4.x's `df -aliT` prints a Type column the df reader does not take.
+        assert_eq!(
+            kind("sos_commands/filesys/df_-aliT_-x_autofs"),
+            Some(Reference)
+        );
     }
 }

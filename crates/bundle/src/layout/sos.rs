@@ -3,7 +3,7 @@
 //! files at their host path, sos's own logs and reports in `sos_logs/` and `sos_reports/`.
 //! Paths are relative to the report's root (`sosreport-HOST-DATE-ID/`, sos 3.5 and older
 //! `sosreport-HOST-YYYYMMDDHHMMSS/`). Checked against real captures of sos 4.0 (Debian's),
-//! 3.9.1 and 3.5 (run from their sources) in fixtures/incidents/pg15-sos*/
+//! 4.12.0, 3.9.1 and 3.5 (run from their sources) in fixtures/incidents/pg15-sos*/
 //! (crates/bundle/tests/layouts.rs); the plugins' paths are those of the sos sources
 //! (sosreport/sos `sos/report/plugins/`, `sos/plugins/` in 3.x): kernel.py, logs.py,
 //! postgresql.py, memory.py, process.py, cgroups.py, date.py, host.py (general.py up to sos
@@ -30,6 +30,11 @@ pub(crate) const SOS: &[(&str, SourceKind)] = &[
     ("lib/**", Reference),
     ("proc/**", Reference),
     ("proc/*/cgroup", ProcCgroup),
+    // sos 4.3 and later (the process plugin): these files of every process on the host; the
+    // diagnosis keeps those of the postmaster the `ps` listings show and of its children.
+    ("proc/*/limits", ProcLimits),
+    ("proc/*/oom_score_adj", OomScoreAdj),
+    ("proc/*/status", ProcStatus),
     ("proc/cpuinfo", CpuFlags),
     ("proc/meminfo", Meminfo),
     ("proc/stat", Btime),

@@ -2,8 +2,10 @@
 //! `oom_score_adj`, and memory (status and smaps_rollup): what each really costs; the
 //! postmaster's resource limits, which every process it forks inherits; and how the postmaster
 //! was started: its `PG_OOM_ADJUST_*` environment, its systemd unit, its command line and its
-//! memory cgroup. Without `/proc/PID/*` files (a sosreport), the processes come from the `ps`
-//! listings (`listing.rs`): the postmaster and the processes below it, with their RSS and start.
+//! memory cgroup. Without `/proc/PID/*` files (a sosreport before sos 4.3), the processes come
+//! from the `ps` listings (`listing.rs`): the postmaster and the processes below it, with their
+//! RSS and start; with the files of every process on the host (sos 4.3 and later), the listings
+//! say which are the postmaster's.
 
 use std::collections::BTreeMap;
 
@@ -341,10 +343,30 @@ pub(super) fn build(bundle: &Bundle) -> ProcessFacts {
             }
         }
     } else {
+        // sos 4.3 and later copy the /proc/PID files of every process on the host: when the
+        // listings show the postmaster, only it and the processes below it are PostgreSQL's.
+        if let Some(pm) = listing::postmaster(&listed, opts_dir.as_deref()) {
+            let tree = listing::tree(&listed, pm);
+            if by_pid.keys().any(|pid| !tree.contains(pid)) {
+                by_pid.retain(|pid, _| tree.contains(pid));
+                titled_postmaster.get_or_insert(pm);
+                for pid in tree {
+                    let l = &listed[&pid];
+                    if l.is_postgres() && !by_pid.contains_key(&pid) {
+                        by_pid.insert(pid, from_listing(pid, l));
+                    }
+                }
+            }
+        }
         for (pid, p) in &mut by_pid {
             if let Some(l) = listed.get(pid) {
                 p.started = l.start.clone();
                 p.rss_bytes = p.rss_bytes.or(l.rss_kb.map(|kb| kb.saturating_mul(1024)));
+                if p.role == "unknown"
+                    && let Some(title) = &l.title
+                {
+                    p.role = role_name(&title.role);
+                }
             }
         }
     }

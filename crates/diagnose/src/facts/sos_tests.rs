@@ -290,3 +290,55 @@ fn what_sos_clean_did_is_said() {
             .all(|c| c.kind != "obfuscated")
     );
 }
+
+/// sos 4.3 and later copy proc/PID/{status,oom_score_adj,limits,…} of every process on the host
+/// (fixtures/incidents/pg15-sos412-memcg-oom-work-mem, written by sos 4.12.0): the processes are
+/// the postmaster the listings show and the processes below it, each with its oom_score_adj and
+/// its memory from its own status file; init's, the kernel threads' and sos's own files are in
+/// the report too, and none of them is taken for PostgreSQL's.
+#[test]
+fn every_process_proc_files_are_read_for_the_postmasters_tree_only() {
+    let report = Scratch::incident("pg15-sos412-memcg-oom-work-mem").report();
+    let p = &report.host.processes;
+    assert_eq!(p.postmaster, Some(18680));
+    let rows: Vec<_> = p
+        .processes
+        .iter()
+        .map(|x| {
+            (
+                x.pid,
+                x.role.as_str(),
+                x.oom_score_adj.as_ref().map(|k| k.value),
+                x.status_path.clone(),
+            )
+        })
+        .collect();
+    let row = |pid: u32, role| (pid, role, Some(0), Some(format!("proc/{pid}/status")));
+    assert_eq!(
+        rows,
+        [
+            row(18680, "postmaster"),
+            row(20828, "checkpointer"),
+            row(20829, "background writer"),
+            row(21830, "walwriter"),
+            row(21831, "autovacuum launcher"),
+            row(21832, "logical replication launcher"),
+        ]
+    );
+    // Memory from status (RssAnon: no smaps_rollup), the postmaster's limits.
+    let pm = p.postmaster().unwrap();
+    assert_eq!(pm.anon_basis, Some("rss_anon"));
+    assert!(pm.anon_bytes.is_some_and(|b| b > 0));
+    let limits = p.limits.as_ref().expect("the postmaster's limits");
+    assert_eq!(
+        limits.max_processes.as_ref().unwrap().path,
+        "proc/18680/limits"
+    );
+    // The rule that needs the postmaster's oom_score_adj runs, and finds it at 0.
+    assert!(
+        report
+            .findings
+            .iter()
+            .any(|f| f.id == "postmaster-oom-unprotected")
+    );
+}
