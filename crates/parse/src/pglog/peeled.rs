@@ -87,8 +87,7 @@ impl PeeledReader {
 
     /// True when both read further lines the same way.
     pub(crate) fn same_state(&self, other: &PeeledReader) -> bool {
-        self.peeler.is_idle()
-            && other.peeler.is_idle()
+        self.peeler.same_state(&other.peeler)
             && self.times == other.times
             && self.inner.same_state(&other.inner)
             && match (&self.side, &other.side) {

@@ -72,6 +72,16 @@ impl Reader {
         !self.json.is_open() && !self.csv.is_open()
     }
 
+    /// True when both are idle and read further lines the same way: the same form, the same
+    /// JSON state (a record given up, the last key read), the same CSV header.
+    pub(super) fn same_state(&self, other: &Reader) -> bool {
+        self.is_idle()
+            && other.is_idle()
+            && self.form == other.form
+            && self.header == other.header
+            && self.json == other.json
+    }
+
     pub(super) fn push(&mut self, number: u64, text: &str, out: &mut dyn FnMut(Peeled<'_>)) {
         let text = if number == 1 {
             text.trim_start_matches('\u{feff}')

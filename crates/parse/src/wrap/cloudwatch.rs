@@ -84,6 +84,12 @@ impl Reader {
         !self.json.is_open() && !self.csv.is_open()
     }
 
+    /// True when both are idle and read further lines the same way: the same form, the same
+    /// JSON state (a record given up, the last key read).
+    pub(super) fn same_state(&self, other: &Reader) -> bool {
+        self.is_idle() && other.is_idle() && self.form == other.form && self.json == other.json
+    }
+
     pub(super) fn push(&mut self, number: u64, text: &str, out: &mut dyn FnMut(Peeled<'_>)) {
         if self.form.is_none() && !self.csv.is_open() {
             let t = text.trim_start();

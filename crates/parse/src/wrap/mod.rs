@@ -554,6 +554,27 @@ impl Peeler {
             && self.azure.as_ref().is_none_or(|r| r.is_idle())
     }
 
+    /// True when both are idle (see [`Peeler::is_idle`]) and read further lines the same way: a
+    /// cloud export's reader keeps its form, header and JSON state between entries.
+    pub fn same_state(&self, other: &Peeler) -> bool {
+        fn both<T>(a: &Option<Box<T>>, b: &Option<Box<T>>, same: impl Fn(&T, &T) -> bool) -> bool {
+            match (a, b) {
+                (Some(a), Some(b)) => same(a, b),
+                (None, None) => true,
+                _ => false,
+            }
+        }
+        self.is_idle()
+            && other.is_idle()
+            && self.wrapper == other.wrapper
+            && both(
+                &self.cloudwatch,
+                &other.cloudwatch,
+                cloudwatch::Reader::same_state,
+            )
+            && both(&self.azure, &other.azure, azure::Reader::same_state)
+    }
+
     /// Takes physical line `number` off its wrapper; `out` gets what it held (several lines
     /// when the entry held several, [`PeeledKind::Pending`] while an entry is still open).
     pub fn push(&mut self, number: u64, text: &str, out: &mut dyn FnMut(Peeled<'_>)) {

@@ -77,7 +77,7 @@ enum Open {
 }
 
 /// The record being read.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, PartialEq, Eq)]
 struct Current {
     first_line: u64,
     text: String,
@@ -90,8 +90,8 @@ struct Current {
     root: bool,
 }
 
-/// Reads records line by line.
-#[derive(Debug, Default)]
+/// Reads records line by line; two gathers that compare equal read further lines the same way.
+#[derive(Debug, Default, PartialEq, Eq)]
 pub(super) struct RecordGather {
     stack: Vec<Open>,
     in_string: bool,
