@@ -4,6 +4,16 @@
 
 use std::borrow::Cow;
 
+/// `text` cut to at most `max` bytes, before the character byte `max` falls inside: every
+/// reader keeps heads and examples this way.
+pub(crate) fn cut_at_char(text: &str, max: usize) -> &str {
+    let mut end = max.min(text.len());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
 /// One physical line of an input.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Line<'a> {

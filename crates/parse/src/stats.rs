@@ -36,11 +36,7 @@ impl ParseStats {
 
 /// An example line as kept: its first 200 bytes.
 fn example_text(text: &str) -> String {
-    let mut end = text.len().min(200);
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    text[..end].to_owned()
+    crate::lines::cut_at_char(text, 200).to_owned()
 }
 
 /// Lines of one kind the parser counts apart (a stamp that is no time, lines it did not

@@ -48,7 +48,7 @@ pub use events::PatroniEvent;
 
 use crate::ParseStats;
 use crate::civil::{local_stamp, local_time};
-use crate::lines::Lines;
+use crate::lines::{Lines, cut_at_char as cut};
 use crate::pglog::PgTime;
 
 /// How severe Patroni said a line was (Python's logging level names).
@@ -224,15 +224,6 @@ fn head(text: &str) -> Option<(jiff::civil::DateTime, PatroniLevel, &str)> {
     let (name, message) = rest.split_once(':')?;
     let level = PatroniLevel::from_name(name)?;
     Some((time, level, message.strip_prefix(' ').unwrap_or(message)))
-}
-
-/// `text` cut to at most `max` bytes, at a character boundary.
-fn cut(text: &str, max: usize) -> &str {
-    let mut end = max.min(text.len());
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    &text[..end]
 }
 
 /// Reads a whole Patroni log held in memory.

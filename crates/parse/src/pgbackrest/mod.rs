@@ -42,7 +42,7 @@ use serde::Serialize;
 
 use crate::ParseStats;
 use crate::civil::{local_stamp, local_time};
-use crate::lines::Lines;
+use crate::lines::{Lines, cut_at_char as cut};
 use crate::pglog::PgTime;
 
 /// pgBackRest's log levels.
@@ -350,15 +350,6 @@ fn classify(message: &str) -> Option<BackrestEvent> {
         });
     }
     None
-}
-
-/// `text` cut to at most `max` bytes, at a character boundary.
-fn cut(text: &str, max: usize) -> &str {
-    let mut end = max.min(text.len());
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    &text[..end]
 }
 
 /// Reads a whole pgBackRest log held in memory.

@@ -71,6 +71,7 @@ use serde::Serialize;
 pub use read::BouncerReader;
 pub use types::*;
 
+use crate::lines::cut_at_char as cut;
 use crate::wrap::{Wrapper, decisive_line, syslog};
 use crate::{CountedLines, ParseStats};
 
@@ -257,18 +258,6 @@ fn is_pgbouncer_line(text: &str) -> bool {
             || text.contains("\"_COMM\":\"pgbouncer");
     }
     syslog::split(text).is_some_and(|l| tagged(l.program))
-}
-
-/// `text` cut to at most `max` bytes at a character boundary.
-fn cut(text: &str, max: usize) -> &str {
-    if text.len() <= max {
-        return text;
-    }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    &text[..end]
 }
 
 #[cfg(test)]

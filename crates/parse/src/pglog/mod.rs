@@ -103,6 +103,7 @@ pub use types::*;
 
 use std::collections::BTreeMap;
 
+use crate::lines::cut_at_char as cut;
 use crate::paste::{Paste, PasteCounts, PasteReport};
 use crate::{CountedLines, ParseStats};
 use serde::Serialize;
@@ -534,18 +535,6 @@ pub(crate) fn sniff_head(head: &[u8]) -> (PgLogFormat, Option<crate::wrap::Wrapp
     } else {
         (PgLogFormat::Stderr, None)
     }
-}
-
-/// `text` cut to at most `max` bytes at a character boundary.
-fn cut(text: &str, max: usize) -> &str {
-    if text.len() <= max {
-        return text;
-    }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    &text[..end]
 }
 
 /// How sure it is that `head` (the first few KiB of a file) is a PostgreSQL log (stderr, or

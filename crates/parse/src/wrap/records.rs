@@ -244,11 +244,8 @@ impl RecordGather {
                 if cur.text.is_empty() {
                     // The head a given-up record is reported by: 200 bytes, cut at a
                     // character's boundary.
-                    let mut end = text.len().min(from + 200);
-                    while !text.is_char_boundary(end) {
-                        end -= 1;
-                    }
-                    cur.text.push_str(&text[from..end]);
+                    cur.text
+                        .push_str(crate::lines::cut_at_char(&text[from..], 200));
                 }
             } else {
                 cur.text.push_str(&text[from..]);
