@@ -12,10 +12,10 @@
 use pgmortem_bundle::{Bundle, SourceKind};
 use pgmortem_parse::kube::{self, ContainerStatus, PodStatuses, Termination};
 
-use crate::DiagnoseOptions;
 use crate::clock::seconds_between;
-use crate::facts::{CgroupFacts, Known};
+use crate::options::DiagnoseOptions;
 use crate::report::{Caveat, ContainerKill, Incident, TimelineEvent};
+use crate::report::{CgroupFacts, Known};
 
 /// One file of Kubernetes' view of the pods, read.
 pub(crate) struct ContainerSource {

@@ -1,5 +1,5 @@
 //! What the diagnosis keeps of the logs, within its share of the memory budget
-//! ([`crate::DiagnoseOptions::memory_limit`]: the bundle holds its files within one half, the
+//! ([`crate::options::DiagnoseOptions::memory_limit`]: the bundle holds its files within one half, the
 //! diagnosis keeps its records within the other). At the default budget the limits are the
 //! full ones; a smaller budget keeps proportionally fewer records, bytes and incidents, never
 //! more. What is not kept is counted and said at the top of the report.
@@ -10,7 +10,7 @@ use pgmortem_parse::pglog::PgLogOptions;
 use crate::digest::{self, DigestLimits};
 
 /// The share of the budget at which every limit is the full one: half the default budget.
-pub(crate) const FULL_BYTES: u64 = crate::DEFAULT_MEMORY_LIMIT / 2;
+pub(crate) const FULL_BYTES: u64 = crate::options::DEFAULT_MEMORY_LIMIT / 2;
 
 /// The smallest block of [`Limits::block_bytes`].
 const MIN_BLOCK_BYTES: usize = 64 << 10;
@@ -124,7 +124,7 @@ mod tests {
 
     #[test]
     fn the_default_budget_keeps_the_full_limits() {
-        let full = Limits::within(crate::DEFAULT_MEMORY_LIMIT / 2);
+        let full = Limits::within(crate::options::DEFAULT_MEMORY_LIMIT / 2);
         assert_eq!(full.kernel, KernelLimits::default());
         assert_eq!(full.digest, DigestLimits::default());
         assert_eq!(full.incidents, MAX_INCIDENTS);

@@ -7,7 +7,7 @@ use jiff::Timestamp;
 use pgmortem_parse::pglog::{PgEvent, PgRecord};
 
 use crate::clock::{self, seconds_between};
-use crate::digest::severity_name;
+use crate::digest::{is_cycle, severity_name};
 use crate::report::LogLine;
 use crate::sources::PgSource;
 
@@ -144,22 +144,6 @@ fn starts_crash(records: &[PgRecord], i: usize) -> bool {
 
 fn is_cycle_event(record: &PgRecord) -> bool {
     record.event.as_ref().is_some_and(is_cycle)
-}
-
-/// The events of a crash cycle after the death: the postmaster's reaction, recovery, and the
-/// server ready again.
-pub(crate) fn is_cycle(event: &PgEvent) -> bool {
-    matches!(
-        event,
-        PgEvent::TerminatingOtherProcesses
-            | PgEvent::Reinitializing
-            | PgEvent::Interrupted { .. }
-            | PgEvent::AutomaticRecovery
-            | PgEvent::RedoStart { .. }
-            | PgEvent::RedoDone { .. }
-            | PgEvent::Ready
-            | PgEvent::ShuttingDownAfterCrash { .. }
-    )
 }
 
 /// Events that explain why processes die.

@@ -21,14 +21,14 @@ use std::collections::HashMap;
 use jiff::Timestamp;
 use pgmortem_parse::kernel::{KernelEvent, KernelRecord, OomReport};
 
-pub(crate) use cycles::{Crash, UncleanStart, crashes, is_cycle, postmaster_pids, unclean_starts};
+pub(crate) use cycles::{Crash, UncleanStart, crashes, postmaster_pids, unclean_starts};
 pub(crate) use faults::{process_faults, tie as tie_faults};
 pub(crate) use incident::by_time;
 use incident::{PgSide, Tie};
 pub(crate) use units::tie as tie_units;
 
-use crate::DiagnoseOptions;
 use crate::clock::{Clock, seconds_between};
+use crate::options::DiagnoseOptions;
 use crate::report::Incident;
 use crate::sources::KernelSource;
 

@@ -7,10 +7,10 @@ use pgmortem_parse::kernel::{
 };
 use pgmortem_parse::pglog::{Lsn, PgEvent, PgRecord, PgTime};
 
-use crate::DiagnoseOptions;
 use crate::clock::{BootAnchor, Clock};
 use crate::correlate::{PgOutages, crashes, incidents, oom_kills, postmaster_pids, unclean_starts};
 use crate::digest::PgDigest;
+use crate::options::DiagnoseOptions;
 use crate::sources::{KernelSource, PgSource};
 
 const BOOT: &str = "2026-11-21T17:00:00Z";

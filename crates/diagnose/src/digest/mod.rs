@@ -736,10 +736,26 @@ fn held_by(record: &mut PgRecord, text_bytes: usize) -> TextsCut {
     cut
 }
 
+/// The events of a crash cycle after the death: the postmaster's reaction, recovery, and the
+/// server ready again.
+pub(crate) fn is_cycle(event: &PgEvent) -> bool {
+    matches!(
+        event,
+        PgEvent::TerminatingOtherProcesses
+            | PgEvent::Reinitializing
+            | PgEvent::Interrupted { .. }
+            | PgEvent::AutomaticRecovery
+            | PgEvent::RedoStart { .. }
+            | PgEvent::RedoDone { .. }
+            | PgEvent::Ready
+            | PgEvent::ShuttingDownAfterCrash { .. }
+    )
+}
+
 /// True for the kinds of a crash cycle, which keep their latest records as well as their
 /// first: a process's death, the postmaster's reaction, recovery, and the server ready again.
 fn keeps_latest(event: &PgEvent) -> bool {
-    crate::correlate::is_cycle(event)
+    is_cycle(event)
         || matches!(
             event,
             PgEvent::TerminatedBySignal { .. }

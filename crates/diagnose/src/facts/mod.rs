@@ -11,87 +11,17 @@ mod perf;
 mod postgres;
 mod processes;
 
-use serde::Serialize;
-
-use crate::report::{Evidence, Incident};
+use crate::report::Incident;
 use crate::sources::{KernelSource, PgSource};
 
-pub use host::{
-    CgroupFacts, CpuFacts, DevShm, MemoryFacts, SUBTRANS_WAITS, SubtransFacts, TSC_FLAGS, ThpFacts,
-    VmFacts,
+pub use crate::report::{
+    CgroupFacts, CpuFacts, DevShm, HostFacts, Known, LimitFacts, MemoryFacts, OomAdjustFacts,
+    PgFacts, PgProcess, ProcessFacts, Setting, SettingOrigin, SettingsSource, SubtransFacts,
+    TSC_FLAGS, ThpFacts, UnitFacts, VmFacts,
 };
+pub use host::SUBTRANS_WAITS;
 pub use log::{LogFacts, LogKind, OomError, TempFileFacts};
 pub use perf::PerfFacts;
-pub use postgres::{PgFacts, Setting, SettingOrigin, SettingsSource};
-pub use processes::{LimitFacts, OomAdjustFacts, PgProcess, ProcessFacts, UnitFacts};
-
-/// A value read from the bundle, with where it was read.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Known<T> {
-    /// The value.
-    pub value: T,
-    /// The file it came from, relative to the bundle root.
-    pub path: String,
-    /// The 1-based line it is on.
-    pub line: u64,
-    /// The key it was read under (`MemTotal`, `vm.overcommit_memory`, `shared_buffers`).
-    pub key: String,
-}
-
-impl<T> Known<T> {
-    /// A value read at `path:line` under `key`.
-    pub fn new(value: T, path: &str, line: u64, key: &str) -> Self {
-        Self {
-            value,
-            path: path.to_owned(),
-            line,
-            key: key.to_owned(),
-        }
-    }
-
-    /// The place it was read, as a finding's evidence saying `what`.
-    pub fn evidence(&self, what: impl Into<String>) -> Evidence {
-        Evidence {
-            path: self.path.clone(),
-            line: self.line,
-            what: what.into(),
-            key: Some(self.key.clone()),
-            host_file: None,
-            host_line: None,
-        }
-    }
-}
-
-impl<T: Copy> Known<T> {
-    /// The value.
-    pub fn get(&self) -> T {
-        self.value
-    }
-}
-
-/// The host as the bundle shows it: every fact pgmortem derives from the snapshots. Absent
-/// facts are `null`: the file was not in the bundle (or could not be read).
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct HostFacts {
-    /// `/proc/meminfo`.
-    pub memory: Option<MemoryFacts>,
-    /// `vm.*` sysctls.
-    pub vm: VmFacts,
-    /// Transparent huge pages.
-    pub thp: ThpFacts,
-    /// The postmaster's memory cgroup.
-    pub cgroup: Option<CgroupFacts>,
-    /// `/dev/shm` as `df` saw it.
-    pub dev_shm: Option<DevShm>,
-    /// CPU vulnerabilities, clock source, audit.
-    pub cpu: CpuFacts,
-    /// `pg_subtrans` size and subtransaction SLRU waits.
-    pub subtrans: Option<SubtransFacts>,
-    /// PostgreSQL's version and settings.
-    pub postgres: PgFacts,
-    /// PostgreSQL's processes.
-    pub processes: ProcessFacts,
-}
 
 /// Everything the rules read.
 pub struct Facts<'a> {

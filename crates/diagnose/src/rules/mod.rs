@@ -12,7 +12,7 @@
 use serde::Serialize;
 
 use crate::facts::Facts;
-use crate::report::{Evidence, Finding, Severity};
+use crate::report::{Evidence, Finding, NotEvaluated, Severity};
 
 mod docs;
 mod support;
@@ -208,17 +208,6 @@ pub fn catalog() -> &'static [Rule] {
 /// The rule with id `id`.
 pub fn rule(id: &str) -> Option<&'static Rule> {
     RULES.iter().find(|r| r.meta.id == id)
-}
-
-/// A rule that could not be evaluated, and for want of what.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct NotEvaluated {
-    /// The rule's id.
-    pub rule: &'static str,
-    /// The inputs it lacked (`meminfo`, `pg_settings`, …).
-    pub missing: Vec<&'static str>,
-    /// The files that would give them.
-    pub files: Vec<&'static str>,
 }
 
 /// Runs every rule on `facts`: the findings (most severe first; then those about an incident,

@@ -6,8 +6,15 @@ use std::collections::BTreeMap;
 use jiff::Timestamp;
 use serde::Serialize;
 
-use crate::facts::HostFacts;
-use crate::rules::NotEvaluated;
+mod host;
+mod pooler;
+mod postgres;
+mod processes;
+
+pub use host::*;
+pub use pooler::*;
+pub use postgres::*;
+pub use processes::*;
 
 /// The schema name and version written in every report.
 pub const SCHEMA: &str = "pgmortem.report/v1";
@@ -46,7 +53,7 @@ pub struct Report {
     /// Each pgbouncer log of the bundle, summed up: what clients met through the pooler over
     /// the whole log. Left out of the JSON when the bundle has none.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub pooler: Vec<crate::pooler::PoolerSummary>,
+    pub pooler: Vec<PoolerSummary>,
 }
 
 /// A `perf script` of the bundle, summarised for a reader: what was sampled, when, how densely,
@@ -438,7 +445,7 @@ pub struct Incident {
     /// server logins that failed, server connections lost), when the bundle has a pgbouncer
     /// log; left out of the JSON otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub clients_saw: Option<crate::pooler::ClientsSaw>,
+    pub clients_saw: Option<ClientsSaw>,
     /// What Patroni did to the server from a minute before the incident to a minute after
     /// PostgreSQL was ready again (found it not running, started it again, demoted or promoted
     /// it, lost its DCS), when the bundle has a Patroni log; left out of the JSON otherwise.
@@ -609,4 +616,59 @@ mod tests {
         let json = serde_json::to_value(&e).unwrap();
         assert!(json.get("host_file").is_none() && json.get("host_line").is_none());
     }
+}
+
+/// A value read from the bundle, with where it was read.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Known<T> {
+    /// The value.
+    pub value: T,
+    /// The file it came from, relative to the bundle root.
+    pub path: String,
+    /// The 1-based line it is on.
+    pub line: u64,
+    /// The key it was read under (`MemTotal`, `vm.overcommit_memory`, `shared_buffers`).
+    pub key: String,
+}
+
+impl<T> Known<T> {
+    /// A value read at `path:line` under `key`.
+    pub fn new(value: T, path: &str, line: u64, key: &str) -> Self {
+        Self {
+            value,
+            path: path.to_owned(),
+            line,
+            key: key.to_owned(),
+        }
+    }
+
+    /// The place it was read, as a finding's evidence saying `what`.
+    pub fn evidence(&self, what: impl Into<String>) -> Evidence {
+        Evidence {
+            path: self.path.clone(),
+            line: self.line,
+            what: what.into(),
+            key: Some(self.key.clone()),
+            host_file: None,
+            host_line: None,
+        }
+    }
+}
+
+impl<T: Copy> Known<T> {
+    /// The value.
+    pub fn get(&self) -> T {
+        self.value
+    }
+}
+
+/// A rule that could not be evaluated, and for want of what.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct NotEvaluated {
+    /// The rule's id.
+    pub rule: &'static str,
+    /// The inputs it lacked (`meminfo`, `pg_settings`, …).
+    pub missing: Vec<&'static str>,
+    /// The files that would give them.
+    pub files: Vec<&'static str>,
 }

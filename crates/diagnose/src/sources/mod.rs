@@ -4,6 +4,8 @@
 //! into its [`PoolerDigest`], a Patroni or pgBackRest log line by line into an [`HaSource`];
 //! none is ever held whole.
 
+pub(crate) mod caveats;
+
 use std::io::{self, Read};
 
 use jiff::{SignedDuration, tz::Offset};
@@ -15,12 +17,12 @@ use pgmortem_parse::pgbouncer::{BouncerLog, BouncerOptions, BouncerReader};
 use pgmortem_parse::pglog::{self, PgLog, PgLogError, PgLogOptions, ReadError, ReadOptions};
 use pgmortem_parse::system;
 
-use crate::DiagnoseOptions;
 use crate::clock;
 use crate::clock::{BootAnchor, Clock};
 use crate::digest::{PgDigest, ZoneUse};
 use crate::ha::{self, HaSource, Tool};
 use crate::limits::Limits;
+use crate::options::DiagnoseOptions;
 use crate::pooler::{PoolerDigest, PoolerSource};
 use crate::report::{Caveat, ClockInfo, SourceSummary};
 use crate::settings::{self, LogSettings, Setting};
@@ -601,18 +603,18 @@ pub(crate) fn parse_all(
         boot_time_uncertainty_seconds: clock.boot.map(|b| b.uncertainty_seconds),
         notes,
     };
-    caveats.extend(crate::caveats::archives_not_read(bundle));
-    caveats.extend(crate::caveats::reading(
+    caveats.extend(caveats::archives_not_read(bundle));
+    caveats.extend(caveats::reading(
         &kernel,
         &postgres,
         &summaries,
         &limits.kernel,
     ));
-    caveats.extend(crate::caveats::not_understood(&summaries));
-    caveats.extend(crate::caveats::missing_logs(
+    caveats.extend(caveats::not_understood(&summaries));
+    caveats.extend(caveats::missing_logs(
         bundle, &kernel, &postgres, &summaries,
     ));
-    caveats.extend(crate::caveats::pooler_reading(&pooler));
+    caveats.extend(caveats::pooler_reading(&pooler));
     Ok(Parsed {
         kernel,
         postgres,
