@@ -62,7 +62,9 @@ fn records_taken_as_they_settle_are_those_of_the_whole_parse() {
                     continue;
                 }
                 let name = path.file_name().unwrap().to_string_lossy().into_owned();
-                let kernel = name.starts_with("dmesg") || name.starts_with("local-");
+                let kernel = name.starts_with("dmesg")
+                    || name.starts_with("local-")
+                    || name.starts_with("public-");
                 if !is_sample(&path) || !kernel || !name.ends_with(".txt") {
                     continue;
                 }

@@ -194,6 +194,106 @@ fn other_events_and_page_allocation_pid() {
 }
 
 #[test]
+fn hung_tasks_keep_their_stacks_and_hardware_errors_their_lines() {
+    // fixtures/incidents-pending/pg15-fsfreeze-hung-task (6.18), shortened, then a machine
+    // check whose continuation lines come after a line of something else.
+    let text = "[39262.636094] INFO: task postgres:21573 blocked for more than 10 seconds.
+[39262.637586]       Not tainted 6.18.44-fc-v782 #1
+[39262.638600] \"echo 0 > /proc/sys/kernel/hung_task_timeout_secs\" disables this message.
+[39262.640293] task:postgres        state:D stack:0     pid:21573 tgid:21573 ppid:21566  task_flags:0x400040 flags:0x00080001
+[39262.640301] Call Trace:
+[39262.640304]  <TASK>
+[39262.640307]  __schedule+0x3dc/0xf60
+[39262.640319]  percpu_rwsem_wait+0x15f/0x1d0
+[39262.640340]  ? __pfx_percpu_rwsem_wake_function+0x10/0x10
+[39262.640344]  __percpu_down_read+0x88/0x150
+[39262.640348]  vfs_write+0x458/0x4c0
+[39262.640368] RIP: 0033:0x7f5e27d16483
+[39262.640415]  </TASK>
+[39262.640418] INFO: task postgres:21640 blocked for more than 10 seconds.
+[39262.644557] task:postgres        state:D stack:0     pid:21640 tgid:21640 ppid:21566  task_flags:0x400040 flags:0x00080001
+[39262.644563] Call Trace:
+[39262.644568]  __schedule+0x3dc/0xf60
+[39263.000000] mce: [Hardware Error]: CPU 2: Machine Check: 0 Bank 6: cc59dec000041152
+[39263.000001] usb 1-1: new device
+[39263.000002] mce: [Hardware Error]: TSC 0 ADDR 1422ff800 MISC 13020004086
+";
+    let log = parse(text);
+    let [first, second, hardware] = log.records.as_slice() else {
+        panic!("{:?}", log.records)
+    };
+    let (KernelEvent::HungTask(a), KernelEvent::HungTask(b), KernelEvent::HardwareError(h)) =
+        (&first.event, &second.event, &hardware.event)
+    else {
+        panic!("{:?}", log.records)
+    };
+    assert_eq!((first.line, first.end_line), (1, 13));
+    assert_eq!(
+        (a.state.as_deref(), a.ppid, a.frames.as_slice()),
+        (
+            Some("D"),
+            Some(21566),
+            &[
+                "__schedule",
+                "percpu_rwsem_wait",
+                "__percpu_down_read",
+                "vfs_write"
+            ]
+            .map(String::from)[..]
+        )
+    );
+    assert_eq!((second.line, second.end_line, b.pid), (14, 17, 21640));
+    assert_eq!(b.frames, ["__schedule"]);
+    assert_eq!((hardware.line, hardware.end_line), (18, 20));
+    assert_eq!(h.address.as_deref(), Some("1422ff800"));
+    assert_eq!(log.stats.unrecognized_lines, 0);
+}
+
+#[test]
+fn userspace_oom_killers_in_a_syslog() {
+    let log = parse(
+        "Aug 04 23:41:26 qaa earlyoom[1308]: low memory! at or below SIGTERM limits: mem 10.00%, swap 10.00%
+Aug 04 23:41:26 qaa earlyoom[1308]: sending SIGTERM to process 4242 uid 26 \"postgres\": oom_score 900, VmRSS 2048 MiB, cmdline \"postgres: app db [local] SELECT\"
+Aug 04 23:41:27 qaa systemd-oomd[70]: Killed /system.slice/postgresql@15-main.service due to memory pressure for /system.slice being 91.20% > 80.00% for > 20s with reclaim activity
+Aug 04 23:41:27 qaa systemd[1]: postgresql@15-main.service: systemd-oomd killed 6 process(es) in this unit.
+",
+    );
+    let kills: Vec<_> = log
+        .records
+        .iter()
+        .filter_map(|r| match &r.event {
+            KernelEvent::UserspaceOomKill(k) => Some(k),
+            _ => None,
+        })
+        .collect();
+    let [earlyoom, oomd] = kills.as_slice() else {
+        panic!("{:?}", log.records)
+    };
+    assert_eq!(
+        (
+            earlyoom.pid,
+            earlyoom.comm.as_deref(),
+            earlyoom.uid,
+            earlyoom.rss_mib
+        ),
+        (Some(4242), Some("postgres"), Some(26), Some(2048))
+    );
+    assert_eq!(
+        earlyoom.measured.as_deref(),
+        Some("mem 10.00%, swap 10.00%")
+    );
+    assert_eq!(
+        (oomd.cgroup.as_deref(), oomd.measured.as_deref()),
+        (
+            Some("/system.slice/postgresql@15-main.service"),
+            Some("91.20%")
+        )
+    );
+    assert_eq!(log.records.len(), 3, "and systemd's unit line");
+    assert_eq!((log.stats.unrecognized_lines, log.non_kernel_lines), (0, 4));
+}
+
+#[test]
 fn kmsg_dictionary_lines_and_sequence_gaps() {
     let log = parse(
         "6,100,5000000,-;usb 1-1: new device

@@ -838,6 +838,10 @@ class HungTaskRecord(TypedDict):
     comm: str
     pid: int
     seconds: int
+    state: str | None
+    ppid: int | None
+    frames: list[str]
+    frames_not_kept: int
 
 
 class TrapRecord(TypedDict):
@@ -870,10 +874,15 @@ class StorageErrorRecord(TypedDict):
     line: int
     end_line: int
     time: KernelTime
-    layer: Literal["ext4", "xfs", "journal", "buffer", "block", "scsi"]
-    failure: Literal["filesystem_error", "read_only", "shutdown", "io_error", "device_reset"]
+    layer: Literal["ext4", "xfs", "journal", "buffer", "block", "scsi", "nvme"]
+    failure: Literal[
+        "filesystem_error", "read_only", "shutdown", "io_error", "device_reset", "timeout", "no_space"
+    ]
     device: str | None
     comm: str | None
+    status: str | None
+    sector: int | None
+    op: str | None
     message: str
 
 
@@ -901,6 +910,51 @@ class UnitEventRecord(TypedDict):
     ancestors: list[str]
 
 
+class HardwareErrorRecord(TypedDict):
+    kind: Literal["hardware_error"]
+    line: int
+    end_line: int
+    time: KernelTime
+    source: Literal["machine_check", "thermal", "edac", "memory_failure", "apei"]
+    corrected: bool | None
+    cpu: int | None
+    bank: int | None
+    status: str | None
+    memory_controller: int | None
+    count: int | None
+    location: str | None
+    page: str | None
+    address: str | None
+    pid: int | None
+    comm: str | None
+    outcome: str | None
+    message: str
+    details: list[str]
+
+
+class UserspaceOomKillRecord(TypedDict):
+    kind: Literal["userspace_oom_kill"]
+    line: int
+    end_line: int
+    time: KernelTime
+    killer: Literal["systemd_oomd", "earlyoom"]
+    cgroup: str | None
+    pid: int | None
+    comm: str | None
+    uid: int | None
+    signal: str | None
+    reason: str
+    monitored: str | None
+    measured: str | None
+    limit: str | None
+    duration: str | None
+    rss_mib: int | None
+    oom_score: int | None
+    pids: list[int]
+    candidates: list[str]
+    message: str
+
+
 KernelRecord = Union[
     OomReport,
     SegfaultRecord,
@@ -911,6 +965,8 @@ KernelRecord = Union[
     StorageErrorRecord,
     CrashReportRecord,
     UnitEventRecord,
+    HardwareErrorRecord,
+    UserspaceOomKillRecord,
 ]
 """One record of a kernel log; ``record["kind"]`` tells which."""
 
@@ -1843,6 +1899,8 @@ __all__ = [
     "StorageErrorRecord",
     "CrashReportRecord",
     "UnitEventRecord",
+    "HardwareErrorRecord",
+    "UserspaceOomKillRecord",
     "Incident",
     "IncidentCause",
     "IncidentKind",

@@ -1,17 +1,14 @@
 //! Kernel events other than OOM kills that matter for a database host: user-space segfaults and
-//! other traps, core dumps the kernel did not write, failed page allocations, hung tasks and
-//! storage errors. Each is one line (a page allocation failure also takes the pid from the CPU
-//! line that follows it).
+//! other traps, core dumps the kernel did not write, failed page allocations and hung tasks.
+//! Each is one line (a page allocation failure also takes the pid from the CPU line that follows
+//! it; a hung task, its state line and stack from the lines after it, [`hung_task_line`]).
 
 use nom::bytes::complete::{tag, take_till1};
 use nom::character::complete::{u32 as dec_u32, u64 as dec_u64};
 use nom::sequence::preceded;
 use nom::{IResult, Parser};
 
-use super::{
-    CoreDumpFailed, HungTask, PageAllocationFailure, Segfault, StorageError, StorageFailure,
-    StorageLayer, Trap,
-};
+use super::{CoreDumpFailed, HungTask, PageAllocationFailure, Segfault, Trap};
 
 /// `postgres[14643]: segfault at 0 ip 000055d4c6b5e1a0 sp 00007ffd1b2c3d40 error 4 in
 /// postgres[55d4c6800000+7a2000] likely on CPU 3 (core 3, socket 0)`
@@ -135,148 +132,13 @@ pub(crate) fn core_dump_failed(message: &str) -> Option<CoreDumpFailed> {
     })
 }
 
-/// Storage and file-system errors, by the printk formats of fs/ext4/super.c (`EXT4-fs error
-/// (device %s): %s:%d: … comm %s: …`, `EXT4-fs error (device %s) in %s:%d: %s`, `EXT4-fs (%s):
-/// Remounting filesystem read-only`, `EXT4-fs warning (device %s): …: I/O error …`), fs/jbd2
-/// (`Aborting journal on device %s.`), fs/xfs (`XFS (%s): …` shutdowns and I/O errors),
-/// fs/buffer.c (`Buffer I/O error on dev %pg, logical block …`, older `on device`), the block
-/// layer (`blk_update_request: I/O error, dev %s, sector …`, `print_req_error:`, `end_request:`,
-/// 6.x without a function name) and SCSI disks (`sd H:C:T:L: Power-on or device reset
-/// occurred`, `[sdX] … FAILED Result:`, `rejecting I/O to offline device`).
-pub(crate) fn storage_error(message: &str) -> Option<StorageError> {
-    let text = message.trim();
-    let b = text.as_bytes();
-    let found = |needle: &str| memchr::memmem::find(b, needle.as_bytes()).is_some();
-    let error = |layer, failure, device: Option<&str>, comm: Option<&str>| {
-        let mut end = text.len().min(200);
-        while !text.is_char_boundary(end) {
-            end -= 1;
-        }
-        Some(StorageError {
-            layer,
-            failure,
-            device: device.map(str::to_owned),
-            comm: comm.map(str::to_owned),
-            message: text[..end].to_owned(),
-        })
-    };
-    fn device_in(rest: &str, close: char) -> Option<&str> {
-        rest.split_once(close).map(|(d, _)| d)
+/// `s` cut at `max` bytes (on a character boundary).
+pub(crate) fn cut(s: &str, max: usize) -> &str {
+    let mut end = s.len().min(max);
+    while !s.is_char_boundary(end) {
+        end -= 1;
     }
-    // ext2/3/4: `EXT4-fs error (device sdb): …`, `EXT4-fs (sdb): …`, `EXT4-fs warning (device
-    // sdb): …`.
-    for fs in ["EXT4-fs ", "EXT3-fs ", "EXT2-fs "] {
-        let Some(rest) = text.strip_prefix(fs) else {
-            continue;
-        };
-        let comm = rest
-            .split_once(": comm ")
-            .and_then(|(_, c)| c.split_once(':').map(|(c, _)| c).or(Some(c)));
-        if let Some(rest) = rest.strip_prefix("error (device ") {
-            return error(
-                StorageLayer::Ext4,
-                StorageFailure::FilesystemError,
-                device_in(rest, ')'),
-                comm,
-            );
-        }
-        if let Some(rest) = rest.strip_prefix("warning (device ")
-            && found("I/O error")
-        {
-            return error(
-                StorageLayer::Ext4,
-                StorageFailure::IoError,
-                device_in(rest, ')'),
-                comm,
-            );
-        }
-        if let Some(rest) = rest.strip_prefix('(') {
-            let device = device_in(rest, ')');
-            if found("Remounting filesystem read-only") {
-                return error(StorageLayer::Ext4, StorageFailure::ReadOnly, device, None);
-            }
-            if found("I/O error") || found("error count since last fsck") {
-                return error(
-                    StorageLayer::Ext4,
-                    StorageFailure::FilesystemError,
-                    device,
-                    None,
-                );
-            }
-        }
-        return None;
-    }
-    if let Some(rest) = text.strip_prefix("Aborting journal on device ") {
-        return error(
-            StorageLayer::Journal,
-            StorageFailure::Shutdown,
-            Some(rest.trim_end_matches('.')),
-            None,
-        );
-    }
-    if let Some(rest) = text.strip_prefix("XFS (") {
-        let device = device_in(rest, ')');
-        if found("Shutting down filesystem")
-            || found("has been shut down")
-            || found("xfs_do_force_shutdown")
-        {
-            return error(StorageLayer::Xfs, StorageFailure::Shutdown, device, None);
-        }
-        if found("I/O error") || found("I/O Error") || found("Corruption") {
-            return error(
-                StorageLayer::Xfs,
-                StorageFailure::FilesystemError,
-                device,
-                None,
-            );
-        }
-        return None;
-    }
-    if let Some(rest) = text
-        .strip_prefix("Buffer I/O error on dev ")
-        .or_else(|| text.strip_prefix("Buffer I/O error on device "))
-    {
-        return error(
-            StorageLayer::Buffer,
-            StorageFailure::IoError,
-            device_in(rest, ','),
-            None,
-        );
-    }
-    if let Some(at) = memchr::memmem::find(b, b" error, dev ")
-        && found(", sector ")
-    {
-        let rest = &text[at + " error, dev ".len()..];
-        return error(
-            StorageLayer::Block,
-            StorageFailure::IoError,
-            device_in(rest, ','),
-            None,
-        );
-    }
-    if let Some(rest) = text.strip_prefix("sd ") {
-        let device = device_in(rest, ':').and_then(|_| rest.split_once(": ").map(|(d, _)| d));
-        if found("Power-on or device reset occurred") {
-            return error(
-                StorageLayer::Scsi,
-                StorageFailure::DeviceReset,
-                device,
-                None,
-            );
-        }
-        if found("rejecting I/O to offline device") || found("Device offlined") {
-            return error(
-                StorageLayer::Scsi,
-                StorageFailure::DeviceReset,
-                device,
-                None,
-            );
-        }
-        if found(" FAILED Result: ") {
-            return error(StorageLayer::Scsi, StorageFailure::IoError, device, None);
-        }
-    }
-    None
+    &s[..end]
 }
 
 /// `kworker/u4:2: page allocation failure: order:0, mode:0x40cc0(GFP_KERNEL|__GFP_COMP),
@@ -316,7 +178,132 @@ pub(crate) fn hung_task(message: &str) -> Option<HungTask> {
         comm: comm.to_owned(),
         pid: pid.parse().ok()?,
         seconds,
+        ..HungTask::default()
     })
+}
+
+/// What a line after `INFO: task … blocked` is to the hung task's report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum HungLine {
+    /// One of its lines.
+    Part,
+    /// Its last line (`</TASK>`).
+    End,
+    /// Not one of its lines: the report ended before it.
+    Other,
+}
+
+/// Reads a line of a hung task's report (kernel/hung_task.c and `sched_show_task`) into `task`:
+/// `Not tainted …`/`Tainted: …`, `"echo 0 > /proc/sys/kernel/hung_task_timeout_secs" disables
+/// this message.`, the state line (`task:postgres state:D stack:0 pid:21573 tgid:21573
+/// ppid:21566 …` from 5.x, `postgres D ffff88003fc13680 0 1234 1233 0x00000080` or `postgres
+/// D 0 1234 1233 0x00000080` before), the stack words of older kernels, `Call Trace:`,
+/// `<TASK>`, frames (` __schedule+0x3dc/0xf60`, ` [<ffffffff8160a3e9>] schedule+0x29/0x70`, `
+/// jbd2_log_wait_commit+0xc5/0x140 [jbd2]`; `? ` guesses are read but not kept), the user
+/// registers (`RIP: 0033:…`, `RSP: …`, `RAX: …`, `R10: …`) and `</TASK>`. `in_trace` says
+/// whether `Call Trace:` was read.
+pub(crate) fn hung_task_line(task: &mut HungTask, message: &str, in_trace: &mut bool) -> HungLine {
+    let t = message.trim();
+    if t.is_empty() {
+        return HungLine::Other;
+    }
+    if t.starts_with("Not tainted ")
+        || t.starts_with("Tainted: ")
+        || t.starts_with("\"echo 0 > /proc/sys/kernel/hung_task_timeout_secs\"")
+        || t == "<TASK>"
+    {
+        return HungLine::Part;
+    }
+    if t == "</TASK>" {
+        return HungLine::End;
+    }
+    if t == "Call Trace:" {
+        *in_trace = true;
+        return HungLine::Part;
+    }
+    if let Some(rest) = t.strip_prefix("task:") {
+        let field = |key: &str| {
+            rest.split_whitespace()
+                .find_map(|w| w.strip_prefix(key))
+                .map(str::to_owned)
+        };
+        if field("pid:").and_then(|p| p.parse::<u32>().ok()) != Some(task.pid) {
+            return HungLine::Other;
+        }
+        task.state = field("state:");
+        task.ppid = field("ppid:").and_then(|p| p.parse().ok());
+        return HungLine::Part;
+    }
+    if *in_trace {
+        if let Some(frame) = frame_of(t) {
+            if let Some(frame) = frame {
+                if task.frames.len() < super::MAX_HUNG_FRAMES {
+                    task.frames.push(frame);
+                } else {
+                    task.frames_not_kept = task.frames_not_kept.saturating_add(1);
+                }
+            }
+            return HungLine::Part;
+        }
+        let register = t.split_once(": ").is_some_and(|(name, _)| {
+            name.len() <= 4
+                && name.starts_with('R')
+                && name.bytes().all(|b| b.is_ascii_alphanumeric())
+        });
+        return if register || t.starts_with("Code: ") {
+            HungLine::Part
+        } else {
+            HungLine::Other
+        };
+    }
+    let words: Vec<&str> = t.split_whitespace().take(12).collect();
+    let hex_word =
+        |w: &&str| (w.len() == 8 || w.len() == 16) && w.bytes().all(|b| b.is_ascii_hexdigit());
+    if words.len() >= 2 && words.iter().all(hex_word) {
+        return HungLine::Part; // stack words of kernels before 4.x
+    }
+    // `postgres        D ffff88003fc13680     0  1234   1233 0x00000080`: the comm (the
+    // report's), the state letter, then the pid among the numbers and the parent's after it.
+    let pid = task.pid.to_string();
+    if let Some(after) = t.strip_prefix(task.comm.as_str())
+        && let Some(state) = after.split_whitespace().next()
+        && state.len() == 1
+        && state.bytes().all(|b| b.is_ascii_uppercase())
+        && let Some(at) = words.iter().position(|w| *w == pid)
+    {
+        task.state = Some(state.to_owned());
+        task.ppid = words.get(at + 1).and_then(|p| p.parse().ok());
+        return HungLine::Part;
+    }
+    HungLine::Other
+}
+
+/// A stack frame line's symbol: `Some(Some("schedule"))`, `Some(Some("jbd2_log_wait_commit
+/// [jbd2]"))`; `Some(None)` for a `? ` guess; `None` when the line is no frame.
+fn frame_of(t: &str) -> Option<Option<String>> {
+    let t = match t.strip_prefix("[<") {
+        Some(rest) => rest.split_once(">] ")?.1,
+        None => t,
+    };
+    if let Some(rest) = t.strip_prefix("? ") {
+        return frame_of(rest).map(|_| None);
+    }
+    let (symbol, rest) = t.split_once("+0x")?;
+    let valid = !symbol.is_empty()
+        && symbol
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'$'));
+    if !valid {
+        return None;
+    }
+    let module = rest
+        .split_once(" [")
+        .and_then(|(_, m)| m.strip_suffix(']'))
+        .filter(|m| !m.is_empty() && !m.contains(' '));
+    Some(Some(match module {
+        Some(module) => format!("{} [{}]", cut(symbol, 100), cut(module, 60)),
+        None => cut(symbol, 100).to_owned(),
+    }))
 }
 
 #[cfg(test)]
@@ -433,87 +420,91 @@ mod tests {
         assert!(core_dump_failed("Pid: 23235, comm: postgres Not tainted 3.5.2").is_none());
     }
 
+    fn read_report(lines: &[&str]) -> (HungTask, Vec<HungLine>) {
+        let mut task = hung_task(lines[0]).unwrap();
+        let mut in_trace = false;
+        let seen = lines[1..]
+            .iter()
+            .map(|l| hung_task_line(&mut task, l, &mut in_trace))
+            .collect();
+        (task, seen)
+    }
+
     #[test]
-    fn storage_error_forms() {
-        let e = storage_error("EXT4-fs error (device sdb): ext4_find_entry:1455: inode #4194384: comm postgres: reading directory lblock 0").unwrap();
+    fn hung_task_reports_keep_their_stack() {
+        // fixtures/incidents-pending/pg15-fsfreeze-hung-task (6.18).
+        let (task, seen) = read_report(&[
+            "INFO: task postgres:21573 blocked for more than 10 seconds.",
+            "      Not tainted 6.18.44-fc-v782 #1",
+            "\"echo 0 > /proc/sys/kernel/hung_task_timeout_secs\" disables this message.",
+            "task:postgres        state:D stack:0     pid:21573 tgid:21573 ppid:21566  task_flags:0x400040 flags:0x00080001",
+            "Call Trace:",
+            " <TASK>",
+            " __schedule+0x3dc/0xf60",
+            " percpu_rwsem_wait+0x15f/0x1d0",
+            " ? __pfx_percpu_rwsem_wake_function+0x10/0x10",
+            " entry_SYSCALL_64_after_hwframe+0x76/0x7e",
+            "RIP: 0033:0x7f5e27d16483",
+            "RAX: ffffffffffffffda RBX: 0000000000002000 RCX: 00007f5e27d16483",
+            "R13: 00007f5e1c5ca000 R14: 00007f5e27627958 R15: 0000000002e60000",
+            " </TASK>",
+        ]);
+        assert_eq!((task.state.as_deref(), task.ppid), (Some("D"), Some(21566)));
         assert_eq!(
-            (e.layer, e.failure, e.device.as_deref(), e.comm.as_deref()),
-            (
-                StorageLayer::Ext4,
-                StorageFailure::FilesystemError,
-                Some("sdb"),
-                Some("postgres")
-            )
+            task.frames,
+            [
+                "__schedule",
+                "percpu_rwsem_wait",
+                "entry_SYSCALL_64_after_hwframe"
+            ]
         );
-        let e = storage_error(
-            "EXT4-fs error (device dm-0) in ext4_reserve_inode_write:5000: IO failure",
-        )
-        .unwrap();
-        assert_eq!((e.device.as_deref(), e.comm), (Some("dm-0"), None));
-        let e = storage_error("EXT4-fs (sdb): Remounting filesystem read-only").unwrap();
+        assert_eq!(seen.last(), Some(&HungLine::End));
+        assert!(seen[..seen.len() - 1].iter().all(|l| *l == HungLine::Part));
+        // openzfs/zfs#4171 (3.18): the old state line, stack words, `[<addr>]` frames, modules.
+        let (task, seen) = read_report(&[
+            "INFO: task postgres:48459 blocked for more than 120 seconds.",
+            "      Tainted: P           O    3.18.24 #1",
+            "postgres        D ffff88103f2d3d00     0 48459  50389 0x00000080",
+            " ffff880f2b4ab8d8 0000000000000086 ffff880f2e4e8000 0000000000013d00",
+            "Call Trace:",
+            " [<ffffffff8164f339>] schedule+0x29/0x70",
+            " [<ffffffffa01d3e45>] spl_panic+0xc5/0xf0 [spl]",
+            "Showing all locks held in the system:",
+        ]);
+        assert_eq!((task.state.as_deref(), task.ppid), (Some("D"), Some(50389)));
+        assert_eq!(task.frames, ["schedule", "spl_panic [spl]"]);
+        assert_eq!(seen.last(), Some(&HungLine::Other));
+        // Another task's state line, or another report, ends it.
+        let (task, seen) = read_report(&[
+            "INFO: task postgres:1 blocked for more than 120 seconds.",
+            "task:postgres state:D stack:0 pid:2 ppid:1",
+            "INFO: task postgres:3 blocked for more than 120 seconds.",
+        ]);
         assert_eq!(
-            (e.failure, e.device.as_deref()),
-            (StorageFailure::ReadOnly, Some("sdb"))
+            (task.state, seen),
+            (None, vec![HungLine::Other, HungLine::Other])
         );
-        let e = storage_error("Aborting journal on device sdb-8.").unwrap();
-        assert_eq!(
-            (e.layer, e.failure, e.device.as_deref()),
-            (
-                StorageLayer::Journal,
-                StorageFailure::Shutdown,
-                Some("sdb-8")
-            )
-        );
-        let e = storage_error("XFS (dm-0): Filesystem has been shut down due to log error (0x2).")
-            .unwrap();
-        assert_eq!(
-            (e.layer, e.failure),
-            (StorageLayer::Xfs, StorageFailure::Shutdown)
-        );
-        let e = storage_error(r#"XFS (sdb): metadata I/O error in "xfs_trans_read_buf_map" at daddr 0x2 len 1 error 5"#).unwrap();
-        assert_eq!(e.failure, StorageFailure::FilesystemError);
-        let e =
-            storage_error("Buffer I/O error on dev sdb1, logical block 0, lost async page write")
-                .unwrap();
-        assert_eq!(
-            (e.layer, e.device.as_deref()),
-            (StorageLayer::Buffer, Some("sdb1"))
-        );
-        let e = storage_error("Buffer I/O error on device sdb1, logical block 12").unwrap();
-        assert_eq!(e.device.as_deref(), Some("sdb1"));
-        for line in [
-            "blk_update_request: I/O error, dev sdb, sector 2048",
-            "blk_update_request: I/O error, dev sdb, sector 2048 op 0x1:(WRITE) flags 0x800 phys_seg 1 prio class 0",
-            "I/O error, dev sdb, sector 2048 op 0x1:(WRITE) flags 0x800 phys_seg 1 prio class 2",
-            "end_request: I/O error, dev sdb, sector 2048",
-            "blk_update_request: critical medium error, dev sdb, sector 2048",
-        ] {
-            let e = storage_error(line).unwrap();
-            assert_eq!(
-                (e.layer, e.device.as_deref()),
-                (StorageLayer::Block, Some("sdb")),
-                "{line}"
-            );
+    }
+
+    #[test]
+    fn hung_task_stacks_stay_bounded() {
+        let mut lines = vec![
+            "INFO: task x:1 blocked for more than 1 seconds.".to_owned(),
+            "Call Trace:".to_owned(),
+        ];
+        for i in 0..500 {
+            lines.push(format!(" f{i}+0x1/0x2"));
         }
-        let e = storage_error("sd 5:0:0:1: Power-on or device reset occurred").unwrap();
+        lines.push(format!(" {}+0x1/0x2 [m]", "g".repeat(10_000)));
+        lines.push(" +0x1/0x2".to_owned());
+        lines.push(" é+0x".to_owned());
+        let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
+        let (task, seen) = read_report(&refs);
+        assert_eq!(task.frames.len(), crate::kernel::MAX_HUNG_FRAMES);
         assert_eq!(
-            (e.layer, e.failure, e.device.as_deref()),
-            (
-                StorageLayer::Scsi,
-                StorageFailure::DeviceReset,
-                Some("5:0:0:1")
-            )
+            task.frames_not_kept,
+            500 + 1 - crate::kernel::MAX_HUNG_FRAMES as u32
         );
-        // Routine messages of the same subsystems are not errors.
-        for line in [
-            "EXT4-fs (nvme0n1p1): mounted filesystem with ordered data mode. Opts: (null)",
-            "EXT4-fs (sda1): re-mounted. Opts: errors=remount-ro",
-            "XFS (sda1): Mounting V5 Filesystem",
-            "sd 5:0:0:1: [sdd] Write Protect is off",
-            "sd 5:0:0:1: Attached scsi generic sg3 type 0",
-            "scsi host5: iSCSI Initiator over TCP/IP",
-        ] {
-            assert!(storage_error(line).is_none(), "{line}");
-        }
+        assert_eq!(seen[seen.len() - 2..], [HungLine::Other, HungLine::Other]);
     }
 }

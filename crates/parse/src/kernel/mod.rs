@@ -1,7 +1,9 @@
 //! Kernel logs: every line form a bundle may hold (dmesg raw / `-T` / `-x` / `-r` / iso, raw
 //! `/dev/kmsg`, journalctl short forms, syslog kern.log, pasted text), detected per line by
 //! shape, and the events pgmortem needs assembled from them: OOM-killer reports from kernels 2.6
-//! to 6.x, segfaults, page allocation failures and hung tasks.
+//! to 6.x, segfaults and traps, page allocation failures, hung tasks (with their stacks), storage
+//! errors, hardware errors (machine checks, EDAC, memory failures) and, from the same syslog or
+//! journal, crash reporters', systemd's and the user-space OOM killers' lines.
 //!
 //! Two layers:
 //! * [`parse_line`] takes one line's prefix apart into a [`KernelLine`] (form, clocks, level,
@@ -26,11 +28,14 @@
 mod block_lines;
 pub(crate) mod calendar;
 mod events;
+mod hardware;
 mod oom;
 mod prefix;
 mod services;
+mod storage;
 mod types;
 mod unpaste;
+mod userspace_oom;
 
 use std::collections::{BTreeMap, VecDeque};
 
@@ -44,9 +49,11 @@ use crate::lines::{Line, Lines};
 use crate::paste::{Cleaned, Paste, PasteCounts, PasteReport};
 use crate::wrap::{self, Peeled, PeeledKind, Peeler, Stamp};
 use crate::{CountedLines, ParseStats};
+use hardware::HardwareLine;
 use oom::{Message, OomAssembler};
 use prefix::Ambiguity;
 use unpaste::{Head, Held, PASTE_HEAD_BYTES, PASTE_HEAD_LINES};
+use userspace_oom::{KillerLine, KillerLines};
 
 /// Context the kernel parser cannot find in the input itself.
 #[derive(Debug, Clone)]
@@ -91,7 +98,8 @@ pub struct KernelLimits {
     /// Bytes those details may take in all ([`report_detail_bytes`]); past it, the oldest
     /// reports' details are dropped first. Default [`DETAIL_BYTES`].
     pub detail_bytes: usize,
-    /// Segfaults, page allocation failures and hung tasks kept. Default [`MAX_EVENTS`].
+    /// Records other than OOM reports kept (segfaults, hung tasks, storage and hardware
+    /// errors, …). Default [`MAX_EVENTS`].
     pub events: usize,
 }
 
@@ -143,8 +151,8 @@ pub struct KernelLog {
     /// than [`KernelLimits::detail_bytes`] (each such report has a note saying so).
     #[serde(skip_serializing_if = "is_zero")]
     pub oom_details_dropped: u64,
-    /// Segfaults, page allocation failures and hung tasks before the last
-    /// [`KernelLimits::events`] of the log: counted, not kept.
+    /// Records other than OOM reports before the last [`KernelLimits::events`] of the log:
+    /// counted, not kept.
     #[serde(skip_serializing_if = "is_zero")]
     pub events_not_kept: u64,
     /// What pasting the log into a ticket or a mail did to its lines (quote marks, code-block
@@ -154,8 +162,8 @@ pub struct KernelLog {
     pub pasted: Option<PasteReport>,
 }
 
-/// Records other than OOM reports a log keeps (segfaults, allocation failures, hung tasks):
-/// its last ones.
+/// Records other than OOM reports a log keeps (segfaults, hung tasks, storage and hardware
+/// errors, …): its last ones.
 pub const MAX_EVENTS: usize = 20_000;
 
 pub use oom::{DETAIL_BYTES, DETAILED_REPORTS, MAX_REPORTS, MAX_ROWS, report_detail_bytes};
@@ -218,6 +226,10 @@ pub struct KernelParser {
     /// Index in `records` of a page allocation failure still waiting for its CPU line, and how
     /// many more lines it waits.
     pending_allocation: Option<(usize, u8)>,
+    /// A hung task whose report's lines (state line, stack) are still being read.
+    pending_hung: Option<PendingHung>,
+    /// What the user-space OOM killers' lines before their next kill said.
+    killer_lines: KillerLines,
     prefixed_lines: u64,
     garbage: CountedLines,
     unprefixed: CountedLines,
@@ -243,6 +255,25 @@ pub struct KernelParser {
 
 /// Lines printed after a page allocation failure within which its CPU line is looked for.
 const ALLOCATION_CPU_WINDOW: u8 = 4;
+
+/// A hung task's record still reading its report's lines.
+#[derive(Debug, Clone, Copy)]
+struct PendingHung {
+    /// Index of its record in `records`.
+    index: usize,
+    /// Lines it may still take.
+    left: u16,
+    /// Whether its `Call Trace:` began.
+    in_trace: bool,
+}
+
+/// Lines after `INFO: task … blocked` a hung task's report may take (state line, stack words,
+/// frames, registers).
+const HUNG_REPORT_LINES: u16 = 160;
+
+/// Lines after a hardware error's last line within which its continuation lines are looked
+/// for.
+const HARDWARE_WINDOW: u64 = 24;
 
 /// Every line form, indexed by `form as usize` (for the per-form counters).
 const FORMS: [LineForm; 11] = [
@@ -309,6 +340,8 @@ impl KernelParser {
             bsd_hint: None,
             journal_monotonic_host: None,
             pending_allocation: None,
+            pending_hung: None,
+            killer_lines: KillerLines::default(),
             prefixed_lines: 0,
             garbage: CountedLines::default(),
             unprefixed: CountedLines::default(),
@@ -566,6 +599,9 @@ impl KernelParser {
 
     /// One kernel message to the OOM assembler, then to the other event readers.
     fn feed_message(&mut self, msg: &Message<'_>) -> bool {
+        if self.pending_hung.is_some() && self.continue_hung(msg) {
+            return true;
+        }
         let bytes = msg.text.as_bytes();
         let hints = event_hints(bytes);
         // Cheap gate: only lines that may belong to an OOM report go to the assembler when no
@@ -597,13 +633,26 @@ impl KernelParser {
             }
             event.map(KernelEvent::PageAllocationFailure)
         } else if bytes.starts_with(b"INFO: task ") {
-            events::hung_task(msg.text).map(KernelEvent::HungTask)
+            let event = events::hung_task(msg.text);
+            if event.is_some() {
+                self.pending_hung = Some(PendingHung {
+                    index: self.records.len(),
+                    left: HUNG_REPORT_LINES,
+                    in_trace: false,
+                });
+            }
+            event.map(KernelEvent::HungTask)
         } else if hints & MAY_TRAP != 0 {
             events::trap(msg.text).map(KernelEvent::Trap)
         } else if bytes.starts_with(b"Pid ") || bytes.starts_with(b"coredump: ") {
             events::core_dump_failed(msg.text).map(KernelEvent::CoreDumpFailed)
         } else if hints & MAY_BLOCK_ERROR != 0 || storage_prefix(bytes) {
-            events::storage_error(msg.text).map(KernelEvent::StorageError)
+            storage::storage_error(msg.text).map(KernelEvent::StorageError)
+        } else if hardware::may_be(bytes.trim_ascii_start()) {
+            match hardware::hardware_line(msg.text) {
+                Some(line) => return self.hardware_line(msg, line),
+                None => None,
+            }
         } else {
             None
         };
@@ -621,9 +670,114 @@ impl KernelParser {
         }
     }
 
-    /// A line of a crash reporter or of the service manager ([`services`]); true when it made
-    /// a record (or was folded into one).
+    /// The next line of a hung task's report (its state line, stack words, `Call Trace:` and
+    /// frames, registers); true when it was one.
+    fn continue_hung(&mut self, msg: &Message<'_>) -> bool {
+        let Some(mut pending) = self.pending_hung.take() else {
+            return false;
+        };
+        let Some(record) = self.records.get_mut(pending.index) else {
+            return false;
+        };
+        let KernelEvent::HungTask(task) = &mut record.event else {
+            return false;
+        };
+        match events::hung_task_line(task, msg.text, &mut pending.in_trace) {
+            events::HungLine::Other => false,
+            events::HungLine::End => {
+                record.end_line = msg.line;
+                true
+            }
+            events::HungLine::Part => {
+                record.end_line = msg.line;
+                if pending.left > 0 {
+                    pending.left -= 1;
+                    self.pending_hung = Some(pending);
+                }
+                true
+            }
+        }
+    }
+
+    /// A hardware error's line ([`hardware`]): a new record, or a continuation folded into the
+    /// hardware error before it (the last record, of the same source, its last line at most
+    /// [`HARDWARE_WINDOW`] lines before). A continuation with no such error is left as an
+    /// ordinary line (false).
+    fn hardware_line(&mut self, msg: &Message<'_>, line: HardwareLine<'_>) -> bool {
+        let last = self.records.back_mut().filter(|r| {
+            matches!(r.event, KernelEvent::HardwareError(_))
+                && msg.line.saturating_sub(r.end_line) <= HARDWARE_WINDOW
+        });
+        match line {
+            HardwareLine::Continues(continuation) => {
+                let Some(record) = last else {
+                    return false;
+                };
+                let KernelEvent::HardwareError(error) = &mut record.event else {
+                    return false;
+                };
+                let same_controller = continuation.memory_controller.is_none()
+                    || continuation.memory_controller == error.memory_controller;
+                if error.source != continuation.source || !same_controller {
+                    return false;
+                }
+                hardware::fold(error, &continuation);
+                record.end_line = msg.line;
+                true
+            }
+            HardwareLine::Opens(error) => {
+                // EDAC's decoded line (`EDAC MC1: 1 CE memory scrubbing error on …`) after its
+                // driver's report of the same error (`EDAC sbridge MC1: HANDLING MCE MEMORY
+                // ERROR` and the machine check's lines): one error.
+                if let Some(record) = last
+                    && let KernelEvent::HardwareError(driver) = &mut record.event
+                    && driver.source == HardwareSource::Edac
+                    && error.source == HardwareSource::Edac
+                    && driver.count.is_none()
+                    && driver.location.is_none()
+                    && driver.memory_controller == error.memory_controller
+                    && driver.message.ends_with("HANDLING MCE MEMORY ERROR")
+                {
+                    driver.count = error.count;
+                    driver.corrected = error.corrected.or(driver.corrected);
+                    driver.location = error.location;
+                    driver.page = error.page;
+                    if driver.details.len() < MAX_HARDWARE_DETAILS {
+                        driver.details.push(error.message);
+                    }
+                    record.end_line = msg.line;
+                    return true;
+                }
+                self.push_event(KernelRecord {
+                    line: msg.line,
+                    end_line: msg.line,
+                    time: msg.time,
+                    event: KernelEvent::HardwareError(*error),
+                });
+                true
+            }
+        }
+    }
+
+    /// A line of a crash reporter, of the service manager ([`services`]) or of a user-space OOM
+    /// killer ([`userspace_oom`]); true when it made a record (or was folded into one, or held
+    /// for the next).
     fn service_line(&mut self, number: u64, time: KernelTime, tag: &str, message: &str) -> bool {
+        let program = services::program(tag);
+        if userspace_oom::reads(program) {
+            let event = match self.killer_lines.feed(program, message) {
+                Some(KillerLine::Kill(kill)) => KernelEvent::UserspaceOomKill(*kill),
+                Some(KillerLine::Held) => return true,
+                None => return false,
+            };
+            self.push_event(KernelRecord {
+                line: number,
+                end_line: number,
+                time,
+                event,
+            });
+            return true;
+        }
         let event = if let Some(report) = services::crash_report(tag, message) {
             KernelEvent::CrashReport(report)
         } else if let Some(unit) = services::unit_event(tag, message) {
@@ -692,26 +846,46 @@ impl KernelParser {
             self.pending_allocation = self
                 .pending_allocation
                 .and_then(|(index, left)| Some((index.checked_sub(1)?, left)));
+            self.pending_hung = self.pending_hung.and_then(|p| {
+                Some(PendingHung {
+                    index: p.index.checked_sub(1)?,
+                    ..p
+                })
+            });
         }
         self.records.push_back(record);
     }
 
     /// Hands over, in line order, the records that no later line can change: those before the
     /// report being assembled, before a page allocation failure still waiting for its CPU
-    /// line, and before the last reports a late `oom_reaper` line may complete. For a caller
+    /// line, before a hung task still reading its stack, before the last record when it is a
+    /// hardware error (its continuation lines may follow), and before the last reports a late
+    /// `oom_reaper` line may complete. For a caller
     /// that writes records as it reads (`pgmortem parse kernel`): memory stays that of the few
     /// records still open, and [`KernelParser::finish`] then returns only the rest (its
     /// `stats.records` counts every record).
     pub fn take_settled(&mut self) -> Vec<KernelRecord> {
-        let pending = self
-            .pending_allocation
-            .and_then(|(index, _)| self.records.get(index))
+        let line_of = |index: Option<usize>| {
+            index
+                .and_then(|index| self.records.get(index))
+                .map_or(u64::MAX, |r| r.line)
+        };
+        let hardware = self
+            .records
+            .back()
+            .filter(|r| matches!(r.event, KernelEvent::HardwareError(_)))
             .map_or(u64::MAX, |r| r.line);
+        let pending = line_of(self.pending_allocation.map(|(index, _)| index))
+            .min(line_of(self.pending_hung.map(|p| p.index)))
+            .min(hardware);
         let before = self.oom.unsettled_from().min(pending);
         let events = self.records.iter().take_while(|r| r.line < before).count();
         let mut settled: Vec<KernelRecord> = self.records.drain(..events).collect();
         if let Some((index, _)) = &mut self.pending_allocation {
             *index -= events;
+        }
+        if let Some(p) = &mut self.pending_hung {
+            p.index -= events;
         }
         settled.extend(self.oom.take_before(before));
         settled.sort_by_key(|r| r.line);
@@ -800,7 +974,7 @@ fn json_string_line(text: &str) -> Option<std::borrow::Cow<'_, str>> {
     (probe.form != LineForm::Bare).then_some(unescaped)
 }
 
-/// Whether a message starts as the storage errors [`events::storage_error`] reads do (those of
+/// Whether a message starts as the storage errors [`storage::storage_error`] reads do (those of
 /// the block layer are found by [`event_hints`] instead).
 fn storage_prefix(bytes: &[u8]) -> bool {
     match bytes.first() {
@@ -809,6 +983,7 @@ fn storage_prefix(bytes: &[u8]) -> bool {
         Some(b'A') => bytes.starts_with(b"Aborting journal on device "),
         Some(b'B') => bytes.starts_with(b"Buffer I/O error on dev"),
         Some(b's') => bytes.starts_with(b"sd "),
+        Some(b'n') => bytes.starts_with(b"nvme"),
         _ => bytes.starts_with(b"EXT2-fs "),
     }
 }
@@ -836,7 +1011,8 @@ fn separator(message: &str) -> bool {
 /// line); bare lines naming
 /// OOM-killer or stack-dump messages count as weaker evidence. A journal or syslog excerpt with
 /// no kernel line is one when most of its lines are systemd's about a unit's OOM kill, failure
-/// or memory peak, or a crash reporter's ([`services`]).
+/// or memory peak, a crash reporter's ([`services`]) or a user-space OOM killer's (any line of
+/// systemd-oomd or earlyoom: their whole output is about memory, [`userspace_oom`]).
 pub fn sniff(head: &[u8]) -> Option<f32> {
     if let Some((kernel, total)) = wrapped_lines(head) {
         if total == 0 || kernel == 0 {
@@ -886,7 +1062,8 @@ pub fn sniff(head: &[u8]) -> Option<f32> {
                 if kline.tag.is_some_and(|tag| {
                     services::reads(tag)
                         && (services::unit_event(tag, kline.message).is_some()
-                            || services::crash_report(tag, kline.message).is_some())
+                            || services::crash_report(tag, kline.message).is_some()
+                            || userspace_oom::reads(services::program(tag)))
                 }) =>
             {
                 services += 1;

@@ -6,7 +6,7 @@
 use super::{CrashReport, UnitEvent, UnitEventKind};
 
 /// The program a syslog/journal tag names, without its `[pid]`.
-fn program(tag: &str) -> &str {
+pub(crate) fn program(tag: &str) -> &str {
     tag.split_once('[').map_or(tag, |(p, _)| p)
 }
 
@@ -21,11 +21,11 @@ pub(crate) fn tagged(message: &str) -> Option<(&str, &str)> {
     known.then_some((tag, rest))
 }
 
-/// Whether lines tagged `tag` may be read here.
+/// Whether lines tagged `tag` may be read here (or by [`super::userspace_oom`]).
 pub(crate) fn reads(tag: &str) -> bool {
     matches!(
         program(tag),
-        "abrt-hook-ccpp" | "abrtd" | "systemd-coredump" | "systemd"
+        "abrt-hook-ccpp" | "abrtd" | "systemd-coredump" | "systemd" | "systemd-oomd" | "earlyoom"
     )
 }
 

@@ -130,6 +130,17 @@ pub enum KernelEvent {
     /// The service manager's line about a unit (systemd): a process of it killed by the OOM
     /// killer, the unit failed, its main process exited, its memory peak.
     UnitEvent(UnitEvent),
+    /// A hardware error the kernel reported: a machine check (`mce: [Hardware Error]: CPU N:
+    /// Machine Check: …` and its continuation lines, `Machine check events logged`), a thermal
+    /// event, an EDAC memory-controller error (`EDAC MC0: 1 CE memory read error on …`), a
+    /// memory failure (`Memory failure: 0x…: recovery action for …: Recovered`, a process killed
+    /// for touching a poisoned page) or an APEI/GHES record.
+    HardwareError(HardwareError),
+    /// A user-space OOM killer's kill, from the same syslog or journal: systemd-oomd (`Killed
+    /// /system.slice/x.service due to memory pressure for … being N% > N% for > Ns with reclaim
+    /// activity`, `Marked … for killing due to …`) or earlyoom (`sending SIGTERM to process N uid
+    /// N "postgres": oom_score N, VmRSS N MiB`).
+    UserspaceOomKill(UserspaceOomKill),
 }
 
 /// The task that asked for memory and set the OOM killer off (not necessarily the victim).
@@ -392,7 +403,8 @@ pub struct PageAllocationFailure {
     pub mode: String,
 }
 
-/// A task blocked in uninterruptible sleep past `hung_task_timeout_secs`.
+/// A task blocked in uninterruptible sleep past `hung_task_timeout_secs`, with what the
+/// detector printed after its `INFO: task …` line: the task's state line and its stack.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct HungTask {
     /// Command name.
@@ -401,7 +413,20 @@ pub struct HungTask {
     pub pid: u32,
     /// Seconds blocked.
     pub seconds: u64,
+    /// The task's state letter (`D`), from `task:X state:D stack:… pid:N …` (5.x/6.x) or the
+    /// older `X D ffff… 0 N PPID 0x…` line, when printed.
+    pub state: Option<String>,
+    /// Parent PID, from `ppid:N` (5.x/6.x) or the older state line, when printed.
+    pub ppid: Option<u32>,
+    /// The reliable frames of its `Call Trace:`, innermost first, as `symbol` or `symbol
+    /// [module]` (offsets and `? ` guesses left out), at most [`MAX_HUNG_FRAMES`].
+    pub frames: Vec<String>,
+    /// Frames past [`MAX_HUNG_FRAMES`]: counted, not kept.
+    pub frames_not_kept: u32,
 }
+
+/// Frames of a hung task's stack kept.
+pub const MAX_HUNG_FRAMES: usize = 48;
 
 /// A processor trap the kernel turned into a signal for a user-space process.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -454,6 +479,8 @@ pub enum StorageLayer {
     Block,
     /// A SCSI disk (`sd H:C:T:L: …`).
     Scsi,
+    /// An NVMe controller or namespace (`nvme nvme0: …`, `nvme0n1: …`).
+    Nvme,
 }
 
 /// What a storage error line says happened.
@@ -471,6 +498,12 @@ pub enum StorageFailure {
     IoError,
     /// The device was reset or taken offline.
     DeviceReset,
+    /// A request timed out (`nvme nvme0: I/O N QID N timeout, aborting`, the block layer's
+    /// `timeout error, dev X`).
+    Timeout,
+    /// The device could not store a write for want of space (the block layer's `critical space
+    /// allocation error, dev X`: a thin pool, or a loop device's backing file system, full).
+    NoSpace,
 }
 
 /// A storage or file-system error the kernel logged.
@@ -484,6 +517,138 @@ pub struct StorageError {
     pub device: Option<String>,
     /// The process that met the error (`comm postgres` of ext4 errors), when printed.
     pub comm: Option<String>,
+    /// The status the block layer or the device printed: `I/O error`, `critical space
+    /// allocation error`, `critical medium error`, `timeout, aborting`, `I/O Error (sct 0x2 /
+    /// sc 0x81)`, … when the line has one.
+    pub status: Option<String>,
+    /// The failed request's first sector (block layer), when printed.
+    pub sector: Option<u64>,
+    /// The failed request's operation as printed (`WRITE`, `READ`, `FLUSH`, NVMe's `Cmd(0x2)`),
+    /// when printed.
+    pub op: Option<String>,
     /// The message as printed, cut at 200 bytes.
     pub message: String,
 }
+
+/// Which part of the machine reported a hardware error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum HardwareSource {
+    /// A machine check (`mce: [Hardware Error]: …`, `Machine check events logged`).
+    MachineCheck,
+    /// A CPU over its temperature threshold (`mce: CPU3: Core temperature above threshold, cpu
+    /// clock throttled (total events = N)`).
+    Thermal,
+    /// A memory controller's error, decoded by EDAC (`EDAC MC0: 1 CE memory read error on …`,
+    /// `EDAC sbridge MC1: HANDLING MCE MEMORY ERROR` and its lines).
+    Edac,
+    /// The kernel's handling of a poisoned page (`Memory failure: 0x…: recovery action for …`,
+    /// `MCE: Killing postgres:1234 due to hardware memory corruption fault at …`).
+    MemoryFailure,
+    /// A firmware-first error record (`{1}[Hardware Error]: Hardware error from APEI Generic
+    /// Hardware Error Source: N` and its lines).
+    Apei,
+}
+
+/// A hardware error the kernel logged (one record per error: the continuation lines of a
+/// machine check, an EDAC driver's or an APEI record's are folded into it).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct HardwareError {
+    /// Who reported it.
+    pub source: HardwareSource,
+    /// `Some(true)` for a corrected error (EDAC `CE`, a machine-check status without its UC
+    /// bit, APEI `corrected`), `Some(false)` for an uncorrected one (EDAC `UE`/`Fatal`, the UC
+    /// bit, a memory failure, APEI `recoverable`/`fatal`); `None` when the lines do not say
+    /// (`Machine check events logged`, a thermal event).
+    pub corrected: Option<bool>,
+    /// The CPU, when printed.
+    pub cpu: Option<u32>,
+    /// The machine-check bank, when printed.
+    pub bank: Option<u32>,
+    /// The bank's MCi_STATUS as printed (hex), when printed.
+    pub status: Option<String>,
+    /// The memory controller (`MC1` → 1), for EDAC.
+    pub memory_controller: Option<u32>,
+    /// Errors the line counts: EDAC's count, a thermal event's `total events`.
+    pub count: Option<u64>,
+    /// Where: EDAC's DIMM label (`CPU_SrcID#0_Ha#0_Chan#2_DIMM#0`), APEI's `DIMM location`.
+    pub location: Option<String>,
+    /// The page (physical frame number, hex as printed) of a memory failure or an EDAC error.
+    pub page: Option<String>,
+    /// The physical address as printed (`ADDR` of a machine check, a fault address).
+    pub address: Option<String>,
+    /// The process killed or signalled for the error, when named.
+    pub pid: Option<u32>,
+    /// Its command name.
+    pub comm: Option<String>,
+    /// What the kernel did, as printed: a memory failure's result (`Recovered`, `Ignored`,
+    /// `Failed`, `Delayed`, `already hardware poisoned`), `killed` when it killed a process,
+    /// `throttled` for a thermal event.
+    pub outcome: Option<String>,
+    /// The error's first line, cut at 200 bytes.
+    pub message: String,
+    /// The continuation lines folded in (`TSC … ADDR …`, `PROCESSOR …`, APEI's lines), at most
+    /// [`MAX_HARDWARE_DETAILS`], each cut at 200 bytes.
+    pub details: Vec<String>,
+}
+
+/// Continuation lines a hardware error keeps.
+pub const MAX_HARDWARE_DETAILS: usize = 16;
+
+/// Which user-space OOM killer acted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum UserspaceKiller {
+    /// systemd-oomd: kills whole cgroups on memory pressure (PSI) or swap use.
+    SystemdOomd,
+    /// earlyoom: kills the process with the highest `oom_score` when available memory and swap
+    /// are low.
+    Earlyoom,
+}
+
+/// A user-space OOM killer's kill.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct UserspaceOomKill {
+    /// Who killed.
+    pub killer: UserspaceKiller,
+    /// The cgroup killed (systemd-oomd), as printed.
+    pub cgroup: Option<String>,
+    /// The process killed (earlyoom), when printed.
+    pub pid: Option<u32>,
+    /// Its command name (earlyoom).
+    pub comm: Option<String>,
+    /// Its user id (earlyoom), when printed.
+    pub uid: Option<u32>,
+    /// The signal sent: `SIGTERM`, `SIGKILL` (earlyoom), `KILL` (systemd-oomd's `oomd
+    /// attempting to kill N with KILL`), when printed.
+    pub signal: Option<String>,
+    /// Why: `memory pressure` or `swap used` (systemd-oomd), `low memory` (earlyoom).
+    pub reason: String,
+    /// systemd-oomd: the cgroup whose pressure was over its limit (the slice the unit is
+    /// under), when printed.
+    pub monitored: Option<String>,
+    /// What was measured, as printed: systemd-oomd's pressure (`85.03%`) or swap used, earlyoom's
+    /// `mem 10.00%, swap 10.00%` limits line.
+    pub measured: Option<String>,
+    /// The limit it was over, as printed (`80.00%`), when printed.
+    pub limit: Option<String>,
+    /// For how long (`2s`, `20s`), when printed.
+    pub duration: Option<String>,
+    /// earlyoom's `VmRSS` of the victim, in MiB.
+    pub rss_mib: Option<u64>,
+    /// earlyoom's `oom_score` (or the older `badness`) of the victim.
+    pub oom_score: Option<i64>,
+    /// systemd-oomd: the pids it signalled for this kill (`oomd attempting to kill N with
+    /// KILL`, printed before the kill line), at most [`MAX_KILL_DETAILS`].
+    pub pids: Vec<u32>,
+    /// systemd-oomd: the `Path:` of each top candidate it listed before the kill (`Considered N
+    /// cgroups for killing, top candidates were:`), at most [`MAX_KILL_DETAILS`].
+    pub candidates: Vec<String>,
+    /// The kill line, cut at 300 bytes.
+    pub message: String,
+}
+
+/// Pids and candidates a user-space OOM kill keeps.
+pub const MAX_KILL_DETAILS: usize = 16;

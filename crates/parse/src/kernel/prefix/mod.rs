@@ -398,7 +398,10 @@ impl<'a> SyslogTail<'a> {
 
 /// `host kernel: [1234.5] msg`, `kernel: msg`, `host kernel:msg`, `host postgres[12]: msg`;
 /// with `untagged_ok`, also `host msg` (BSD syslog prints `last message repeated` untagged).
+/// Spaces before the host are skipped (`Feb 23 03:28:16  kernel: msg`: a host name blanked
+/// out of a pasted line).
 fn syslog_tail(rest: &str, untagged_ok: bool) -> Option<SyslogTail<'_>> {
+    let rest = rest.trim_start_matches(' ');
     let b = rest.as_bytes();
     let sp1 = memchr::memchr(b' ', b).unwrap_or(b.len());
     let tok1 = &rest[..sp1];
