@@ -120,7 +120,9 @@ def test_postgres_records_match_the_pg_record_typeddict() -> None:
     kinds = set()
     # Every sample, those in directories too (pgBadger's, the recorded prefixes), but for the
     # compressed ones and the files that say how a sample was written.
-    for path in sorted((FIXTURES / "formats" / "pglog").rglob("*")):
+    # The storage incidents' logs (pglog-storage) hold the storage, archiving and start events.
+    paths = sorted((FIXTURES / "formats" / "pglog").rglob("*"))
+    for path in paths + sorted((FIXTURES / "formats" / "pglog-storage").glob("*.log")):
         if path.is_dir() or path.suffix in (".md", ".gz", ".bz2", ".prefix", ".conf"):
             continue
         records = pgmortem.parse_pg_log(path)

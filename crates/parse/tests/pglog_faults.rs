@@ -30,6 +30,7 @@ fn a_short_file_and_a_bad_checksum_on_pg15_in_three_languages() {
         block: 15,
         path: "base/5/16384".into(),
         error: "read only 0 of 8192 bytes".into(),
+        io_error: false,
     };
     assert_eq!(english[0], (Some(Severity::Error), read));
     assert!(matches!(
@@ -77,23 +78,47 @@ fn pg18_reads_block_ranges_and_quotes_the_relation() {
 
 #[test]
 fn a_missing_checkpoint_panics_the_startup_process() {
-    for file in [
-        "pg15-panic-no-checkpoint.log",
-        "pg18-panic-no-checkpoint.log",
-        "pg15-ru-panic-no-checkpoint.log",
+    for (file, at) in [
+        ("pg15-panic-no-checkpoint.log", None),
+        ("pg18-panic-no-checkpoint.log", Some("0/1774A98")),
+        ("pg15-ru-panic-no-checkpoint.log", None),
     ] {
         let got = events(
             file,
-            &["panic", "terminated_by_signal", "shutting_down_after_crash"],
+            &[
+                "invalid_checkpoint_record",
+                "no_valid_checkpoint",
+                "panic",
+                "terminated_by_signal",
+                "shutting_down_after_crash",
+            ],
         );
-        assert_eq!(got.len(), 3, "{file}: {got:?}");
-        assert_eq!(got[0], (Some(Severity::Panic), PgEvent::Panic), "{file}");
+        assert_eq!(got.len(), 4, "{file}: {got:?}");
+        // ≤ 16: `invalid primary checkpoint record`; ≥ 17: `invalid checkpoint record`.
         assert!(
-            matches!(&got[1].1, PgEvent::TerminatedBySignal { process, signal: 6, .. } if process == "startup process"),
+            matches!(
+                &got[0],
+                (Some(Severity::Log), PgEvent::InvalidCheckpointRecord { .. })
+            ),
             "{file}: {got:?}"
         );
         assert_eq!(
-            got[2].1,
+            got[1],
+            (
+                Some(Severity::Panic),
+                PgEvent::NoValidCheckpoint {
+                    lsn: at.and_then(pgmortem_parse::pglog::Lsn::parse),
+                    required: false
+                }
+            ),
+            "{file}"
+        );
+        assert!(
+            matches!(&got[2].1, PgEvent::TerminatedBySignal { process, signal: 6, .. } if process == "startup process"),
+            "{file}: {got:?}"
+        );
+        assert_eq!(
+            got[3].1,
             PgEvent::ShuttingDownAfterCrash {
                 reason: "shutting down due to startup process failure".into()
             },

@@ -1124,6 +1124,7 @@ class PgSharedMemoryResizeFailedEvent(TypedDict):
 class PgSharedMemoryMapFailedEvent(TypedDict):
     kind: Literal["shared_memory_map_failed"]
     error: str
+    request_bytes: int | None
 
 class PgForkFailedEvent(TypedDict):
     kind: Literal["fork_failed"]
@@ -1135,18 +1136,23 @@ class PgCouldNotWriteEvent(TypedDict):
     path: str
     error: str
     no_space: bool
+    read_only: bool
+    io_error: bool
 
 class PgCouldNotExtendFileEvent(TypedDict):
     kind: Literal["could_not_extend_file"]
     path: str
     error: str
     no_space: bool
+    read_only: bool
+    io_error: bool
 
 class PgCouldNotReadBlockEvent(TypedDict):
     kind: Literal["could_not_read_block"]
     block: int
     path: str
     error: str
+    io_error: bool
 
 class PgInvalidPageEvent(TypedDict):
     kind: Literal["invalid_page"]
@@ -1196,6 +1202,59 @@ class PgTerminatedByAdministratorEvent(TypedDict):
 
 class PgStaleStatisticsEvent(TypedDict):
     kind: Literal["stale_statistics"]
+
+class PgCouldNotFsyncEvent(TypedDict):
+    kind: Literal["could_not_fsync"]
+    path: str
+    error: str
+    io_error: bool
+    no_space: bool
+    read_only: bool
+
+class PgCouldNotOpenFileEvent(TypedDict):
+    kind: Literal["could_not_open_file"]
+    path: str
+    error: str
+    create: bool
+    read_only: bool
+    io_error: bool
+    no_space: bool
+
+class PgArchiveCommandFailedEvent(TypedDict):
+    kind: Literal["archive_command_failed"]
+    exit_code: int | None
+    signal: int | None
+    command: str | None
+
+class PgArchiveFailedTooManyTimesEvent(TypedDict):
+    kind: Literal["archive_failed_too_many_times"]
+    segment: str
+
+class PgArchiveNotConfiguredEvent(TypedDict):
+    kind: Literal["archive_not_configured"]
+
+class PgNoValidCheckpointEvent(TypedDict):
+    kind: Literal["no_valid_checkpoint"]
+    lsn: str | None
+    required: bool
+
+class PgInvalidCheckpointRecordEvent(TypedDict):
+    kind: Literal["invalid_checkpoint_record"]
+    which: str | None
+
+class PgRedoLocationMissingEvent(TypedDict):
+    kind: Literal["redo_location_missing"]
+    redo: str | None
+    checkpoint: str | None
+
+class PgWalSegmentRemovedEvent(TypedDict):
+    kind: Literal["wal_segment_removed"]
+    segment: str
+
+class PgSharedMemoryCreateFailedEvent(TypedDict):
+    kind: Literal["shared_memory_create_failed"]
+    error: str
+    request_bytes: int | None
 
 PgEvent = Union[
     # One per kind of docs/pglog-events.md; record["event"]["kind"] tells which.
@@ -1251,6 +1310,16 @@ PgEvent = Union[
     PgIdleSessionTimeoutEvent,
     PgTerminatedByAdministratorEvent,
     PgStaleStatisticsEvent,
+    PgCouldNotFsyncEvent,
+    PgCouldNotOpenFileEvent,
+    PgArchiveCommandFailedEvent,
+    PgArchiveFailedTooManyTimesEvent,
+    PgArchiveNotConfiguredEvent,
+    PgNoValidCheckpointEvent,
+    PgInvalidCheckpointRecordEvent,
+    PgRedoLocationMissingEvent,
+    PgWalSegmentRemovedEvent,
+    PgSharedMemoryCreateFailedEvent,
 ]
 
 

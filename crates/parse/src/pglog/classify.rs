@@ -9,6 +9,7 @@ use std::sync::LazyLock;
 
 use memchr::memmem::FinderRev;
 
+use super::classify_storage as storage;
 use super::translate::{self, Languages};
 use super::{Lsn, PgEvent, PgRecord, Severity};
 
@@ -43,17 +44,31 @@ pub(crate) fn classify_record(record: &mut PgRecord, langs: Languages) {
             PgEvent::TerminatedBySignal { .. }
                 | PgEvent::ExitedWithCode { .. }
                 | PgEvent::OutOfMemory { .. }
+                | PgEvent::ArchiveCommandFailed { .. }
+                | PgEvent::SharedMemoryCreateFailed { .. }
         )
     );
-    let detail = match record.detail.as_deref() {
-        Some(d) if needs_detail && !d.starts_with("Fail") => {
-            translate::to_english(d, langs).map(|(_, english)| std::borrow::Cow::Owned(english))
-        }
-        Some(d) if needs_detail => Some(std::borrow::Cow::Borrowed(d)),
-        _ => None,
-    };
-    let detail = detail.map(|d| d.into_owned());
-    complete(record, detail.as_deref());
+    let needs_hint = matches!(record.event, Some(PgEvent::SharedMemoryMapFailed { .. }));
+    let detail = record
+        .detail
+        .as_deref()
+        .filter(|_| needs_detail)
+        .map(|d| in_english(d, langs));
+    let hint = record
+        .hint
+        .as_deref()
+        .filter(|_| needs_hint)
+        .map(|h| in_english(h, langs));
+    complete(record, detail.as_deref(), hint.as_deref());
+}
+
+/// `text` in English: as it is when it already is (the English texts [`complete`] reads start
+/// with `Fail`, `The ` or `This `), else through the catalogs, else as it is.
+fn in_english(text: &str, langs: Languages) -> String {
+    if text.starts_with("Fail") || text.starts_with("The ") || text.starts_with("This ") {
+        return text.to_owned();
+    }
+    translate::to_english(text, langs).map_or_else(|| text.to_owned(), |(_, english)| english)
 }
 
 /// Classifies a main-line message. `None` for messages no kind describes.
@@ -67,16 +82,22 @@ pub(crate) fn classify(message: &str) -> Option<PgEvent> {
     if let found @ Some(_) = resources(message) {
         return found;
     }
+    if let found @ Some(_) = storage::classify(message) {
+        return found;
+    }
     // `<process> (PID n) …`: no parenthesis, no child exit.
     memchr::memchr(b'(', message.as_bytes())?;
     child_exit(message)
 }
 
-/// Completes `record.event` from the record's DETAIL (already in English), and marks an
-/// otherwise unclassified PANIC.
-pub(crate) fn complete(record: &mut PgRecord, detail: Option<&str>) {
+/// Completes `record.event` from the record's DETAIL and HINT (already in English), and marks
+/// an otherwise unclassified PANIC.
+pub(crate) fn complete(record: &mut PgRecord, detail: Option<&str>, hint: Option<&str>) {
     if record.event.is_none() && record.severity == Some(Severity::Panic) {
         record.event = Some(PgEvent::Panic);
+    }
+    if let Some(hint) = hint {
+        storage::complete_from_hint(record.event.as_mut(), hint);
     }
     let Some(detail) = detail else {
         return;
@@ -103,7 +124,7 @@ pub(crate) fn complete(record: &mut PgRecord, detail: Option<&str>) {
                     .map(|(name, _)| name.to_owned());
             }
         }
-        _ => {}
+        event => storage::complete_from_detail(event.as_mut(), detail),
     }
 }
 
@@ -408,6 +429,7 @@ fn could_not(rest: &str) -> Option<PgEvent> {
     if let Some(error) = rest.strip_prefix("map anonymous shared memory: ") {
         return Some(PgEvent::SharedMemoryMapFailed {
             error: error.to_owned(),
+            request_bytes: None,
         });
     }
     // could not fork new process for connection: Cannot allocate memory
@@ -423,14 +445,27 @@ fn could_not(rest: &str) -> Option<PgEvent> {
     // could not write to file "pg_tblspc/…/pgsql_tmp/pgsql_tmp20608.0": No space left on device
     // could not write block 1234 in file "base/5/16384": No space left on device
     if let Some(rest) = rest.strip_prefix("write ") {
+        // could not write to log file 000000010000000000000003 at offset 0, length 8192: …
+        // could not write to log file "000000010000000000000003" at offset …  (PG ≥ 17)
+        if let Some(rest) = rest.strip_prefix("to log file ") {
+            let (segment, error) = storage::segment_then_error(rest)?;
+            return Some(PgEvent::CouldNotWrite {
+                path: segment.to_owned(),
+                no_space: is_no_space(error),
+                read_only: storage::is_read_only(error),
+                io_error: storage::is_io_error(error),
+                error: error.to_owned(),
+            });
+        }
         let rest = rest
             .strip_prefix("to file ")
-            .or_else(|| rest.split_once(" in file ").map(|(_, r)| r))
-            .or_else(|| rest.strip_prefix("to log file "))?;
+            .or_else(|| rest.split_once(" in file ").map(|(_, r)| r))?;
         let (path, error) = quoted_then_error(rest)?;
         return Some(PgEvent::CouldNotWrite {
             path,
             no_space: is_no_space(error),
+            read_only: storage::is_read_only(error),
+            io_error: storage::is_io_error(error),
             error: error.to_owned(),
         });
     }
@@ -441,6 +476,8 @@ fn could_not(rest: &str) -> Option<PgEvent> {
         return Some(PgEvent::CouldNotExtendFile {
             path,
             no_space: is_no_space(error) || error.starts_with("wrote only "),
+            read_only: storage::is_read_only(error),
+            io_error: storage::is_io_error(error),
             error: error.to_owned(),
         });
     }
@@ -456,21 +493,22 @@ fn could_not(rest: &str) -> Option<PgEvent> {
         return Some(PgEvent::CouldNotReadBlock {
             block: first.parse().ok()?,
             path,
+            io_error: storage::is_io_error(error),
             error: error.to_owned(),
         });
     }
-    None
+    storage::could_not(rest)
 }
 
 /// `"path": error` → (path, error).
-fn quoted_then_error(rest: &str) -> Option<(String, &str)> {
+pub(super) fn quoted_then_error(rest: &str) -> Option<(String, &str)> {
     let rest = rest.strip_prefix('"')?;
     let (path, error) = rest.rsplit_once("\": ")?;
     Some((path.to_owned(), error))
 }
 
 /// ENOSPC as glibc prints it (translations are turned into this text before classification).
-fn is_no_space(error: &str) -> bool {
+pub(super) fn is_no_space(error: &str) -> bool {
     error.contains("No space left on device")
 }
 
@@ -550,16 +588,16 @@ fn checkpoint_complete(rest: &str) -> Option<PgEvent> {
     Some(event)
 }
 
-fn first_word(s: &str) -> &str {
+pub(super) fn first_word(s: &str) -> &str {
     s.split([' ', ',', ';']).next().unwrap_or("")
 }
 
-fn leading_number(s: &str) -> Option<u64> {
+pub(super) fn leading_number(s: &str) -> Option<u64> {
     let end = s.bytes().take_while(u8::is_ascii_digit).count();
     s[..end].parse().ok()
 }
 
-fn unquote(s: &str) -> &str {
+pub(super) fn unquote(s: &str) -> &str {
     s.strip_prefix('"')
         .and_then(|s| s.strip_suffix('"'))
         .unwrap_or(s)

@@ -234,7 +234,7 @@ fn record(message: &str, detail: &str) -> PgRecord {
         ..PgRecord::default()
     };
     let detail = r.detail.clone();
-    complete(&mut r, detail.as_deref());
+    complete(&mut r, detail.as_deref(), None);
     r
 }
 
@@ -311,7 +311,8 @@ fn memory_and_fork_failures() {
     assert_eq!(
         classify("could not map anonymous shared memory: Cannot allocate memory"),
         Some(PgEvent::SharedMemoryMapFailed {
-            error: "Cannot allocate memory".into()
+            error: "Cannot allocate memory".into(),
+            request_bytes: None
         })
     );
 }
@@ -323,7 +324,9 @@ fn disk_and_integrity() {
         Some(PgEvent::CouldNotWrite {
             path: "base/5/16384".into(),
             error: "No space left on device".into(),
-            no_space: true
+            no_space: true,
+            read_only: false,
+            io_error: false
         })
     );
     assert_eq!(
@@ -333,7 +336,9 @@ fn disk_and_integrity() {
         Some(PgEvent::CouldNotExtendFile {
             path: "base/5/16384".into(),
             error: "wrote only 4096 of 8192 bytes at block 12".into(),
-            no_space: true
+            no_space: true,
+            read_only: false,
+            io_error: false
         })
     );
     assert_eq!(
@@ -341,7 +346,8 @@ fn disk_and_integrity() {
         Some(PgEvent::CouldNotReadBlock {
             block: 3,
             path: "base/5/16384".into(),
-            error: "read only 0 of 8192 bytes".into()
+            error: "read only 0 of 8192 bytes".into(),
+            io_error: false
         })
     );
     // PG 17+ reads in vectors: the first block of the range is the one reported.
@@ -353,7 +359,8 @@ fn disk_and_integrity() {
         Some(PgEvent::CouldNotReadBlock {
             block: 15,
             path: "base/5/16384".into(),
-            error: "read only 0 of 8192 bytes".into()
+            error: "read only 0 of 8192 bytes".into(),
+            io_error: false
         })
     );
     assert_eq!(
@@ -363,7 +370,8 @@ fn disk_and_integrity() {
         Some(PgEvent::CouldNotReadBlock {
             block: 7,
             path: "base/5/1259".into(),
-            error: "read only 8192 of 24576 bytes".into()
+            error: "read only 8192 of 24576 bytes".into(),
+            io_error: false
         })
     );
     assert_eq!(
@@ -391,13 +399,24 @@ fn disk_and_integrity() {
             expected: 15254
         })
     );
+    // A PANIC no kind describes is `panic`; one a kind describes keeps its kind.
     let mut panic = PgRecord {
         severity: Some(Severity::Panic),
-        message: "could not locate a valid checkpoint record".into(),
+        message: "xlog flush request 0/1000000 is not satisfied --- flushed only to 0/F00000"
+            .into(),
         ..PgRecord::default()
     };
     classify_record(&mut panic, Languages::default());
     assert_eq!(panic.event, Some(PgEvent::Panic));
+    panic.message = "could not locate a valid checkpoint record".into();
+    classify_record(&mut panic, Languages::default());
+    assert_eq!(
+        panic.event,
+        Some(PgEvent::NoValidCheckpoint {
+            lsn: None,
+            required: false
+        })
+    );
 }
 
 #[test]
@@ -481,6 +500,7 @@ fn pg16_to_18_wordings_in_other_languages() {
         block: 15,
         path: "base/5/16384".into(),
         error: "read only 0 of 8192 bytes".into(),
+        io_error: false,
     };
     let cases = [
         (

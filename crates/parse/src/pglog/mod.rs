@@ -73,6 +73,7 @@ mod assemble;
 #[rustfmt::skip]
 mod catalog;
 mod classify;
+mod classify_storage;
 mod csvlog;
 mod json_line;
 mod jsonlog;

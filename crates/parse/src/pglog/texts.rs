@@ -150,7 +150,10 @@ impl PgEvent {
             PgEvent::ShutdownRequested { mode: text }
             | PgEvent::ShuttingDownAfterCrash { reason: text }
             | PgEvent::Starting { version: text }
-            | PgEvent::SharedMemoryMapFailed { error: text }
+            | PgEvent::SharedMemoryMapFailed { error: text, .. }
+            | PgEvent::SharedMemoryCreateFailed { error: text, .. }
+            | PgEvent::ArchiveFailedTooManyTimes { segment: text }
+            | PgEvent::WalSegmentRemoved { segment: text }
             | PgEvent::InvalidPage { relation: text, .. }
             | PgEvent::ReservedConnectionSlots { reserved_for: text }
             | PgEvent::TempFile { path: text, .. }
@@ -183,6 +186,16 @@ impl PgEvent {
                 ..
             }
             | PgEvent::CouldNotReadBlock {
+                path: first,
+                error: second,
+                ..
+            }
+            | PgEvent::CouldNotFsync {
+                path: first,
+                error: second,
+                ..
+            }
+            | PgEvent::CouldNotOpenFile {
                 path: first,
                 error: second,
                 ..
@@ -221,7 +234,20 @@ impl PgEvent {
             | PgEvent::IdleInTransactionTimeout
             | PgEvent::IdleSessionTimeout
             | PgEvent::TerminatedByAdministrator
-            | PgEvent::StaleStatistics => {}
+            | PgEvent::StaleStatistics
+            | PgEvent::ArchiveNotConfigured
+            | PgEvent::NoValidCheckpoint { .. }
+            | PgEvent::RedoLocationMissing { .. } => {}
+            PgEvent::ArchiveCommandFailed { command, .. } => {
+                if let Some(command) = command {
+                    f(command);
+                }
+            }
+            PgEvent::InvalidCheckpointRecord { which } => {
+                if let Some(which) = which {
+                    f(which);
+                }
+            }
         }
     }
 }

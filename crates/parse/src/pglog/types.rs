@@ -383,6 +383,8 @@ pub enum PgEvent {
     SharedMemoryMapFailed {
         /// strerror text as printed.
         error: String,
+        /// The size asked for, from the HINT `… (currently N bytes) …`, when printed.
+        request_bytes: Option<u64>,
     },
     /// `could not fork new process for connection: <error>`, `could not fork autovacuum worker
     /// process: …`, `could not fork worker process: …`, `could not fork "<type>" process: …`.
@@ -401,6 +403,10 @@ pub enum PgEvent {
         error: String,
         /// True when the error is ENOSPC, in any language.
         no_space: bool,
+        /// True when the error is EROFS (`Read-only file system`), in any language.
+        read_only: bool,
+        /// True when the error is EIO (`Input/output error`), in any language.
+        io_error: bool,
     },
     /// `could not extend file "<path>": <error>` (or `: wrote only N of M bytes at block B`).
     CouldNotExtendFile {
@@ -410,6 +416,10 @@ pub enum PgEvent {
         error: String,
         /// True when the error is ENOSPC, in any language.
         no_space: bool,
+        /// True when the error is EROFS (`Read-only file system`), in any language.
+        read_only: bool,
+        /// True when the error is EIO (`Input/output error`), in any language.
+        io_error: bool,
     },
     /// `could not read block N in file "<path>": <error>`.
     CouldNotReadBlock {
@@ -419,6 +429,9 @@ pub enum PgEvent {
         path: String,
         /// Error text as printed.
         error: String,
+        /// True when the error is EIO (`Input/output error`), in any language; false for a
+        /// short read (`read only N of M bytes`).
+        io_error: bool,
     },
     /// `invalid page in block N of relation <path>`.
     InvalidPage {
@@ -474,6 +487,94 @@ pub enum PgEvent {
     /// `using stale statistics instead of current ones because stats collector is not
     /// responding` (PG 10–14).
     StaleStatistics,
+    /// `could not fsync file "<path>": <error>` (PANIC unless data_sync_retry is on), also
+    /// `could not fdatasync file …`, `could not fsync write-through file …`, and the WAL's
+    /// `could not fsync log file <segment>: …`.
+    CouldNotFsync {
+        /// The file (a WAL segment's name for the `log file` form).
+        path: String,
+        /// strerror text as printed.
+        error: String,
+        /// True when the error is EIO (`Input/output error`), in any language.
+        io_error: bool,
+        /// True when the error is ENOSPC, in any language.
+        no_space: bool,
+        /// True when the error is EROFS, in any language.
+        read_only: bool,
+    },
+    /// `could not open file "<path>": <error>` (also `… for reading: …`, `… (target block N):
+    /// …`) and `could not create file "<path>": <error>`.
+    CouldNotOpenFile {
+        /// The file.
+        path: String,
+        /// Error text as printed.
+        error: String,
+        /// True for `could not create file`.
+        create: bool,
+        /// True when the error is EROFS (`Read-only file system`), in any language.
+        read_only: bool,
+        /// True when the error is EIO, in any language.
+        io_error: bool,
+        /// True when the error is ENOSPC, in any language.
+        no_space: bool,
+    },
+    /// `archive command failed with exit code N` / `… was terminated by signal N: <name>` /
+    /// `… was terminated by exception 0xX` / `… exited with unrecognized status N`, with the
+    /// DETAIL `The failed archive command was: <command>`.
+    ArchiveCommandFailed {
+        /// The exit code, for `failed with exit code N`.
+        exit_code: Option<i32>,
+        /// The signal number, for `was terminated by signal N`.
+        signal: Option<i32>,
+        /// The command as run (`%p` and `%f` replaced), from the DETAIL.
+        command: Option<String>,
+    },
+    /// WARNING `archiving write-ahead log file "<segment>" failed too many times, will try again
+    /// later` (after three failed attempts in a row).
+    ArchiveFailedTooManyTimes {
+        /// The WAL segment's file name.
+        segment: String,
+    },
+    /// `archive_mode enabled, yet archive_command is not set` (≤ 14) / `[“]archive_mode[”]
+    /// enabled, yet archiving is not configured` (≥ 15): segments wait as `.ready` forever.
+    ArchiveNotConfigured,
+    /// `could not locate a valid checkpoint record` (≤ 16) / `… at X/Y` (≥ 17), or with a
+    /// backup_label `could not locate required checkpoint record[ at X/Y]`: recovery cannot
+    /// start.
+    NoValidCheckpoint {
+        /// The checkpoint's LSN (≥ 17).
+        lsn: Option<Lsn>,
+        /// True for the `required` form (the checkpoint named by backup_label).
+        required: bool,
+    },
+    /// `invalid primary checkpoint record` (≤ 16), `invalid secondary checkpoint record` (10),
+    /// `invalid checkpoint record`: the record pg_control points to is unreadable.
+    InvalidCheckpointRecord {
+        /// `primary` or `secondary` when the message says so.
+        which: Option<String>,
+    },
+    /// `could not find redo location referenced by checkpoint record` / `could not find redo
+    /// location X/Y referenced by checkpoint record at X/Y` (newer minor releases and ≥ 17).
+    RedoLocationMissing {
+        /// The redo LSN, when printed.
+        redo: Option<Lsn>,
+        /// The checkpoint record's LSN, when printed.
+        checkpoint: Option<Lsn>,
+    },
+    /// `requested WAL segment <segment> has already been removed` (a standby or a base backup
+    /// asked a walsender for WAL that is gone).
+    WalSegmentRemoved {
+        /// The segment's file name.
+        segment: String,
+    },
+    /// `could not create shared memory segment: <error>` (System V `shmget` at start), with the
+    /// DETAIL `Failed system call was shmget(key=K, size=N, 0600).`
+    SharedMemoryCreateFailed {
+        /// strerror text as printed.
+        error: String,
+        /// `size=` of the DETAIL: the bytes asked for.
+        request_bytes: Option<u64>,
+    },
 }
 
 impl PgEvent {
@@ -532,6 +633,16 @@ impl PgEvent {
             PgEvent::IdleSessionTimeout => "idle_session_timeout",
             PgEvent::TerminatedByAdministrator => "terminated_by_administrator",
             PgEvent::StaleStatistics => "stale_statistics",
+            PgEvent::CouldNotFsync { .. } => "could_not_fsync",
+            PgEvent::CouldNotOpenFile { .. } => "could_not_open_file",
+            PgEvent::ArchiveCommandFailed { .. } => "archive_command_failed",
+            PgEvent::ArchiveFailedTooManyTimes { .. } => "archive_failed_too_many_times",
+            PgEvent::ArchiveNotConfigured => "archive_not_configured",
+            PgEvent::NoValidCheckpoint { .. } => "no_valid_checkpoint",
+            PgEvent::InvalidCheckpointRecord { .. } => "invalid_checkpoint_record",
+            PgEvent::RedoLocationMissing { .. } => "redo_location_missing",
+            PgEvent::WalSegmentRemoved { .. } => "wal_segment_removed",
+            PgEvent::SharedMemoryCreateFailed { .. } => "shared_memory_create_failed",
         }
     }
 }
