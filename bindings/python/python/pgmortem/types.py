@@ -1256,6 +1256,78 @@ class PgSharedMemoryCreateFailedEvent(TypedDict):
     error: str
     request_bytes: int | None
 
+class PgWraparoundRefusedEvent(TypedDict):
+    kind: Literal["wraparound_refused"]
+    database: str | None
+    database_oid: int | None
+    multixact: bool
+
+class PgWraparoundWarningEvent(TypedDict):
+    kind: Literal["wraparound_warning"]
+    database: str | None
+    database_oid: int | None
+    remaining: int
+    multixact: bool
+
+class PgSlotInvalidatedEvent(TypedDict):
+    kind: Literal["slot_invalidated"]
+    slot: str
+    restart_lsn: str | None
+    excess_bytes: int | None
+    wal_limit: bool
+
+class PgSlotHolderTerminatedEvent(TypedDict):
+    kind: Literal["slot_holder_terminated"]
+    pid: int
+    slot: str
+
+class PgToastChunkMissingEvent(TypedDict):
+    kind: Literal["toast_chunk_missing"]
+    chunk: int
+    value: int
+    relation: str
+
+class PgTupleXidCorruptionEvent(TypedDict):
+    kind: Literal["tuple_xid_corruption"]
+    field: str
+    xid: int
+    cutoff_name: str | None
+    cutoff: int | None
+
+class PgInvalidAllocSizeEvent(TypedDict):
+    kind: Literal["invalid_alloc_size"]
+    bytes: int
+
+class PgDataBeyondEofEvent(TypedDict):
+    kind: Literal["data_beyond_eof"]
+    block: int
+    relation: str
+
+class PgLockFileExistsEvent(TypedDict):
+    kind: Literal["lock_file_exists"]
+    path: str
+    pid: int | None
+
+class PgCouldNotBindEvent(TypedDict):
+    kind: Literal["could_not_bind"]
+    family: str
+    address: str
+    error: str
+    in_use: bool
+
+class PgListenSocketFailedEvent(TypedDict):
+    kind: Literal["listen_socket_failed"]
+    address: str | None
+
+class PgDataDirectoryPermissionsEvent(TypedDict):
+    kind: Literal["data_directory_permissions"]
+    path: str
+
+class PgIncompatibleDataFilesEvent(TypedDict):
+    kind: Literal["incompatible_data_files"]
+    data_version: str | None
+    server_version: str | None
+
 PgEvent = Union[
     # One per kind of docs/pglog-events.md; record["event"]["kind"] tells which.
     PgTerminatedBySignalEvent,
@@ -1320,6 +1392,19 @@ PgEvent = Union[
     PgRedoLocationMissingEvent,
     PgWalSegmentRemovedEvent,
     PgSharedMemoryCreateFailedEvent,
+    PgWraparoundRefusedEvent,
+    PgWraparoundWarningEvent,
+    PgSlotInvalidatedEvent,
+    PgSlotHolderTerminatedEvent,
+    PgToastChunkMissingEvent,
+    PgTupleXidCorruptionEvent,
+    PgInvalidAllocSizeEvent,
+    PgDataBeyondEofEvent,
+    PgLockFileExistsEvent,
+    PgCouldNotBindEvent,
+    PgListenSocketFailedEvent,
+    PgDataDirectoryPermissionsEvent,
+    PgIncompatibleDataFilesEvent,
 ]
 
 

@@ -46,9 +46,14 @@ pub(crate) fn classify_record(record: &mut PgRecord, langs: Languages) {
                 | PgEvent::OutOfMemory { .. }
                 | PgEvent::ArchiveCommandFailed { .. }
                 | PgEvent::SharedMemoryCreateFailed { .. }
+                | PgEvent::SlotInvalidated { .. }
+                | PgEvent::IncompatibleDataFiles { .. }
         )
     );
-    let needs_hint = matches!(record.event, Some(PgEvent::SharedMemoryMapFailed { .. }));
+    let needs_hint = matches!(
+        record.event,
+        Some(PgEvent::SharedMemoryMapFailed { .. } | PgEvent::LockFileExists { .. })
+    );
     let detail = record
         .detail
         .as_deref()
@@ -63,9 +68,12 @@ pub(crate) fn classify_record(record: &mut PgRecord, langs: Languages) {
 }
 
 /// `text` in English: as it is when it already is (the English texts [`complete`] reads start
-/// with `Fail`, `The ` or `This `), else through the catalogs, else as it is.
+/// with `Fail`, `The `, `This ` or `Is `), else through the catalogs, else as it is.
 fn in_english(text: &str, langs: Languages) -> String {
-    if text.starts_with("Fail") || text.starts_with("The ") || text.starts_with("This ") {
+    if ["Fail", "The ", "This ", "Is "]
+        .iter()
+        .any(|english| text.starts_with(english))
+    {
         return text.to_owned();
     }
     translate::to_english(text, langs).map_or_else(|| text.to_owned(), |(_, english)| english)

@@ -459,3 +459,331 @@ fn the_huge_page_hint_in_german_gives_the_size() {
         r.event
     );
 }
+
+#[test]
+fn wraparound_warnings_and_refusals_of_every_version() {
+    let warning = |database: Option<&str>, oid: Option<u32>, remaining, multixact| {
+        Some(PgEvent::WraparoundWarning {
+            database: database.map(str::to_owned),
+            database_oid: oid,
+            remaining,
+            multixact,
+        })
+    };
+    assert_eq!(
+        classify("database \"postgres\" must be vacuumed within 39999985 transactions"),
+        warning(Some("postgres"), None, 39_999_985, false)
+    );
+    assert_eq!(
+        classify("database with OID 5 must be vacuumed within 2999999 transactions"),
+        warning(None, Some(5), 2_999_999, false)
+    );
+    assert_eq!(
+        classify("database \"app\" must be vacuumed before 1 more MultiXactId is used"),
+        warning(Some("app"), None, 1, true)
+    );
+    assert_eq!(
+        classify("database with OID 16384 must be vacuumed before 9 more MultiXactIds are used"),
+        warning(None, Some(16384), 9, true)
+    );
+    assert_eq!(
+        classify(
+            "database with OID 16384 must be vacuumed before 1000 more multixact members are used"
+        ),
+        warning(None, Some(16384), 1000, true)
+    );
+    assert_eq!(
+        classify("database \"app\" must be vacuumed within many transactions"),
+        None
+    );
+    let refused = |database: Option<&str>, oid: Option<u32>, multixact| {
+        Some(PgEvent::WraparoundRefused {
+            database: database.map(str::to_owned),
+            database_oid: oid,
+            multixact,
+        })
+    };
+    for (message, want) in [
+        (
+            "database is not accepting commands to avoid wraparound data loss in database \"app\"",
+            refused(Some("app"), None, false),
+        ),
+        (
+            "database is not accepting commands to avoid wraparound data loss in database with OID 16384",
+            refused(None, Some(16384), false),
+        ),
+        (
+            "database is not accepting commands that generate new MultiXactIds to avoid wraparound data loss in database \"app\"",
+            refused(Some("app"), None, true),
+        ),
+        // PG ≥ 17
+        (
+            "database is not accepting commands that assign new transaction IDs to avoid wraparound data loss in database \"app\"",
+            refused(Some("app"), None, false),
+        ),
+        (
+            "database is not accepting commands that assign new MultiXactIds to avoid wraparound data loss in database with OID 1",
+            refused(None, Some(1), true),
+        ),
+    ] {
+        assert_eq!(classify(message), want, "{message}");
+    }
+}
+
+#[test]
+fn replication_slots_invalidated_for_their_wal() {
+    // 13–15: the reason in the message.
+    assert_eq!(
+        classify(
+            "invalidating slot \"standby1\" because its restart_lsn 0/5000000 exceeds max_slot_wal_keep_size"
+        ),
+        Some(PgEvent::SlotInvalidated {
+            slot: "standby1".into(),
+            restart_lsn: Some(lsn("0/5000000")),
+            excess_bytes: None,
+            wal_limit: true,
+        })
+    );
+    // ≥ 16: the reason in the DETAIL.
+    let r = record(
+        Severity::Log,
+        "invalidating obsolete replication slot \"standby1\"",
+        Some("The slot's restart_lsn 0/5000000 exceeds the limit by 16777216 bytes."),
+        None,
+    );
+    assert_eq!(
+        r.event,
+        Some(PgEvent::SlotInvalidated {
+            slot: "standby1".into(),
+            restart_lsn: Some(lsn("0/5000000")),
+            excess_bytes: Some(16_777_216),
+            wal_limit: true,
+        })
+    );
+    let r = record(
+        Severity::Log,
+        "invalidating obsolete replication slot \"logical1\"",
+        Some("The slot conflicted with xid horizon 748."),
+        None,
+    );
+    assert!(matches!(
+        r.event,
+        Some(PgEvent::SlotInvalidated {
+            wal_limit: false,
+            restart_lsn: None,
+            ..
+        })
+    ));
+    assert_eq!(
+        classify("terminating process 4242 to release replication slot \"standby1\""),
+        Some(PgEvent::SlotHolderTerminated {
+            pid: 4242,
+            slot: "standby1".into()
+        })
+    );
+}
+
+#[test]
+fn signs_of_corrupted_data() {
+    assert_eq!(
+        classify("missing chunk number 0 for toast value 16391 in pg_toast_16384"),
+        Some(PgEvent::ToastChunkMissing {
+            chunk: 0,
+            value: 16391,
+            relation: "pg_toast_16384".into()
+        })
+    );
+    let xid = |field: &str, xid, name: Option<&str>, cutoff| {
+        Some(PgEvent::TupleXidCorruption {
+            field: field.into(),
+            xid,
+            cutoff_name: name.map(str::to_owned),
+            cutoff,
+        })
+    };
+    for (message, want) in [
+        (
+            "found xmin 1234 from before relfrozenxid 5678",
+            xid("xmin", 1234, Some("relfrozenxid"), Some(5678)),
+        ),
+        (
+            "found xmax 1234 from before relfrozenxid 5678",
+            xid("xmax", 1234, Some("relfrozenxid"), Some(5678)),
+        ),
+        (
+            "found update xid 1234 from before xid cutoff 5678",
+            xid("update xid", 1234, Some("xid cutoff"), Some(5678)),
+        ),
+        (
+            "found multixact 12 from before relminmxid 34",
+            xid("multixact", 12, Some("relminmxid"), Some(34)),
+        ),
+        (
+            "uncommitted xmin 1234 from before xid cutoff 5678 needs to be frozen",
+            xid("xmin", 1234, Some("xid cutoff"), Some(5678)),
+        ),
+        (
+            "multixact 12 from before multi freeze cutoff 34 found to be still running",
+            xid("multixact", 12, Some("multi freeze cutoff"), Some(34)),
+        ),
+        (
+            "cannot freeze committed xmax 1234",
+            xid("xmax", 1234, None, None),
+        ),
+        (
+            "cannot freeze committed update xid 1234",
+            xid("update xid", 1234, None, None),
+        ),
+    ] {
+        assert_eq!(classify(message), want, "{message}");
+    }
+    assert_eq!(classify("found nothing from before the war"), None);
+    assert_eq!(classify("multixact 12 from before 34"), None);
+    assert_eq!(
+        classify("invalid memory alloc request size 18446744073709551613"),
+        Some(PgEvent::InvalidAllocSize {
+            bytes: 18_446_744_073_709_551_613
+        })
+    );
+    for message in [
+        "unexpected data beyond EOF in block 12 of relation base/5/16384",
+        "unexpected data beyond EOF in block 12 of relation \"base/5/16384\"",
+    ] {
+        assert_eq!(
+            classify(message),
+            Some(PgEvent::DataBeyondEof {
+                block: 12,
+                relation: "base/5/16384".into()
+            }),
+            "{message}"
+        );
+    }
+}
+
+#[test]
+fn a_server_that_will_not_start() {
+    let r = record(
+        Severity::Fatal,
+        "lock file \"postmaster.pid\" already exists",
+        None,
+        Some(
+            "Is another postmaster (PID 4242) running in data directory \"/var/lib/postgresql/15/main\"?",
+        ),
+    );
+    assert_eq!(
+        r.event,
+        Some(PgEvent::LockFileExists {
+            path: "postmaster.pid".into(),
+            pid: Some(4242)
+        })
+    );
+    assert_eq!(
+        classify("could not bind IPv4 address \"127.0.0.1\": Address already in use"),
+        Some(PgEvent::CouldNotBind {
+            family: "IPv4".into(),
+            address: "127.0.0.1".into(),
+            error: "Address already in use".into(),
+            in_use: true
+        })
+    );
+    assert_eq!(
+        classify("could not create listen socket for \"localhost\""),
+        Some(PgEvent::ListenSocketFailed {
+            address: Some("localhost".into())
+        })
+    );
+    assert_eq!(
+        classify("could not create any TCP/IP sockets"),
+        Some(PgEvent::ListenSocketFailed { address: None })
+    );
+    for message in [
+        "data directory \"/var/lib/postgresql/15/main\" has invalid permissions",
+        "data directory \"/var/lib/postgresql/15/main\" has group or world access",
+    ] {
+        assert_eq!(
+            classify(message),
+            Some(PgEvent::DataDirectoryPermissions {
+                path: "/var/lib/postgresql/15/main".into()
+            }),
+            "{message}"
+        );
+    }
+    let r = record(
+        Severity::Fatal,
+        "database files are incompatible with server",
+        Some(
+            "The data directory was initialized by PostgreSQL version 13, which is not compatible with this version 15.18 (Debian 15.18-0+deb12u1).",
+        ),
+        None,
+    );
+    assert_eq!(
+        r.event,
+        Some(PgEvent::IncompatibleDataFiles {
+            data_version: Some("13".into()),
+            server_version: Some("15.18 (Debian 15.18-0+deb12u1)".into())
+        })
+    );
+}
+
+#[test]
+fn wraparound_and_start_failures_in_other_languages() {
+    let cases: &[Case] = &[
+        (
+            "de",
+            Severity::Warning,
+            "Datenbank »postgres« muss innerhalb von 39999985 Transaktionen gevacuumt werden",
+            None,
+            None,
+            PgEvent::WraparoundWarning {
+                database: Some("postgres".into()),
+                database_oid: None,
+                remaining: 39_999_985,
+                multixact: false,
+            },
+        ),
+        (
+            // The French msgstr holds a newline: the server continues it on a TAB line.
+            "fr",
+            Severity::Warning,
+            "un VACUUM doit être exécuté sur la base de données « postgres » dans un maximum de\n39999985 transactions",
+            None,
+            None,
+            PgEvent::WraparoundWarning {
+                database: Some("postgres".into()),
+                database_oid: None,
+                remaining: 39_999_985,
+                multixact: false,
+            },
+        ),
+        (
+            "ru",
+            Severity::Error,
+            "база данных не принимает команды, назначающие новые идентификаторы транзакций, во избежание потери данных из-за зацикливания в базе данных \"app\"",
+            None,
+            None,
+            PgEvent::WraparoundRefused {
+                database: Some("app".into()),
+                database_oid: None,
+                multixact: false,
+            },
+        ),
+        (
+            "de",
+            Severity::Fatal,
+            "Sperrdatei »postmaster.pid« existiert bereits",
+            None,
+            Some(
+                "Läuft bereits ein anderer postmaster-Prozess (PID 4242) im Datenverzeichnis »/var/lib/postgresql/15/main«?",
+            ),
+            PgEvent::LockFileExists {
+                path: "postmaster.pid".into(),
+                pid: Some(4242),
+            },
+        ),
+    ];
+    for (lang, severity, message, detail, hint, event) in cases {
+        let r = record(*severity, message, *detail, *hint);
+        assert_eq!(r.event.as_ref(), Some(event), "{message}");
+        assert_eq!(r.language, Some(*lang), "{message}");
+    }
+}

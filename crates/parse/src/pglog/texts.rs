@@ -243,11 +243,47 @@ impl PgEvent {
                     f(command);
                 }
             }
-            PgEvent::InvalidCheckpointRecord { which } => {
-                if let Some(which) = which {
-                    f(which);
+            PgEvent::InvalidCheckpointRecord { which: text }
+            | PgEvent::ListenSocketFailed { address: text }
+            | PgEvent::WraparoundRefused { database: text, .. }
+            | PgEvent::WraparoundWarning { database: text, .. } => {
+                if let Some(text) = text {
+                    f(text);
                 }
             }
+            PgEvent::IncompatibleDataFiles {
+                data_version,
+                server_version,
+            } => {
+                for text in [data_version, server_version].into_iter().flatten() {
+                    f(text);
+                }
+            }
+            PgEvent::CouldNotBind {
+                family,
+                address,
+                error,
+                ..
+            } => {
+                f(family);
+                f(address);
+                f(error);
+            }
+            PgEvent::SlotInvalidated { slot: text, .. }
+            | PgEvent::SlotHolderTerminated { slot: text, .. }
+            | PgEvent::ToastChunkMissing { relation: text, .. }
+            | PgEvent::DataBeyondEof { relation: text, .. }
+            | PgEvent::LockFileExists { path: text, .. }
+            | PgEvent::DataDirectoryPermissions { path: text } => f(text),
+            PgEvent::TupleXidCorruption {
+                field, cutoff_name, ..
+            } => {
+                f(field);
+                if let Some(name) = cutoff_name {
+                    f(name);
+                }
+            }
+            PgEvent::InvalidAllocSize { .. } => {}
         }
     }
 }

@@ -575,6 +575,129 @@ pub enum PgEvent {
         /// `size=` of the DETAIL: the bytes asked for.
         request_bytes: Option<u64>,
     },
+    /// `database is not accepting commands [that assign new transaction IDs ]to avoid
+    /// wraparound data loss in database "<name>"` (or `… with OID N`), and the MultiXactId
+    /// forms: the XID (or MultiXactId) stop limit is reached, writes fail.
+    WraparoundRefused {
+        /// The database to vacuum, by name.
+        database: Option<String>,
+        /// The database to vacuum, by OID (when its name was not known).
+        database_oid: Option<u32>,
+        /// True for the MultiXactId limit.
+        multixact: bool,
+    },
+    /// WARNING `database "<name>" must be vacuumed within N transactions` (or `… with OID N …`),
+    /// and `… must be vacuumed before N more MultiXactIds are used` / `… multixact members …`.
+    WraparoundWarning {
+        /// The database to vacuum, by name.
+        database: Option<String>,
+        /// The database to vacuum, by OID.
+        database_oid: Option<u32>,
+        /// Transactions (or MultiXactIds, or members) left before the stop limit.
+        remaining: u64,
+        /// True for MultiXactIds or multixact members.
+        multixact: bool,
+    },
+    /// `invalidating slot "<slot>" because its restart_lsn X/Y exceeds max_slot_wal_keep_size`
+    /// (13–15), `invalidating obsolete replication slot "<slot>"` (≥ 16) with the DETAIL `The
+    /// slot's restart_lsn X/Y exceeds the limit by N bytes.` (or another reason).
+    SlotInvalidated {
+        /// The slot's name.
+        slot: String,
+        /// Its restart_lsn, when printed.
+        restart_lsn: Option<Lsn>,
+        /// Bytes over max_slot_wal_keep_size (≥ 16's DETAIL).
+        excess_bytes: Option<u64>,
+        /// True when the reason is max_slot_wal_keep_size (false for the other reasons ≥ 16
+        /// gives, or when the DETAIL is missing).
+        wal_limit: bool,
+    },
+    /// `terminating process N to release replication slot "<slot>"` (the slot is being
+    /// invalidated while a walsender holds it).
+    SlotHolderTerminated {
+        /// The walsender's PID.
+        pid: u32,
+        /// The slot's name.
+        slot: String,
+    },
+    /// `missing chunk number N for toast value V in <toast table>`: a TOAST chunk is gone.
+    ToastChunkMissing {
+        /// The chunk number.
+        chunk: u64,
+        /// The TOAST value's OID.
+        value: u64,
+        /// The TOAST table as printed (`pg_toast_16384`).
+        relation: String,
+    },
+    /// A tuple's transaction ID before the table's freeze horizon (heap corruption, or the
+    /// bugs that left it): `found xmin N from before relfrozenxid M`, `found xmax …`, `found
+    /// update xid …`, `found multixact N from before relminmxid M`, `uncommitted xmin N from
+    /// before xid cutoff M needs to be frozen`, `multixact N from before cutoff M found to be
+    /// still running`, `cannot freeze committed xmax N`.
+    TupleXidCorruption {
+        /// What the ID is: `xmin`, `xmax`, `update xid`, `multixact`.
+        field: String,
+        /// The ID found.
+        xid: u64,
+        /// The horizon it is older than: `relfrozenxid`, `relminmxid`, `xid cutoff`, `cutoff`,
+        /// `multi freeze cutoff`; none for `cannot freeze committed …`.
+        cutoff_name: Option<String>,
+        /// The horizon's value.
+        cutoff: Option<u64>,
+    },
+    /// `invalid memory alloc request size N` (a length read from a damaged datum, more often
+    /// than a real request over 1 GB).
+    InvalidAllocSize {
+        /// The size asked for.
+        bytes: u64,
+    },
+    /// `unexpected data beyond EOF in block N of relation <path>` (≤ 17; quoted ≥ 18).
+    DataBeyondEof {
+        /// Block number.
+        block: u64,
+        /// The relation's file path, without quotes.
+        relation: String,
+    },
+    /// `lock file "<path>" already exists` (+ HINT `Is another postmaster (PID N) running in
+    /// data directory "…"?` / `… using socket file "…"?`): the server does not start.
+    LockFileExists {
+        /// The lock file (`postmaster.pid`, or a socket's `.s.PGSQL.5432.lock`).
+        path: String,
+        /// The PID the HINT names.
+        pid: Option<u32>,
+    },
+    /// `could not bind <family> address "<address>": <error>` (at start).
+    CouldNotBind {
+        /// `IPv4`, `IPv6` or `Unix`.
+        family: String,
+        /// The address.
+        address: String,
+        /// strerror text as printed.
+        error: String,
+        /// True when the error is EADDRINUSE (`Address already in use`), in any language.
+        in_use: bool,
+    },
+    /// `could not create listen socket for "<address>"` / `could not create any TCP/IP
+    /// sockets` / `could not create any Unix-domain sockets` (the latter two FATAL: no start).
+    ListenSocketFailed {
+        /// The address, for the first form.
+        address: Option<String>,
+    },
+    /// `data directory "<path>" has invalid permissions` (≥ 11) / `… has group or world
+    /// access` (10): the server does not start.
+    DataDirectoryPermissions {
+        /// The data directory.
+        path: String,
+    },
+    /// `database files are incompatible with server`, with the DETAIL `The data directory was
+    /// initialized by PostgreSQL version X, which is not compatible with this version Y.` (or
+    /// another incompatibility, then no versions).
+    IncompatibleDataFiles {
+        /// The data directory's version, from the DETAIL.
+        data_version: Option<String>,
+        /// The server's version, from the DETAIL.
+        server_version: Option<String>,
+    },
 }
 
 impl PgEvent {
@@ -643,6 +766,19 @@ impl PgEvent {
             PgEvent::RedoLocationMissing { .. } => "redo_location_missing",
             PgEvent::WalSegmentRemoved { .. } => "wal_segment_removed",
             PgEvent::SharedMemoryCreateFailed { .. } => "shared_memory_create_failed",
+            PgEvent::WraparoundRefused { .. } => "wraparound_refused",
+            PgEvent::WraparoundWarning { .. } => "wraparound_warning",
+            PgEvent::SlotInvalidated { .. } => "slot_invalidated",
+            PgEvent::SlotHolderTerminated { .. } => "slot_holder_terminated",
+            PgEvent::ToastChunkMissing { .. } => "toast_chunk_missing",
+            PgEvent::TupleXidCorruption { .. } => "tuple_xid_corruption",
+            PgEvent::InvalidAllocSize { .. } => "invalid_alloc_size",
+            PgEvent::DataBeyondEof { .. } => "data_beyond_eof",
+            PgEvent::LockFileExists { .. } => "lock_file_exists",
+            PgEvent::CouldNotBind { .. } => "could_not_bind",
+            PgEvent::ListenSocketFailed { .. } => "listen_socket_failed",
+            PgEvent::DataDirectoryPermissions { .. } => "data_directory_permissions",
+            PgEvent::IncompatibleDataFiles { .. } => "incompatible_data_files",
         }
     }
 }
