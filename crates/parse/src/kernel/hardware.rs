@@ -70,6 +70,14 @@ fn new_error(source: HardwareSource, message: &str) -> HardwareError {
 pub(crate) fn hardware_line(message: &str) -> Option<HardwareLine<'_>> {
     let text = message.trim();
     if let Some(rest) = text.strip_prefix("mce: ") {
+        if rest == "Memory error not recovered" {
+            // arch/x86/kernel/cpu/mce/core.c `kill_me_never`: a poisoned page the kernel could
+            // not take out of use.
+            let mut error = new_error(HardwareSource::MemoryFailure, text);
+            error.corrected = Some(false);
+            error.outcome = Some("not recovered".to_owned());
+            return Some(HardwareLine::Opens(Box::new(error)));
+        }
         return machine_check(text, rest)
             .or_else(|| thermal(text, rest).map(|e| HardwareLine::Opens(Box::new(e))));
     }
@@ -154,9 +162,24 @@ fn read_bank(error: &mut HardwareError, what: &str) {
     }
 }
 
-/// Continuation fields worth a field of their own: `ADDR <hex>` of a machine check.
+/// Folds a continuation line into `error`, reading the fields worth a field of their own:
+/// `ADDR <hex>` of a machine check; the severity AMD's decoder (drivers/edac/mce_amd.c) prints
+/// (`Corrected error, no action required.`, `Uncorrected, software containable error.`,
+/// `Deferred error, no action required.`); a fatal machine check's `Machine check: Processor
+/// context corrupt`; APEI's `event severity:`, `physical_address:` and `DIMM location:`; an
+/// EDAC driver's copy of the bank (`CPU 1: Machine Check Event: 0 Bank 11: …`).
 pub(crate) fn fold(error: &mut HardwareError, continuation: &Continuation<'_>) {
     let text = continuation.text;
+    if text.starts_with("Corrected error") {
+        error.corrected = Some(true);
+    } else if text.starts_with("Uncorrected") || text.starts_with("Deferred error") {
+        error.corrected = Some(false);
+    }
+    if let Some(why) = text.strip_prefix("Machine check: ") {
+        // mce_panic's reason: the machine check was fatal.
+        error.corrected = Some(false);
+        error.outcome = Some(cut(why.trim(), 100).to_owned());
+    }
     if error.address.is_none()
         && let Some((_, addr)) = text.split_once("ADDR ")
     {
@@ -418,6 +441,40 @@ mod tests {
         ] {
             assert_eq!(hardware_line(line), None, "{line}");
         }
+    }
+
+    #[test]
+    fn continuation_lines_say_what_the_bank_did_not() {
+        let continues = |line: &'static str| match hardware_line(line) {
+            Some(HardwareLine::Continues(c)) => c,
+            other => panic!("{line}: {other:?}"),
+        };
+        let mut e = opens("mce: [Hardware Error]: Machine check events logged");
+        fold(
+            &mut e,
+            &continues("[Hardware Error]: Corrected error, no action required."),
+        );
+        assert_eq!(e.corrected, Some(true));
+        fold(
+            &mut e,
+            &continues("[Hardware Error]: Uncorrected, software containable error."),
+        );
+        assert_eq!(e.corrected, Some(false));
+        let mut e =
+            opens("mce: [Hardware Error]: CPU 9: Machine Check: 0 Bank 5: 8c00004000010092");
+        fold(
+            &mut e,
+            &continues("mce: [Hardware Error]: Machine check: Processor context corrupt"),
+        );
+        assert_eq!(
+            (e.corrected, e.outcome.as_deref()),
+            (Some(false), Some("Processor context corrupt"))
+        );
+        let e = opens("mce: Memory error not recovered");
+        assert_eq!(
+            (e.source, e.outcome.as_deref()),
+            (HardwareSource::MemoryFailure, Some("not recovered"))
+        );
     }
 
     #[test]

@@ -64,9 +64,15 @@ pub(crate) fn storage_error(message: &str) -> Option<StorageError> {
             if found("Remounting filesystem read-only") {
                 return error(StorageLayer::Ext4, StorageFailure::ReadOnly, device, None);
             }
+            if found("shut down requested") {
+                // `ext4_force_shutdown` (an fsfreeze-less snapshot tool, `xfs_io -c shutdown`,
+                // a device that went away under it on 6.x).
+                return error(StorageLayer::Ext4, StorageFailure::Shutdown, device, None);
+            }
             if found("I/O error")
                 || found("error count since last fsck")
                 || found("potential data loss")
+                || found("Delayed block allocation failed")
             {
                 return error(
                     StorageLayer::Ext4,
@@ -445,6 +451,18 @@ mod tests {
         ] {
             assert!(storage_error(line).is_none(), "{line}");
         }
+    }
+
+    #[test]
+    fn ext4_shutdowns_and_lost_delayed_writes() {
+        // fs/ext4/super.c `ext4_force_shutdown`, fs/ext4/inode.c `mpage_map_and_submit_extent`.
+        let e = storage_error("EXT4-fs (loop0): shut down requested (2)").unwrap();
+        assert_eq!(
+            (e.layer, e.failure, e.device.as_deref()),
+            (StorageLayer::Ext4, StorageFailure::Shutdown, Some("loop0"))
+        );
+        let e = storage_error("EXT4-fs (dm-2): Delayed block allocation failed for inode 1317 at logical offset 0 with max blocks 1 with error 28").unwrap();
+        assert_eq!(e.failure, StorageFailure::FilesystemError);
     }
 
     #[test]
