@@ -511,12 +511,12 @@ done
 # ---------------------------------------------------------------------------------------------
 # Identity
 
-run identity/uname.txt reference 10 "$CAP" uname -a
-copy identity/os-release.txt reference /etc/os-release
+run identity/uname.txt uname 10 "$CAP" uname -a
+copy identity/os-release.txt os_release /etc/os-release
 copy identity/proc-version.txt reference /proc/version
 copy identity/cmdline.txt reference /proc/cmdline
 run identity/id.txt reference 10 "$CAP" id
-run identity/virt.txt reference 10 "$CAP" systemd-detect-virt
+run identity/virt.txt virtualization 10 "$CAP" systemd-detect-virt
 run identity/dmi.txt reference 10 "$CAP" sh -c 'grep -H . /sys/class/dmi/id/sys_vendor /sys/class/dmi/id/product_name 2>/dev/null'
 
 # ---------------------------------------------------------------------------------------------

@@ -463,9 +463,18 @@ fn classify(members: Vec<Member>, mut skipped: Vec<Skipped>, options: &OpenOptio
         };
         let entry = root_manifest.and_then(|m| m.file(&rel));
         let mut notes: Vec<String> = read_note.into_iter().collect();
+        // A manifest's `reference` (kept for a person) yields to a kind the layout's table
+        // reads: collectors before 0.2 declared identity/uname.txt and os-release so.
+        let table_reads = |path: &str| {
+            found
+                .as_ref()
+                .and_then(|f| f.lookup(path))
+                .is_some_and(|(_, k)| k != SourceKind::Reference)
+        };
         let declared = entry
             .and_then(|f| SourceKind::from_name(&f.kind))
             .filter(|k| *k != SourceKind::Unknown)
+            .filter(|k| *k != SourceKind::Reference || !table_reads(&path))
             .map(|k| (k, RecognizedBy::Manifest))
             .or_else(|| {
                 let f = found.as_ref()?;

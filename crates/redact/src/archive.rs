@@ -158,13 +158,25 @@ pub fn redact_bundle(input: &Path, output: &Path) -> Result<Redacted, RedactErro
 /// The bundle's host names (from `uname -a` and `hostname`, whatever the layout names them: the
 /// collector's `identity/uname.txt`, a sosreport's `sos_commands/kernel/uname_-a`; the perf
 /// header; the collector's archive name), and the OS user PostgreSQL runs as (from the `ps`
-/// listings: the user of its processes).
+/// listings: the user of its processes; from the collector's manifest: the user it ran
+/// `postgres -C` as, `… (as USER)`, which names it when the server was down).
 fn learn_names(redactor: &mut Redactor, input: &Path, bundle: &pgmortem_bundle::Bundle) {
     use pgmortem_bundle::SourceKind;
     if let Some(name) = input.file_name().map(|n| n.to_string_lossy().into_owned())
         && let Some(c) = ARCHIVE_HOST.captures(&name)
     {
         redactor.learn_hostname(&c[1]);
+    }
+    for entry in bundle.manifest.iter().flat_map(|m| &m.files) {
+        if let Some(user) = entry
+            .command
+            .strip_suffix(')')
+            .and_then(|c| c.rsplit_once(" (as "))
+            .map(|(_, user)| user)
+            .filter(|u| !u.is_empty() && !u.contains(char::is_whitespace))
+        {
+            redactor.learn_os_user(user);
+        }
     }
     for source in &bundle.sources {
         let head = &source.bytes[..source.bytes.len().min(64 * 1024)];
@@ -186,12 +198,15 @@ fn learn_names(redactor: &mut Redactor, input: &Path, bundle: &pgmortem_bundle::
             SourceKind::ProcessList => {
                 let listing = pgmortem_parse::system::parse_ps(&source.bytes);
                 for row in listing.processes() {
-                    let postgres = row
-                        .command
-                        .as_deref()
-                        .and_then(pgmortem_parse::system::parse_title)
-                        .is_some()
-                        || row.comm.as_deref() == Some("postgres");
+                    // A title (`postgres: checkpointer`), or the program's name alone (`ps -o
+                    // comm` under a `COMMAND` header, a path to the binary).
+                    let program = |c: &str| {
+                        let first = c.split_whitespace().next().unwrap_or("");
+                        matches!(first.rsplit('/').next(), Some("postgres" | "postmaster"))
+                    };
+                    let postgres = row.command.as_deref().is_some_and(|c| {
+                        pgmortem_parse::system::parse_title(c).is_some() || program(c)
+                    }) || row.comm.as_deref().is_some_and(program);
                     if let (true, Some(user)) = (postgres, row.user.as_deref()) {
                         redactor.learn_os_user(user);
                     }
