@@ -127,7 +127,7 @@ pub enum SourceKind {
     /// The age of `datfrozenxid` and `datminmxid` per database (psql `-A`, with header).
     DatabaseXidAges,
     /// Data checksum failures per database from `pg_stat_database` (12+; psql `-A`, with
-    /// header): collected, not read by any rule yet.
+    /// header).
     ChecksumFailures,
     /// `pg_tablespace` with each location (psql `-A`, with header): collected, not read by any
     /// rule yet.

@@ -78,9 +78,8 @@ pub fn snapshot_stats(kind: SourceKind, bytes: &[u8]) -> Option<ParseStats> {
         SourceKind::ReplicationSlots => system::parse_replication_slots(bytes).stats,
         SourceKind::Archiver => system::parse_archiver(bytes).stats,
         SourceKind::DatabaseXidAges => system::parse_database_xid_ages(bytes).stats,
-        SourceKind::ChecksumFailures | SourceKind::Tablespaces => {
-            system::parse_pipe_table(bytes).stats
-        }
+        SourceKind::ChecksumFailures => system::parse_checksum_failures(bytes).stats,
+        SourceKind::Tablespaces => system::parse_pipe_table(bytes).stats,
         SourceKind::PodDescribe => pgmortem_parse::kube::parse_describe(bytes).stats,
         SourceKind::PodManifest => pgmortem_parse::kube::parse_manifests(bytes).stats,
         SourceKind::Manifest => match Manifest::parse(bytes) {

@@ -95,6 +95,7 @@ impl<'b> Analysis<'b> {
             &self.parsed.postgres,
             &self.parsed.ha,
             &self.incidents,
+            &self.parsed.clock,
         )
     }
 }

@@ -626,6 +626,85 @@ class ProcessFacts(TypedDict):
     """The postmaster's memory cgroup path (a ``ps`` ``CGROUP`` column, ``/proc/PID/cgroup``)."""
 
 
+class KnownBool(TypedDict):
+    value: bool
+    path: str
+    line: int
+    key: str
+
+
+class Place(TypedDict):
+    """One of PostgreSQL's places: ``data_directory``, ``pg_wal``, ``tablespace OID``,
+    ``log_directory``."""
+
+    role: str
+    path: str
+
+
+class Volume(TypedDict):
+    """A file system holding PostgreSQL's places, with ``df`` and mountinfo figures."""
+
+    places: list[Place]
+    mount_point: str
+    device: str | None
+    fs_type: str | None
+    read_only: KnownBool | None
+    on_errors: str | None
+    size_bytes: KnownInt | None
+    used_bytes: int | None
+    available_bytes: int | None
+    use_percent: int | None
+    inodes_use_percent: KnownInt | None
+
+
+class WalFacts(TypedDict):
+    segments: KnownInt
+    bytes: int | None
+    archive_ready: int | None
+    oldest_segment: str | None
+    newest_segment: str | None
+
+
+class SlotFacts(TypedDict):
+    name: KnownStr
+    slot_type: str | None
+    active: bool | None
+    retained_bytes: int | None
+    wal_status: str | None
+    inactive_since: str | None
+    invalidation_reason: str | None
+
+
+class ArchiverFacts(TypedDict):
+    archived_count: KnownInt | None
+    failed_count: int | None
+    last_archived_wal: str | None
+    last_archived_time: str | None
+    last_failed_wal: str | None
+    last_failed_time: str | None
+    failing: bool | None
+    collected_at: str | None
+
+
+class DatabaseFacts(TypedDict):
+    name: str
+    xid_age: KnownInt | None
+    multixact_age: int | None
+    allows_connections: bool | None
+    checksum_failures: KnownInt | None
+    checksum_last_failure: str | None
+
+
+class StorageFacts(TypedDict):
+    """Where PostgreSQL's files live: file systems, pg_wal, slots, archiver, database ages."""
+
+    volumes: list[Volume]
+    pg_wal: WalFacts | None
+    slots: list[SlotFacts] | None
+    archiver: ArchiverFacts | None
+    databases: list[DatabaseFacts]
+
+
 class HostFacts(TypedDict):
     memory: MemoryFacts | None
     vm: VmFacts
@@ -636,6 +715,7 @@ class HostFacts(TypedDict):
     subtrans: SubtransFacts | None
     postgres: PgFacts
     processes: ProcessFacts
+    storage: StorageFacts
 
 
 class Collection(TypedDict):

@@ -10,10 +10,14 @@ mod log;
 mod perf;
 mod postgres;
 mod processes;
+mod storage;
 
-use crate::report::Incident;
+use crate::report::{Evidence, Incident};
 use crate::sources::{KernelSource, PgSource};
 
+pub use crate::report::{
+    ArchiverFacts, DatabaseFacts, Place, SlotFacts, StorageFacts, Volume, WalFacts,
+};
 pub use crate::report::{
     CgroupFacts, CpuFacts, DevShm, HostFacts, Known, LimitFacts, MemoryFacts, OomAdjustFacts,
     PgFacts, PgProcess, ProcessFacts, Setting, SettingOrigin, SettingsSource, SubtransFacts,
@@ -40,6 +44,79 @@ pub struct Facts<'a> {
     pub incidents: &'a [Incident],
     /// WAL archiving as pgBackRest's logs show it.
     pub archiving: ArchivingFacts<'a>,
+    /// Every kernel log's records, on the bundle's clock.
+    pub kernel: KernelEvents<'a>,
+}
+
+/// How far apart (seconds) the same kernel event in two logs may be placed and still be one.
+pub const SAME_EVENT_SECONDS: f64 = 2.0;
+
+/// The kernel logs' records, each placeable on UTC.
+#[derive(Clone, Copy)]
+pub struct KernelEvents<'a> {
+    sources: &'a [KernelSource],
+    clock: &'a crate::clock::Clock,
+}
+
+/// A kernel record with its log and its time on UTC (when the clock can place it).
+#[derive(Debug, Clone, Copy)]
+pub struct KernelEventAt<'a> {
+    /// The kernel log.
+    pub path: &'a str,
+    /// The record (its `line`, its `event`).
+    pub record: &'a pgmortem_parse::kernel::KernelRecord,
+    /// Its time on UTC.
+    pub at: Option<jiff::Timestamp>,
+}
+
+impl KernelEventAt<'_> {
+    /// The record as evidence, saying `what`.
+    pub fn evidence(&self, what: impl Into<String>) -> Evidence {
+        Evidence {
+            path: self.path.to_owned(),
+            line: self.record.line,
+            what: what.into(),
+            key: None,
+            host_file: None,
+            host_line: None,
+        }
+    }
+}
+
+impl<'a> KernelEvents<'a> {
+    /// The records whose event satisfies `want`, in each log's order. A record another log
+    /// already gave (the same event within [`SAME_EVENT_SECONDS`]: `dmesg` and `dmesg -T` of
+    /// one buffer, a journal beside them) is given once, from the first log.
+    pub fn records(
+        &self,
+        want: impl Fn(&pgmortem_parse::kernel::KernelEvent) -> bool,
+    ) -> Vec<KernelEventAt<'a>> {
+        let mut out: Vec<KernelEventAt<'a>> = Vec::new();
+        for (n, source) in self.sources.iter().enumerate() {
+            let before = out.len();
+            for record in source.log.records.iter().filter(|r| want(&r.event)) {
+                let at = self.clock.kernel(&record.time).map(|t| t.0);
+                let seen = n > 0
+                    && out[..before].iter().any(|o| {
+                        o.record.event == record.event
+                            && match (o.at, at) {
+                                (Some(a), Some(b)) => {
+                                    crate::clock::seconds_between(a, b).abs() <= SAME_EVENT_SECONDS
+                                }
+                                _ => false,
+                            }
+                    });
+                if !seen {
+                    out.push(KernelEventAt {
+                        path: &source.path,
+                        record,
+                        at,
+                    });
+                }
+            }
+        }
+        out
+    }
 }
 
 /// WAL archiving as pgBackRest's logs show it: which logs the bundle has, and each time
@@ -98,10 +175,12 @@ pub(crate) fn build<'a>(
     postgres: &'a [PgSource],
     ha: &'a [crate::ha::HaSource],
     incidents: &'a [Incident],
+    clock: &'a crate::clock::Clock,
 ) -> Facts<'a> {
     let mut host = host::build(bundle);
     host.processes = processes::build(bundle);
     host.postgres = postgres::build(bundle, postgres);
+    host.storage = storage::build(bundle, &host.postgres);
     host.cgroup = host::cgroup(
         bundle,
         host.processes.postmaster_pid(),
@@ -120,6 +199,10 @@ pub(crate) fn build<'a>(
         perf: perf::build(bundle),
         incidents,
         archiving: archiving(ha),
+        kernel: KernelEvents {
+            sources: kernel,
+            clock,
+        },
     }
 }
 

@@ -107,6 +107,27 @@ const SETTINGS: &[(&str, Kind, DefaultFor)] = &[
     ("log_temp_files", Kind::Memory(1024), |_| Some("-1")),
     ("max_wal_size", Kind::Memory(1024 * 1024), |_| Some("1GB")),
     ("checkpoint_timeout", Kind::Time(1.0), |_| Some("5min")),
+    ("min_wal_size", Kind::Memory(1024 * 1024), |_| Some("80MB")),
+    ("checkpoint_completion_target", Kind::Number, |v| {
+        Some(if v >= 14 { "0.9" } else { "0.5" })
+    }),
+    ("wal_keep_size", Kind::Memory(1024 * 1024), |v| {
+        (v >= 13).then_some("0")
+    }),
+    ("max_slot_wal_keep_size", Kind::Memory(1024 * 1024), |v| {
+        (v >= 13).then_some("-1")
+    }),
+    ("archive_mode", Kind::Text, |_| Some("off")),
+    ("archive_command", Kind::Text, |_| None),
+    ("archive_library", Kind::Text, |_| None),
+    ("autovacuum_freeze_max_age", Kind::Number, |_| {
+        Some("200000000")
+    }),
+    ("autovacuum_multixact_freeze_max_age", Kind::Number, |_| {
+        Some("400000000")
+    }),
+    ("data_checksums", Kind::Text, |_| None),
+    ("data_directory", Kind::Text, |_| None),
     ("server_version_num", Kind::Number, |_| None),
 ];
 

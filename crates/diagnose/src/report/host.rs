@@ -5,7 +5,7 @@
 use pgmortem_parse::system::CgroupVersion;
 use serde::Serialize;
 
-use super::{Known, PgFacts, ProcessFacts};
+use super::{Known, PgFacts, ProcessFacts, StorageFacts};
 
 /// `/proc/meminfo`: sizes in bytes, huge page counts in pages.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -222,4 +222,6 @@ pub struct HostFacts {
     pub postgres: PgFacts,
     /// PostgreSQL's processes.
     pub processes: ProcessFacts,
+    /// Where PostgreSQL's files live: file systems, pg_wal, slots, archiver, database ages.
+    pub storage: StorageFacts,
 }

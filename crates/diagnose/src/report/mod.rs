@@ -10,11 +10,13 @@ mod host;
 mod pooler;
 mod postgres;
 mod processes;
+mod storage;
 
 pub use host::*;
 pub use pooler::*;
 pub use postgres::*;
 pub use processes::*;
+pub use storage::*;
 
 /// The schema name and version written in every report.
 pub const SCHEMA: &str = "pgmortem.report/v1";

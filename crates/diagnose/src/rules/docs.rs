@@ -71,6 +71,40 @@ pub const REFERENCES: &[(&str, &str)] = &[
          Configuration\"",
     ),
     (
+        "pg-disk-full",
+        "PostgreSQL documentation, \"Monitoring Disk Usage\" and \"Disk Full Failure\" (a \
+         full WAL disk can make the server shut down with a PANIC; a full data disk fails \
+         writes while reads go on; never delete WAL files by hand)",
+    ),
+    (
+        "pg-slots",
+        "PostgreSQL documentation, \"Replication Slots\" and pg_replication_slots \
+         (wal_status, safe_wal_size; max_slot_wal_keep_size, 13+, caps the WAL a slot keeps)",
+    ),
+    (
+        "pg-archiving",
+        "PostgreSQL documentation, \"Continuous Archiving\" (a failing archive_command is \
+         retried, and pg_wal keeps every segment not archived: it fills) and \
+         pg_stat_archiver",
+    ),
+    (
+        "pg-fsync",
+        "PostgreSQL 11.2, 10.7, 9.6.12 release notes and the data_sync_retry setting: after a \
+         failed fsync the kernel may have dropped the dirty pages, so PostgreSQL PANICs and \
+         replays WAL instead of retrying",
+    ),
+    (
+        "kernel-storage",
+        "Linux kernel documentation of ext4 (errors=remount-ro|continue|panic, the journal), \
+         XFS (forced shutdown) and the block layer's error lines (blk_update_request / I/O \
+         error, dev X, sector N; Buffer I/O error on dev X, logical block N)",
+    ),
+    (
+        "kernel-hung-task",
+        "Linux kernel, kernel/hung_task.c and the kernel.hung_task_timeout_secs sysctl: a task \
+         in uninterruptible sleep (state D) longer than the timeout is reported with its stack",
+    ),
+    (
         "kernel-overcommit",
         "Linux kernel documentation, \"Overcommit Accounting\" (vm.overcommit_memory, \
          overcommit_ratio, CommitLimit) and the /proc/meminfo description in \"The /proc \

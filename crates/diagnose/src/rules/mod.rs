@@ -15,6 +15,7 @@ use crate::facts::Facts;
 use crate::report::{Evidence, Finding, NotEvaluated, Severity};
 
 mod docs;
+mod places;
 mod support;
 
 pub use docs::{REFERENCES, catalog_markdown};
@@ -60,6 +61,14 @@ pub enum Input {
     CpuFlags,
     /// `pg_stat_activity` wait events or the `pg_subtrans` file count.
     Subtrans,
+    /// The file systems of the data directory, pg_wal and tablespaces (`df`, mountinfo).
+    Storage,
+    /// `pg_replication_slots`.
+    ReplicationSlots,
+    /// `pg_stat_archiver`.
+    Archiver,
+    /// The age of each database's `datfrozenxid`.
+    DatabaseAges,
 }
 
 impl Input {
@@ -83,6 +92,10 @@ impl Input {
             Input::Clocksource => "clocksource",
             Input::CpuFlags => "cpu_flags",
             Input::Subtrans => "subtrans",
+            Input::Storage => "storage",
+            Input::ReplicationSlots => "replication_slots",
+            Input::Archiver => "archiver",
+            Input::DatabaseAges => "database_ages",
         }
     }
 
@@ -131,6 +144,19 @@ impl Input {
                 "pg_stat_activity wait events (postgres/activity-summary.txt) or the \
                  pg_subtrans file count (storage/pg_subtrans-files.txt)"
             }
+            Input::Storage => {
+                "the file systems of PostgreSQL's places (storage/paths.txt, storage/df.txt, \
+                 storage/mountinfo.txt; a sosreport's df)"
+            }
+            Input::ReplicationSlots => {
+                "the replication slots (postgres/replication-slots.txt: pg_replication_slots)"
+            }
+            Input::Archiver => {
+                "the archiver's statistics (postgres/archiver.txt: pg_stat_archiver)"
+            }
+            Input::DatabaseAges => {
+                "each database's transaction-id age (postgres/database-xid-ages.txt)"
+            }
         }
     }
 
@@ -168,6 +194,10 @@ impl Input {
             Input::Clocksource => host.cpu.clocksource.is_some(),
             Input::CpuFlags => host.cpu.tsc_flags.is_some(),
             Input::Subtrans => host.subtrans.is_some(),
+            Input::Storage => !host.storage.volumes.is_empty(),
+            Input::ReplicationSlots => host.storage.slots.is_some(),
+            Input::Archiver => host.storage.archiver.is_some(),
+            Input::DatabaseAges => host.storage.databases.iter().any(|d| d.xid_age.is_some()),
         }
     }
 }

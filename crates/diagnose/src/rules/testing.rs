@@ -13,6 +13,18 @@ pub(crate) fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures")
 }
 
+/// The bundle archive of incident `name` (`incidents/NAME/*.tar.gz`), relative to fixtures/.
+pub(crate) fn incident_archive(name: &str) -> String {
+    let dir = fixtures().join("incidents").join(name);
+    let archive = std::fs::read_dir(&dir)
+        .expect("the incident's directory")
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .find(|n| n.ends_with(".tar.gz"))
+        .expect("a bundle archive");
+    format!("incidents/{name}/{archive}")
+}
+
 /// A bundle directory built for one test.
 pub(crate) struct Scratch {
     dir: tempfile::TempDir,

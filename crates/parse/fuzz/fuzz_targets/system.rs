@@ -49,6 +49,7 @@ fuzz_target!(|data: &[u8]| {
     let _ = system::parse_replication_slots(data);
     let _ = system::parse_archiver(data).failing();
     let _ = system::parse_database_xid_ages(data).oldest_xid();
+    let _ = system::parse_checksum_failures(data);
     let _ = system::parse_uptime(data);
     let _ = system::parse_date(data);
     let _ = system::parse_btime(data);

@@ -54,7 +54,8 @@ pub use meminfo::{
 };
 pub use pgconf::{ConfEntry, ConfInclude, PgConf, parse_pg_conf, sniff_pg_conf};
 pub use pgstat::{
-    Archiver, DatabaseXidAge, DatabaseXidAges, ReplicationSlot, ReplicationSlots, parse_archiver,
+    Archiver, ChecksumFailures, DatabaseChecksums, DatabaseXidAge, DatabaseXidAges,
+    ReplicationSlot, ReplicationSlots, parse_archiver, parse_checksum_failures,
     parse_database_xid_ages, parse_replication_slots,
 };
 pub use postmaster::{PostmasterCommand, parse_postmaster_command, parse_postmaster_opts};

@@ -1,7 +1,8 @@
 //! What the server says about WAL retention, archiving and transaction-id age, as the
 //! collector's psql session prints it (unaligned, `|` between cells, a header line and an `(N
 //! rows)` footer): `pg_replication_slots` with the WAL each slot retains, `pg_stat_archiver`,
-//! and the age of `datfrozenxid` and `datminmxid` per database. Built on
+//! the age of `datfrozenxid` and `datminmxid` per database, and data checksum failures per
+//! database. Built on
 //! [`parse_pipe_table`]; columns are found by their header names, so a server that prints more
 //! or fewer of them (PostgreSQL 10 has no `wal_status`) still parses, the missing ones `None`.
 
@@ -249,6 +250,54 @@ pub fn parse_database_xid_ages(input: &[u8]) -> DatabaseXidAges {
     }
 }
 
+/// Data checksum failures of one database (`pg_stat_database`, PostgreSQL 12+).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct DatabaseChecksums {
+    /// The database; empty for the row of shared objects (`datname` is null there).
+    pub name: String,
+    /// Checksum failures found in its pages; `None` when checksums are off (the column is
+    /// null) or the column is absent.
+    pub failures: Option<u64>,
+    /// When the last one was found, as printed.
+    pub last_failure: Option<String>,
+    /// 1-based line.
+    pub line: u64,
+}
+
+/// The collector's `pg_stat_database` checksum query, in file order.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct ChecksumFailures {
+    /// One row per database.
+    pub databases: Vec<DatabaseChecksums>,
+    /// Line accounting.
+    pub stats: ParseStats,
+}
+
+// datname|checksum_failures|checksum_last_failure
+// ||
+// postgres|3|2026-11-28 15:10:02.1+00
+// (4 rows)
+/// Parses the collector's checksum-failures query output (`datname|checksum_failures|
+/// checksum_last_failure`).
+pub fn parse_checksum_failures(input: &[u8]) -> ChecksumFailures {
+    let mut t = parse_pipe_table(input);
+    let mut databases = Vec::new();
+    if require(&mut t, &["datname", "checksum_failures"]) {
+        for (line, row) in &t.rows {
+            databases.push(DatabaseChecksums {
+                name: text(&t, row, "datname").unwrap_or_default(),
+                failures: number(&t, row, "checksum_failures"),
+                last_failure: text(&t, row, "checksum_last_failure"),
+                line: *line,
+            });
+        }
+    }
+    ChecksumFailures {
+        databases,
+        stats: t.stats,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -279,6 +328,30 @@ mod tests {
         let none = parse_replication_slots(b"slot_name|slot_type\n(0 rows)\n");
         assert!(none.slots.is_empty());
         assert_eq!(none.stats.unrecognized_lines, 0);
+    }
+
+    #[test]
+    fn checksum_failures_with_checksums_on_and_off() {
+        let off = parse_checksum_failures(
+            b"datname|checksum_failures|checksum_last_failure\n||\ntemplate1||\npostgres||\n(3 rows)\n",
+        );
+        assert_eq!(off.stats.unrecognized_lines, 0);
+        assert_eq!(off.databases.len(), 3);
+        assert_eq!(off.databases[0].name, "");
+        assert!(off.databases.iter().all(|d| d.failures.is_none()));
+        let on = parse_checksum_failures(
+            b"datname|checksum_failures|checksum_last_failure\n|0|\npostgres|3|2026-11-28 15:10:02.1+00\n(2 rows)\n",
+        );
+        assert_eq!(on.databases[1].failures, Some(3));
+        assert_eq!(on.databases[1].line, 3);
+        assert_eq!(
+            on.databases[1].last_failure.as_deref(),
+            Some("2026-11-28 15:10:02.1+00")
+        );
+        // Another table is not this one.
+        let other = parse_checksum_failures(b"datname|age\npostgres|20\n(1 row)\n");
+        assert!(other.databases.is_empty());
+        assert_eq!(other.stats.unrecognized_lines, 2);
     }
 
     #[test]

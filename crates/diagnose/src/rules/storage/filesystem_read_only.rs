@@ -1,0 +1,248 @@
+//! ## What it finds
+//! A file system holding the data directory, pg_wal or a tablespace went read-only: the
+//! kernel remounted it after an error (`EXT4-fs (sdb1): Remounting filesystem read-only`, an
+//! XFS shutdown, an aborted journal) or mountinfo shows it read-only now (`ro`, or ext4's
+//! `emergency_ro` super-block flag under `errors=remount-ro`, while the mount itself still
+//! says `rw`). It names the device, the mount point, PostgreSQL's places on it and the
+//! kernel's error that started it.
+//!
+//! ## Why it matters
+//! PostgreSQL cannot write a read-only data directory or pg_wal: every write, every new
+//! connection that needs a file, and the checkpointer fail (`Read-only file system`); when WAL
+//! cannot be written the server PANICs and cannot start again until the file system is
+//! repaired and mounted read-write. The error that made the kernel remount it (a disk failing,
+//! file-system corruption) may have damaged data too.
+//!
+//! ## What to do
+//! Read the kernel's first error for the device (cited) and the disk's health before anything
+//! else; stop PostgreSQL, copy the data directory if the disk is failing, unmount and repair
+//! the file system (`e2fsck -f`, `xfs_repair`), mount it read-write and start the server,
+//! then check the data (`pg_amcheck`, `pg_checksums` when checksums are on).
+//!
+//! ## Thresholds
+//! Critical: a volume of PostgreSQL's places read-only in mountinfo, or a kernel read-only
+//! remount or shutdown on its device. Warning: a read-only remount or shutdown in the kernel
+//! log when the bundle does not show which device holds PostgreSQL's files.
+//!
+//! ## Evidence it needs
+//! The kernel log or the file systems (mountinfo, with `storage/paths.txt`).
+//!
+//! ## Knowledge
+//! [kernel-storage] (ext4's `errors=remount-ro`, `emergency_ro`, XFS shutdowns, jbd2
+//! journal aborts).
+
+use pgmortem_parse::kernel::{KernelEvent, StorageFailure};
+
+use crate::facts::Facts;
+use crate::report::{Evidence, Finding, Severity};
+use crate::rules::places::{postgres_volume_on, roles_text, volume_text};
+use crate::rules::{Input, RuleMeta, finding};
+
+pub(crate) const META: RuleMeta = RuleMeta {
+    id: "filesystem-read-only",
+    title: "A file system holding PostgreSQL's files went read-only",
+    severity: Severity::Critical,
+    needs: &[],
+    uses: &[Input::KernelLog, Input::Storage],
+};
+
+fn goes_read_only(event: &KernelEvent) -> bool {
+    matches!(event, KernelEvent::StorageError(e)
+        if matches!(e.failure, StorageFailure::ReadOnly | StorageFailure::Shutdown))
+}
+
+fn is_error(event: &KernelEvent) -> bool {
+    matches!(event, KernelEvent::StorageError(e)
+        if matches!(e.failure, StorageFailure::FilesystemError | StorageFailure::IoError))
+}
+
+pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
+    let remounts = facts.kernel.records(goes_read_only);
+    let errors = facts.kernel.records(is_error);
+    let device_of = |e: &KernelEvent| match e {
+        KernelEvent::StorageError(s) => s.device.clone(),
+        _ => None,
+    };
+    let mut out = Vec::new();
+    // The volumes of PostgreSQL's places: read-only now, or remounted by the kernel.
+    for v in &facts.host.storage.volumes {
+        if v.places.iter().all(|p| p.role == "log_directory") {
+            continue;
+        }
+        let now = v.read_only.as_ref().filter(|k| k.value);
+        let kernel: Vec<_> = remounts
+            .iter()
+            .filter(|r| {
+                device_of(&r.record.event).is_some_and(|d| {
+                    postgres_volume_on(facts, &d).is_some_and(|pv| std::ptr::eq(pv, v))
+                })
+            })
+            .collect();
+        if now.is_none() && kernel.is_empty() {
+            continue;
+        }
+        let first_error = errors.iter().find(|r| {
+            device_of(&r.record.event).is_some_and(|d| {
+                postgres_volume_on(facts, &d).is_some_and(|pv| std::ptr::eq(pv, v))
+            })
+        });
+        let mut evidence: Vec<Evidence> = Vec::new();
+        let mut summary = format!(
+            "The file system of {} is read-only{}: {}.",
+            roles_text(v),
+            if now.is_some() {
+                " when the bundle was collected"
+            } else {
+                ""
+            },
+            volume_text(v)
+        );
+        if let Some(k) = now {
+            evidence.push(k.evidence("mountinfo: read-only"));
+        }
+        if let Some(e) = first_error {
+            summary.push_str(&format!(
+                " The kernel's first error on it: `{}`.",
+                message(&e.record.event)
+            ));
+            evidence.push(e.evidence("the kernel's first error on the device"));
+        }
+        // The remount itself says it best; else the shutdown or the journal's abort.
+        let remount = kernel
+            .iter()
+            .find(|r| {
+                matches!(&r.record.event, KernelEvent::StorageError(e)
+                    if e.failure == StorageFailure::ReadOnly)
+            })
+            .or(kernel.first());
+        if let Some(r) = remount {
+            summary.push_str(&format!(" Then: `{}`.", message(&r.record.event)));
+            evidence.push(r.evidence("the kernel made the file system read-only"));
+        }
+        if v.on_errors.as_deref() == Some("remount-ro") {
+            summary.push_str(
+                " It is mounted errors=remount-ro: the kernel turns it read-only at its first \
+                 error.",
+            );
+        }
+        summary.push_str(
+            " PostgreSQL cannot write there: writes, checkpoints and WAL fail (Read-only file \
+             system) until it is repaired and mounted read-write.",
+        );
+        out.push(
+            finding(
+                &META,
+                Severity::Critical,
+                format!("{} is read-only ({})", v.mount_point, roles_text(v)),
+            )
+            .summary(summary)
+            .recommend(ADVICE)
+            .evidence(evidence)
+            .impact(1.0),
+        );
+    }
+    // Remounts on a device the bundle does not place.
+    if facts.host.storage.volumes.is_empty()
+        && let Some(r) = remounts.first()
+    {
+        out.push(
+            finding(
+                &META,
+                Severity::Warning,
+                format!(
+                    "The kernel made a file system read-only: {}",
+                    device_of(&r.record.event).unwrap_or_else(|| "a device".to_owned())
+                ),
+            )
+            .summary(format!(
+                "The kernel log says `{}` ({} such line{}). The bundle does not show which \
+                 device holds PostgreSQL's files (no df or mountinfo with its places): if it is \
+                 this one, PostgreSQL can no longer write there.",
+                message(&r.record.event),
+                remounts.len(),
+                if remounts.len() == 1 { "" } else { "s" }
+            ))
+            .recommend(ADVICE)
+            .evidence([r.evidence("the kernel made a file system read-only")])
+            .confidence(0.5),
+        );
+    }
+    out
+}
+
+fn message(event: &KernelEvent) -> String {
+    match event {
+        KernelEvent::StorageError(e) => crate::human::cut(&e.message, 200),
+        _ => String::new(),
+    }
+}
+
+const ADVICE: &str = "Read the kernel's first error for the device and check the disk's \
+    health first. Stop PostgreSQL, copy the data directory if the disk is failing, unmount and \
+    repair the file system (e2fsck -f, xfs_repair), mount it read-write, start the server, then \
+    check the data (pg_amcheck; pg_checksums --check when data checksums are on).";
+
+#[cfg(test)]
+mod tests {
+    use crate::report::Severity;
+    use crate::rules::testing::{Scratch, incident_archive};
+
+    fn read_only() -> Scratch {
+        Scratch::bundle(&incident_archive("pg15-read-only-fs"))
+    }
+
+    #[test]
+    fn the_remounted_data_directory_is_critical() {
+        // Real capture: ext4 on a loop device, errors=remount-ro, an error triggered under
+        // load: `Remounting filesystem read-only`, mountinfo's emergency_ro.
+        let f = read_only().run("filesystem-read-only").one();
+        assert_eq!(f.severity, Severity::Critical);
+        assert!(
+            f.title.contains("/var/lib/postgresql/15/main"),
+            "{}",
+            f.title
+        );
+        assert!(f.summary.contains("trigger_test_error"), "{}", f.summary);
+        assert!(
+            f.summary.contains("Remounting filesystem read-only"),
+            "{}",
+            f.summary
+        );
+        assert!(f.summary.contains("errors=remount-ro"), "{}", f.summary);
+        assert!(f.evidence.iter().any(|e| e.path == "storage/mountinfo.txt"));
+    }
+
+    #[test]
+    fn mountinfo_alone_is_enough_and_a_rw_mount_is_not() {
+        let only_mounts = read_only()
+            .remove("kernel/dmesg.txt")
+            .remove("kernel/dmesg-T.txt");
+        let f = only_mounts.run("filesystem-read-only").one();
+        assert_eq!(f.severity, Severity::Critical);
+        let writable = read_only()
+            .remove("kernel/dmesg.txt")
+            .remove("kernel/dmesg-T.txt")
+            .edit("storage/mountinfo.txt", |t| t.replace(",emergency_ro", ""));
+        assert!(writable.run("filesystem-read-only").silent());
+    }
+
+    #[test]
+    fn a_remount_of_another_device_is_silent() {
+        let elsewhere = read_only()
+            .edit("storage/mountinfo.txt", |t| t.replace(",emergency_ro", ""))
+            .edit("storage/mountinfo.txt", |t| {
+                t.replace("/dev/loop0", "/dev/loop1")
+            })
+            .edit("storage/df.txt", |t| t.replace("/dev/loop0", "/dev/loop1"));
+        assert!(elsewhere.run("filesystem-read-only").silent());
+    }
+
+    #[test]
+    fn a_healthy_bundle_is_silent() {
+        assert!(
+            Scratch::bundle("formats/bundle/pg15-collected.tar.gz")
+                .run("filesystem-read-only")
+                .silent()
+        );
+    }
+}
