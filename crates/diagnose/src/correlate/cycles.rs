@@ -153,9 +153,28 @@ fn explains_deaths(event: &PgEvent) -> bool {
         | PgEvent::ForkFailed { .. }
         | PgEvent::Panic
         | PgEvent::SharedMemoryMapFailed { .. } => true,
-        PgEvent::SharedMemoryResizeFailed { no_space, .. }
-        | PgEvent::CouldNotWrite { no_space, .. }
-        | PgEvent::CouldNotExtendFile { no_space, .. } => *no_space,
+        PgEvent::CouldNotFsync { .. }
+        | PgEvent::NoValidCheckpoint { .. }
+        | PgEvent::RedoLocationMissing { .. } => true,
+        PgEvent::SharedMemoryResizeFailed { no_space, .. } => *no_space,
+        PgEvent::CouldNotWrite {
+            no_space,
+            read_only,
+            io_error,
+            ..
+        }
+        | PgEvent::CouldNotExtendFile {
+            no_space,
+            read_only,
+            io_error,
+            ..
+        }
+        | PgEvent::CouldNotOpenFile {
+            no_space,
+            read_only,
+            io_error,
+            ..
+        } => *no_space || *read_only || *io_error,
         _ => false,
     }
 }
@@ -182,7 +201,9 @@ fn preceding(source: &PgSource, i: usize, at: Option<Timestamp>) -> Vec<LogLine>
         {
             break;
         }
-        if record.event.as_ref().is_some_and(explains_deaths)
+        // Any PANIC explains a death (the server's own abort), whatever its kind.
+        if (record.event.as_ref().is_some_and(explains_deaths)
+            || record.severity == Some(pgmortem_parse::pglog::Severity::Panic))
             && !lines.iter().any(|l| l.line == record.line)
         {
             lines.push(log_line(&source.path, record));

@@ -88,6 +88,19 @@ pub const REFERENCES: &[(&str, &str)] = &[
          pg_stat_archiver",
     ),
     (
+        "pg-checksums",
+        "PostgreSQL documentation, \"Data Checksums\", pg_checksums, pg_amcheck and \
+         pg_stat_database.checksum_failures (12+); zero_damaged_pages and \
+         ignore_checksum_failure (for salvage only)",
+    ),
+    (
+        "pg-wraparound",
+        "PostgreSQL documentation, \"Routine Vacuuming: Preventing Transaction ID Wraparound \
+         Failures\" (32-bit transaction ids, autovacuum_freeze_max_age, the warnings 40 \
+         million transactions before the limit and the refusal 3 million before it, \
+         vacuum_failsafe_age 1.6 billion, 14+)",
+    ),
+    (
         "pg-fsync",
         "PostgreSQL 11.2, 10.7, 9.6.12 release notes and the data_sync_retry setting: after a \
          failed fsync the kernel may have dropped the dirty pages, so PostgreSQL PANICs and \

@@ -92,6 +92,21 @@ pub(crate) fn volume_evidence(v: &Volume, what: &str) -> Vec<Evidence> {
         .collect()
 }
 
+/// A record's level as PostgreSQL prints it.
+pub(crate) fn level_name(level: pgmortem_parse::pglog::Severity) -> &'static str {
+    use pgmortem_parse::pglog::Severity as Level;
+    match level {
+        Level::Debug => "DEBUG",
+        Level::Info => "INFO",
+        Level::Notice => "NOTICE",
+        Level::Warning => "WARNING",
+        Level::Error => "ERROR",
+        Level::Log => "LOG",
+        Level::Fatal => "FATAL",
+        Level::Panic => "PANIC",
+    }
+}
+
 /// Evidence for a log record.
 pub(crate) fn record_evidence(path: &str, record: &PgRecord, what: impl Into<String>) -> Evidence {
     Evidence {
