@@ -58,15 +58,6 @@ fn places(bundle: &Bundle, pg: &PgFacts) -> Vec<Place> {
     ]
 }
 
-/// True when `path` is `mount` or below it.
-fn holds(mount: &str, path: &str) -> bool {
-    mount == "/"
-        || path == mount
-        || path
-            .strip_prefix(mount)
-            .is_some_and(|rest| rest.starts_with('/'))
-}
-
 /// The first `df` of `counts` (`bytes` or `inodes`), with its file's path.
 fn df_of(bundle: &Bundle, counts: &str) -> Option<(String, Df)> {
     all_of(bundle, SourceKind::Df).find_map(|s| {
@@ -94,7 +85,7 @@ fn volumes(bundle: &Bundle, pg: &PgFacts) -> Vec<Volume> {
                 let Some(row) = bytes.as_ref().and_then(|(_, df)| {
                     df.rows
                         .iter()
-                        .filter(|r| holds(&r.mounted_on, &place.path))
+                        .filter(|r| system::mount_holds(&r.mounted_on, &place.path))
                         .max_by_key(|r| r.mounted_on.len())
                 }) else {
                     continue;

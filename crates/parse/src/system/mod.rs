@@ -73,7 +73,7 @@ pub use settings::{
     sniff_pg_settings,
 };
 pub use storage::{
-    Mount, Mountinfo, StoragePath, StoragePaths, WalDirectory, parse_mountinfo,
+    Mount, Mountinfo, StoragePath, StoragePaths, WalDirectory, mount_holds, parse_mountinfo,
     parse_storage_paths, parse_wal_directory, sniff_mountinfo,
 };
 pub use sysctl::{

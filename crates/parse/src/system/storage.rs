@@ -132,7 +132,7 @@ impl Mountinfo {
     pub fn mount_of(&self, path: &str) -> Option<&Mount> {
         self.mounts
             .iter()
-            .filter(|m| holds(&m.mount_point, path))
+            .filter(|m| mount_holds(&m.mount_point, path))
             .fold(None::<&Mount>, |best, m| match best {
                 Some(b) if b.mount_point.len() > m.mount_point.len() => Some(b),
                 _ => Some(m),
@@ -140,8 +140,8 @@ impl Mountinfo {
     }
 }
 
-/// Whether mount point `mount` holds `path`.
-fn holds(mount: &str, path: &str) -> bool {
+/// Whether mount point `mount` holds `path` (`path` is `mount` or below it; `/` holds all).
+pub fn mount_holds(mount: &str, path: &str) -> bool {
     mount == "/"
         || path == mount
         || path
