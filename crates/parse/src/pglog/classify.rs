@@ -465,8 +465,10 @@ fn could_not(rest: &str) -> Option<PgEvent> {
                 error: error.to_owned(),
             });
         }
+        // could not write lock file "postmaster.pid": No space left on device
         let rest = rest
             .strip_prefix("to file ")
+            .or_else(|| rest.strip_prefix("lock file "))
             .or_else(|| rest.split_once(" in file ").map(|(_, r)| r))?;
         let (path, error) = quoted_then_error(rest)?;
         return Some(PgEvent::CouldNotWrite {
@@ -501,6 +503,22 @@ fn could_not(rest: &str) -> Option<PgEvent> {
         return Some(PgEvent::CouldNotReadBlock {
             block: first.parse().ok()?,
             path,
+            io_error: storage::is_io_error(error),
+            error: error.to_owned(),
+        });
+    }
+    // could not read from WAL segment 000000010000000000000001, offset 0: Input/output error
+    // could not read from log segment 000000010000000000000001, offset 0: …  (≤ 12)
+    // could not read from WAL segment 000000010000000000000001, offset 0: read 0 of 8192
+    if let Some(rest) = rest
+        .strip_prefix("read from WAL segment ")
+        .or_else(|| rest.strip_prefix("read from log segment "))
+    {
+        let (segment, rest) = rest.split_once(", offset ")?;
+        let (offset, error) = rest.split_once(": ")?;
+        return Some(PgEvent::CouldNotReadWal {
+            segment: segment.to_owned(),
+            offset: offset.trim().parse().ok(),
             io_error: storage::is_io_error(error),
             error: error.to_owned(),
         });

@@ -214,9 +214,14 @@ fn could_not_open_or_create(rest: &str) -> Option<PgEvent> {
         });
     }
     // could not open file "base/5/2601": Read-only file system
+    // could not create lock file "postmaster.pid": No space left on device
     let (create, rest) = match rest.strip_prefix("open file \"") {
         Some(r) => (false, r),
-        None => (true, rest.strip_prefix("create file \"")?),
+        None => (
+            true,
+            rest.strip_prefix("create file \"")
+                .or_else(|| rest.strip_prefix("create lock file \""))?,
+        ),
     };
     let (path, after) = rest.split_once('"')?;
     let error = if let Some(error) = after.strip_prefix(": ") {

@@ -787,3 +787,57 @@ fn wraparound_and_start_failures_in_other_languages() {
         assert_eq!(r.language, Some(*lang), "{message}");
     }
 }
+
+#[test]
+fn a_lock_file_that_cannot_be_written_or_created() {
+    // Public log (fixtures/wild/nextcloud-aio-1638-*): a full data volume at start.
+    assert_eq!(
+        classify("could not write lock file \"postmaster.pid\": No space left on device"),
+        Some(PgEvent::CouldNotWrite {
+            path: "postmaster.pid".into(),
+            error: "No space left on device".into(),
+            no_space: true,
+            read_only: false,
+            io_error: false,
+        })
+    );
+    assert_eq!(
+        classify("could not create lock file \"postmaster.pid\": Read-only file system"),
+        Some(PgEvent::CouldNotOpenFile {
+            path: "postmaster.pid".into(),
+            error: "Read-only file system".into(),
+            create: true,
+            read_only: true,
+            io_error: false,
+            no_space: false,
+        })
+    );
+}
+
+#[test]
+fn a_wal_segment_that_cannot_be_read() {
+    // Public log (fixtures/wild/noobaa-6611-*), PostgreSQL 12's wording.
+    assert_eq!(
+        classify(
+            "could not read from log segment 000000010000000000000001, offset 0: Input/output error"
+        ),
+        Some(PgEvent::CouldNotReadWal {
+            segment: "000000010000000000000001".into(),
+            offset: Some(0),
+            error: "Input/output error".into(),
+            io_error: true,
+        })
+    );
+    // PostgreSQL 13 and later, and a short read.
+    assert_eq!(
+        classify(
+            "could not read from WAL segment 000000010000000000000003, offset 8192: read 0 of 8192"
+        ),
+        Some(PgEvent::CouldNotReadWal {
+            segment: "000000010000000000000003".into(),
+            offset: Some(8192),
+            error: "read 0 of 8192".into(),
+            io_error: false,
+        })
+    );
+}

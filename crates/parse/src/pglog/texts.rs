@@ -190,6 +190,11 @@ impl PgEvent {
                 error: second,
                 ..
             }
+            | PgEvent::CouldNotReadWal {
+                segment: first,
+                error: second,
+                ..
+            }
             | PgEvent::CouldNotFsync {
                 path: first,
                 error: second,

@@ -433,6 +433,19 @@ pub enum PgEvent {
         /// short read (`read only N of M bytes`).
         io_error: bool,
     },
+    /// `could not read from WAL segment <segment>, offset N: <error>` (≥ 13; `… from log
+    /// segment …` before), also `…: read N of M`: the startup process or a walsender could not
+    /// read WAL (logged at LOG by the startup process, which then looks elsewhere or stops).
+    CouldNotReadWal {
+        /// The segment's file name.
+        segment: String,
+        /// The offset, when printed.
+        offset: Option<u64>,
+        /// Error text as printed.
+        error: String,
+        /// True when the error is EIO (`Input/output error`), in any language.
+        io_error: bool,
+    },
     /// `invalid page in block N of relation <path>`.
     InvalidPage {
         /// Block number.
@@ -743,6 +756,7 @@ impl PgEvent {
             PgEvent::CouldNotWrite { .. } => "could_not_write",
             PgEvent::CouldNotExtendFile { .. } => "could_not_extend_file",
             PgEvent::CouldNotReadBlock { .. } => "could_not_read_block",
+            PgEvent::CouldNotReadWal { .. } => "could_not_read_wal",
             PgEvent::InvalidPage { .. } => "invalid_page",
             PgEvent::ChecksumFailure { .. } => "checksum_failure",
             PgEvent::Panic => "panic",
