@@ -245,28 +245,10 @@ pub(crate) fn tie(
                  termination"
             ));
         }
-        incidents.push(Incident {
-            kind: "kernel_oom",
-            cause: "container_oom_killed",
-            started_at: at,
-            kernel_kill: None,
-            kernel_fault: None,
-            postgres_crash: None,
-            recovery: None,
-            outage_seconds: None,
-            redo_seconds: None,
-            wal_replayed_bytes: None,
-            clock_skew_seconds: None,
-            preceded_by: Vec::new(),
-            sessions_lost: None,
-            connections_refused: 0,
-            confidence: 1.0,
-            matched_by: None,
-            notes,
-            container_kill: Some(record),
-            clients_saw: None,
-            patroni: Vec::new(),
-        });
+        let mut incident = Incident::new("kernel_oom", "container_oom_killed", at);
+        incident.notes = notes;
+        incident.container_kill = Some(record);
+        incidents.push(incident);
     }
     incidents.sort_by(crate::correlate::by_time);
 }
@@ -434,31 +416,12 @@ mod tests {
     }
 
     fn incident(kind: &'static str, at: &str) -> Incident {
-        Incident {
-            kind,
-            cause: "unknown",
-            started_at: Some(t(at)),
-            kernel_kill: None,
-            kernel_fault: None,
-            postgres_crash: None,
-            recovery: Some(Recovery {
-                ready_at: Some(t("2026-11-24T05:29:16.578Z")),
-                ..Recovery::default()
-            }),
-            outage_seconds: None,
-            redo_seconds: None,
-            wal_replayed_bytes: None,
-            clock_skew_seconds: None,
-            preceded_by: Vec::new(),
-            sessions_lost: None,
-            connections_refused: 0,
-            confidence: 1.0,
-            matched_by: None,
-            notes: Vec::new(),
-            container_kill: None,
-            clients_saw: None,
-            patroni: Vec::new(),
-        }
+        let mut incident = Incident::new(kind, "unknown", Some(t(at)));
+        incident.recovery = Some(Recovery {
+            ready_at: Some(t("2026-11-24T05:29:16.578Z")),
+            ..Recovery::default()
+        });
+        incident
     }
 
     fn crash(at: &str, signal: i32) -> Incident {

@@ -55,6 +55,7 @@ impl<'b> Analysis<'b> {
         let outages = correlate::PgOutages {
             crashes,
             unclean,
+            failed_starts: correlate::failed_starts(&parsed.postgres),
             postmasters: correlate::postmaster_pids(&parsed.postgres),
         };
         let mut incidents = correlate::incidents(&kills, &outages, options);
@@ -65,6 +66,17 @@ impl<'b> Analysis<'b> {
             options.match_tolerance_seconds,
         );
         correlate::tie_units(&mut incidents, &parsed.kernel, &parsed.clock);
+        correlate::tie_kernel_causes(
+            &mut incidents,
+            &parsed.kernel,
+            &parsed.clock,
+            options.match_tolerance_seconds,
+        );
+        correlate::mark_still_down(
+            &mut incidents,
+            &parsed.postgres,
+            sources::collection(bundle).collected_at,
+        );
         drop(outages);
         drop(kills);
         if let Some(caveat) = caveats::keep_latest_incidents(&mut incidents, limits.incidents) {

@@ -78,10 +78,13 @@ pub struct ExpectedSource {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ExpectedIncident {
-    /// `oom_kill`, `crash_restart`, `postmaster_killed`, `unclean_restart`, `kernel_oom`.
+    /// `oom_kill`, `crash_restart`, `postmaster_killed`, `unclean_restart`, `recovery_failed`,
+    /// `startup_failed`, `kernel_oom`.
     pub kind: String,
-    /// `oom_killer`, `container_oom_killed`, `signal_from_outside`, `segfault`,
-    /// `abort_or_panic`, `abnormal_exit`, `postmaster_killed`, `unknown`.
+    /// `oom_killer`, `container_oom_killed`, `userspace_oom_killer`, `disk_full`,
+    /// `filesystem_read_only`, `storage_error`, `corruption`, `hardware_error`,
+    /// `startup_failed`, `signal_from_outside`, `segfault`, `abort_or_panic`, `abnormal_exit`,
+    /// `postmaster_killed`, `unknown`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cause: Option<String>,
     /// The PID that died (PostgreSQL's crash line, else the kernel's victim).

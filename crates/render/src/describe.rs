@@ -136,11 +136,22 @@ pub(crate) fn restart_steps(incident: &Incident) -> Vec<String> {
     steps
 }
 
+/// `still down` and, when the bundle's clock reading says, for how long when it was collected.
+pub(crate) fn still_down(incident: &Incident) -> String {
+    match incident.down_for_seconds {
+        Some(s) => format!("still down ({s:.3} s when the bundle was collected)"),
+        None => "still down when the log ends".to_owned(),
+    }
+}
+
 /// The incident's figures: outage, redo, WAL replayed, clock skew, sessions, refusals.
 pub(crate) fn figures(incident: &Incident) -> Vec<String> {
     let mut figures = Vec::new();
     if let Some(s) = incident.outage_seconds {
         figures.push(format!("outage {s:.3} s"));
+    }
+    if incident.still_down {
+        figures.push(still_down(incident));
     }
     if let Some(s) = incident.redo_seconds {
         figures.push(format!("redo {s:.3} s"));

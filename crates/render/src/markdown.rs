@@ -101,9 +101,11 @@ fn write_incidents(out: &mut String, report: &Report) {
                 None => "—".to_owned(),
             },
         };
-        let outage = incident
-            .outage_seconds
-            .map_or_else(|| "—".to_owned(), |s| format!("{s:.3} s"));
+        let outage = match incident.outage_seconds {
+            Some(s) => format!("{s:.3} s"),
+            None if incident.still_down => crate::describe::still_down(incident),
+            None => "—".to_owned(),
+        };
         let redo = match (incident.redo_seconds, incident.wal_replayed_bytes) {
             (Some(s), Some(b)) => format!("{s:.3} s, {} of WAL", human_kb(b / 1024)),
             (Some(s), None) => format!("{s:.3} s"),

@@ -127,6 +127,7 @@ fn hostile_report() -> Report {
                 notes: vec![HOSTILE.to_owned()],
             }),
             patroni: Vec::new(),
+            ..Incident::new("crash_restart", "signal_from_outside", None)
         }],
         findings: vec![Finding {
             id: "oom-kill-crash-restart",

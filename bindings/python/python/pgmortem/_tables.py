@@ -54,8 +54,13 @@ FINDINGS = [
 
 INCIDENTS = [
     _c("incident", "int", "position in report['incidents'] (oldest first)", False),
-    _c("kind", "str", "oom_kill, crash_restart, postmaster_killed, unclean_restart, kernel_oom", False),
-    _c("cause", "str", "oom_killer, container_oom_killed, signal_from_outside, segfault, ...", False),
+    _c(
+        "kind",
+        "str",
+        "oom_kill, crash_restart, postmaster_killed, unclean_restart, recovery_failed, startup_failed, kernel_oom",
+        False,
+    ),
+    _c("cause", "str", "oom_killer, container_oom_killed, disk_full, storage_error, corruption, segfault, ...", False),
     _c("pid", "int", "the process that died: the kernel's victim, else the crash line's pid"),
     _c("process", "str", "the victim's comm, else the process as PostgreSQL named it"),
     _c("started_at", "timestamp", "kill time, else crash time, else restart time"),

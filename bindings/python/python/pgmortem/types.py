@@ -169,10 +169,25 @@ class LogLine(TypedDict):
     """The wrapper's time of the line, when the log was wrapped and it is not ``at``."""
 
 
-IncidentKind = Literal["oom_kill", "crash_restart", "postmaster_killed", "unclean_restart", "kernel_oom"]
+IncidentKind = Literal[
+    "oom_kill",
+    "crash_restart",
+    "postmaster_killed",
+    "unclean_restart",
+    "recovery_failed",
+    "startup_failed",
+    "kernel_oom",
+]
 IncidentCause = Literal[
     "oom_killer",
     "container_oom_killed",
+    "userspace_oom_killer",
+    "disk_full",
+    "filesystem_read_only",
+    "storage_error",
+    "corruption",
+    "hardware_error",
+    "startup_failed",
     "signal_from_outside",
     "segfault",
     "abort_or_panic",
@@ -318,15 +333,30 @@ class ProcessFault(TypedDict):
     line: int
 
 
+class CauseLine(TypedDict):
+    """The line an incident's cause was read from."""
+
+    origin: Literal["postgres", "kernel"]
+    at: str | None
+    path: str
+    line: int
+    text: str
+
+
 class Incident(TypedDict):
     kind: IncidentKind
     cause: IncidentCause
+    cause_line: NotRequired[CauseLine]
+    """Only when the cause was read from a line other than the death itself."""
     started_at: str | None
     kernel_kill: KernelKill | None
     kernel_fault: NotRequired[ProcessFault]
     postgres_crash: PostgresCrash | None
     recovery: Recovery | None
     outage_seconds: float | None
+    still_down: bool
+    """No log shows the server ready again after the incident."""
+    down_for_seconds: float | None
     redo_seconds: float | None
     wal_replayed_bytes: int | None
     clock_skew_seconds: float | None

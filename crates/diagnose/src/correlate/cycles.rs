@@ -4,11 +4,12 @@
 //! logged death explains (the postmaster or the host died).
 
 use jiff::Timestamp;
-use pgmortem_parse::pglog::{PgEvent, PgRecord};
+use pgmortem_parse::pglog::{PgEvent, PgRecord, Severity};
 
+use super::causes;
 use crate::clock::{self, seconds_between};
 use crate::digest::{is_cycle, severity_name};
-use crate::report::LogLine;
+use crate::report::{CauseLine, LogLine};
 use crate::sources::PgSource;
 
 /// How far back (seconds) an event that explains deaths is looked for before one.
@@ -34,17 +35,21 @@ pub(crate) struct Crash<'a> {
     pub sessions_lost: u64,
     /// Connections refused during recovery.
     pub connections_refused: u64,
+    /// Why it died, when a line says so (see [`super::causes::of_event`]): the cause and the
+    /// line, the process's own error first, else a PANIC in the minute before.
+    pub cause: Option<(&'static str, CauseLine)>,
+    /// True when the startup process died and the postmaster gave up (`shutting down due to
+    /// startup process failure`, or no `ready` after it): the server did not come back.
+    pub startup_gave_up: bool,
+    /// True when the startup process was recovering (after a crash, or a start with crash or
+    /// archive recovery) when it died, or died of what stops recovery (a missing checkpoint).
+    pub in_recovery: bool,
 }
 
 impl Crash<'_> {
     /// The PID of the process that died.
     pub fn pid(&self) -> Option<u32> {
-        match &self.record.event {
-            Some(PgEvent::TerminatedBySignal { pid, .. } | PgEvent::ExitedWithCode { pid, .. }) => {
-                Some(*pid)
-            }
-            _ => None,
-        }
+        dead_pid(self.record)
     }
 
     /// The signal that killed it, when one did.
@@ -116,6 +121,22 @@ pub(crate) fn crashes(postgres: &[PgSource]) -> Vec<Crash<'_>> {
             }
             let record = &records[i];
             let at = record.time.as_ref().and_then(clock::postgres);
+            let cause = death_cause(source, i, at);
+            let startup = dead_process(record).is_some_and(|p| p.contains("startup"))
+                || cycle
+                    .iter()
+                    .any(|r| matches!(&r.event, Some(PgEvent::ShuttingDownAfterCrash { reason }) if reason.contains("startup")));
+            let startup_gave_up = startup
+                && (cycle
+                    .iter()
+                    .any(|r| matches!(r.event, Some(PgEvent::ShuttingDownAfterCrash { .. })))
+                    || !cycle
+                        .iter()
+                        .any(|r| matches!(r.event, Some(PgEvent::Ready))));
+            let in_recovery = recovering_before(records, i)
+                || cause
+                    .as_ref()
+                    .is_some_and(|(c, _)| *c == "corruption" && startup);
             out.push(Crash {
                 path: &source.path,
                 record,
@@ -124,11 +145,108 @@ pub(crate) fn crashes(postgres: &[PgSource]) -> Vec<Crash<'_>> {
                 preceded_by: preceding(source, i, at),
                 sessions_lost,
                 connections_refused,
+                cause,
+                startup_gave_up,
+                in_recovery,
             });
             i = j;
         }
     }
     out
+}
+
+/// The process kind a death record names (`startup process`, `server process`, …).
+fn dead_process(record: &PgRecord) -> Option<&str> {
+    match &record.event {
+        Some(
+            PgEvent::TerminatedBySignal { process, .. } | PgEvent::ExitedWithCode { process, .. },
+        ) => Some(process),
+        _ => None,
+    }
+}
+
+/// Whether the server was recovering when `records[i]` died: since the last start or
+/// reinitialization, a crash restart (`reinitializing`: crash recovery follows), a start with
+/// crash recovery, an interrupted recovery or a redo began.
+fn recovering_before(records: &[PgRecord], i: usize) -> bool {
+    for record in records[..i].iter().rev().take(MAX_LOOKBACK) {
+        match record.event {
+            Some(PgEvent::Ready) | Some(PgEvent::ShutDownAt { .. }) => return false,
+            Some(PgEvent::Reinitializing)
+            | Some(PgEvent::AutomaticRecovery)
+            | Some(PgEvent::RedoDone { .. })
+            | Some(PgEvent::Interrupted { .. })
+            | Some(PgEvent::InterruptedWhileInRecovery { .. })
+            | Some(PgEvent::RedoStart { .. }) => return true,
+            Some(PgEvent::Starting { .. }) => return false,
+            _ => {}
+        }
+    }
+    false
+}
+
+/// Why the process of the death at `records[i]` died, when a line names it: its own errors
+/// (kept with the death by the digest) and its own lines in the [`PRECEDING_WINDOW_SECONDS`]
+/// before it, and for a death of its own making (an abort, an exit code) a PANIC there; the
+/// latest line that names a cause wins, but damage (`corruption`: a checkpoint not found) yields
+/// to a storage failure of the same process before it (an I/O error that made the WAL
+/// unreadable), which is the root of it.
+fn death_cause(
+    source: &PgSource,
+    i: usize,
+    at: Option<Timestamp>,
+) -> Option<(&'static str, CauseLine)> {
+    let records = &source.digest.records;
+    let death = &records[i];
+    let pid = dead_pid(death);
+    let from_outside = matches!(
+        death.event,
+        Some(PgEvent::TerminatedBySignal { signal, .. }) if signal != 6
+    );
+    let mut found: Vec<(&'static str, &PgRecord)> = source
+        .digest
+        .before_death
+        .get(&death.line)
+        .into_iter()
+        .flatten()
+        .filter_map(|r| causes::of_record(r).map(|c| (c, r)))
+        .collect();
+    for record in records[..i].iter().rev().take(MAX_LOOKBACK) {
+        if matches!(record.event, Some(PgEvent::Ready | PgEvent::Reinitializing)) {
+            break;
+        }
+        let t = record.time.as_ref().and_then(clock::postgres);
+        if let (Some(t), Some(at)) = (t, at)
+            && seconds_between(t, at) > PRECEDING_WINDOW_SECONDS
+        {
+            break;
+        }
+        let own = record.pid.is_some() && record.pid == pid;
+        let panic = record.severity == Some(Severity::Panic) && !from_outside;
+        if (own || panic)
+            && !found.iter().any(|(_, r)| r.line == record.line)
+            && let Some(cause) = causes::of_record(record)
+        {
+            found.push((cause, record));
+        }
+    }
+    found.sort_by_key(|(_, r)| r.line);
+    let (cause, record) = found
+        .iter()
+        .rev()
+        .find(|(c, _)| *c != "corruption")
+        .filter(|_| found.last().is_some_and(|(c, _)| *c == "corruption"))
+        .or(found.last())?;
+    Some((cause, causes::postgres_line(&source.path, record)))
+}
+
+fn dead_pid(record: &PgRecord) -> Option<u32> {
+    match &record.event {
+        Some(PgEvent::TerminatedBySignal { pid, .. } | PgEvent::ExitedWithCode { pid, .. }) => {
+            Some(*pid)
+        }
+        _ => None,
+    }
 }
 
 fn starts_crash(records: &[PgRecord], i: usize) -> bool {
@@ -203,7 +321,7 @@ fn preceding(source: &PgSource, i: usize, at: Option<Timestamp>) -> Vec<LogLine>
         }
         // Any PANIC explains a death (the server's own abort), whatever its kind.
         if (record.event.as_ref().is_some_and(explains_deaths)
-            || record.severity == Some(pgmortem_parse::pglog::Severity::Panic))
+            || record.severity == Some(Severity::Panic))
             && !lines.iter().any(|l| l.line == record.line)
         {
             lines.push(log_line(&source.path, record));
@@ -337,6 +455,167 @@ pub(crate) fn postmaster_pids(postgres: &[PgSource]) -> Vec<(u32, Option<Timesta
                 ));
             }
         }
+    }
+    out
+}
+
+/// A start of the server that failed before the startup process ran: the postmaster logged
+/// a FATAL (shared memory or huge pages it could not get, a lock file, a port in use, the data
+/// directory's permissions or version, a setting) and exited.
+pub(crate) struct FailedStart<'a> {
+    /// The log.
+    pub path: &'a str,
+    /// When the postmaster gave up (its FATAL), UTC.
+    pub at: Option<Timestamp>,
+    /// The `starting PostgreSQL` record of that postmaster, when logged.
+    pub start: Option<&'a PgRecord>,
+    /// The postmaster's FATAL (or PANIC): why.
+    pub reason: &'a PgRecord,
+    /// `database system is shut down`, when logged.
+    pub end: Option<&'a PgRecord>,
+}
+
+/// Failed starts for the refusals in `pending` that no `shut down` ended.
+fn flush<'a>(
+    path: &'a str,
+    pending: &mut Vec<&'a PgRecord>,
+    attempt: Option<(&'a PgRecord, Option<u32>)>,
+    out: &mut Vec<FailedStart<'a>>,
+) {
+    for reason in pending.drain(..) {
+        out.push(FailedStart {
+            path,
+            at: reason.time.as_ref().and_then(clock::postgres),
+            start: attempt.filter(|(_, p)| *p == reason.pid).map(|(r, _)| r),
+            reason,
+            end: None,
+        });
+    }
+}
+
+/// True for the events that stop a postmaster before it serves, at FATAL.
+fn refuses_start(event: &PgEvent) -> bool {
+    let lock_file = |path: &str| path.ends_with("postmaster.pid") || path.ends_with(".lock");
+    if let PgEvent::CouldNotWrite { path, .. } | PgEvent::CouldNotOpenFile { path, .. } = event {
+        return lock_file(path);
+    }
+    matches!(
+        event,
+        PgEvent::SharedMemoryMapFailed { .. }
+            | PgEvent::SharedMemoryCreateFailed { .. }
+            | PgEvent::LockFileExists { .. }
+            | PgEvent::ListenSocketFailed { .. }
+            | PgEvent::DataDirectoryPermissions { .. }
+            | PgEvent::IncompatibleDataFiles { .. }
+    )
+}
+
+/// Every failed start of every PostgreSQL source, in log order: a postmaster's own FATAL or
+/// PANIC followed by its `database system is shut down` (the FATAL kept with that line by the
+/// digest), with no `ready`, shutdown request or child's death of that postmaster between; or
+/// a FATAL that refuses a start (shared memory, lock file, sockets, data directory) with no
+/// `ready` of its process after it. A startup process's death is a crash, not this.
+pub(crate) fn failed_starts(postgres: &[PgSource]) -> Vec<FailedStart<'_>> {
+    let mut out = Vec::new();
+    for source in postgres {
+        let records = &source.digest.records;
+        // The start being watched: its `starting PostgreSQL` record and pid.
+        let mut attempt: Option<(&PgRecord, Option<u32>)> = None;
+        // Refusals seen and not yet ended by a `shut down`.
+        let mut pending: Vec<&PgRecord> = Vec::new();
+        // A server is up (ready, not shut down or crashed since): a second postmaster refused
+        // for the lock file or the port it holds is no outage.
+        let mut serving = false;
+        // A server ran since the last start (ready, or a child's death it reported): its
+        // postmaster's FATAL and shutdown then end a run, not a start.
+        let mut ran = false;
+        // The line of the last start, ready or shut down: a reason must come after it (the
+        // digest keeps the latest errors of a pid, and containers reuse the postmaster's pid).
+        let mut since = 0u64;
+        for (i, record) in records.iter().enumerate() {
+            match &record.event {
+                Some(PgEvent::Starting { .. }) => {
+                    flush(&source.path, &mut pending, attempt, &mut out);
+                    attempt = Some((record, record.pid));
+                    since = record.line;
+                    ran = false;
+                }
+                Some(PgEvent::Ready) => {
+                    serving = true;
+                    ran = true;
+                    attempt = None;
+                    since = record.line;
+                }
+                Some(PgEvent::ShutdownRequested { .. })
+                    if attempt.is_some_and(|(_, p)| p == record.pid) =>
+                {
+                    attempt = None;
+                }
+                Some(PgEvent::TerminatedBySignal { .. } | PgEvent::ExitedWithCode { .. })
+                    if starts_crash(records, i) =>
+                {
+                    // A child died (the startup process among them): a crash, not this.
+                    attempt = None;
+                    pending.clear();
+                    serving = false;
+                    ran = true;
+                }
+                Some(PgEvent::ShutDown) => {
+                    let own_fatal = source
+                        .digest
+                        .before_death
+                        .get(&record.line)
+                        .into_iter()
+                        .flatten()
+                        .rev()
+                        .find(|r| {
+                            r.pid == record.pid
+                                && r.line > since
+                                && matches!(r.severity, Some(Severity::Fatal | Severity::Panic))
+                        });
+                    let refusal = pending.iter().rposition(|r| r.pid == record.pid);
+                    let reason = match refusal {
+                        Some(k) => Some(pending.remove(k)),
+                        None => own_fatal,
+                    };
+                    let watched = match attempt {
+                        Some((_, p)) => p == record.pid,
+                        None => !ran || refusal.is_some(),
+                    };
+                    if let Some(reason) = reason
+                        && watched
+                    {
+                        out.push(FailedStart {
+                            path: &source.path,
+                            at: reason.time.as_ref().and_then(clock::postgres),
+                            start: attempt.map(|(r, _)| r),
+                            reason,
+                            end: Some(record),
+                        });
+                    }
+                    if attempt.is_some_and(|(_, p)| p == record.pid) {
+                        attempt = None;
+                    }
+                    serving = false;
+                    since = record.line;
+                }
+                Some(event)
+                    if refuses_start(event)
+                        && matches!(record.severity, Some(Severity::Fatal | Severity::Panic)) =>
+                {
+                    let held_by_a_running_server = serving
+                        && matches!(
+                            event,
+                            PgEvent::LockFileExists { .. } | PgEvent::ListenSocketFailed { .. }
+                        );
+                    if !held_by_a_running_server && !pending.iter().any(|r| r.pid == record.pid) {
+                        pending.push(record);
+                    }
+                }
+                _ => {}
+            }
+        }
+        flush(&source.path, &mut pending, attempt, &mut out);
     }
     out
 }

@@ -161,36 +161,18 @@ pub(crate) fn tie(
         } else {
             "segfault"
         };
-        incidents.push(Incident {
-            kind: "crash_restart",
-            cause,
-            started_at: fault.at,
-            kernel_kill: None,
-            kernel_fault: None,
-            postgres_crash: None,
-            recovery: None,
-            outage_seconds: None,
-            redo_seconds: None,
-            wal_replayed_bytes: None,
-            clock_skew_seconds: None,
-            preceded_by: Vec::new(),
-            sessions_lost: None,
-            connections_refused: 0,
-            confidence: 0.8,
-            matched_by: None,
-            notes: vec![format!(
-                "from the {} line alone: the bundle has no PostgreSQL log, so the crash restart \
-                 that a PostgreSQL process's death sets off is not seen",
-                if fault.reporter == "kernel" {
-                    "kernel's".to_owned()
-                } else {
-                    format!("{}'s", fault.reporter)
-                }
-            )],
-            clients_saw: None,
-            patroni: Vec::new(),
-            container_kill: None,
-        });
+        let mut incident = Incident::new("crash_restart", cause, fault.at);
+        incident.confidence = 0.8;
+        incident.notes.push(format!(
+            "from the {} line alone: the bundle has no PostgreSQL log, so the crash restart \
+             that a PostgreSQL process's death sets off is not seen",
+            if fault.reporter == "kernel" {
+                "kernel's".to_owned()
+            } else {
+                format!("{}'s", fault.reporter)
+            }
+        ));
+        incidents.push(incident);
         if let Some(last) = incidents.last_mut() {
             last.kernel_fault = Some(fault);
         }

@@ -4,7 +4,7 @@
 use pgmortem_parse::pglog::{PgEvent, PgRecord};
 
 use super::OomKill;
-use super::cycles::{Crash, UncleanStart, log_line};
+use super::cycles::{Crash, FailedStart, UncleanStart, log_line};
 use crate::clock::{self, seconds_between};
 use crate::report::{
     Incident, KernelKill, MemcgLimit, OOM_TOP_TASKS, OomTaskRss, PostgresCrash, Recovery,
@@ -18,6 +18,8 @@ pub(crate) enum PgSide<'x, 'a> {
     Crash(&'x Crash<'a>),
     /// The server started with crash recovery and no logged death before.
     Unclean(&'x UncleanStart<'a>),
+    /// The postmaster refused to start.
+    FailedStart(&'x FailedStart<'a>),
 }
 
 /// How a kill and PostgreSQL's side were tied.
@@ -66,13 +68,13 @@ pub(crate) fn build(kill: Option<&OomKill<'_>>, side: PgSide<'_, '_>, tie: Tie) 
     let (kind, cause, cycle, postgres_crash, pg_at, preceded_by, sessions_lost, refused) =
         match &side {
             PgSide::Crash(c) => (
-                if kill.is_some() {
-                    "oom_kill"
-                } else {
-                    "crash_restart"
-                },
+                crash_kind(c, kill.is_some()),
                 if kill.is_some() {
                     "oom_killer"
+                } else if let Some((cause, _)) = &c.cause {
+                    cause
+                } else if crash_kind(c, false) == "startup_failed" {
+                    "startup_failed"
                 } else {
                     crash_cause(c)
                 },
@@ -114,6 +116,20 @@ pub(crate) fn build(kill: Option<&OomKill<'_>>, side: PgSide<'_, '_>, tie: Tie) 
                 None,
                 u.connections_refused,
             ),
+            PgSide::FailedStart(f) => (
+                "startup_failed",
+                f.reason
+                    .event
+                    .as_ref()
+                    .and_then(super::causes::of_event)
+                    .unwrap_or("startup_failed"),
+                &[][..],
+                None,
+                f.at,
+                vec![log_line(f.path, f.reason)],
+                None,
+                0,
+            ),
             PgSide::None => (
                 "kernel_oom",
                 "oom_killer",
@@ -126,8 +142,12 @@ pub(crate) fn build(kill: Option<&OomKill<'_>>, side: PgSide<'_, '_>, tie: Tie) 
             ),
         };
     let recovery = match side {
-        PgSide::None => None,
+        PgSide::None | PgSide::FailedStart(_) => None,
         _ => Some(recovery(cycle)),
+    };
+    let cause_line = match &side {
+        PgSide::Crash(c) if kill.is_none() => c.cause.as_ref().map(|(_, l)| l.clone()),
+        _ => None,
     };
     let ready_at = recovery.as_ref().and_then(|r| r.ready_at);
     let outage_from = match side {
@@ -154,6 +174,7 @@ pub(crate) fn build(kill: Option<&OomKill<'_>>, side: PgSide<'_, '_>, tie: Tie) 
                 .to_owned(),
         ),
         PgSide::Unclean(u) => notes.push(unclean_note(u, kill.is_some())),
+        PgSide::FailedStart(f) => notes.push(failed_start_note(f)),
         _ => {}
     }
     let (redo_seconds, wal_replayed_bytes) = redo(cycle);
@@ -164,11 +185,8 @@ pub(crate) fn build(kill: Option<&OomKill<'_>>, side: PgSide<'_, '_>, tie: Tie) 
         _ => None,
     };
     Incident {
-        kind,
-        cause,
-        started_at: kill_at.or(pg_at),
+        cause_line,
         kernel_kill,
-        kernel_fault: None,
         postgres_crash,
         recovery,
         outage_seconds,
@@ -181,10 +199,42 @@ pub(crate) fn build(kill: Option<&OomKill<'_>>, side: PgSide<'_, '_>, tie: Tie) 
         confidence,
         matched_by,
         notes,
-        container_kill: None,
-        clients_saw: None,
-        patroni: Vec::new(),
+        ..Incident::new(kind, cause, kill_at.or(pg_at))
     }
+}
+
+/// What a death without a kernel kill (`killed`: with one) was: a crash-restart, or for the
+/// startup process when the postmaster gave up, a failed recovery (it was recovering) or a
+/// failed start.
+fn crash_kind(crash: &Crash<'_>, killed: bool) -> &'static str {
+    match (killed, crash.startup_gave_up, crash.in_recovery) {
+        (true, _, _) => "oom_kill",
+        (false, true, true) => "recovery_failed",
+        (false, true, false) => "startup_failed",
+        (false, false, _) => "crash_restart",
+    }
+}
+
+fn failed_start_note(f: &FailedStart<'_>) -> String {
+    let mut note = format!(
+        "the postmaster did not start: it logged `{}` ({}:{}){}; nothing serves connections \
+         until a start succeeds",
+        crate::human::cut(&f.reason.message, 200),
+        f.path,
+        f.reason.line,
+        if f.end.is_some() {
+            " and shut down"
+        } else {
+            " and exited"
+        }
+    );
+    if f.start.is_none() {
+        note.push_str(
+            " (the log holds no `starting PostgreSQL` line for it: the attempt is known by its \
+             error alone)",
+        );
+    }
+    note
 }
 
 /// Why a child died, from how it died and what its process logged before.

@@ -11,9 +11,11 @@
 //! kills with no PostgreSQL side. Ties are found through indexes (by PID, by time), so the cost
 //! grows as n log n in kills and crashes.
 
+mod causes;
 mod cycles;
 mod faults;
 mod incident;
+mod outage;
 mod units;
 
 use std::collections::HashMap;
@@ -21,10 +23,14 @@ use std::collections::HashMap;
 use jiff::Timestamp;
 use pgmortem_parse::kernel::{KernelEvent, KernelRecord, OomReport};
 
-pub(crate) use cycles::{Crash, UncleanStart, crashes, postmaster_pids, unclean_starts};
+pub(crate) use causes::tie_kernel as tie_kernel_causes;
+pub(crate) use cycles::{
+    Crash, FailedStart, UncleanStart, crashes, failed_starts, postmaster_pids, unclean_starts,
+};
 pub(crate) use faults::{process_faults, tie as tie_faults};
 pub(crate) use incident::by_time;
 use incident::{PgSide, Tie};
+pub(crate) use outage::mark_still_down;
 pub(crate) use units::tie as tie_units;
 
 use crate::clock::{Clock, seconds_between};
@@ -108,6 +114,8 @@ pub(crate) struct PgOutages<'a> {
     pub crashes: Vec<Crash<'a>>,
     /// Starts with crash recovery no logged death explains.
     pub unclean: Vec<UncleanStart<'a>>,
+    /// Starts the postmaster gave up before the startup process ran.
+    pub failed_starts: Vec<FailedStart<'a>>,
     /// The pids the postmaster logged under, with when.
     pub postmasters: Vec<(u32, Option<Timestamp>, &'a str)>,
 }
@@ -329,6 +337,13 @@ pub(crate) fn incidents(
                 Tie::alone(Vec::new()),
             ));
         }
+    }
+    for start in &pg.failed_starts {
+        out.push(incident::build(
+            None,
+            PgSide::FailedStart(start),
+            Tie::alone(Vec::new()),
+        ));
     }
     out.sort_by(incident::by_time);
     fold_kills_after_postmaster(&mut out, options);

@@ -8,7 +8,9 @@ use pgmortem_parse::kernel::{
 use pgmortem_parse::pglog::{Lsn, PgEvent, PgRecord, PgTime};
 
 use crate::clock::{BootAnchor, Clock};
-use crate::correlate::{PgOutages, crashes, incidents, oom_kills, postmaster_pids, unclean_starts};
+use crate::correlate::{
+    PgOutages, crashes, failed_starts, incidents, oom_kills, postmaster_pids, unclean_starts,
+};
 use crate::digest::PgDigest;
 use crate::options::DiagnoseOptions;
 use crate::sources::{KernelSource, PgSource};
@@ -134,6 +136,7 @@ fn outages(postgres: &[PgSource]) -> PgOutages<'_> {
     PgOutages {
         crashes,
         unclean,
+        failed_starts: failed_starts(postgres),
         postmasters: postmaster_pids(postgres),
     }
 }

@@ -122,41 +122,24 @@ pub(crate) fn tie(incidents: &mut Vec<Incident>, kernel: &[KernelSource], clock:
 
 /// An incident for a kill systemd reported and the bundle's kernel log does not hold.
 fn unit_incident(unit: &UnitLine<'_>, also: String) -> Incident {
-    Incident {
-        kind: "kernel_oom",
-        cause: "oom_killer",
-        started_at: unit.at,
-        kernel_kill: Some(KernelKill {
-            pid: 0,
-            comm: String::new(),
-            unit: Some(unit.event.unit.clone()),
-            page_kb: 4,
-            at: unit.at,
-            path: unit.path.to_owned(),
-            line: unit.line,
-            ..KernelKill::default()
-        }),
-        kernel_fault: None,
-        postgres_crash: None,
-        recovery: None,
-        outage_seconds: None,
-        redo_seconds: None,
-        wal_replayed_bytes: None,
-        clock_skew_seconds: None,
-        preceded_by: Vec::new(),
-        sessions_lost: None,
-        connections_refused: 0,
-        confidence: 0.9,
-        matched_by: None,
-        notes: vec![format!(
-            "systemd reported that the kernel's OOM killer killed a process of {}{also}; the \
-             kernel's own report of the kill is not in the bundle, so which process died is \
-             unknown. The kernel, not systemd-oomd, killed it: systemd-oomd's kills read \
-             `systemd-oomd killed N process(es) in this unit`",
-            unit.event.unit
-        )],
-        clients_saw: None,
-        patroni: Vec::new(),
-        container_kill: None,
-    }
+    let mut incident = Incident::new("kernel_oom", "oom_killer", unit.at);
+    incident.kernel_kill = Some(KernelKill {
+        pid: 0,
+        comm: String::new(),
+        unit: Some(unit.event.unit.clone()),
+        page_kb: 4,
+        at: unit.at,
+        path: unit.path.to_owned(),
+        line: unit.line,
+        ..KernelKill::default()
+    });
+    incident.confidence = 0.9;
+    incident.notes.push(format!(
+        "systemd reported that the kernel's OOM killer killed a process of {}{also}; the \
+         kernel's own report of the kill is not in the bundle, so which process died is \
+         unknown. The kernel, not systemd-oomd, killed it: systemd-oomd's kills read \
+         `systemd-oomd killed N process(es) in this unit`",
+        unit.event.unit
+    ));
+    incident
 }

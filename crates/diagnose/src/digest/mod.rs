@@ -548,10 +548,13 @@ impl PgDigest {
             PgEvent::CheckpointComplete { .. } => return,
             _ => {}
         }
+        // A death, or the postmaster's `database system is shut down`: the errors its process
+        // logged just before say why (a start that failed logs its FATAL, then shuts down).
         let died = match event {
             PgEvent::TerminatedBySignal { pid, .. } | PgEvent::ExitedWithCode { pid, .. } => {
                 Some(*pid)
             }
+            PgEvent::ShutDown => record.pid,
             _ => None,
         };
         let limits = self.limits;
@@ -753,7 +756,8 @@ pub(crate) fn is_cycle(event: &PgEvent) -> bool {
 }
 
 /// True for the kinds of a crash cycle, which keep their latest records as well as their
-/// first: a process's death, the postmaster's reaction, recovery, and the server ready again.
+/// first: a process's death, the postmaster's reaction, recovery, the server ready again, and
+/// a start and its end (a supervisor starting a server that fails to start, in a loop).
 fn keeps_latest(event: &PgEvent) -> bool {
     is_cycle(event)
         || matches!(
@@ -763,6 +767,8 @@ fn keeps_latest(event: &PgEvent) -> bool {
                 | PgEvent::InRecoveryMode
                 | PgEvent::UnexpectedPostmasterExit
                 | PgEvent::Panic
+                | PgEvent::Starting { .. }
+                | PgEvent::ShutDown
         )
 }
 

@@ -389,14 +389,32 @@ pub struct Incident {
     /// `crash_restart` (a PostgreSQL process died with no kernel OOM kill to explain it),
     /// `postmaster_killed` (the kernel OOM killer killed the postmaster itself),
     /// `unclean_restart` (the server started with crash recovery, no crash of a child logged
-    /// before: the postmaster or the host died), or `kernel_oom` (an OOM kill with no
+    /// before: the postmaster or the host died), `recovery_failed` (the startup process died
+    /// during crash or archive recovery and the postmaster shut down instead of serving),
+    /// `startup_failed` (the server did not start: the postmaster refused to start, or the
+    /// startup process died before any recovery), or `kernel_oom` (an OOM kill with no
     /// PostgreSQL crash tied to it).
     pub kind: &'static str,
     /// Why: `oom_killer`, `container_oom_killed` (the container runtime recorded the
-    /// container `OOMKilled` and no kernel log shows the kill), `signal_from_outside`,
+    /// container `OOMKilled` and no kernel log shows the kill), `userspace_oom_killer`
+    /// (systemd-oomd or earlyoom killed it), `disk_full` (the process that died, or the PANIC
+    /// before it, met `No space left on device` on a data, WAL or log volume),
+    /// `filesystem_read_only` (`Read-only file system`), `storage_error` (`Input/output
+    /// error`, or a SIGBUS right after the kernel's storage errors), `corruption` (damaged or
+    /// missing data or WAL: checksum failures, invalid pages, a checkpoint record recovery
+    /// cannot find), `hardware_error` (a machine check, an uncorrected memory error or a
+    /// poisoned page the kernel reported for the process or just before it died),
+    /// `startup_failed` (a start refused for a reason none of those names: shared memory,
+    /// huge pages, the lock file, a port in use, a setting), `signal_from_outside`,
     /// `segfault` (SIGSEGV, SIGBUS, SIGILL, SIGFPE), `abort_or_panic` (SIGABRT or a PANIC),
     /// `abnormal_exit` (an exit code), `postmaster_killed`, or `unknown`.
     pub cause: &'static str,
+    /// The line the cause was read from, when it is not the death itself: the PostgreSQL
+    /// error or PANIC that names it (`No space left on device`, `invalid page in block …`),
+    /// or the kernel's (a machine check, a user-space OOM killer's kill, the storage error
+    /// before a SIGBUS). Left out of the JSON when there is none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cause_line: Option<CauseLine>,
     /// When it began (UTC): the kernel kill, else the PostgreSQL crash line.
     pub started_at: Option<Timestamp>,
     /// The kernel's OOM kill, when there was one.
@@ -413,6 +431,13 @@ pub struct Incident {
     pub recovery: Option<Recovery>,
     /// Seconds from the crash line to `ready to accept connections` (null: not seen).
     pub outage_seconds: Option<f64>,
+    /// True when no log shows the server ready to accept connections after the incident:
+    /// it was still down when the log ends (and when the bundle was collected, if the
+    /// collector came later). `outage_seconds` is then null.
+    pub still_down: bool,
+    /// When `still_down`: seconds from `started_at` to the bundle's collection (its clock
+    /// reading), the outage so far; null when either time is unknown.
+    pub down_for_seconds: Option<f64>,
     /// Seconds of WAL redo (PostgreSQL's own `elapsed:` when printed, else redo start → done).
     pub redo_seconds: Option<f64>,
     /// WAL replayed: redo end LSN − redo start LSN, bytes.
@@ -455,6 +480,55 @@ pub struct Incident {
     pub patroni: Vec<LogLine>,
 }
 
+impl Incident {
+    /// An incident of `kind` and `cause` begun at `started_at`, nothing else known yet: the
+    /// builders fill in what they know.
+    pub fn new(kind: &'static str, cause: &'static str, started_at: Option<Timestamp>) -> Self {
+        Self {
+            kind,
+            cause,
+            cause_line: None,
+            started_at,
+            kernel_kill: None,
+            kernel_fault: None,
+            postgres_crash: None,
+            recovery: None,
+            outage_seconds: None,
+            still_down: false,
+            down_for_seconds: None,
+            redo_seconds: None,
+            wal_replayed_bytes: None,
+            clock_skew_seconds: None,
+            preceded_by: Vec::new(),
+            sessions_lost: None,
+            connections_refused: 0,
+            confidence: 1.0,
+            matched_by: None,
+            notes: Vec::new(),
+            container_kill: None,
+            clients_saw: None,
+            patroni: Vec::new(),
+        }
+    }
+
+    /// True when the PostgreSQL process that died logged a PANIC just before: it aborted
+    /// (SIGABRT) after a PANIC, or the PANIC it logged is its own (whatever the cause read
+    /// from it: a full disk, an I/O error, a missing checkpoint).
+    pub fn died_of_panic(&self) -> bool {
+        let Some(crash) = &self.postgres_crash else {
+            return false;
+        };
+        let mut panics = self
+            .preceded_by
+            .iter()
+            .filter(|l| l.severity == Some("PANIC"));
+        match crash.signal {
+            Some(6) => panics.next().is_some(),
+            _ => panics.any(|l| l.pid.is_none() || l.pid == Some(crash.pid)),
+        }
+    }
+}
+
 /// A container's run ended by the kernel's OOM killer at the container's memory limit, as
 /// Kubernetes recorded it (`lastState.terminated` or `state.terminated` of the container's
 /// status, `Last State: Terminated` in `kubectl describe pod`).
@@ -486,6 +560,22 @@ pub struct ContainerKill {
     pub path: String,
     /// The line of the termination.
     pub line: u64,
+}
+
+/// The line an incident's cause was read from.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CauseLine {
+    /// `postgres` (the server log) or `kernel` (the kernel log, or a user-space OOM killer's
+    /// line in the same syslog or journal).
+    pub origin: &'static str,
+    /// When (UTC), when known.
+    pub at: Option<Timestamp>,
+    /// The file.
+    pub path: String,
+    /// Its line.
+    pub line: u64,
+    /// The message, cut at 300 bytes.
+    pub text: String,
 }
 
 /// A server log line cited by an incident.

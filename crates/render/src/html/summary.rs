@@ -141,6 +141,20 @@ pub(super) fn sentence(incident: &Incident) -> String {
             "at {when} PostgreSQL started with crash recovery and no logged death before it: \
              the postmaster or the host died"
         ),
+        "startup_failed" if crash.is_none() => format!(
+            "at {when} the postmaster refused to start (cause {})",
+            esc(&incident.cause.replace('_', " "))
+        ),
+        "startup_failed" | "recovery_failed" => format!(
+            "at {when} {victim} died {} (cause {}) and the postmaster shut the server down \
+             instead of restarting it",
+            if incident.kind == "recovery_failed" {
+                "during recovery"
+            } else {
+                "before the server served"
+            },
+            esc(&incident.cause.replace('_', " "))
+        ),
         _ => {
             let how = match crash.map(|c| (c.signal, c.exit_code)) {
                 Some((Some(s), _)) => format!("was terminated by signal {s}"),
@@ -165,6 +179,10 @@ pub(super) fn sentence(incident: &Incident) -> String {
             )
         }
         _ if incident.kind == "kernel_oom" => ".".to_owned(),
+        _ if incident.still_down => format!(
+            ". No log shows it ready to accept connections again: <strong>{}</strong>.",
+            esc(&crate::describe::still_down(incident))
+        ),
         _ => ". The log shows no <q>ready to accept connections</q> after it.".to_owned(),
     };
     let mut text = what;

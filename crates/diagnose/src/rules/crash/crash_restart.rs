@@ -51,7 +51,7 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
     let mut out = Vec::new();
     for (index, incident) in facts.incidents.iter().enumerate() {
         if incident.kind != "crash_restart"
-            || is_panic(incident)
+            || incident.died_of_panic()
             || super::startup_failed::is_failed_start(incident)
         {
             continue;
@@ -191,14 +191,6 @@ fn fault_reading(k: &crate::facts::KernelFault<'_>) -> String {
     } else {
         String::new()
     }
-}
-
-fn is_panic(incident: &Incident) -> bool {
-    incident.cause == "abort_or_panic"
-        && incident
-            .preceded_by
-            .iter()
-            .any(|l| l.severity == Some("PANIC"))
 }
 
 fn recommendation(incident: &Incident) -> String {

@@ -42,7 +42,11 @@ pub(crate) const META: RuleMeta = RuleMeta {
 pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
     let mut out = Vec::new();
     for (index, incident) in facts.incidents.iter().enumerate() {
-        if incident.kind != "crash_restart" || incident.cause != "abort_or_panic" {
+        if !matches!(
+            incident.kind,
+            "crash_restart" | "recovery_failed" | "startup_failed"
+        ) || !incident.died_of_panic()
+        {
             continue;
         }
         let Some(panic) = incident
