@@ -1264,6 +1264,13 @@ class PgCouldNotReadBlockEvent(TypedDict):
     error: str
     io_error: bool
 
+class PgCouldNotReadWalEvent(TypedDict):
+    kind: Literal["could_not_read_wal"]
+    segment: str
+    offset: int | None
+    error: str
+    io_error: bool
+
 class PgInvalidPageEvent(TypedDict):
     kind: Literal["invalid_page"]
     block: int
@@ -1479,6 +1486,7 @@ PgEvent = Union[
     PgCouldNotWriteEvent,
     PgCouldNotExtendFileEvent,
     PgCouldNotReadBlockEvent,
+    PgCouldNotReadWalEvent,
     PgInvalidPageEvent,
     PgChecksumFailureEvent,
     PgPanicEvent,
@@ -2224,6 +2232,7 @@ __all__ = [
     "PgConf",
     "PgCouldNotExtendFileEvent",
     "PgCouldNotReadBlockEvent",
+    "PgCouldNotReadWalEvent",
     "PgCouldNotWriteEvent",
     "PgEvent",
     "PgExitedWithCodeEvent",
