@@ -420,16 +420,26 @@ fn a_dry_run_lists_what_it_would_collect_and_writes_nothing() {
 
 #[test]
 fn the_time_cap_skips_what_is_left_and_still_writes_a_bundle() {
+    // A fast host collects everything within the cap's one second, so the kernel log's step is
+    // made slow: a `dmesg` first on PATH that sleeps longer than the cap. Its step is cut to what
+    // is left of the second, and every step after it finds the time up.
     let scratch = Scratch::new();
+    let bin = scratch.path().join("slow-bin");
+    std::fs::create_dir(&bin).unwrap();
+    let dmesg = bin.join("dmesg");
+    std::fs::write(&dmesg, "#!/bin/sh\nexec sleep 5\n").unwrap();
+    std::fs::set_permissions(&dmesg, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
     let mut c = Command::new("sh");
-    c.arg(scratch.script()).arg("-o").arg(scratch.path()).args([
-        "-h",
-        "/nonexistent",
-        "-p",
-        "5",
-        "--max-time",
-        "1",
-    ]);
+    c.arg(scratch.script())
+        .arg("-o")
+        .arg(scratch.path())
+        .args(["-h", "/nonexistent", "-p", "5", "--max-time", "1"])
+        .env("PATH", path);
     let (bundle, _) = collect(c);
     let skipped: Vec<&ManifestFile> = bundle
         .manifest
