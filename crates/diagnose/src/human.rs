@@ -51,6 +51,23 @@ pub(crate) fn duration(seconds: f64) -> String {
     }
 }
 
+/// `text` with its first character in upper case (a sentence built from parts).
+pub(crate) fn capitalised(text: &str) -> String {
+    let mut chars = text.chars();
+    chars.next().map_or_else(String::new, |c| {
+        c.to_uppercase().chain(chars).collect::<String>()
+    })
+}
+
+/// `once` or `N times`: how often something happened, in a sentence.
+pub(crate) fn times(count: usize) -> String {
+    if count == 1 {
+        "once".to_owned()
+    } else {
+        format!("{count} times")
+    }
+}
+
 /// Bytes of the query a finding quotes at most.
 pub(crate) const QUOTED_QUERY_BYTES: usize = 400;
 
@@ -92,5 +109,14 @@ mod tests {
     fn cut_respects_char_boundaries() {
         assert_eq!(cut("ééé", 3), "é…");
         assert_eq!(cut("abc", 3), "abc");
+    }
+
+    #[test]
+    fn counts_and_capitals_in_sentences() {
+        assert_eq!(times(1), "once");
+        assert_eq!(times(0), "0 times");
+        assert_eq!(times(3), "3 times");
+        assert_eq!(capitalised("élan of pg_wal"), "Élan of pg_wal");
+        assert_eq!(capitalised(""), "");
     }
 }

@@ -365,15 +365,8 @@ fn value_origin(unit: Option<&UnitFacts>, value: i32) -> Option<String> {
             "{} has OOMScoreAdjust={set}: the postmaster's {value} was set by what started the \
              server under it (a start script such as Debian's pg_ctlcluster, or by hand), not by \
              the unit.",
-            capitalised(&name)
+            crate::human::capitalised(&name)
         )
-    })
-}
-
-fn capitalised(text: &str) -> String {
-    let mut chars = text.chars();
-    chars.next().map_or_else(String::new, |c| {
-        c.to_uppercase().chain(chars).collect::<String>()
     })
 }
 

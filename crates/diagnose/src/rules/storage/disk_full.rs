@@ -169,11 +169,7 @@ fn full_with_errors(facts: &Facts<'_>, place: &str, records: &[&(&str, &PgRecord
     let mut summary = format!(
         "PostgreSQL could not write to {} for want of space {}: `{}`.{on}",
         place_name(place),
-        if records.len() == 1 {
-            "once".to_owned()
-        } else {
-            format!("{} times", records.len())
-        },
+        crate::human::times(records.len()),
         cut(&worst.message, 200),
     );
     let mut evidence = vec![record_evidence(path, first, "No space left on device")];

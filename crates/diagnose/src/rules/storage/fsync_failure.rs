@@ -80,11 +80,7 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
     let mut summary = format!(
         "PostgreSQL could not fsync `{file}` ({}) {}: `{}`: {why}.",
         place_name(place),
-        if failures.len() == 1 {
-            "once".to_owned()
-        } else {
-            format!("{} times", failures.len())
-        },
+        crate::human::times(failures.len()),
         cut(error, 120),
     );
     let mut evidence = vec![record_evidence(path, first, "could not fsync")];

@@ -145,7 +145,7 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
     )
     .summary(format!(
         "{}. Until the oldest tables are frozen, writes fail once the limit is reached.",
-        capitalised(&parts.join("; "))
+        crate::human::capitalised(&parts.join("; "))
     ))
     .recommend(
         "Find what holds the transaction horizon back and end it: the oldest backend_xmin in \
@@ -160,13 +160,6 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
         f = f.figure("oldest_xid_age", k.value as f64);
     }
     vec![f.impact(refused.len() as f64 + warned.len() as f64)]
-}
-
-fn capitalised(text: &str) -> String {
-    let mut chars = text.chars();
-    chars.next().map_or_else(String::new, |c| {
-        c.to_uppercase().collect::<String>() + chars.as_str()
-    })
 }
 
 #[cfg(test)]
