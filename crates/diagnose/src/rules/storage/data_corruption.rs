@@ -35,7 +35,7 @@
 //! [pg-checksums] (data checksums, `pg_checksums`, `pg_amcheck`, `checksum_failures`).
 
 use pgmortem_parse::kernel::KernelEvent;
-use pgmortem_parse::pglog::PgEvent;
+use pgmortem_parse::pglog::{PgEvent, PgRecord};
 
 use crate::facts::Facts;
 use crate::report::{Evidence, Finding, Severity};
@@ -63,6 +63,54 @@ fn damage(event: &PgEvent) -> Option<(&'static str, bool)> {
         PgEvent::DataBeyondEof { .. } => ("data beyond the relation's end", true),
         PgEvent::InvalidAllocSize { .. } => ("invalid memory alloc request size", false),
         _ => return None,
+    })
+}
+
+/// Where a record says the damage is: the relation (its file path as printed, or a TOAST
+/// table's name) and the block, when it says so.
+fn place(event: &PgEvent) -> Option<(String, Option<u64>)> {
+    match event {
+        PgEvent::InvalidPage { block, relation } | PgEvent::DataBeyondEof { block, relation } => {
+            Some((relation.clone(), Some(*block)))
+        }
+        PgEvent::CouldNotReadBlock { block, path, .. } => Some((path.clone(), Some(*block))),
+        PgEvent::ToastChunkMissing { relation, .. } => Some((relation.clone(), None)),
+        _ => None,
+    }
+}
+
+/// `base/16384/16385 block 7 (3 records), pg_toast_2619 (1 record)`: each damaged place the
+/// records name, with its count, in first-seen order; five at most.
+fn places_text(records: &[(&str, &PgRecord)]) -> Option<String> {
+    let mut places: Vec<((String, Option<u64>), usize)> = Vec::new();
+    for (_, r) in records {
+        let Some(p) = r.event.as_ref().and_then(place) else {
+            continue;
+        };
+        match places.iter_mut().find(|(q, _)| *q == p) {
+            Some((_, n)) => *n += 1,
+            None => places.push((p, 1)),
+        }
+    }
+    if places.is_empty() {
+        return None;
+    }
+    let shown: Vec<String> = places
+        .iter()
+        .take(5)
+        .map(|((relation, block), n)| {
+            format!(
+                "{relation}{} ({n} record{})",
+                block.map(|b| format!(" block {b}")).unwrap_or_default(),
+                if *n == 1 { "" } else { "s" }
+            )
+        })
+        .collect();
+    let more = places.len().saturating_sub(5);
+    Some(if more > 0 {
+        format!("{} and {more} more", shown.join(", "))
+    } else {
+        shown.join(", ")
     })
 }
 
@@ -122,7 +170,10 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
         ));
         evidence.push(k.evidence("checksum failures counted by the server"));
     }
-    let mut summary = format!("{}.", parts.join("; "));
+    let mut summary = format!("{}.", crate::human::capitalised(&parts.join("; ")));
+    if let Some(text) = places_text(&records) {
+        summary.push_str(&format!(" Damaged: {text}."));
+    }
     if let Some((_, r)) = records.first() {
         summary.push_str(&format!(
             " The first: `{}`.",
@@ -149,39 +200,43 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
              huge value: check the relation it read.",
         );
     }
-    let total: usize = kinds.iter().map(|k| k.2).sum::<usize>()
-        + counted.iter().map(|(_, k)| k.value as usize).sum::<usize>();
-    vec![
-        finding(
-            &META,
-            if sure {
-                Severity::Critical
+    // The log's records and the server's counter tell of the same damaged reads: kept apart,
+    // never added up.
+    let logged: usize = kinds.iter().map(|k| k.2).sum();
+    let counted_total: u64 = counted.iter().map(|(_, k)| k.value).sum();
+    let mut f = finding(
+        &META,
+        if sure {
+            Severity::Critical
+        } else {
+            Severity::Warning
+        },
+        format!(
+            "Damaged data: {}",
+            if kinds.is_empty() {
+                "checksum failures counted by the server".to_owned()
             } else {
-                Severity::Warning
-            },
-            format!(
-                "Damaged data: {}",
-                if kinds.is_empty() {
-                    "checksum failures counted by the server".to_owned()
-                } else {
-                    kinds.iter().map(|k| k.0).collect::<Vec<_>>().join(", ")
-                }
-            ),
-        )
-        .summary(summary)
-        .recommend(
-            "Copy the data directory before anything else. Find the cause (the kernel log's \
+                kinds.iter().map(|k| k.0).collect::<Vec<_>>().join(", ")
+            }
+        ),
+    )
+    .summary(summary)
+    .recommend(
+        "Copy the data directory before anything else. Find the cause (the kernel log's \
              I/O and hardware errors, the device's health, a memory test). Measure the damage \
              with pg_amcheck, and pg_checksums --check on a stopped copy; restore the damaged \
              relations from a backup or a healthy standby, or dump what can still be read. \
              Use zero_damaged_pages or ignore_checksum_failure only on a copy, to salvage what \
              remains.",
-        )
-        .evidence(evidence)
-        .confidence(if sure { 1.0 } else { 0.5 })
-        .figure("damaged_records", total as f64)
-        .impact(total as f64),
-    ]
+    )
+    .evidence(evidence)
+    .confidence(if sure { 1.0 } else { 0.5 })
+    .figure("damaged_records", logged as f64)
+    .impact(logged.max(counted_total as usize) as f64);
+    if !counted.is_empty() {
+        f = f.figure("checksum_failures_counted", counted_total as f64);
+    }
+    vec![f]
 }
 
 #[cfg(test)]
@@ -211,6 +266,67 @@ mod tests {
         let f = log_of(ALLOC_LOG).run("data-corruption").one();
         assert_eq!(f.severity, Severity::Warning);
         assert!(f.confidence < 1.0);
+    }
+
+    /// Real capture: a page of `orders` overwritten under data checksums, three scans
+    /// (incident-pg15-storage-data-corruption.sh).
+    fn capture() -> Scratch {
+        Scratch::incident("pg15-data-corruption")
+    }
+
+    #[test]
+    fn the_capture_names_the_block_and_keeps_the_servers_count_apart() {
+        let f = capture().run("data-corruption").one();
+        assert_eq!(f.severity, Severity::Critical);
+        assert_eq!(
+            f.title,
+            "Damaged data: checksum failure, invalid page header"
+        );
+        assert!(
+            f.summary
+                .starts_with("Checksum failure ×3; invalid page header ×3; pg_stat_database counts 3 checksum failures in database shop"),
+            "{}",
+            f.summary
+        );
+        assert!(
+            f.summary
+                .contains("Damaged: base/16384/16385 block 7 (3 records)."),
+            "{}",
+            f.summary
+        );
+        // Six log records, three reads the server counted: not nine.
+        assert_eq!(f.figures["damaged_records"], 6.0);
+        assert_eq!(f.figures["checksum_failures_counted"], 3.0);
+        assert_eq!(f.evidence[0].line, 18);
+        assert!(f.evidence[0].path.ends_with("postgres/server.log"));
+        assert!(
+            f.evidence
+                .iter()
+                .any(|e| e.path.ends_with("postgres/checksum-failures.txt") && e.line == 6)
+        );
+    }
+
+    #[test]
+    fn the_servers_counter_alone_speaks_from_one_failure() {
+        let counted = |n: u32| {
+            capture()
+                .remove("postgres/server.log")
+                .edit("postgres/checksum-failures.txt", move |t| {
+                    t.replace("shop|3|", &format!("shop|{n}|"))
+                })
+        };
+        assert!(counted(0).run("data-corruption").silent());
+        let f = counted(1).run("data-corruption").one();
+        assert_eq!(f.severity, Severity::Critical);
+        assert_eq!(
+            f.title,
+            "Damaged data: checksum failures counted by the server"
+        );
+        assert!(
+            f.summary.contains("1 checksum failure in database shop"),
+            "{}",
+            f.summary
+        );
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! ## What it finds
 //! Transaction-id (or multixact) wraparound coming or reached: PostgreSQL refused commands
-//! (`database is not accepting commands to avoid wraparound data loss in database "X"`, 14+:
+//! (`database is not accepting commands to avoid wraparound data loss in database "X"`, 17+:
 //! `… that assign new transaction IDs …`), warned (`database "X" must be vacuumed within N
 //! transactions`), or a database's `age(datfrozenxid)` is past a billion: half-way to the
 //! 2^31 limit, far past `autovacuum_freeze_max_age`, so autovacuum has not been able to freeze
@@ -95,9 +95,30 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
         _ => ("?".to_owned(), false),
     };
     if let Some((path, r)) = refused.first() {
-        let (db, multi) = r.event.as_ref().map(db_of).unwrap_or_default();
+        let (_, multi) = r.event.as_ref().map(db_of).unwrap_or_default();
+        // Each database named, with its count, in first-seen order.
+        let mut databases: Vec<(String, usize)> = Vec::new();
+        for (_, r) in &refused {
+            let (db, _) = r.event.as_ref().map(db_of).unwrap_or_default();
+            match databases.iter_mut().find(|(d, _)| *d == db) {
+                Some((_, n)) => *n += 1,
+                None => databases.push((db, 1)),
+            }
+        }
+        let named = if databases.len() == 1 {
+            format!("in database {}", databases[0].0)
+        } else {
+            format!(
+                "in databases {}",
+                databases
+                    .iter()
+                    .map(|(d, n)| format!("{d} ({n})"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        };
         parts.push(format!(
-            "PostgreSQL refused commands {} time{} to avoid {} wraparound in database {db}",
+            "PostgreSQL refused commands {} time{} to avoid {} wraparound {named}",
             refused.len(),
             if refused.len() == 1 { "" } else { "s" },
             if multi { "multixact" } else { "transaction-id" }
@@ -176,6 +197,65 @@ mod tests {
             .one();
         assert_eq!(f.severity, Severity::Critical);
         assert!(f.summary.contains("must be vacuumed"), "{}", f.summary);
+    }
+
+    /// Real capture: an abandoned logical slot holds the horizon, pg_resetwal -x near the stop
+    /// limit, INSERTs until the refusal (incident-pg15-storage-xid-wraparound.sh).
+    fn refused() -> Scratch {
+        Scratch::bundle(&incident_archive("pg15-xid-wraparound"))
+    }
+
+    #[test]
+    fn the_capture_counts_the_refusals_of_each_database_and_gives_the_oldest_age() {
+        let f = refused().run("xid-wraparound").one();
+        assert_eq!(f.severity, Severity::Critical);
+        assert_eq!(
+            f.title,
+            "PostgreSQL refused writes to avoid transaction-id wraparound"
+        );
+        assert!(
+            f.summary.contains(
+                "refused commands 3 times to avoid transaction-id wraparound in database shop;"
+            ),
+            "{}",
+            f.summary
+        );
+        assert_eq!(f.figures["oldest_xid_age"], 2_144_483_647.0);
+        assert_eq!(f.evidence[0].line, 877);
+        assert!(f.evidence[0].path.ends_with("postgres/server.log"));
+        assert!(
+            f.evidence
+                .iter()
+                .any(|e| e.path.ends_with("postgres/database-xid-ages.txt") && e.line == 5)
+        );
+        // The first refusal made another database's: each database is named with its count.
+        let two = refused()
+            .edit("postgres/server.log", |t| {
+                t.replacen(
+                    "wraparound data loss in database \"shop\"",
+                    "wraparound data loss in database \"template1\"",
+                    1,
+                )
+            })
+            .run("xid-wraparound")
+            .one();
+        assert!(
+            two.summary
+                .contains("wraparound in databases template1 (1), shop (2);"),
+            "{}",
+            two.summary
+        );
+    }
+
+    #[test]
+    fn the_captures_ages_alone_are_critical_past_the_failsafe_age() {
+        // Without the log, the ages alone (2.14 billion, above 1.6 billion) still speak.
+        let f = refused()
+            .remove("postgres/server.log")
+            .run("xid-wraparound")
+            .one();
+        assert_eq!(f.severity, Severity::Critical);
+        assert_eq!(f.title, "Transaction-id wraparound is near");
     }
 
     fn aged(age: u64) -> Scratch {
