@@ -3,8 +3,10 @@
 //! kernel remounted it after an error (`EXT4-fs (sdb1): Remounting filesystem read-only`, an
 //! XFS shutdown, an aborted journal) or mountinfo shows it read-only now (`ro`, or ext4's
 //! `emergency_ro` super-block flag under `errors=remount-ro`, while the mount itself still
-//! says `rw`). It names the device, the mount point, PostgreSQL's places on it and the
-//! kernel's error that started it.
+//! says `rw`), or PostgreSQL's own writes to its data directory, pg_wal or a tablespace
+//! failed with `Read-only file system` (EROFS: the file system was read-only when it wrote,
+//! whatever made it so). It names the device, the mount point, PostgreSQL's places on it, the
+//! kernel's error that started it and PostgreSQL's first failed write.
 //!
 //! ## Why it matters
 //! PostgreSQL cannot write a read-only data directory or pg_wal: every write, every new
@@ -20,22 +22,28 @@
 //! then check the data (`pg_amcheck`, `pg_checksums` when checksums are on).
 //!
 //! ## Thresholds
-//! Critical: a volume of PostgreSQL's places read-only in mountinfo, or a kernel read-only
-//! remount or shutdown on its device. Warning: a read-only remount or shutdown in the kernel
-//! log when the bundle does not show which device holds PostgreSQL's files.
+//! Critical: a volume of PostgreSQL's places read-only in mountinfo, a kernel read-only
+//! remount or shutdown on its device, or a `Read-only file system` error of PostgreSQL's on a
+//! file of its places (a relative path, or an absolute one under a place the bundle shows).
+//! Warning: a read-only remount or shutdown in the kernel log when the bundle does not show
+//! which device holds PostgreSQL's files and PostgreSQL logged no such error.
 //!
 //! ## Evidence it needs
-//! The kernel log or the file systems (mountinfo, with `storage/paths.txt`).
+//! The kernel log, the file systems (mountinfo, with `storage/paths.txt`) or the PostgreSQL
+//! log.
 //!
 //! ## Knowledge
 //! [kernel-storage] (ext4's `errors=remount-ro`, `emergency_ro`, XFS shutdowns, jbd2
 //! journal aborts).
 
 use pgmortem_parse::kernel::{KernelEvent, StorageFailure};
+use pgmortem_parse::pglog::{PgEvent, PgRecord};
 
-use crate::facts::Facts;
+use crate::facts::{Facts, Volume};
 use crate::report::{Evidence, Finding, Severity};
-use crate::rules::places::{postgres_volume_on, roles_text, volume_text};
+use crate::rules::places::{
+    place_name, place_of, postgres_volume_on, record_evidence, roles_text, volume_of, volume_text,
+};
 use crate::rules::{Input, RuleMeta, finding};
 
 pub(crate) const META: RuleMeta = RuleMeta {
@@ -43,8 +51,79 @@ pub(crate) const META: RuleMeta = RuleMeta {
     title: "A file system holding PostgreSQL's files went read-only",
     severity: Severity::Critical,
     needs: &[],
-    uses: &[Input::KernelLog, Input::Storage],
+    uses: &[Input::KernelLog, Input::Storage, Input::PostgresLog],
 };
+
+/// The file of a write PostgreSQL could not make because its file system was read-only.
+fn read_only_file(event: &PgEvent) -> Option<&str> {
+    match event {
+        PgEvent::CouldNotWrite {
+            path,
+            read_only: true,
+            ..
+        }
+        | PgEvent::CouldNotExtendFile {
+            path,
+            read_only: true,
+            ..
+        }
+        | PgEvent::CouldNotFsync {
+            path,
+            read_only: true,
+            ..
+        }
+        | PgEvent::CouldNotOpenFile {
+            path,
+            read_only: true,
+            ..
+        } => Some(path),
+        _ => None,
+    }
+}
+
+/// The place of PostgreSQL's a file is in: a path relative to the data directory, or an
+/// absolute one under a place the bundle shows; `None` for other absolute paths (a socket
+/// directory's lock file, a configuration file: a container's read-only root, not PostgreSQL's
+/// data).
+fn postgres_place(facts: &Facts<'_>, file: &str) -> Option<&'static str> {
+    let placed = !file.starts_with('/')
+        || facts
+            .host
+            .storage
+            .volumes
+            .iter()
+            .flat_map(|v| &v.places)
+            .any(|p| p.role != "log_directory" && file.starts_with(&p.path));
+    placed
+        .then(|| place_of(facts, file))
+        .filter(|p| *p != "log_directory")
+}
+
+/// PostgreSQL's own `Read-only file system` errors on its places, with the place of each.
+fn postgres_errors<'a>(facts: &Facts<'a>) -> Vec<(&'static str, &'a str, &'a PgRecord)> {
+    facts
+        .log
+        .records(|e| read_only_file(e).is_some())
+        .into_iter()
+        .filter_map(|(path, r)| {
+            let file = r.event.as_ref().and_then(read_only_file)?;
+            Some((postgres_place(facts, file)?, path, r))
+        })
+        .collect()
+}
+
+/// The sentence and evidence of PostgreSQL's failed writes.
+fn postgres_text(errors: &[&(&'static str, &str, &PgRecord)]) -> Option<(String, Evidence)> {
+    let (_, path, first) = errors.first()?;
+    Some((
+        format!(
+            " PostgreSQL's writes failed on it {}, the first: `{}`.",
+            crate::human::times(errors.len()),
+            crate::human::cut(&first.message, 200)
+        ),
+        record_evidence(path, first, "PostgreSQL: Read-only file system"),
+    ))
+}
 
 fn goes_read_only(event: &KernelEvent) -> bool {
     matches!(event, KernelEvent::StorageError(e)
@@ -59,6 +138,13 @@ fn is_error(event: &KernelEvent) -> bool {
 pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
     let remounts = facts.kernel.records(goes_read_only);
     let errors = facts.kernel.records(is_error);
+    let pg_errors = postgres_errors(facts);
+    let on_volume = |v: &Volume| -> Vec<&(&'static str, &str, &PgRecord)> {
+        pg_errors
+            .iter()
+            .filter(|(place, _, _)| volume_of(facts, place).is_some_and(|pv| std::ptr::eq(pv, v)))
+            .collect()
+    };
     let device_of = |e: &KernelEvent| match e {
         KernelEvent::StorageError(s) => s.device.clone(),
         _ => None,
@@ -78,7 +164,8 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
                 })
             })
             .collect();
-        if now.is_none() && kernel.is_empty() {
+        let pg_mine = on_volume(v);
+        if now.is_none() && kernel.is_empty() && pg_mine.is_empty() {
             continue;
         }
         let first_error = errors.iter().find(|r| {
@@ -88,12 +175,14 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
         });
         let mut evidence: Vec<Evidence> = Vec::new();
         let mut summary = format!(
-            "The file system of {} is read-only{}: {}.",
+            "The file system of {} {}: {}.",
             roles_text(v),
             if now.is_some() {
-                " when the bundle was collected"
+                "is read-only when the bundle was collected"
+            } else if kernel.is_empty() {
+                "was read-only when PostgreSQL wrote (mountinfo shows it read-write now)"
             } else {
-                ""
+                "is read-only"
             },
             volume_text(v)
         );
@@ -119,6 +208,10 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
             summary.push_str(&format!(" Then: `{}`.", message(&r.record.event)));
             evidence.push(r.evidence("the kernel made the file system read-only"));
         }
+        if let Some((text, e)) = postgres_text(&pg_mine) {
+            summary.push_str(&text);
+            evidence.push(e);
+        }
         if v.on_errors.as_deref() == Some("remount-ro") {
             summary.push_str(
                 " It is mounted errors=remount-ro: the kernel turns it read-only at its first \
@@ -140,6 +233,47 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
             .evidence(evidence)
             .impact(1.0),
         );
+    }
+    // PostgreSQL's errors on places the bundle does not show the file system of.
+    let unplaced: Vec<_> = pg_errors
+        .iter()
+        .filter(|(place, _, _)| volume_of(facts, place).is_none())
+        .collect();
+    if let Some((place, _, _)) = unplaced.first()
+        && let Some((text, e)) = postgres_text(&unplaced)
+    {
+        let mut summary = format!(
+            "PostgreSQL could not write {}: its file system was read-only.{text}",
+            place_name(place)
+        );
+        let mut evidence = vec![e];
+        if let Some(r) = remounts.first() {
+            summary.push_str(&format!(
+                " The kernel log says `{}`.",
+                message(&r.record.event)
+            ));
+            evidence.push(r.evidence("the kernel made a file system read-only"));
+        }
+        summary.push_str(
+            " The bundle does not show that file system (no df or mountinfo with PostgreSQL's \
+             places): find why it went read-only (the kernel log's I/O and file-system errors, \
+             a volume mounted read-only, a container's read-only root) before restarting.",
+        );
+        out.push(
+            finding(
+                &META,
+                Severity::Critical,
+                format!(
+                    "{} is on a read-only file system",
+                    crate::human::capitalised(place_name(place))
+                ),
+            )
+            .summary(summary)
+            .recommend(ADVICE)
+            .evidence(evidence)
+            .impact(unplaced.len() as f64),
+        );
+        return out;
     }
     // Remounts on a device the bundle does not place.
     if facts.host.storage.volumes.is_empty()
@@ -222,6 +356,7 @@ mod tests {
         let writable = read_only()
             .remove("kernel/dmesg.txt")
             .remove("kernel/dmesg-T.txt")
+            .remove("postgres/server.log")
             .edit("storage/mountinfo.txt", |t| t.replace(",emergency_ro", ""));
         assert!(writable.run("filesystem-read-only").silent());
     }
@@ -229,12 +364,78 @@ mod tests {
     #[test]
     fn a_remount_of_another_device_is_silent() {
         let elsewhere = read_only()
+            .remove("postgres/server.log")
             .edit("storage/mountinfo.txt", |t| t.replace(",emergency_ro", ""))
             .edit("storage/mountinfo.txt", |t| {
                 t.replace("/dev/loop0", "/dev/loop1")
             })
             .edit("storage/df.txt", |t| t.replace("/dev/loop0", "/dev/loop1"));
         assert!(elsewhere.run("filesystem-read-only").silent());
+    }
+
+    /// Real log: the read-only data directory's server log of pg15-read-only-fs.
+    const LOG: &str = "formats/pglog-storage/pg15-read-only-fs.log";
+
+    #[test]
+    fn the_capture_cites_postgresqls_own_failed_writes() {
+        let f = read_only().run("filesystem-read-only").one();
+        assert!(
+            f.summary.contains(
+                "the first: `could not open file \"base/5/2601\": Read-only file system`"
+            ),
+            "{}",
+            f.summary
+        );
+        assert!(
+            f.evidence
+                .iter()
+                .any(|e| e.path == "postgres/server.log" && e.what.contains("Read-only")),
+            "{:?}",
+            f.evidence
+        );
+    }
+
+    #[test]
+    fn postgresqls_errors_alone_are_critical() {
+        let f = Scratch::new()
+            .copy("postgresql.log", LOG)
+            .run("filesystem-read-only")
+            .one();
+        assert_eq!(f.severity, Severity::Critical);
+        assert_eq!(f.title, "The data directory is on a read-only file system");
+        assert!(f.summary.contains("base/5/2601"), "{}", f.summary);
+    }
+
+    #[test]
+    fn a_read_only_file_outside_postgresqls_places_is_silent() {
+        // The same lines naming a file outside the data directory (a socket directory's lock
+        // file on a container's read-only root): not PostgreSQL's data.
+        let elsewhere = Scratch::new()
+            .copy("postgresql.log", LOG)
+            .edit("postgresql.log", |t| {
+                t.replace(
+                    "\"base/5/2601\"",
+                    "\"/var/run/postgresql/.s.PGSQL.5432.lock\"",
+                )
+            });
+        assert!(elsewhere.run("filesystem-read-only").silent());
+    }
+
+    #[test]
+    fn postgresqls_errors_on_a_volume_now_read_write_still_count() {
+        // mountinfo read-write again, no kernel log: PostgreSQL's failed writes say it was not.
+        let f = read_only()
+            .remove("kernel/dmesg.txt")
+            .remove("kernel/dmesg-T.txt")
+            .edit("storage/mountinfo.txt", |t| t.replace(",emergency_ro", ""))
+            .run("filesystem-read-only")
+            .one();
+        assert_eq!(f.severity, Severity::Critical);
+        assert!(
+            f.summary.contains("mountinfo shows it read-write now"),
+            "{}",
+            f.summary
+        );
     }
 
     #[test]
