@@ -1,8 +1,11 @@
 //! ## What it finds
 //! WAL archiving is failing: `pg_stat_archiver` shows a failure later than the last success
 //! (or failures and no success at all), segments wait in `pg_wal/archive_status` as `.ready`,
-//! or pgBackRest's log shows `archive-push` failing. It gives the count of failures, the
-//! segment that fails and since when, the segments waiting, and pg_wal's file system.
+//! pgBackRest's log shows `archive-push` failing, or the server's own log shows the archive
+//! command failing (`archive command failed with exit code N` with the command in its DETAIL,
+//! `archiving write-ahead log file "…" failed too many times, will try again later`). It gives
+//! the count of failures, the segment that fails and since when, the command and its exit
+//! code, the segments waiting, and pg_wal's file system.
 //!
 //! ## Why it matters
 //! PostgreSQL keeps every WAL segment that is not archived: pg_wal grows with every write
@@ -19,20 +22,24 @@
 //!
 //! ## Thresholds
 //! The archiver's last failure later than its last success (or no success), or segments
-//! waiting (`.ready`) while the archiver fails, or pgBackRest archive-push failures in its log:
-//! warning; critical when pg_wal's file system is 90% used or more.
+//! waiting (`.ready`) while the archiver fails, or pgBackRest archive-push failures in its log,
+//! or in the server's log a `failed too many times` warning (three failures in a row) or 3
+//! failed archive commands, unless `pg_stat_archiver` shows a success since: warning; critical
+//! when pg_wal's file system is 90% used or more.
 //!
 //! ## Evidence it needs
-//! The archiver's statistics, pg_wal's listing or pgBackRest's log; reads pg_wal's file system
-//! and `archive_mode` when present.
+//! The archiver's statistics, pg_wal's listing, pgBackRest's log or the PostgreSQL log; reads
+//! pg_wal's file system and `archive_mode` when present.
 //!
 //! ## Knowledge
 //! [pg-archiving], [pg-wal].
 
+use pgmortem_parse::pglog::{PgEvent, PgRecord};
+
 use crate::facts::Facts;
 use crate::human::human_bytes;
 use crate::report::{Evidence, Finding, Severity};
-use crate::rules::places::{volume_evidence, volume_of, volume_text};
+use crate::rules::places::{record_evidence, volume_evidence, volume_of, volume_text};
 use crate::rules::support::settings_evidence;
 use crate::rules::{Input, RuleMeta, finding};
 
@@ -41,11 +48,86 @@ pub(crate) const META: RuleMeta = RuleMeta {
     title: "WAL archiving is failing: pg_wal keeps every segment not archived",
     severity: Severity::Critical,
     needs: &[],
-    uses: &[Input::Archiver, Input::Storage, Input::PgSettings],
+    uses: &[
+        Input::Archiver,
+        Input::Storage,
+        Input::PgSettings,
+        Input::PostgresLog,
+    ],
 };
 
 /// pg_wal's use, in percent, from which failing archiving is critical.
 const CRITICAL_PERCENT: u8 = 90;
+
+/// Failed archive commands in the server's log from which archiving is taken to be failing
+/// when nothing else says so (the archiver itself warns after three failures in a row).
+const LOG_FAILURES: usize = 3;
+
+fn is_archive_failure(event: &PgEvent) -> bool {
+    matches!(
+        event,
+        PgEvent::ArchiveCommandFailed { .. } | PgEvent::ArchiveFailedTooManyTimes { .. }
+    )
+}
+
+/// What the server's log says of its failing archive command: a sentence, the evidence, and
+/// the segment it last gave up on.
+fn log_failures(logged: &[(&str, &PgRecord)]) -> (String, Vec<Evidence>, Option<String>) {
+    let commands: Vec<_> = logged
+        .iter()
+        .filter(|(_, r)| matches!(r.event, Some(PgEvent::ArchiveCommandFailed { .. })))
+        .collect();
+    let gave_up: Vec<_> = logged
+        .iter()
+        .filter(|(_, r)| matches!(r.event, Some(PgEvent::ArchiveFailedTooManyTimes { .. })))
+        .collect();
+    let mut parts: Vec<String> = Vec::new();
+    let mut evidence = Vec::new();
+    if let Some((path, r)) = commands.first() {
+        let (exit_code, signal, command) = match &r.event {
+            Some(PgEvent::ArchiveCommandFailed {
+                exit_code,
+                signal,
+                command,
+            }) => (*exit_code, *signal, command.as_deref()),
+            _ => (None, None, None),
+        };
+        let how = match (exit_code, signal) {
+            (Some(c), _) => format!(" (exit code {c})"),
+            (None, Some(s)) => format!(" (killed by signal {s})"),
+            _ => String::new(),
+        };
+        parts.push(format!(
+            "the server's log shows the archive command failing {}{how}{}",
+            crate::human::times(commands.len()),
+            command
+                .map(|c| format!(": `{}`", crate::human::cut(c, 200)))
+                .unwrap_or_default()
+        ));
+        evidence.push(record_evidence(path, r, "the first failed archive command"));
+    }
+    let segment = gave_up.last().and_then(|(_, r)| match &r.event {
+        Some(PgEvent::ArchiveFailedTooManyTimes { segment }) => Some(segment.clone()),
+        _ => None,
+    });
+    if let (Some((path, r)), Some(seg)) = (gave_up.last(), &segment) {
+        parts.push(format!(
+            "the archiver gave up {} after three failures in a row (`failed too many \
+             times, will try again later`), the last on {seg}",
+            crate::human::times(gave_up.len())
+        ));
+        evidence.push(record_evidence(
+            path,
+            r,
+            "the archiver gave up on a segment",
+        ));
+    }
+    let mut text = crate::human::capitalised(&parts.join("; "));
+    if !text.is_empty() {
+        text.push('.');
+    }
+    (text, evidence, segment)
+}
 
 pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
     let storage = &facts.host.storage;
@@ -54,7 +136,18 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
         .as_ref()
         .filter(|a| a.failing == Some(true));
     let pgbackrest = &facts.archiving.failures;
-    if archiver.is_none() && pgbackrest.is_empty() {
+    let logged = facts.log.records(is_archive_failure);
+    // The log's failures count when the archiver's statistics do not show a success since.
+    let recovered = storage
+        .archiver
+        .as_ref()
+        .is_some_and(|a| a.failing == Some(false));
+    let log_says = !recovered
+        && (logged.len() >= LOG_FAILURES
+            || logged
+                .iter()
+                .any(|(_, r)| matches!(r.event, Some(PgEvent::ArchiveFailedTooManyTimes { .. }))));
+    if archiver.is_none() && pgbackrest.is_empty() && !log_says {
         return Vec::new();
     }
     let mut summary = String::new();
@@ -104,6 +197,14 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
         }
         evidence.dedup_by(|a, b| a.path == b.path && a.line == b.line);
     }
+    let mut log_segment = None;
+    if log_says || (archiver.is_some() && !logged.is_empty()) {
+        let (text, log_evidence, segment) = log_failures(&logged);
+        summary.push(' ');
+        summary.push_str(&text);
+        evidence.extend(log_evidence);
+        log_segment = segment;
+    }
     let mut f_figures: Vec<(&'static str, f64)> = Vec::new();
     if let Some(wal) = &storage.pg_wal {
         if let Some(ready) = wal.archive_ready.filter(|n| *n > 0) {
@@ -146,7 +247,10 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
         } else {
             Severity::Warning
         },
-        match archiver.and_then(|a| a.last_failed_wal.as_deref()) {
+        match archiver
+            .and_then(|a| a.last_failed_wal.as_deref())
+            .or(log_segment.as_deref())
+        {
             Some(w) => format!("WAL archiving is failing (segment {w})"),
             None => "WAL archiving is failing".to_owned(),
         },
@@ -163,7 +267,7 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
     .impact(
         archiver
             .and_then(|a| a.failed_count)
-            .unwrap_or(pgbackrest.len() as u64) as f64,
+            .unwrap_or((pgbackrest.len() + logged.len()) as u64) as f64,
     );
     for (name, value) in f_figures {
         f = f.figure(name, value);
@@ -203,6 +307,56 @@ mod tests {
             )
         });
         assert!(recovered.run("archive-failing").silent());
+    }
+
+    /// Real log: the archive command copies to a directory that is not there
+    /// (the server log of pg15-archive-failing): three failures, then `failed too many times`.
+    const LOG: &str = "formats/pglog-storage/pg15-archive-failing.log";
+
+    fn log_lines(lines: usize) -> Scratch {
+        Scratch::new()
+            .copy("postgresql.log", LOG)
+            .edit("postgresql.log", move |t| {
+                t.lines().take(lines).map(|l| format!("{l}\n")).collect()
+            })
+    }
+
+    #[test]
+    fn the_servers_log_alone_names_the_command_its_exit_code_and_the_segment() {
+        let f = Scratch::new()
+            .copy("postgresql.log", LOG)
+            .run("archive-failing")
+            .one();
+        assert_eq!(f.severity, Severity::Warning);
+        assert!(f.title.contains("000000010000000000000001"), "{}", f.title);
+        assert!(f.summary.contains("(exit code 1)"), "{}", f.summary);
+        assert!(
+            f.summary
+                .contains("`test ! -f /var/lib/postgresql/wal-archive/"),
+            "{}",
+            f.summary
+        );
+        assert!(f.summary.contains("failed too many times"), "{}", f.summary);
+        assert_eq!(f.evidence[0].line, 6);
+    }
+
+    #[test]
+    fn the_log_speaks_from_three_failures_or_the_archivers_warning() {
+        // Lines 1-10: two failed commands (lines 6 and 9), no warning yet: silent.
+        assert!(log_lines(10).run("archive-failing").silent());
+        // Line 12: the third failure; line 14: the archiver's warning.
+        let f = log_lines(13).run("archive-failing").one();
+        assert!(f.summary.contains("failing 3 times"), "{}", f.summary);
+        assert!(!f.title.contains("segment"), "{}", f.title);
+        let f = log_lines(14).run("archive-failing").one();
+        assert!(f.title.contains("000000010000000000000001"), "{}", f.title);
+    }
+
+    #[test]
+    fn the_capture_cites_the_servers_own_lines_beside_pg_stat_archiver() {
+        let f = failing().run("archive-failing").one();
+        assert!(f.summary.contains("(exit code 1)"), "{}", f.summary);
+        assert!(f.evidence.iter().any(|e| e.path == "postgres/server.log"));
     }
 
     #[test]
