@@ -12,9 +12,13 @@
 use super::classify::{first_word, is_no_space, leading_number, quoted_then_error, unquote};
 use super::{Lsn, PgEvent};
 
-/// EIO as glibc prints it.
+/// EIO as glibc prints it (`Input/output error`) or musl, the C library of Alpine-based
+/// container images (`I/O error`); glibc's `Remote I/O error` is EREMOTEIO, not EIO.
 pub(super) fn is_io_error(error: &str) -> bool {
     error.contains("Input/output error")
+        || error
+            .match_indices("I/O error")
+            .any(|(at, _)| !error[..at].ends_with("Remote "))
 }
 
 /// EROFS as glibc prints it.

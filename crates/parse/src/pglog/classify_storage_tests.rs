@@ -121,6 +121,24 @@ fn open_and_create_failures_carry_the_errno_flags() {
 }
 
 #[test]
+fn musls_eio_text_is_an_io_error_and_eremoteio_is_not() {
+    // musl (Alpine-based images) prints EIO as `I/O error`: nextcloud/all-in-one#3083's PANIC.
+    let io = |message: &str| match classify(message) {
+        Some(PgEvent::CouldNotFsync { io_error, .. }) => io_error,
+        other => panic!("not a failed fsync: {other:?}"),
+    };
+    assert!(io(
+        "could not fdatasync file \"000000010000000100000040\": I/O error"
+    ));
+    assert!(io(
+        "could not fsync file \"base/5/16384\": Input/output error"
+    ));
+    assert!(!io(
+        "could not fsync file \"base/5/16384\": Remote I/O error"
+    ));
+}
+
+#[test]
 fn writes_and_reads_flag_read_only_and_io_errors() {
     let Some(PgEvent::CouldNotWrite {
         read_only,
