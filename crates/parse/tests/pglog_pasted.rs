@@ -261,3 +261,21 @@ fn prefixes_cut_by_hand_and_progress_dots() {
     }
     assert_eq!(log.pasted.unwrap().counts.emphasis_lines, 1);
 }
+
+#[test]
+fn a_psql_prompt_is_not_the_prefix_of_the_servers_error() {
+    // percona/postgres#598: psql's prompt and query, then the server's ERROR as psql printed
+    // it. The prompt has no digit: not a prefix a mail client broke off the next line.
+    let log = parse(
+        "tenants=# select * from sessions;\n\
+         ERROR:  invalid page in block 0 of relation \"base/16593/17596\"\n",
+    );
+    assert_eq!(log.records.len(), 1, "{:?}", log.stats);
+    assert_eq!(
+        log.records[0].message,
+        "invalid page in block 0 of relation \"base/16593/17596\""
+    );
+    assert_eq!(log.stats.unrecognized_lines, 1);
+    // Prefixes a mail client broke off (they carry a time or a PID) are still joined back:
+    // mail_line_wraps_are_joined_back.
+}

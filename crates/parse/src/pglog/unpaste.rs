@@ -62,7 +62,9 @@ pub(super) fn maybe_wrapped(paste: &Paste, lines: &[(u64, String)]) -> bool {
 /// The lines a prefix is chosen from, with a line that has no severity word joined to the
 /// next when that one starts with its severity word: a mail client broke the line after its
 /// prefix (`… [app=report]` / `LOG:  connection received: …`), and the prefix is learned
-/// from the whole line.
+/// from the whole line. A line without a digit is not taken for a broken-off prefix (a prefix
+/// carries its time or PID): a psql prompt (`tenants=# select * from sessions;`) before the
+/// server's bare `ERROR:  …` is psql's own line, not the prefix of the next.
 pub(super) fn rejoined_prefixes(lines: &[(u64, String)]) -> Vec<(u64, String)> {
     let mut out: Vec<(u64, String)> = Vec::with_capacity(lines.len());
     let mut i = 0;
@@ -71,6 +73,7 @@ pub(super) fn rejoined_prefixes(lines: &[(u64, String)]) -> Vec<(u64, String)> {
         if let Some((_, next)) = lines.get(i + 1)
             && !text.trim().is_empty()
             && !text.starts_with('\t')
+            && text.bytes().any(|b| b.is_ascii_digit())
             && super::prefix_infer::prefix_instance(text).is_none()
             && super::prefix_infer::prefix_instance(next) == Some("")
         {
