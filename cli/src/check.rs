@@ -91,7 +91,8 @@ fn print_outcome(out: &mut dyn Write, outcome: &Outcome, width: usize) -> Result
         outcome.fixture.name, outcome.seconds
     )?;
     for failure in outcome.failures() {
-        writeln!(out, "       {failure}")?;
+        // A message of several lines keeps its lines under the first.
+        writeln!(out, "       {}", failure.replace('\n', "\n       "))?;
     }
     Ok(())
 }

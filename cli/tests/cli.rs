@@ -450,3 +450,143 @@ fn the_output_never_overwrites_the_input() {
     }
     assert_eq!(std::fs::read(&bundle).unwrap(), original);
 }
+
+/// Asserts `pgmortem ARGS` fails with exit 2, naming `input` and what pgmortem reads.
+fn assert_nothing_to_read(args: &[&std::ffi::OsStr], input: &str, held: &str) {
+    let output = pgmortem()
+        .args(args)
+        .timeout(std::time::Duration::from_secs(60))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+    assert!(output.stdout.is_empty(), "{args:?}: a report was printed");
+    assert!(
+        stderr.contains(&format!("nothing pgmortem can read in {input}: {held}")),
+        "{args:?}: {stderr}"
+    );
+    // What it looked for, in one more line.
+    assert!(
+        stderr.contains("PostgreSQL server logs") && stderr.contains("/proc/meminfo"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.lines().count(), 2, "{stderr}");
+}
+
+#[test]
+fn nothing_to_read_is_an_error_not_a_clean_bill_of_health() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = |name: &str| dir.path().join(name);
+    std::fs::write(path("empty.log"), "").unwrap();
+    std::fs::create_dir(path("empty-dir")).unwrap();
+    std::fs::copy("/etc/passwd", path("passwd")).unwrap();
+    // An archive of files that are none of pgmortem's kinds, made as `tar -C dir .` makes one
+    // (its `./` entry first).
+    let mut tar = tar::Builder::new(flate2::write::GzEncoder::new(
+        std::fs::File::create(path("unrelated.tar.gz")).unwrap(),
+        flate2::Compression::default(),
+    ));
+    let mut header = tar::Header::new_gnu();
+    header.set_entry_type(tar::EntryType::Directory);
+    header.set_size(0);
+    header.set_mode(0o755);
+    tar.append_data(&mut header, "./", std::io::empty())
+        .unwrap();
+    for (name, text) in [
+        ("./notes.txt", "call the vendor on Monday\n"),
+        ("./inventory.csv", "host,rack\ndb1,12\n"),
+    ] {
+        let mut header = tar::Header::new_gnu();
+        header.set_size(text.len() as u64);
+        header.set_mode(0o644);
+        tar.append_data(&mut header, name, text.as_bytes()).unwrap();
+    }
+    tar.into_inner().unwrap().finish().unwrap();
+    // A FIFO nobody writes to: read as empty at once, never waited on.
+    let fifo = path("fifo");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+
+    let cases = [
+        ("empty.log", "1 empty file"),
+        ("empty-dir", "no file in it"),
+        ("passwd", "1 file of no kind pgmortem knows (passwd)"),
+        (
+            "unrelated.tar.gz",
+            "2 files of no kind pgmortem knows (inventory.csv, notes.txt)",
+        ),
+        ("fifo", "a pipe that gave nothing (no writer had it open"),
+    ];
+    for (name, held) in cases {
+        let input = path(name);
+        let shown = input.display().to_string();
+        for command in ["analyze", "timeline"] {
+            assert_nothing_to_read(&[command.as_ref(), input.as_os_str()], &shown, held);
+        }
+    }
+    // /etc/passwd itself, and several inputs none of which holds anything.
+    assert_nothing_to_read(
+        &["analyze".as_ref(), "/etc/passwd".as_ref()],
+        "/etc/passwd",
+        "1 file of no kind pgmortem knows (passwd)",
+    );
+    let (a, b) = (path("empty.log"), path("passwd"));
+    assert_nothing_to_read(
+        &["analyze".as_ref(), a.as_os_str(), b.as_os_str()],
+        &format!("2 inputs ({}, {})", a.display(), b.display()),
+        "1 empty file; 1 file of no kind pgmortem knows (passwd)",
+    );
+    // Standard input that holds nothing of use.
+    let output = pgmortem()
+        .args(["analyze", "-"])
+        .write_stdin("nothing to see here\n")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&output.stderr)
+            .contains("nothing pgmortem can read in standard input: 1 file of no kind"),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+#[test]
+fn one_file_pgmortem_reads_among_unrelated_ones_is_enough() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy("/etc/passwd", dir.path().join("passwd")).unwrap();
+    std::fs::copy(
+        fixture("incidents/pg15-sigkill-backend/postgresql.log"),
+        dir.path().join("postgresql.log"),
+    )
+    .unwrap();
+    let report = json_run(&["analyze", "--format", "json"], dir.path());
+    assert_eq!(report["incidents"][0]["kind"], "crash_restart");
+}
+
+#[test]
+fn check_of_a_fixture_whose_bundle_reads_nothing_fails_and_says_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let fixture_dir = dir.path().join("nothing-here");
+    std::fs::create_dir(&fixture_dir).unwrap();
+    std::fs::copy("/etc/passwd", fixture_dir.join("passwd")).unwrap();
+    std::fs::write(fixture_dir.join("expected.json"), "{\"must\": []}\n").unwrap();
+    let output = pgmortem().arg("check").arg(dir.path()).output().unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.starts_with("FAIL nothing-here"), "{stdout}");
+    assert!(
+        stdout.contains("nothing pgmortem can read in")
+            && stdout.contains("(expected.json, passwd)"),
+        "{stdout}"
+    );
+    // The second line of the message stays under the first.
+    assert!(
+        stdout.contains("\n         pgmortem reads PostgreSQL"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("0 passed, 1 failed"), "{stdout}");
+}

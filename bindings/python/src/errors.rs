@@ -12,6 +12,7 @@ use pyo3::exceptions::{
 
 pyo3::import_exception!(pgmortem._errors, PgmortemError);
 pyo3::import_exception!(pgmortem._errors, BundleError);
+pyo3::import_exception!(pgmortem._errors, NothingToReadError);
 pyo3::import_exception!(pgmortem._errors, DiagnoseError);
 pyo3::import_exception!(pgmortem._errors, ParseError);
 pyo3::import_exception!(pgmortem._errors, OptionError);
@@ -51,10 +52,25 @@ pub(crate) fn bundle_error(err: pgmortem::bundle::BundleError) -> PyErr {
     }
 }
 
+/// An error of `pgmortem::analyze` on a bundle that came as content (`content`: what to call
+/// it, `the bytes given`) or as a path (`None`).
+pub(crate) fn analyze_error_of(err: pgmortem::Error, content: Option<&str>) -> PyErr {
+    match (err, content) {
+        (pgmortem::Error::NothingToRead { found, .. }, Some(content)) => {
+            analyze_error(pgmortem::Error::NothingToRead {
+                input: content.to_owned(),
+                found,
+            })
+        }
+        (err, _) => analyze_error(err),
+    }
+}
+
 /// An error of `pgmortem::analyze`.
 pub(crate) fn analyze_error(err: pgmortem::Error) -> PyErr {
     match err {
         pgmortem::Error::Bundle(err) => bundle_error(err),
+        err @ pgmortem::Error::NothingToRead { .. } => NothingToReadError::new_err(err.to_string()),
         other => DiagnoseError::new_err(other.to_string()),
     }
 }

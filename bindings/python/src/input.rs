@@ -79,12 +79,20 @@ impl Input {
     /// value is dropped.
     pub(crate) fn into_bundle_path(self, py: Python<'_>) -> PyResult<BundlePath> {
         if let Input::Path(path) = self {
-            return Ok(BundlePath { path, _spool: None });
+            return Ok(BundlePath {
+                path,
+                _spool: None,
+                content: None,
+            });
         }
         let dir =
             tempfile::tempdir().map_err(|e| io_error(Path::new("(temporary directory)"), &e))?;
         let path = dir.path().join("bundle");
         let mut file = File::create(&path).map_err(|e| io_error(&path, &e))?;
+        let content = match &self {
+            Input::Reader(_) => "the file object given",
+            _ => "the bytes given",
+        };
         match self {
             Input::Path(_) => {}
             Input::Bytes(bytes) => py
@@ -101,6 +109,7 @@ impl Input {
         Ok(BundlePath {
             path,
             _spool: Some(dir),
+            content: Some(content),
         })
     }
 }
@@ -226,4 +235,7 @@ pub(crate) struct BundlePath {
     pub(crate) path: PathBuf,
     /// Removed on drop.
     _spool: Option<tempfile::TempDir>,
+    /// What messages call a bundle that came as content (`the bytes given`): its temporary
+    /// path means nothing to the caller. `None` for a path.
+    pub(crate) content: Option<&'static str>,
 }

@@ -19,7 +19,7 @@ mod input;
 mod pgbouncer;
 mod pglog;
 
-use errors::{OptionError, PgmortemError, analyze_error};
+use errors::{OptionError, PgmortemError, analyze_error_of};
 use input::Input;
 
 fn to_python<'py, T: serde::Serialize>(py: Python<'py>, value: &T) -> PyResult<Bound<'py, PyAny>> {
@@ -132,9 +132,13 @@ fn analyze<'py>(
         .map(|p| Input::from_py(p, "path")?.into_bundle_path(py))
         .collect::<PyResult<Vec<_>>>()?;
     let paths: Vec<std::path::PathBuf> = bundles.iter().map(|b| b.path.clone()).collect();
+    let content = match &bundles[..] {
+        [one] => one.content,
+        _ => None,
+    };
     let report = py
         .detach(|| pgmortem::analyze_paths(&paths, &options))
-        .map_err(analyze_error)?;
+        .map_err(|e| analyze_error_of(e, content))?;
     to_python(py, &report)
 }
 
@@ -200,7 +204,8 @@ fn analyze_many<'py>(
                 .into_par_iter()
                 .map(|bundle| {
                     let bundle = bundle?;
-                    pgmortem::analyze(&bundle.path, &options).map_err(analyze_error)
+                    pgmortem::analyze(&bundle.path, &options)
+                        .map_err(|e| analyze_error_of(e, bundle.content))
                 })
                 .collect()
         })

@@ -87,6 +87,43 @@ def test_missing_path_raises_file_not_found(tmp_path: Path) -> None:
         pgmortem.analyze(tmp_path / "nope")
 
 
+def test_nothing_to_read_raises_instead_of_an_empty_report(tmp_path: Path) -> None:
+    (tmp_path / "empty-dir").mkdir()
+    (tmp_path / "empty.log").write_bytes(b"")
+    (tmp_path / "notes.txt").write_text("call the vendor on Monday\n")
+    cases = [
+        (tmp_path / "empty-dir", "no file in it"),
+        (tmp_path / "empty.log", "1 empty file"),
+        (tmp_path / "notes.txt", "1 file of no kind pgmortem knows (notes.txt)"),
+        (b"", "1 empty file"),
+    ]
+    for path, held in cases:
+        with pytest.raises(pgmortem.NothingToReadError) as raised:
+            pgmortem.analyze(path)
+        message = str(raised.value)
+        assert f": {held}\n" in message, message
+        assert message.startswith("nothing pgmortem can read in ")
+        assert "PostgreSQL server logs" in message
+    # Content has no path of its own to name.
+    with pytest.raises(pgmortem.NothingToReadError, match="^nothing pgmortem can read in the bytes given: "):
+        pgmortem.analyze(b"call the vendor\n")
+    # A BundleError, so code that caught those before still catches it.
+    assert issubclass(pgmortem.NothingToReadError, pgmortem.BundleError)
+    with pytest.raises(pgmortem.BundleError):
+        pgmortem.analyze(tmp_path / "notes.txt")
+    # The CLI in-process says the same and exits 2.
+    code, out, err = pgmortem.run_cli(["analyze", str(tmp_path / "notes.txt")])
+    assert (code, out) == (2, "")
+    assert "nothing pgmortem can read in" in err
+
+
+def test_analyze_many_gives_nothing_to_read_in_its_place(tmp_path: Path, incidents: Path) -> None:
+    (tmp_path / "empty-dir").mkdir()
+    results = pgmortem.analyze_many([tmp_path / "empty-dir", incidents / "pg15-sigkill-backend"])
+    assert type(results[0]) is pgmortem.NothingToReadError
+    assert not isinstance(results[1], Exception)
+
+
 def test_errors_share_one_base_class() -> None:
     assert issubclass(pgmortem.BundleError, pgmortem.PgmortemError)
     assert issubclass(pgmortem.DiagnoseError, pgmortem.PgmortemError)

@@ -151,7 +151,13 @@ def test_every_analyze_flag_is_a_keyword() -> None:
 
 
 def test_errors_are_one_hierarchy_in_the_pgmortem_module() -> None:
-    for cls in (pgmortem.BundleError, pgmortem.DiagnoseError, pgmortem.ParseError, pgmortem.OptionError):
+    for cls in (
+        pgmortem.BundleError,
+        pgmortem.NothingToReadError,
+        pgmortem.DiagnoseError,
+        pgmortem.ParseError,
+        pgmortem.OptionError,
+    ):
         assert issubclass(cls, pgmortem.PgmortemError)
         assert cls.__module__ == "pgmortem"
         assert getattr(pgmortem, cls.__name__) is cls

@@ -239,6 +239,11 @@ pub(crate) fn read_tar(
                 break;
             }
         };
+        let kind = entry.header().entry_type();
+        if kind == tar::EntryType::Directory {
+            // `tar -C dir .` writes `./` first: a directory holds nothing to read itself.
+            continue;
+        }
         let raw_path = String::from_utf8_lossy(&entry.path_bytes()).into_owned();
         let rel = match safe_path(&raw_path) {
             Ok(p) => p,
@@ -249,7 +254,6 @@ pub(crate) fn read_tar(
             }
         };
         let child = place.child(&rel);
-        let kind = entry.header().entry_type();
         let link = || {
             entry
                 .link_name_bytes()
@@ -258,7 +262,6 @@ pub(crate) fn read_tar(
         };
         let reason = match kind {
             tar::EntryType::Regular | tar::EntryType::Continuous => None,
-            tar::EntryType::Directory => continue,
             tar::EntryType::Symlink => Some(format!("symbolic link to {:?}, not followed", link())),
             tar::EntryType::Link => Some(format!("hard link to {:?}, not followed", link())),
             tar::EntryType::Char | tar::EntryType::Block => Some("device file, not read".into()),

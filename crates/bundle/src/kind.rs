@@ -148,6 +148,14 @@ pub enum SourceKind {
     Unknown,
 }
 
+/// What pgmortem looks for in a bundle, in a sentence: what an input that holds none of it is
+/// told ("nothing pgmortem can read in …").
+pub const WHAT_IS_READ: &str = "PostgreSQL server logs (stderr, csvlog, jsonlog, syslog), kernel \
+    logs (dmesg, journalctl -k, kern.log) and system journals, pgbouncer, Patroni and pgBackRest \
+    logs, perf script output, and snapshots of the host and the server (/proc/meminfo, sysctls, \
+    cgroup memory files, pg_settings, postgresql.conf, df, ps); loose, in a directory or in an \
+    archive, collectors' bundles (pgmortem's, sosreport, CloudNativePG, Crunchy) included";
+
 /// Every kind, for listing and name lookups.
 const ALL: &[SourceKind] = &[
     SourceKind::KernelLog,
@@ -283,6 +291,21 @@ impl SourceKind {
     /// read it yet: listed as collected and not read, never as unknown.
     pub fn collected_not_read(self) -> bool {
         matches!(self, SourceKind::UnitJournal)
+    }
+
+    /// Whether pgmortem reads anything of this kind: every kind but [`SourceKind::Unknown`],
+    /// what a collector writes about itself ([`SourceKind::CollectorLog`],
+    /// [`SourceKind::Manifest`]), files kept for a person ([`SourceKind::Reference`]) and kinds
+    /// collected but not read yet ([`SourceKind::collected_not_read`]). A bundle with no file of
+    /// such a kind has nothing to diagnose.
+    pub fn is_read(self) -> bool {
+        !matches!(
+            self,
+            SourceKind::Unknown
+                | SourceKind::CollectorLog
+                | SourceKind::Manifest
+                | SourceKind::Reference
+        ) && !self.collected_not_read()
     }
 
     /// The kind named `name` (as [`SourceKind::as_str`] prints it).

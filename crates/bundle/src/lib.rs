@@ -33,7 +33,7 @@ mod zipfile;
 
 pub use body::SourceReader;
 pub use compressed::decompressing;
-pub use kind::{SourceKind, kind_from_path, recognize};
+pub use kind::{SourceKind, WHAT_IS_READ, kind_from_path, recognize};
 pub use layout::{Layout, LayoutFound, Obfuscation, detect as detect_layout};
 pub use manifest::{MANIFEST_FORMAT, Manifest, ManifestFile};
 pub use open::{

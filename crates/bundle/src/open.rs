@@ -385,12 +385,26 @@ fn read_input(path: &Path, place: &Place, gather: &mut Gather) -> Result<(), Bun
     // Process substitution, /dev/stdin: a pipe read as it comes, whole.
     let disk = meta.is_file().then_some(path);
     let mut file = PipeOrFile(file);
+    let before = gather.members.len();
     gather
         .file(&mut file, place, disk)
         .map_err(|reason| BundleError::Archive {
             path: path.to_owned(),
             reason,
-        })
+        })?;
+    if is_pipe(&meta) {
+        // A FIFO nobody has open for writing reads as empty at once: said, not waited for.
+        for m in gather.members[before..]
+            .iter_mut()
+            .filter(|m| m.content.len() == 0)
+        {
+            m.note = Some(
+                "a pipe that gave nothing (no writer had it open, or the writer wrote nothing)"
+                    .to_owned(),
+            );
+        }
+    }
+    Ok(())
 }
 
 /// The kinds read as streams, never held whole unless small: the logs.

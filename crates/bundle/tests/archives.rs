@@ -635,3 +635,23 @@ fn a_zip_with_one_encrypted_file_reads_the_others() {
     assert_eq!(path, "README.md");
     assert!(reason.starts_with("encrypted: not read"), "{reason}");
 }
+
+#[test]
+fn the_dot_directory_of_tar_c_dir_dot_is_not_a_skipped_file() {
+    // `tar -C dir -czf x.tar.gz .` writes `./` first, then `./file`.
+    let bytes = TarBuilder::new()
+        .special("./", tar::EntryType::Directory, None)
+        .special("./memory/", tar::EntryType::Directory, None)
+        .file("./memory/uptime", b"5196.43 9876.54\n")
+        .file("./notes.txt", b"call the vendor\n")
+        .gz();
+    let b = open_bytes("bundle.tar.gz", &bytes, &OpenOptions::default());
+    assert_eq!(
+        kinds(&b),
+        vec![
+            ("memory/uptime", SourceKind::Uptime),
+            ("notes.txt", SourceKind::Unknown)
+        ]
+    );
+    assert_eq!(skipped(&b), Vec::<(&str, &str)>::new());
+}

@@ -268,7 +268,13 @@ mod special_files {
         std::os::unix::fs::symlink(&fifo, &link).unwrap();
         let bundle = open(&link, &OpenOptions::default()).unwrap();
         assert_eq!(bundle.sources.len(), 1);
-        assert_eq!(bundle.sources[0].note.as_deref(), Some("empty file"));
+        assert_eq!(
+            bundle.sources[0].note.as_deref(),
+            Some(
+                "a pipe that gave nothing (no writer had it open, or the writer wrote nothing); \
+                 empty file"
+            )
+        );
     }
 
     #[test]

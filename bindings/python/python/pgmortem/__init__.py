@@ -20,6 +20,7 @@ called); :mod:`pgmortem.fleet` analyzes many bundles on Dask into a Parquet data
 from pgmortem._errors import (
     BundleError,
     DiagnoseError,
+    NothingToReadError,
     OptionError,
     ParseError,
     PgmortemError,
@@ -53,6 +54,7 @@ from pgmortem.types import *  # noqa: F403 - every TypedDict, importable at run 
 __all__ = [
     "BundleError",
     "DiagnoseError",
+    "NothingToReadError",
     "OptionError",
     "ParseError",
     "PgmortemError",

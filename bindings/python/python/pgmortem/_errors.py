@@ -10,7 +10,14 @@ inside files are never errors: they are counted (``unrecognized_lines``)."""
 
 from __future__ import annotations
 
-__all__ = ["PgmortemError", "BundleError", "DiagnoseError", "ParseError", "OptionError"]
+__all__ = [
+    "PgmortemError",
+    "BundleError",
+    "NothingToReadError",
+    "DiagnoseError",
+    "ParseError",
+    "OptionError",
+]
 
 
 class PgmortemError(Exception):
@@ -22,6 +29,15 @@ class PgmortemError(Exception):
 class BundleError(PgmortemError):
     """The bundle could not be opened or read (an archive that yields no file at all, a path
     that is neither a file nor a directory, a read that fails half way)."""
+
+    __module__ = "pgmortem"
+
+
+class NothingToReadError(BundleError):
+    """No file of the bundle is of a kind pgmortem reads (an empty file or directory, a FIFO
+    nobody writes to, ``/etc/passwd``, an archive of unrelated files): there is nothing to
+    diagnose. The message says what the input held and what pgmortem looks for, as
+    ``pgmortem analyze`` does when it exits with status 2."""
 
     __module__ = "pgmortem"
 
