@@ -614,6 +614,23 @@ pub enum Severity {
     Critical,
 }
 
+impl Severity {
+    /// Its name as the JSON report writes it: `critical`, `warning`, `info`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Critical => "critical",
+            Severity::Warning => "warning",
+            Severity::Info => "info",
+        }
+    }
+}
+
+impl std::fmt::Display for Severity {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// A conclusion with the lines it stands on.
 #[derive(Debug, Clone, Serialize)]
 pub struct Finding {

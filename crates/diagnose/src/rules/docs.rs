@@ -2,15 +2,6 @@
 //! documentation, in one page (a test keeps the committed file current).
 
 use super::{Input, RULES};
-use crate::report::Severity;
-
-fn severity(s: Severity) -> &'static str {
-    match s {
-        Severity::Critical => "critical",
-        Severity::Warning => "warning",
-        Severity::Info => "info",
-    }
-}
 
 fn inputs(list: &[Input]) -> String {
     if list.is_empty() {
@@ -180,14 +171,16 @@ pub fn catalog_markdown() -> String {
          rule whose inputs are missing from the bundle is listed under `not_evaluated` in the \
          report, with the files that would give them; a rule that finds nothing says nothing.\n\n\
          Severity is the highest the rule reports: critical (the database went down), warning \
-         (fix it before it hurts), info (worth knowing).\n\n\
+         (fix it before it hurts), info (worth knowing); the lower ones it can give follow in \
+         parentheses, with when (`warning (info without a global OOM kill)`), as `pgmortem \
+         rules` shows them.\n\n\
          | id | group | severity | needs | title |\n|---|---|---|---|---|\n",
     );
     for rule in RULES {
         out.push_str(&format!(
             "| [`{id}`](#{id}) | {} | {} | {} | {} |\n",
             rule.group,
-            severity(rule.meta.severity),
+            rule.meta.severities_text(),
             inputs(rule.meta.needs),
             rule.meta.title,
             id = rule.meta.id,
@@ -215,7 +208,7 @@ pub fn catalog_markdown() -> String {
             "\n---\n\n## {id}\n\n**{}** · group `{}` · severity {} · needs {} · also reads {}\n\n",
             rule.meta.title,
             rule.group,
-            severity(rule.meta.severity),
+            rule.meta.severities_text(),
             inputs(rule.meta.needs),
             inputs(rule.meta.uses),
             id = rule.meta.id,

@@ -1,7 +1,8 @@
 //! The rule catalog. Each rule is one file, `rules/<group>/<rule>.rs`: its `//!` doc comment
 //! (What it finds / Why it matters / What to do / Thresholds / Evidence it needs / Knowledge)
 //! is its documentation, printed by `pgmortem rules ID` and collected into docs/rules.md; a
-//! `META` constant gives its stable id, title, highest severity and the inputs it needs; a
+//! `META` constant gives its stable id, title, the severities it can give (and when) and the
+//! inputs it needs; a
 //! `check` function reads the [`Facts`] and returns its findings, with the recommendation's
 //! numbers worked out for the host. The build script collects every file into the registry:
 //! adding a rule is adding its file (and its tests).
@@ -202,6 +203,41 @@ impl Input {
     }
 }
 
+/// A severity a rule can give its findings, and when it gives it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct SeverityCase {
+    /// The severity.
+    pub severity: Severity,
+    /// When the rule gives it, a phrase that follows the severity's name (`warning when the
+    /// bundle shows a global OOM kill`, `info without a global OOM kill`), as its check
+    /// decides; empty when it is the rule's only severity.
+    pub when: &'static str,
+}
+
+/// A critical finding, `when`.
+pub(crate) const fn critical(when: &'static str) -> SeverityCase {
+    SeverityCase {
+        severity: Severity::Critical,
+        when,
+    }
+}
+
+/// A warning, `when`.
+pub(crate) const fn warning(when: &'static str) -> SeverityCase {
+    SeverityCase {
+        severity: Severity::Warning,
+        when,
+    }
+}
+
+/// An info finding, `when`.
+pub(crate) const fn info(when: &'static str) -> SeverityCase {
+    SeverityCase {
+        severity: Severity::Info,
+        when,
+    }
+}
+
 /// What a rule is, apart from its check.
 #[derive(Debug, Clone, Copy)]
 pub struct RuleMeta {
@@ -209,12 +245,40 @@ pub struct RuleMeta {
     pub id: &'static str,
     /// One line for a person.
     pub title: &'static str,
-    /// The highest severity it reports.
-    pub severity: Severity,
+    /// Every severity it can give, the highest first, each with when its check gives it (read
+    /// from the check; the file's "Thresholds" say the same in prose). A finding is never above
+    /// the first.
+    pub severities: &'static [SeverityCase],
     /// Inputs it cannot be evaluated without.
     pub needs: &'static [Input],
     /// Inputs it reads when present (its findings say more, or are surer, with them).
     pub uses: &'static [Input],
+}
+
+impl RuleMeta {
+    /// The highest severity it reports (its default in a list of rules).
+    pub fn severity(&self) -> Severity {
+        self.severities
+            .first()
+            .map_or(Severity::Critical, |c| c.severity)
+    }
+
+    /// Its severities as one line: the highest, then the others and when, in parentheses
+    /// (`warning (info without a global OOM kill)`); the highest alone for a rule that gives
+    /// one.
+    pub fn severities_text(&self) -> String {
+        let mut out = self.severity().to_string();
+        let others: Vec<String> = self
+            .severities
+            .iter()
+            .skip(1)
+            .map(|c| format!("{} {}", c.severity, c.when))
+            .collect();
+        if !others.is_empty() {
+            out.push_str(&format!(" ({})", others.join("; ")));
+        }
+        out
+    }
 }
 
 /// One rule of the catalog.
@@ -281,9 +345,17 @@ pub(crate) fn evaluate(facts: &Facts<'_>) -> (Vec<Finding>, Vec<NotEvaluated>) {
 
 /// A finding of rule `meta`, filled in by the builder methods.
 pub(crate) fn finding(meta: &RuleMeta, severity: Severity, title: impl Into<String>) -> Finding {
+    let severity = severity.min(meta.severity());
+    // A rule's META says every severity its check gives (`pgmortem rules` shows them): a test
+    // that reaches an undeclared one fails here.
+    debug_assert!(
+        meta.severities.iter().any(|c| c.severity == severity),
+        "{}: gives {severity}, which its META's severities do not list",
+        meta.id
+    );
     Finding {
         id: meta.id,
-        severity: severity.min(meta.severity),
+        severity,
         title: title.into(),
         summary: String::new(),
         recommendation: None,
@@ -364,6 +436,68 @@ mod tests {
                 assert!(rule.doc.contains(section), "{id}: no {section:?}");
             }
         }
+    }
+
+    #[test]
+    fn each_rule_lists_its_severities_highest_first_each_once() {
+        for rule in RULES {
+            let meta = rule.meta;
+            let cases = meta.severities;
+            assert!(!cases.is_empty(), "{}: no severity", meta.id);
+            assert!(
+                cases.windows(2).all(|w| w[0].severity > w[1].severity),
+                "{}: severities not strictly from the highest down: {cases:?}",
+                meta.id
+            );
+            // One severity needs no condition; several each say when.
+            if let [only] = cases {
+                assert_eq!(only.when, "", "{}", meta.id);
+            } else {
+                for c in cases {
+                    assert!(
+                        !c.when.is_empty(),
+                        "{}: {} says not when",
+                        meta.id,
+                        c.severity
+                    );
+                    assert_eq!(c.when, c.when.trim(), "{}", meta.id);
+                }
+            }
+            // The prose says the same: every severity given is named in its Thresholds.
+            let thresholds = rule
+                .doc
+                .split("## Thresholds")
+                .nth(1)
+                .and_then(|t| t.split("\n## ").next())
+                .unwrap_or_else(|| panic!("{}: no Thresholds section", meta.id))
+                .to_lowercase();
+            if cases.len() > 1 {
+                for c in cases {
+                    assert!(
+                        thresholds.contains(&c.severity.to_string()),
+                        "{}: its Thresholds do not say when it is {}",
+                        meta.id,
+                        c.severity
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn severities_read_as_one_line() {
+        let text = |id: &str| rule(id).unwrap().meta.severities_text();
+        assert_eq!(
+            text("overcommit-heuristic"),
+            "warning (info without a global OOM kill)"
+        );
+        assert_eq!(text("crash-restart"), "critical");
+        assert!(
+            text("cgroup-memory-limit").starts_with("critical (warning when ")
+                && text("cgroup-memory-limit").contains("; info when "),
+            "{}",
+            text("cgroup-memory-limit")
+        );
     }
 
     #[test]

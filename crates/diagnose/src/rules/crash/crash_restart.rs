@@ -37,12 +37,12 @@
 use crate::facts::Facts;
 use crate::report::{Finding, Incident, Severity};
 use crate::rules::support::{incident_evidence, outage_text, query_text, redo_text};
-use crate::rules::{Input, RuleMeta, finding};
+use crate::rules::{Input, RuleMeta, critical, finding};
 
 pub(crate) const META: RuleMeta = RuleMeta {
     id: "crash-restart",
     title: "A PostgreSQL process died and the instance crash-restarted",
-    severity: Severity::Critical,
+    severities: &[critical("")],
     needs: &[Input::PostgresLog],
     uses: &[Input::KernelLog],
 };

@@ -27,12 +27,15 @@
 use crate::facts::Facts;
 use crate::report::{Finding, Severity};
 use crate::rules::support::{incident_evidence, limit_text};
-use crate::rules::{Input, RuleMeta, finding};
+use crate::rules::{Input, RuleMeta, critical, finding, warning};
 
 pub(crate) const META: RuleMeta = RuleMeta {
     id: "kernel-oom-kill",
     title: "The kernel OOM killer killed a process with no PostgreSQL crash tied to it",
-    severity: Severity::Critical,
+    severities: &[
+        critical("when the victim is a postgres process"),
+        warning("when the victim is another program"),
+    ],
     needs: &[Input::KernelLog],
     uses: &[Input::PostgresLog],
 };

@@ -23,12 +23,12 @@
 use crate::facts::Facts;
 use crate::report::{Finding, Severity};
 use crate::rules::support::incident_evidence;
-use crate::rules::{Input, RuleMeta, finding};
+use crate::rules::{Input, RuleMeta, finding, warning};
 
 pub(crate) const META: RuleMeta = RuleMeta {
     id: "kernel-oom-no-victim",
     title: "The kernel OOM killer ran but no victim was recorded",
-    severity: Severity::Warning,
+    severities: &[warning("")],
     needs: &[Input::KernelLog],
     uses: &[],
 };

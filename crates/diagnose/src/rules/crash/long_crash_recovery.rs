@@ -29,12 +29,15 @@ use crate::facts::Facts;
 use crate::human::{duration, human_bytes};
 use crate::report::{Finding, Severity};
 use crate::rules::support::incident_evidence;
-use crate::rules::{Input, RuleMeta, finding};
+use crate::rules::{Input, RuleMeta, critical, finding, warning};
 
 pub(crate) const META: RuleMeta = RuleMeta {
     id: "long-crash-recovery",
     title: "Crash recovery kept the instance down long",
-    severity: Severity::Critical,
+    severities: &[
+        critical("for an outage of 300 s or more"),
+        warning("for a redo, or an outage under 300 s, of 30 s or more"),
+    ],
     needs: &[Input::PostgresLog],
     uses: &[Input::PgSettings],
 };

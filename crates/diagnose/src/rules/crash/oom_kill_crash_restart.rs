@@ -35,12 +35,12 @@ use crate::report::{Finding, Severity};
 use crate::rules::support::{
     incident_evidence, limit_text, memory_limit, outage_text, query_text, redo_text, worst_case,
 };
-use crate::rules::{Input, RuleMeta, finding};
+use crate::rules::{Input, RuleMeta, critical, finding};
 
 pub(crate) const META: RuleMeta = RuleMeta {
     id: "oom-kill-crash-restart",
     title: "The kernel OOM killer killed a PostgreSQL process and the instance crash-restarted",
-    severity: Severity::Critical,
+    severities: &[critical("")],
     needs: &[Input::KernelLog, Input::PostgresLog],
     uses: &[Input::PgSettings, Input::Cgroup, Input::Meminfo],
 };

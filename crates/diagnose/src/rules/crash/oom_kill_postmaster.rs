@@ -30,12 +30,12 @@ use crate::facts::Facts;
 use crate::human::{duration, human_kb};
 use crate::report::{Finding, Severity};
 use crate::rules::support::{incident_evidence, limit_text};
-use crate::rules::{Input, RuleMeta, finding};
+use crate::rules::{Input, RuleMeta, critical, finding};
 
 pub(crate) const META: RuleMeta = RuleMeta {
     id: "oom-kill-postmaster",
     title: "The kernel OOM killer killed the postmaster",
-    severity: Severity::Critical,
+    severities: &[critical("")],
     needs: &[Input::KernelLog, Input::PostgresLog],
     uses: &[Input::Processes],
 };

@@ -29,12 +29,12 @@ use crate::facts::Facts;
 use crate::human::cut;
 use crate::report::{Finding, Severity};
 use crate::rules::support::{incident_evidence, outage_text};
-use crate::rules::{Input, RuleMeta, finding};
+use crate::rules::{Input, RuleMeta, critical, finding};
 
 pub(crate) const META: RuleMeta = RuleMeta {
     id: "panic-restart",
     title: "A PostgreSQL process PANICked and took the instance down",
-    severity: Severity::Critical,
+    severities: &[critical("")],
     needs: &[Input::PostgresLog],
     uses: &[],
 };

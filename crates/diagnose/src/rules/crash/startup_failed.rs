@@ -40,12 +40,12 @@ use crate::human::cut;
 use crate::report::{Finding, Incident, Severity};
 use crate::rules::crash::crash_restart::signal_name;
 use crate::rules::support::{incident_evidence, outage_text};
-use crate::rules::{Input, RuleMeta, finding};
+use crate::rules::{Input, RuleMeta, critical, finding};
 
 pub(crate) const META: RuleMeta = RuleMeta {
     id: "startup-failed",
     title: "PostgreSQL's startup process failed and the server shut down",
-    severity: Severity::Critical,
+    severities: &[critical("")],
     needs: &[Input::PostgresLog],
     uses: &[],
 };

@@ -28,12 +28,12 @@
 use crate::facts::Facts;
 use crate::report::{Finding, Severity};
 use crate::rules::support::incident_evidence;
-use crate::rules::{Input, RuleMeta, finding};
+use crate::rules::{Input, RuleMeta, critical, finding};
 
 pub(crate) const META: RuleMeta = RuleMeta {
     id: "unclean-restart",
     title: "The server restarted with crash recovery and the log does not say why",
-    severity: Severity::Critical,
+    severities: &[critical("")],
     needs: &[Input::PostgresLog],
     uses: &[Input::KernelLog],
 };

@@ -43,12 +43,12 @@ use crate::facts::{Facts, LogKind};
 use crate::human::human_bytes;
 use crate::report::{Finding, Severity};
 use crate::rules::support::{counted, settings_evidence};
-use crate::rules::{Input, RuleMeta, finding};
+use crate::rules::{Input, RuleMeta, finding, warning};
 
 pub(crate) const META: RuleMeta = RuleMeta {
     id: "connection-slots-exhausted",
     title: "Connections were refused: no connection slot was free",
-    severity: Severity::Warning,
+    severities: &[warning("")],
     needs: &[Input::PostgresLog],
     uses: &[Input::PgSettings, Input::Processes],
 };

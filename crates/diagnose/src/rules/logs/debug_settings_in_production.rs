@@ -34,7 +34,8 @@
 //! cluster (`pg_amcheck`, `pg_checksums --check` on a stopped server) before trusting it.
 //!
 //! ## Thresholds
-//! The table above: any of those values is reported, one finding per setting.
+//! The table above: any of those values is reported, one finding per setting, at the table's
+//! severity: critical for `fsync = off`, a warning for every other setting.
 //!
 //! ## Evidence it needs
 //! The server's settings (pg_settings, else postgresql.conf). Reads the version when present.
@@ -49,12 +50,17 @@
 
 use crate::facts::{Facts, Setting};
 use crate::report::{Finding, Severity};
-use crate::rules::{Input, RuleMeta, finding};
+use crate::rules::{Input, RuleMeta, critical, finding, warning};
 
 pub(crate) const META: RuleMeta = RuleMeta {
     id: "debug-settings-in-production",
     title: "Developer or rescue settings are on in a running server",
-    severity: Severity::Critical,
+    severities: &[
+        critical("for fsync = off"),
+        warning(
+            "for full_page_writes = off, zero_damaged_pages = on and every other setting it checks",
+        ),
+    ],
     needs: &[Input::PgSettings],
     uses: &[Input::PgVersion],
 };

@@ -53,12 +53,12 @@ use crate::facts::Facts;
 use crate::human::human_bytes;
 use crate::report::{Finding, Severity};
 use crate::rules::support::{counted, settings_evidence};
-use crate::rules::{Input, RuleMeta, finding};
+use crate::rules::{Input, RuleMeta, finding, warning};
 
 pub(crate) const META: RuleMeta = RuleMeta {
     id: "fork-failure",
     title: "The postmaster could not fork new processes",
-    severity: Severity::Warning,
+    severities: &[warning("")],
     needs: &[Input::PostgresLog],
     uses: &[
         Input::PgSettings,

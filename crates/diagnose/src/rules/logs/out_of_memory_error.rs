@@ -57,13 +57,13 @@ use crate::facts::{Facts, Known, OomError};
 use crate::human::{cut, human_bytes};
 use crate::report::{Evidence, Finding, Severity};
 use crate::rules::support::{commit_limit_for, counted, overcommit_ratio_for, settings_evidence};
-use crate::rules::{Input, RuleMeta, finding};
+use crate::rules::{Input, RuleMeta, finding, warning};
 use pgmortem_parse::system::ResourceLimit;
 
 pub(crate) const META: RuleMeta = RuleMeta {
     id: "out-of-memory-error",
     title: "Statements failed with ERROR: out of memory",
-    severity: Severity::Warning,
+    severities: &[warning("")],
     needs: &[Input::PostgresLog],
     uses: &[
         Input::PgSettings,

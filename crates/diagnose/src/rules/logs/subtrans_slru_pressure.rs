@@ -48,12 +48,15 @@ use crate::facts::Facts;
 use crate::human::human_bytes;
 use crate::report::{Finding, Severity};
 use crate::rules::support::{counted, pg_size, settings_evidence};
-use crate::rules::{Input, RuleMeta, finding};
+use crate::rules::{Input, RuleMeta, finding, info, warning};
 
 pub(crate) const META: RuleMeta = RuleMeta {
     id: "subtrans-slru-pressure",
     title: "Sessions contend on the subtransaction SLRU",
-    severity: Severity::Warning,
+    severities: &[
+        warning("with two sessions or more waiting on the SLRU"),
+        info("with one session waiting, or 16 pg_subtrans files or more"),
+    ],
     needs: &[Input::Subtrans],
     uses: &[Input::PgSettings, Input::PgVersion],
 };

@@ -54,12 +54,15 @@ use crate::facts::Facts;
 use crate::human::{cut, human_bytes};
 use crate::report::{Evidence, Finding, Severity};
 use crate::rules::support::{counted, memory_limit, pg_size, settings_evidence, worst_case};
-use crate::rules::{Input, RuleMeta, finding};
+use crate::rules::{Input, RuleMeta, finding, info, warning};
 
 pub(crate) const META: RuleMeta = RuleMeta {
     id: "temp-file-spill",
     title: "Queries spilled to temporary files",
-    severity: Severity::Warning,
+    severities: &[
+        warning("when one file reaches 1 GiB or the files total 10 GiB"),
+        info("when no file reaches 1 GiB and they total less than 10 GiB"),
+    ],
     needs: &[Input::PostgresLog, Input::TempFileLogging],
     uses: &[Input::PgSettings, Input::Meminfo, Input::Cgroup],
 };

@@ -51,12 +51,19 @@ use crate::facts::Facts;
 use crate::human::human_bytes;
 use crate::report::{Finding, Severity};
 use crate::rules::support::{connection_cost, kill_evidence, postgres_oom_kills, worst_case};
-use crate::rules::{Input, RuleMeta, finding};
+use crate::rules::{Input, RuleMeta, critical, finding, info, warning};
 
 pub(crate) const META: RuleMeta = RuleMeta {
     id: "cgroup-memory-limit",
     title: "The postmaster's memory cgroup limit is too small, or was hit",
-    severity: Severity::Critical,
+    severities: &[
+        critical("when the kernel log shows a memory-cgroup OOM kill of a PostgreSQL process"),
+        warning(
+            "when the configuration's floor takes half the limit, the cgroup counts OOM kills, or \
+             memory.high throttled",
+        ),
+        info("when usage reached the limit, or memory.high is below it, and nothing worse"),
+    ],
     needs: &[Input::Cgroup],
     uses: &[
         Input::PgSettings,

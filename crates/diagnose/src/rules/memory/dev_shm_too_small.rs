@@ -44,12 +44,15 @@ use pgmortem_parse::pglog::PgEvent;
 use crate::facts::Facts;
 use crate::human::{cut, human_bytes};
 use crate::report::{Evidence, Finding, Severity};
-use crate::rules::{Input, RuleMeta, finding};
+use crate::rules::{Input, RuleMeta, critical, finding, warning};
 
 pub(crate) const META: RuleMeta = RuleMeta {
     id: "dev-shm-too-small",
     title: "/dev/shm is too small for PostgreSQL's dynamic shared memory",
-    severity: Severity::Critical,
+    severities: &[
+        critical("when an incident cites a /dev/shm ENOSPC among the lines before it"),
+        warning("for ENOSPC errors alone, or a /dev/shm smaller than a parallel hash join needs"),
+    ],
     needs: &[Input::PostgresLog],
     uses: &[Input::DevShm, Input::PgSettings, Input::PgVersion],
 };

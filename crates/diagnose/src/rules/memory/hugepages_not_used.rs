@@ -46,12 +46,15 @@ use crate::report::{Evidence, Finding, Severity};
 use crate::rules::support::{
     commit_limit_for, huge_pages_mode, hugepages_needed, overcommit_ratio_for,
 };
-use crate::rules::{Input, RuleMeta, finding};
+use crate::rules::{Input, RuleMeta, finding, info, warning};
 
 pub(crate) const META: RuleMeta = RuleMeta {
     id: "hugepages-not-used",
     title: "A large shared_buffers is mapped without huge pages",
-    severity: Severity::Warning,
+    severities: &[
+        warning("when the page tables all connections could need reach 10 % of RAM"),
+        info("when all connections' page tables could stay under 10 % of RAM"),
+    ],
     needs: &[Input::PgSettings, Input::Meminfo],
     uses: &[Input::Processes, Input::VmSysctls],
 };

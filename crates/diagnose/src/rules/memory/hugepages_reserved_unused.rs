@@ -40,12 +40,18 @@ use crate::facts::Facts;
 use crate::human::human_bytes;
 use crate::report::{Evidence, Finding, Severity};
 use crate::rules::support::{huge_pages_mode, hugepages_needed};
-use crate::rules::{Input, RuleMeta, finding};
+use crate::rules::{Input, RuleMeta, finding, info, warning};
 
 pub(crate) const META: RuleMeta = RuleMeta {
     id: "hugepages-reserved-unused",
     title: "Huge pages are reserved but unused",
-    severity: Severity::Warning,
+    severities: &[
+        warning(
+            "when the whole pool is unused, or the postmaster fell back to 4 kB pages with \
+             huge_pages = try",
+        ),
+        info("when PostgreSQL uses the pool and 256 MiB and 10 % of it are unused"),
+    ],
     needs: &[Input::Meminfo],
     uses: &[Input::Processes, Input::PgSettings, Input::VmSysctls],
 };

@@ -35,12 +35,15 @@ use crate::facts::Facts;
 use crate::human::human_bytes;
 use crate::report::{Finding, Severity};
 use crate::rules::support::{commit_limit_for, overcommit_ratio_for};
-use crate::rules::{Input, RuleMeta, finding};
+use crate::rules::{Input, RuleMeta, finding, info, warning};
 
 pub(crate) const META: RuleMeta = RuleMeta {
     id: "overcommit-heuristic",
     title: "The kernel overcommits memory: an exhausted host kills instead of failing allocations",
-    severity: Severity::Warning,
+    severities: &[
+        warning("when the bundle shows a global OOM kill"),
+        info("without a global OOM kill"),
+    ],
     needs: &[Input::VmSysctls, Input::Meminfo],
     uses: &[Input::KernelLog],
 };

@@ -42,12 +42,15 @@ use crate::facts::Facts;
 use crate::human::human_bytes;
 use crate::report::{Evidence, Finding, Severity};
 use crate::rules::support::{commit_limit_for, hugepages_needed, overcommit_ratio_for};
-use crate::rules::{Input, RuleMeta, finding};
+use crate::rules::{Input, RuleMeta, finding, info, warning};
 
 pub(crate) const META: RuleMeta = RuleMeta {
     id: "overcommit-strict-near-limit",
     title: "Strict overcommit is on and Committed_AS is close to CommitLimit",
-    severity: Severity::Warning,
+    severities: &[
+        warning("at 90 % of CommitLimit, or from 80 % with out of memory errors in the log"),
+        info("from 80 % to 90 % of CommitLimit without out of memory errors"),
+    ],
     needs: &[Input::VmSysctls, Input::Meminfo],
     uses: &[Input::PostgresLog, Input::PgSettings, Input::Processes],
 };

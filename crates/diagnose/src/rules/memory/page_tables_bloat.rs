@@ -38,12 +38,15 @@ use crate::facts::{Facts, PgProcess};
 use crate::human::human_bytes;
 use crate::report::{Finding, Severity};
 use crate::rules::support::{connection_cost, hugepages_needed};
-use crate::rules::{Input, RuleMeta, finding};
+use crate::rules::{Input, RuleMeta, finding, info, warning};
 
 pub(crate) const META: RuleMeta = RuleMeta {
     id: "page-tables-bloat",
     title: "Page tables take a large share of RAM",
-    severity: Severity::Warning,
+    severities: &[
+        warning("at 5 % of RAM or more"),
+        info("from 2 % to 5 % of RAM"),
+    ],
     needs: &[Input::Meminfo],
     uses: &[Input::Processes, Input::PgSettings],
 };

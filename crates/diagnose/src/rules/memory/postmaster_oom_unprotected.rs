@@ -59,12 +59,18 @@ use crate::facts::{Facts, Known, OomAdjustFacts, PgProcess, UnitFacts};
 use crate::human::human_kb;
 use crate::report::{Evidence, Finding, Severity};
 use crate::rules::support::{kill_evidence, postgres_oom_kills};
-use crate::rules::{Input, RuleMeta, finding};
+use crate::rules::{Input, RuleMeta, finding, info, warning};
 
 pub(crate) const META: RuleMeta = RuleMeta {
     id: "postmaster-oom-unprotected",
     title: "The postmaster is within the OOM killer's reach, or its children are out of it",
-    severity: Severity::Warning,
+    severities: &[
+        warning(
+            "for an oom_score_adj above 0, children that kept its negative value, or the OOM \
+             killer at work in the bundle",
+        ),
+        info("at 0 or another value below it but -1000, its children reset and no OOM kill seen"),
+    ],
     needs: &[Input::Processes],
     uses: &[Input::KernelLog, Input::Cgroup],
 };

@@ -27,12 +27,12 @@
 use crate::facts::Facts;
 use crate::human::human_bytes;
 use crate::report::{Finding, Severity};
-use crate::rules::{Input, RuleMeta, finding};
+use crate::rules::{Input, RuleMeta, finding, warning};
 
 pub(crate) const META: RuleMeta = RuleMeta {
     id: "swap-in-use",
     title: "The database host is swapping",
-    severity: Severity::Warning,
+    severities: &[warning("")],
     needs: &[Input::Meminfo],
     uses: &[Input::Processes, Input::VmSysctls],
 };

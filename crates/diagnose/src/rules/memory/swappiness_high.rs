@@ -30,12 +30,15 @@
 use crate::facts::Facts;
 use crate::human::human_bytes;
 use crate::report::{Finding, Severity};
-use crate::rules::{Input, RuleMeta, finding};
+use crate::rules::{Input, RuleMeta, finding, info, warning};
 
 pub(crate) const META: RuleMeta = RuleMeta {
     id: "swappiness-high",
     title: "vm.swappiness is above 10 on a host with swap",
-    severity: Severity::Warning,
+    severities: &[
+        warning("with 64 MiB or more of swap in use"),
+        info("with less than 64 MiB of swap in use"),
+    ],
     needs: &[Input::VmSysctls, Input::Meminfo],
     uses: &[],
 };

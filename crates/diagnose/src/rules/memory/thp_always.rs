@@ -37,12 +37,12 @@
 use crate::facts::{Facts, PgProcess};
 use crate::human::human_bytes;
 use crate::report::{Finding, Severity};
-use crate::rules::{Input, RuleMeta, finding};
+use crate::rules::{Input, RuleMeta, finding, warning};
 
 pub(crate) const META: RuleMeta = RuleMeta {
     id: "thp-always",
     title: "Transparent huge pages are enabled for every process",
-    severity: Severity::Warning,
+    severities: &[warning("")],
     needs: &[Input::Thp],
     uses: &[Input::Meminfo, Input::Processes],
 };

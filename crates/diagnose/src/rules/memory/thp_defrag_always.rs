@@ -37,12 +37,15 @@
 
 use crate::facts::Facts;
 use crate::report::{Finding, Severity};
-use crate::rules::{Input, RuleMeta, finding};
+use crate::rules::{Input, RuleMeta, finding, info, warning};
 
 pub(crate) const META: RuleMeta = RuleMeta {
     id: "thp-defrag-always",
     title: "Transparent huge page defragmentation runs in the page-fault path",
-    severity: Severity::Warning,
+    severities: &[
+        warning("with enabled = always, or no enabled file (confidence 0.7)"),
+        info("with enabled = madvise"),
+    ],
     needs: &[Input::ThpDefrag],
     uses: &[Input::Perf],
 };

@@ -39,12 +39,15 @@ use crate::facts::Facts;
 use crate::human::human_bytes;
 use crate::report::{Finding, Severity};
 use crate::rules::support::{kill_evidence, memory_limit, postgres_oom_kills, worst_case};
-use crate::rules::{Input, RuleMeta, finding};
+use crate::rules::{Input, RuleMeta, critical, finding, warning};
 
 pub(crate) const META: RuleMeta = RuleMeta {
     id: "work-mem-exceeds-memory",
     title: "work_mem × connections × parallel workers can exceed the memory PostgreSQL has",
-    severity: Severity::Critical,
+    severities: &[
+        critical("when the bundle shows an OOM kill of a PostgreSQL process"),
+        warning("without an OOM kill of a PostgreSQL process"),
+    ],
     needs: &[Input::PgSettings, Input::Meminfo],
     uses: &[Input::Cgroup, Input::KernelLog, Input::PostgresLog],
 };

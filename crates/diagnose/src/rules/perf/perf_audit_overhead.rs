@@ -29,12 +29,12 @@ use crate::facts::Facts;
 use crate::human::percent;
 use crate::report::{Finding, Severity};
 use crate::rules::support::perf_coverage;
-use crate::rules::{Input, RuleMeta, finding};
+use crate::rules::{Input, RuleMeta, finding, warning};
 
 pub(crate) const META: RuleMeta = RuleMeta {
     id: "perf-audit-overhead",
     title: "Kernel audit rules take CPU time",
-    severity: Severity::Warning,
+    severities: &[warning("")],
     needs: &[Input::Perf],
     uses: &[],
 };

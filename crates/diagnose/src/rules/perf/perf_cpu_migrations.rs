@@ -31,12 +31,15 @@
 use crate::facts::Facts;
 use crate::report::{Finding, Severity};
 use crate::rules::support::perf_coverage;
-use crate::rules::{Input, RuleMeta, finding};
+use crate::rules::{Input, RuleMeta, finding, info, warning};
 
 pub(crate) const META: RuleMeta = RuleMeta {
     id: "perf-cpu-migrations",
     title: "The scheduler migrates tasks between CPUs often",
-    severity: Severity::Warning,
+    severities: &[
+        warning("from 1,000 migrations a second per CPU"),
+        info("from 400 migrations a second per CPU"),
+    ],
     needs: &[Input::Perf],
     uses: &[],
 };

@@ -33,12 +33,12 @@ use crate::facts::Facts;
 use crate::human::percent;
 use crate::report::{Finding, Severity};
 use crate::rules::support::perf_coverage;
-use crate::rules::{Input, RuleMeta, finding};
+use crate::rules::{Input, RuleMeta, finding, warning};
 
 pub(crate) const META: RuleMeta = RuleMeta {
     id: "perf-snapshot-contention",
     title: "Snapshots cost much CPU on PostgreSQL 13 or older with many connections",
-    severity: Severity::Warning,
+    severities: &[warning("")],
     needs: &[Input::Perf, Input::PgVersion],
     uses: &[Input::Subtrans, Input::Processes, Input::PgSettings],
 };

@@ -33,12 +33,12 @@ use crate::facts::Facts;
 use crate::human::percent;
 use crate::report::{Finding, Severity};
 use crate::rules::support::perf_coverage;
-use crate::rules::{Input, RuleMeta, finding};
+use crate::rules::{Input, RuleMeta, finding, warning};
 
 pub(crate) const META: RuleMeta = RuleMeta {
     id: "perf-thp-compaction",
     title: "The CPUs spend time compacting memory for transparent huge pages",
-    severity: Severity::Warning,
+    severities: &[warning("")],
     needs: &[Input::Perf],
     uses: &[Input::Thp],
 };

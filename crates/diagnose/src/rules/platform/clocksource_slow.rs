@@ -39,12 +39,12 @@
 use crate::facts::Facts;
 use crate::report::{Finding, Severity};
 use crate::rules::support::settings_evidence;
-use crate::rules::{Input, RuleMeta, finding};
+use crate::rules::{Input, RuleMeta, finding, warning};
 
 pub(crate) const META: RuleMeta = RuleMeta {
     id: "clocksource-slow",
     title: "The kernel's clock source makes every timestamp a slow system call",
-    severity: Severity::Warning,
+    severities: &[warning("")],
     needs: &[Input::Clocksource],
     uses: &[Input::CpuFlags, Input::PgSettings],
 };

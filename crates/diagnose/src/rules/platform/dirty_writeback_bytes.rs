@@ -42,12 +42,15 @@ use crate::facts::Facts;
 use crate::human::human_bytes;
 use crate::report::{Finding, Severity};
 use crate::rules::support::settings_evidence;
-use crate::rules::{Input, RuleMeta, finding};
+use crate::rules::{Input, RuleMeta, finding, info, warning};
 
 pub(crate) const META: RuleMeta = RuleMeta {
     id: "dirty-writeback-bytes",
     title: "Dirty page cache is sized by ratio: gigabytes pile up before writeback",
-    severity: Severity::Warning,
+    severities: &[
+        warning("for a dirty limit of 8 GiB or more"),
+        info("for a dirty limit from 2 GiB to 8 GiB"),
+    ],
     needs: &[Input::VmSysctls, Input::Meminfo],
     uses: &[Input::PgSettings],
 };

@@ -41,12 +41,15 @@ use crate::human::human_bytes;
 use crate::report::{Evidence, Finding, Severity};
 use crate::rules::places::{record_evidence, volume_evidence, volume_of, volume_text};
 use crate::rules::support::settings_evidence;
-use crate::rules::{Input, RuleMeta, finding};
+use crate::rules::{Input, RuleMeta, critical, finding, warning};
 
 pub(crate) const META: RuleMeta = RuleMeta {
     id: "archive-failing",
     title: "WAL archiving is failing: pg_wal keeps every segment not archived",
-    severity: Severity::Critical,
+    severities: &[
+        critical("when pg_wal's file system is 90 % used or more"),
+        warning("otherwise"),
+    ],
     needs: &[],
     uses: &[
         Input::Archiver,

@@ -37,12 +37,15 @@ use crate::human::human_bytes;
 use crate::report::{Finding, Severity};
 use crate::rules::places::record_evidence;
 use crate::rules::support::settings_evidence;
-use crate::rules::{Input, RuleMeta, finding};
+use crate::rules::{Input, RuleMeta, finding, info, warning};
 
 pub(crate) const META: RuleMeta = RuleMeta {
     id: "checkpoints-too-frequent",
     title: "Checkpoints forced by WAL volume, seconds apart",
-    severity: Severity::Warning,
+    severities: &[
+        warning("for 10 warnings or more, or warnings spread over an hour or more"),
+        info("for fewer warnings within an hour (a single bulk load)"),
+    ],
     needs: &[Input::PostgresLog],
     uses: &[Input::PgSettings],
 };

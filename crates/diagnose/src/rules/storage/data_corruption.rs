@@ -40,12 +40,18 @@ use pgmortem_parse::pglog::{PgEvent, PgRecord};
 use crate::facts::Facts;
 use crate::report::{Evidence, Finding, Severity};
 use crate::rules::places::record_evidence;
-use crate::rules::{Input, RuleMeta, finding};
+use crate::rules::{Input, RuleMeta, critical, finding, warning};
 
 pub(crate) const META: RuleMeta = RuleMeta {
     id: "data-corruption",
     title: "PostgreSQL met damaged data (checksums, pages, TOAST, transaction ids)",
-    severity: Severity::Critical,
+    severities: &[
+        critical(
+            "for checksum failures, invalid pages, short blocks, missing TOAST chunks, xids \
+             before the horizon or data beyond EOF",
+        ),
+        warning("for `invalid memory alloc request size` alone"),
+    ],
     needs: &[],
     uses: &[Input::PostgresLog, Input::KernelLog],
 };

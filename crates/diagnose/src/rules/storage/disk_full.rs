@@ -45,12 +45,15 @@ use crate::rules::places::{
     wal_keepers,
 };
 use crate::rules::support::settings_evidence;
-use crate::rules::{Input, RuleMeta, finding};
+use crate::rules::{Input, RuleMeta, critical, finding, warning};
 
 pub(crate) const META: RuleMeta = RuleMeta {
     id: "disk-full",
     title: "A file system holding PostgreSQL's files is full",
-    severity: Severity::Critical,
+    severities: &[
+        critical("for a `No space left on device` error on PostgreSQL's files"),
+        warning("for a volume at 95 % use or more with no such error logged"),
+    ],
     needs: &[],
     uses: &[
         Input::PostgresLog,

@@ -44,12 +44,18 @@ use crate::report::{Evidence, Finding, Severity};
 use crate::rules::places::{
     place_name, place_of, postgres_volume_on, record_evidence, roles_text, volume_of, volume_text,
 };
-use crate::rules::{Input, RuleMeta, finding};
+use crate::rules::{Input, RuleMeta, critical, finding, warning};
 
 pub(crate) const META: RuleMeta = RuleMeta {
     id: "filesystem-read-only",
     title: "A file system holding PostgreSQL's files went read-only",
-    severity: Severity::Critical,
+    severities: &[
+        critical(
+            "for a volume of PostgreSQL's places read-only, or remounted read-only or shut down \
+             by the kernel, or PostgreSQL's own writes refused as read-only",
+        ),
+        warning("for a read-only remount when the bundle does not show PostgreSQL's devices"),
+    ],
     needs: &[],
     uses: &[Input::KernelLog, Input::Storage, Input::PostgresLog],
 };

@@ -36,12 +36,15 @@ use crate::report::{Finding, Severity};
 use crate::rules::places::{
     incident_of, place_name, place_of, record_evidence, volume_of, volume_text,
 };
-use crate::rules::{Input, RuleMeta, finding};
+use crate::rules::{Input, RuleMeta, critical, finding, warning};
 
 pub(crate) const META: RuleMeta = RuleMeta {
     id: "fsync-failure",
     title: "PostgreSQL could not fsync a file: the storage lost writes",
-    severity: Severity::Critical,
+    severities: &[
+        critical("for a PANIC, or one tied to a crash"),
+        warning("for an ERROR (data_sync_retry on)"),
+    ],
     needs: &[Input::PostgresLog],
     uses: &[Input::KernelLog, Input::Storage],
 };

@@ -32,12 +32,12 @@ use pgmortem_parse::kernel::KernelEvent;
 
 use crate::facts::Facts;
 use crate::report::{Finding, Severity};
-use crate::rules::{Input, RuleMeta, finding};
+use crate::rules::{Input, RuleMeta, finding, warning};
 
 pub(crate) const META: RuleMeta = RuleMeta {
     id: "io-stall-hung-task",
     title: "PostgreSQL processes were blocked in the kernel (hung tasks)",
-    severity: Severity::Warning,
+    severities: &[warning("")],
     needs: &[Input::KernelLog],
     uses: &[Input::Processes],
 };

@@ -35,12 +35,12 @@ use crate::facts::Facts;
 use crate::report::{Finding, Severity};
 use crate::rules::places::{incident_of, record_evidence};
 use crate::rules::support::outage_text;
-use crate::rules::{Input, RuleMeta, finding};
+use crate::rules::{Input, RuleMeta, critical, finding};
 
 pub(crate) const META: RuleMeta = RuleMeta {
     id: "recovery-failed",
     title: "Recovery found no checkpoint or WAL to start from: the server does not start",
-    severity: Severity::Critical,
+    severities: &[critical("")],
     needs: &[Input::PostgresLog],
     uses: &[],
 };

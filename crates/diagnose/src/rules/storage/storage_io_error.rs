@@ -36,12 +36,15 @@ use pgmortem_parse::kernel::{KernelEvent, StorageFailure};
 use crate::facts::{Facts, KernelEventAt};
 use crate::report::{Finding, Severity};
 use crate::rules::places::{postgres_volume_on, roles_text, volume_text};
-use crate::rules::{Input, RuleMeta, finding};
+use crate::rules::{Input, RuleMeta, critical, finding, warning};
 
 pub(crate) const META: RuleMeta = RuleMeta {
     id: "storage-io-error",
     title: "The kernel logged I/O or file-system errors",
-    severity: Severity::Critical,
+    severities: &[
+        critical("on a device holding PostgreSQL's files"),
+        warning("on another device, or one the bundle does not place"),
+    ],
     needs: &[Input::KernelLog],
     uses: &[Input::Storage, Input::PostgresLog],
 };

@@ -20,7 +20,8 @@
 //! An inactive slot retaining more than `max_wal_size` (1 GB when unknown) or more than 10% of
 //! pg_wal's file system; or any slot with `wal_status` `unreserved` or `lost`. Critical when
 //! pg_wal's file system was full (`No space left on device` for a pg_wal file in the log) or
-//! is 90% used or more; warning otherwise.
+//! is 90% used or more, or when the slot is `lost` (the WAL it needed is gone); warning
+//! otherwise.
 //!
 //! ## Evidence it needs
 //! The replication slots (`pg_replication_slots` with retained bytes); reads `max_wal_size`,
@@ -35,12 +36,15 @@ use crate::report::{Finding, Severity};
 use crate::rules::places::{volume_evidence, volume_of, volume_text};
 use crate::rules::storage::disk_full::no_space_file;
 use crate::rules::support::settings_evidence;
-use crate::rules::{Input, RuleMeta, finding};
+use crate::rules::{Input, RuleMeta, critical, finding, warning};
 
 pub(crate) const META: RuleMeta = RuleMeta {
     id: "wal-retained-by-slot",
     title: "A replication slot nobody consumes keeps WAL",
-    severity: Severity::Critical,
+    severities: &[
+        critical("when pg_wal's file system was full or is 90 % used or more, or the slot is lost"),
+        warning("otherwise"),
+    ],
     needs: &[Input::ReplicationSlots],
     uses: &[Input::PgSettings, Input::Storage, Input::PostgresLog],
 };

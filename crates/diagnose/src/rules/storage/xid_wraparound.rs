@@ -38,12 +38,18 @@ use crate::facts::Facts;
 use crate::report::{Evidence, Finding, Severity};
 use crate::rules::places::record_evidence;
 use crate::rules::support::settings_evidence;
-use crate::rules::{Input, RuleMeta, finding};
+use crate::rules::{Input, RuleMeta, critical, finding, warning};
 
 pub(crate) const META: RuleMeta = RuleMeta {
     id: "xid-wraparound",
     title: "Transaction-id wraparound: PostgreSQL refuses or will refuse writes",
-    severity: Severity::Critical,
+    severities: &[
+        critical(
+            "for a refusal or a `must be vacuumed within` warning, or an age of 1.6 billion or \
+             more",
+        ),
+        warning("for an age of a billion or more"),
+    ],
     needs: &[],
     uses: &[Input::PostgresLog, Input::DatabaseAges, Input::PgSettings],
 };
