@@ -13,7 +13,7 @@ use crate::Terminals;
 use crate::progress::Progress;
 
 /// `--memory-limit`: a size, at least [`pgmortem::diagnose::MIN_MEMORY_LIMIT`].
-fn parse_memory_limit(text: &str) -> Result<u64, String> {
+pub(crate) fn parse_memory_limit(text: &str) -> Result<u64, String> {
     let bytes = crate::parse_size(text)?;
     if bytes < pgmortem::diagnose::MIN_MEMORY_LIMIT {
         return Err(format!("{text:?}: at least 32MiB"));
@@ -30,17 +30,22 @@ pub(crate) struct BundleArgs {
     #[arg(value_name = "BUNDLE", required = true, num_args = 1..)]
     pub(crate) paths: Vec<PathBuf>,
     /// The host's boot time (RFC 3339, e.g. 2026-11-21T03:00:00Z), overriding the bundle's anchors.
-    #[arg(long)]
+    #[arg(long, value_name = "RFC3339")]
     boot_time: Option<jiff::Timestamp>,
     /// UTC offset of kernel wall times printed without a zone (dmesg -T, syslog), e.g. +02:00.
-    #[arg(long, allow_hyphen_values = true)]
+    #[arg(long, value_name = "+HH:MM", allow_hyphen_values = true)]
     host_utc_offset: Option<String>,
     /// The PostgreSQL log_line_prefix (default: the bundle's pg_settings or postgresql.conf,
     /// else detected from the log).
-    #[arg(long)]
+    #[arg(long, value_name = "LOG_LINE_PREFIX")]
     prefix: Option<String>,
     /// Seconds an OOM kill and a crash line with the same PID may be apart.
-    #[arg(long, default_value_t = 120.0, value_parser = crate::parse_seconds)]
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        default_value_t = 120.0,
+        value_parser = crate::parse_seconds
+    )]
     match_tolerance: f64,
     /// Read only the last N bytes of each log larger than that (e.g. 200MiB); the report says
     /// so at the top. Default: every log is read whole.
@@ -54,7 +59,7 @@ pub(crate) struct BundleArgs {
     #[arg(long, value_name = "SIZE", default_value = "512MiB", value_parser = parse_memory_limit)]
     memory_limit: u64,
     /// Threads to parse large PostgreSQL logs on (default: one per available core).
-    #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     threads: Option<u16>,
     /// No progress on standard error (shown only on a terminal, for reads over a second),
     /// nor notes: errors only.
@@ -151,7 +156,7 @@ pub(crate) struct AnalyzeArgs {
     #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
     format: OutputFormat,
     /// Write the report to this file instead of standard output.
-    #[arg(short, long)]
+    #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
     /// Colour the text report: `auto` on a terminal unless NO_COLOR is set (CLICOLOR_FORCE
     /// forces it), `always` (even into a file or a pipe), or `never`.

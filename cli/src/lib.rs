@@ -4,6 +4,9 @@
 //!
 //! Exit codes: 0 success, 1 a `check` fixture that no longer gets its diagnosis, 2 usage or
 //! input error (the message says which file and why).
+//!
+//! The Python package runs this same command line, adding `pgmortem fleet` ([`Extensions`]):
+//! its arguments are parsed and its summary printed here, the run is the package's.
 
 use std::ffi::OsString;
 use std::io::Write;
@@ -11,6 +14,8 @@ use std::path::{Path, PathBuf};
 
 mod analyze;
 mod check;
+pub mod fleet;
+mod generate;
 mod input;
 mod perf;
 mod pgbouncer;
@@ -21,7 +26,7 @@ mod rules;
 mod timeline;
 
 use anyhow::{Context, Result};
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use pgmortem::parse::kernel;
 use pgmortem::parse::lines::LineBlocks;
 use serde::Serialize;
@@ -61,6 +66,55 @@ enum Command {
     /// Print the bundle collector, a POSIX shell script to run on the database host:
     /// `pgmortem collector > pgmortem-collect.sh; sh pgmortem-collect.sh --help`.
     Collector,
+    /// Print the completion script of a shell, written from this command line's definition:
+    /// `pgmortem completions bash > ~/.local/share/bash-completion/completions/pgmortem`.
+    Completions(generate::CompletionsArgs),
+    /// Print the man page (roff) of pgmortem or of one of its commands, written from this
+    /// command line's definition: `pgmortem manpage > ~/.local/share/man/man1/pgmortem.1`.
+    Manpage(generate::ManpageArgs),
+}
+
+/// What a program that embeds this command line adds to it.
+#[derive(Default, Clone, Copy)]
+pub struct Extensions<'a> {
+    /// Runs `pgmortem fleet` (the Python package's Dask runner). With one, the command line
+    /// has `fleet` (in `--help`, `help fleet`, completions and the man page); without, `pgmortem
+    /// fleet` says where it runs.
+    pub fleet: Option<&'a dyn fleet::FleetRunner>,
+}
+
+impl std::fmt::Debug for Extensions<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Extensions")
+            .field("fleet", &self.fleet.is_some())
+            .finish()
+    }
+}
+
+/// The command line's definition (clap), as `--help`, completions and the man page show it,
+/// with what `extensions` add.
+pub fn command(extensions: &Extensions<'_>) -> clap::Command {
+    let command = Cli::command();
+    if extensions.fleet.is_some() {
+        command.subcommand(fleet::command())
+    } else {
+        command
+    }
+}
+
+/// The command line parsed: a command of [`Cli`], or `fleet`.
+enum Parsed {
+    Cli(Cli),
+    Fleet(fleet::FleetArgs),
+}
+
+/// Parses `args` with `definition` (which has `fleet` when an extension runs it).
+fn parse(definition: &clap::Command, args: Vec<OsString>) -> Result<Parsed, clap::Error> {
+    let matches = definition.clone().try_get_matches_from(args)?;
+    if let Some(("fleet", sub)) = matches.subcommand() {
+        return fleet::FleetArgs::from_arg_matches(sub).map(Parsed::Fleet);
+    }
+    Cli::from_arg_matches(&matches).map(Parsed::Cli)
 }
 
 /// A number of seconds: finite and not negative.
@@ -152,8 +206,32 @@ where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
 {
-    let cli = match Cli::try_parse_from(args) {
-        Ok(cli) => cli,
+    run_extended(args, out, err, terminals, &Extensions::default())
+}
+
+/// [`run_with`], with the commands `extensions` add. Returns the process exit code.
+pub fn run_extended<I, T>(
+    args: I,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+    terminals: Terminals,
+    extensions: &Extensions<'_>,
+) -> u8
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
+    if extensions.fleet.is_none() && args.get(1).is_some_and(|a| a == "fleet") {
+        let _ = writeln!(err, "pgmortem: error: {}", fleet::NOT_HERE);
+        return 2;
+    }
+    let definition = command(extensions);
+    let cli = match parse(&definition, args) {
+        Ok(Parsed::Cli(cli)) => cli,
+        Ok(Parsed::Fleet(args)) => {
+            return finish(fleet::run(&args, extensions.fleet, out).map(|()| 0), err);
+        }
         Err(e) => {
             let code = if e.use_stderr() { 2 } else { 0 };
             let text = e.render().to_string();
@@ -167,8 +245,15 @@ where
     };
     let result = match cli.command {
         Command::Check(args) => check::run(args, out),
+        Command::Completions(args) => generate::completions(&args, definition, out).map(|()| 0),
+        Command::Manpage(args) => generate::manpage(&args, definition, out).map(|()| 0),
         command => dispatch(command, out, err, terminals).map(|()| 0),
     };
+    finish(result, err)
+}
+
+/// The exit code of a command's `result`, its error (if any) written to `err`.
+fn finish(result: Result<u8>, err: &mut dyn Write) -> u8 {
     match result {
         Ok(code) => code,
         // A reader that stopped reading (`| head`) is not an error, as for ripgrep.
@@ -232,7 +317,9 @@ fn dispatch(
         }
         Command::Parse(ParseCommand::Pglog(args)) => pglog::parse(args, out),
         Command::Parse(ParseCommand::Pgbouncer(args)) => pgbouncer::parse(args, out),
-        Command::Check(_) => unreachable!("check is run with its exit code, before dispatch"),
+        Command::Check(_) | Command::Completions(_) | Command::Manpage(_) => {
+            unreachable!("run before dispatch")
+        }
     }
 }
 

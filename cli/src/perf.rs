@@ -85,7 +85,7 @@ pub(crate) struct CollapsePerfArgs {
     #[command(flatten)]
     fold: FoldArgs,
     /// Write the collapsed stacks to this file instead of standard output.
-    #[arg(short, long)]
+    #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
 }
 
@@ -95,7 +95,7 @@ pub(crate) struct FlamegraphArgs {
     /// The `perf script` output (`-` for standard input).
     file: PathBuf,
     /// The SVG file to write.
-    #[arg(short, long)]
+    #[arg(short, long, value_name = "OUT.svg")]
     output: PathBuf,
     /// Title of the graph.
     #[arg(long, default_value = "Flame Graph")]

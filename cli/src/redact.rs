@@ -9,6 +9,7 @@ use clap::Args;
 #[derive(Debug, Args)]
 pub(crate) struct RedactArgs {
     /// The bundle: a directory, an archive or a single file.
+    #[arg(value_name = "BUNDLE")]
     path: PathBuf,
     /// The redacted bundle to write (.tar.gz); its files go under a directory of the same name.
     #[arg(short, long, value_name = "OUT.tar.gz")]
@@ -21,9 +22,10 @@ pub(crate) fn run(args: RedactArgs, out: &mut dyn Write) -> Result<()> {
         .with_context(|| format!("cannot redact {}", args.path.display()))?;
     writeln!(
         out,
-        "wrote {}: {} file(s) and redaction.json",
+        "wrote {}: {} file{} and redaction.json",
         args.output.display(),
-        redacted.files
+        redacted.files,
+        if redacted.files == 1 { "" } else { "s" }
     )?;
     for (kind, count) in &redacted.replaced {
         if count.occurrences > 0 {

@@ -124,3 +124,165 @@ fn an_unknown_rule_is_a_usage_error_with_the_nearest_ids() {
             .stderr(predicates::str::contains(said));
     }
 }
+
+#[test]
+fn help_names_the_arguments_as_the_readme_does() {
+    for (args, usage) in [
+        (
+            &["analyze", "--help"][..],
+            "Usage: pgmortem analyze [OPTIONS] <BUNDLE>...",
+        ),
+        (
+            &["timeline", "--help"],
+            "Usage: pgmortem timeline [OPTIONS] <BUNDLE>...",
+        ),
+        (
+            &["redact", "--help"],
+            "Usage: pgmortem redact --output <OUT.tar.gz> <BUNDLE>",
+        ),
+        (&["flamegraph", "--help"], "--output <OUT.svg> <FILE>"),
+        (
+            &["check", "--help"],
+            "Usage: pgmortem check [OPTIONS] <DIR>...",
+        ),
+    ] {
+        let help = text(pgmortem().args(args));
+        assert!(help.contains(usage), "{args:?}: {help}");
+    }
+    let analyze = text(pgmortem().args(["analyze", "--help"]));
+    for shown in [
+        "--boot-time <RFC3339>",
+        "--host-utc-offset <+HH:MM>",
+        "--prefix <LOG_LINE_PREFIX>",
+        "--match-tolerance <SECONDS>",
+        "--max-log-bytes <N>",
+        "--memory-limit <SIZE>",
+        "--threads <N>",
+        "--output <FILE>",
+    ] {
+        assert!(analyze.contains(shown), "{shown}: {analyze}");
+    }
+    // The Rust binary does not run `fleet` (the Python package does): not listed, and asked
+    // for, it says where it runs.
+    let help = text(pgmortem().arg("--help"));
+    assert!(!help.contains("fleet"), "{help}");
+    for command in ["completions", "manpage", "rules", "analyze"] {
+        assert!(
+            help.contains(&format!("\n  {command} ")),
+            "{command}: {help}"
+        );
+    }
+    pgmortem()
+        .args(["fleet", "fixtures/incidents/*", "-o", "dataset"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "`pgmortem fleet` runs in the Python package",
+        ));
+}
+
+#[test]
+fn completions_are_written_from_the_command_line_for_each_shell() {
+    let bash = text(pgmortem().args(["completions", "bash"]));
+    for word in [
+        "analyze",
+        "timeline",
+        "rules",
+        "completions",
+        "manpage",
+        "--memory-limit",
+        "--format",
+    ] {
+        assert!(bash.contains(word), "bash lacks {word}");
+    }
+    assert!(!bash.contains("fleet"));
+    // It is a script bash reads and registers.
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("pgmortem.bash");
+    std::fs::write(&script, &bash).unwrap();
+    let registered = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(format!(
+            "source {} && complete -p pgmortem",
+            script.display()
+        ))
+        .output()
+        .unwrap();
+    assert!(
+        registered.status.success(),
+        "{}",
+        String::from_utf8_lossy(&registered.stderr)
+    );
+    assert!(String::from_utf8_lossy(&registered.stdout).contains("pgmortem"));
+
+    let zsh = text(pgmortem().args(["completions", "zsh"]));
+    assert!(
+        zsh.starts_with("#compdef pgmortem"),
+        "{}",
+        &zsh[..zsh.len().min(200)]
+    );
+    assert!(
+        zsh.contains("'--memory-limit=[") && zsh.contains("analyze"),
+        "zsh"
+    );
+    let fish = text(pgmortem().args(["completions", "fish"]));
+    assert!(
+        fish.contains("complete -c pgmortem")
+            && fish.contains("-l memory-limit")
+            && fish.contains("-a \"rules\""),
+        "fish"
+    );
+    pgmortem()
+        .args(["completions", "tcsh"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("possible values: bash"));
+}
+
+#[test]
+fn the_man_page_is_written_from_the_command_line() {
+    let page = text(pgmortem().arg("manpage"));
+    assert!(page.contains(".TH pgmortem 1"), "{page}");
+    for section in [".SH NAME", ".SH SYNOPSIS", ".SH SUBCOMMANDS", ".SH VERSION"] {
+        assert!(page.contains(section), "{section}: {page}");
+    }
+    assert!(page.contains("pgmortem\\-analyze(1)") && page.contains("pgmortem\\-rules(1)"));
+    let analyze = text(pgmortem().args(["manpage", "analyze"]));
+    assert!(analyze.contains(".TH pgmortem-analyze 1"), "{analyze}");
+    assert!(analyze.contains("\\fBpgmortem analyze\\fR") && analyze.contains("BUNDLE"));
+    assert!(analyze.contains("\\-\\-memory\\-limit"), "{analyze}");
+    pgmortem()
+        .args(["manpage", "no-such-command"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "no command \"no-such-command\": its commands are analyze, timeline",
+        ));
+    // man(1) renders it when the machine has it.
+    if std::process::Command::new("man")
+        .arg("--version")
+        .output()
+        .is_ok()
+    {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("pgmortem.1");
+        std::fs::write(&file, &page).unwrap();
+        let shown = std::process::Command::new("man")
+            .arg("-l")
+            .arg(&file)
+            .env("MANPAGER", "cat")
+            .env("MANWIDTH", "100")
+            .output()
+            .unwrap();
+        assert!(
+            shown.status.success(),
+            "{}",
+            String::from_utf8_lossy(&shown.stderr)
+        );
+        let shown = String::from_utf8_lossy(&shown.stdout);
+        assert!(
+            shown.contains("SUBCOMMANDS") && shown.contains("pgmortem-analyze(1)"),
+            "{shown}"
+        );
+    }
+}

@@ -15,6 +15,7 @@ use pgmortem::parse::perf;
 
 mod bundle;
 mod errors;
+mod fleet;
 mod input;
 mod pgbouncer;
 mod pglog;
@@ -342,15 +343,28 @@ fn collapse_perf(
     Ok(folded)
 }
 
+/// What the package adds to the command line: `pgmortem fleet`, run by `pgmortem.fleet`.
+fn extensions() -> pgmortem_cli::Extensions<'static> {
+    pgmortem_cli::Extensions {
+        fleet: Some(&fleet::PythonFleet),
+    }
+}
+
 /// Runs the `pgmortem` command line with `args` (without the program name); returns
-/// `(exit_code, stdout, stderr)`.
+/// `(exit_code, stdout, stderr)`. `fleet` runs too (its summary in stdout).
 #[pyfunction]
 fn run_cli(py: Python<'_>, args: Vec<String>) -> (u8, String, String) {
     py.detach(|| {
         let mut out = Vec::new();
         let mut err = Vec::new();
         let argv = std::iter::once("pgmortem".to_owned()).chain(args);
-        let code = pgmortem_cli::run(argv, &mut out, &mut err);
+        let code = pgmortem_cli::run_extended(
+            argv,
+            &mut out,
+            &mut err,
+            pgmortem_cli::Terminals::default(),
+            &extensions(),
+        );
         (
             code,
             String::from_utf8_lossy(&out).into_owned(),
@@ -361,16 +375,19 @@ fn run_cli(py: Python<'_>, args: Vec<String>) -> (u8, String, String) {
 
 /// Runs the `pgmortem` command line with `args` (without the program name) exactly as the
 /// binary does: output goes to the process's standard output and error as it is produced (so a
-/// large `parse pglog` streams), and the exit code is returned. The `pgmortem` console script
-/// and `python -m pgmortem` call this.
+/// large `parse pglog` streams), and the exit code is returned; `pgmortem fleet` is the
+/// package's (`pgmortem.fleet`). The `pgmortem` console script and `python -m pgmortem` call
+/// this.
 #[pyfunction]
 fn run_cli_stdio(py: Python<'_>, args: Vec<OsString>) -> u8 {
     py.detach(|| {
         let argv = std::iter::once(OsString::from("pgmortem")).chain(args);
-        pgmortem_cli::run(
+        pgmortem_cli::run_extended(
             argv,
             &mut std::io::stdout().lock(),
             &mut std::io::stderr().lock(),
+            pgmortem_cli::Terminals::default(),
+            &extensions(),
         )
     })
 }

@@ -243,3 +243,42 @@ def test_the_docs_name_every_column() -> None:
     for table, columns in _tables.TABLES.items():
         for column in columns:
             assert f"`{column.name}`" in python_md, (table, column.name)
+
+
+def test_the_wheels_command_line_is_the_rust_one_with_fleet(tmp_path: Path) -> None:
+    # Listed, described, and its arguments parsed as analyze's are: sizes such as 256MiB.
+    done = subprocess.run([console_script(), "--help"], capture_output=True, text=True)
+    assert done.returncode == 0 and "\n  fleet " in done.stdout, done.stdout
+    for args in (["help", "fleet"], ["fleet", "--help"]):
+        done = subprocess.run([console_script(), *args], capture_output=True, text=True)
+        assert done.returncode == 0, (args, done.stderr)
+        assert "Usage: pgmortem fleet [OPTIONS] --output <DATASET> <GLOB>..." in done.stdout
+        assert "--memory-limit <SIZE>" in done.stdout
+    # One bundle, one worker, one file per table: said in the singular.
+    bundle = FIXTURES / "incidents" / "pg15-sigkill-backend"
+    args = [str(bundle), "-o", str(tmp_path / "d"), "--workers", "1", "--no-processes", "--batch-size", "1"]
+    code, out, err = pgmortem.run_cli(["fleet", *args, "--memory-limit", "256MiB", "--max-log-bytes", "200MiB"])
+    assert code == 0, err
+    assert out.startswith("pgmortem fleet: 1 bundle (0 failed) in "), out
+    assert " on 1 worker (" in out and " row in 1 file, " in out and " files" not in out, out
+    # The same refusals as analyze's, in the same words.
+    for bad in (["--memory-limit", "1MiB"], ["--memory-limit", "lots"], ["--threads", "0"]):
+        code, out, err = pgmortem.run_cli(["fleet", *args, "--overwrite", *bad])
+        _, _, analyze_err = pgmortem.run_cli(["analyze", str(bundle), *bad])
+        assert code == 2 and out == "", bad
+        said = analyze_err.splitlines()[0].split("for '")[-1]
+        assert said in err, (bad, err, analyze_err)
+    # An existing dataset: the flag to pass, in the command line's words.
+    code, _, err = pgmortem.run_cli(["fleet", *args])
+    assert code == 2 and "--overwrite replaces them" in err, err
+    # fleet.main is the same command.
+    assert fleet.main([*args, "--overwrite", "--quiet"]) == 0
+
+
+def test_the_fleet_summary_says_plurals_right(tmp_path: Path) -> None:
+    pattern = FIXTURES / "incidents" / "pg15-s*" / "*.tar.gz"
+    code, out, err = pgmortem.run_cli(
+        ["fleet", str(pattern), "-o", str(tmp_path / "d"), "--workers", "1", "--no-processes", "--batch-size", "64"]
+    )
+    assert code == 0, err
+    assert " bundles (0 failed)" in out and " on 1 worker (" in out and " rows in 1 file," in out, out

@@ -1,7 +1,8 @@
 """The ``pgmortem`` command: ``python -m pgmortem ARGS`` and the ``pgmortem`` console script run
 the same command line as the Rust binary (``pgmortem analyze BUNDLE``, ``pgmortem parse …``),
-with the same output and exit codes. ``pgmortem fleet`` (many bundles on Dask into a Parquet
-dataset, docs/fleet.md) is the one command run in Python: :func:`pgmortem.fleet.main`."""
+with the same output and exit codes. It has one command more, ``pgmortem fleet`` (many bundles on
+Dask into a Parquet dataset, docs/fleet.md): the command line parses its arguments and prints its
+summary, :mod:`pgmortem.fleet` runs it."""
 
 from __future__ import annotations
 
@@ -17,10 +18,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     Output is written to the process's standard output and error as it is produced, byte for
     byte as the binary writes it; Python's own buffers are flushed first so the order holds."""
     args = list(sys.argv[1:] if argv is None else argv)
-    if args[:1] == ["fleet"]:
-        from pgmortem import fleet
-
-        return fleet.main(args[1:])
     for stream in (sys.stdout, sys.stderr):
         if stream is not None:
             stream.flush()

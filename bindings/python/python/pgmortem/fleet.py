@@ -337,73 +337,47 @@ def _write_part(out: Path, part: str, results: list[dict[str, _tables.Columns]])
 
 
 def main(argv: Optional[list[str]] = None) -> int:
-    """``pgmortem fleet``: the command line of :func:`analyze`. Returns the exit code: 0 when
-    the dataset is written (failed bundles are rows of it, counted on the last line), 2 for a
-    usage error, a dataset that already has part files, or a missing extra."""
-    import argparse
+    """``pgmortem fleet ARGS``: the command line of :func:`analyze`, as the ``pgmortem`` command
+    runs it (``argv`` without ``fleet``; default: ``sys.argv[1:]``). Returns the exit code: 0
+    when the dataset is written (failed bundles are rows of it, counted on the last line), 2
+    for a usage error, a dataset that already has part files, or a missing extra.
+
+    The arguments are parsed by pgmortem's own command line, as ``pgmortem analyze``'s are
+    (sizes such as ``--memory-limit 256MiB``), and ``pgmortem help fleet`` describes them."""
     import sys
 
-    parser = argparse.ArgumentParser(
-        prog="pgmortem fleet",
-        description="Analyze many bundles on Dask distributed and write a Parquet dataset "
-        "(DATASET/findings/, DATASET/incidents/, DATASET/sources/) for DuckDB, Spark, polars or "
-        "pandas. Bundles that cannot be analyzed are rows of DATASET/sources/ with their error. "
-        "Needs pip install 'pgmortem[fleet]'. See docs/fleet.md.",
-    )
-    parser.add_argument("bundles", nargs="+", metavar="GLOB", help="bundles: paths or glob patterns (quoted: expanded here)")
-    parser.add_argument("-o", "--output", required=True, metavar="DATASET", help="the dataset's directory")
-    parser.add_argument(
-        "--scheduler", metavar="ADDRESS", help="a running Dask scheduler (tcp://host:8786); default: a local cluster"
-    )
-    parser.add_argument("--workers", type=int, metavar="N", help="local cluster: worker processes (default: one per core)")
-    parser.add_argument(
-        "--no-processes", action="store_true", help="local cluster: run the workers as threads of this process"
-    )
-    parser.add_argument("--batch-size", type=int, metavar="N", help="bundles per task and per Parquet file")
-    parser.add_argument("--overwrite", action="store_true", help="replace the part files of an existing dataset")
-    parser.add_argument("--host-utc-offset", metavar="+HH:MM", help="as pgmortem analyze, for every bundle")
-    parser.add_argument("--prefix", metavar="LOG_LINE_PREFIX", help="as pgmortem analyze, for every bundle")
-    parser.add_argument("--match-tolerance", type=float, metavar="SECONDS", help="as pgmortem analyze")
-    parser.add_argument("--max-log-bytes", type=int, metavar="N", help="as pgmortem analyze")
-    parser.add_argument(
-        "--memory-limit", type=int, metavar="BYTES", help="as pgmortem analyze, in bytes"
-    )
-    parser.add_argument("--threads", type=int, default=1, metavar="N", help="threads per analysis (default 1)")
-    parser.add_argument("--quiet", action="store_true", help="no summary line")
-    args = parser.parse_args(argv)
-    if args.scheduler and (args.workers is not None or args.no_processes):
-        parser.error("--workers and --no-processes shape the local cluster: a --scheduler's cluster has its own")
+    from pgmortem.__main__ import main as command
+
+    return command(["fleet", *(sys.argv[1:] if argv is None else argv)])
+
+
+def _run_command(options: dict[str, Any]) -> FleetSummary:
+    """``pgmortem fleet`` once the command line has parsed and checked its arguments
+    (``options``: :func:`analyze`'s keywords, ``bundles``, ``output`` and ``scheduler``): runs
+    :func:`analyze`, on the scheduler's cluster when one is named. The command line prints
+    the summary, or the message of what this raises, and exits 2."""
     client = None
     try:
-        if args.scheduler:
-            distributed = _need("distributed")
-            client = distributed.Client(args.scheduler)
-        summary = analyze(
-            args.bundles,
-            args.output,
+        if options["scheduler"]:
+            client = _need("distributed").Client(options["scheduler"])
+        return analyze(
+            options["bundles"],
+            options["output"],
             client=client,
-            workers=args.workers,
-            processes=not args.no_processes,
-            batch_size=args.batch_size,
-            overwrite=args.overwrite,
-            host_utc_offset=args.host_utc_offset,
-            prefix=args.prefix,
-            match_tolerance=args.match_tolerance,
-            max_log_bytes=args.max_log_bytes,
-            memory_limit=args.memory_limit,
-            threads=args.threads,
+            workers=options["workers"],
+            processes=options["processes"],
+            batch_size=options["batch_size"],
+            overwrite=options["overwrite"],
+            host_utc_offset=options["host_utc_offset"],
+            prefix=options["prefix"],
+            match_tolerance=options["match_tolerance"],
+            max_log_bytes=options["max_log_bytes"],
+            memory_limit=options["memory_limit"],
+            threads=options["threads"],
         )
-    except (ImportError, FileExistsError, ValueError, OSError) as e:
-        print(f"pgmortem fleet: error: {e}", file=sys.stderr)
-        return 2
+    except FileExistsError as e:
+        # Said in the command line's words: its flag, not the keyword.
+        raise FileExistsError(str(e).replace("overwrite=True", "--overwrite")) from None
     finally:
         if client is not None:
             client.close()
-    if not args.quiet:
-        print(
-            f"pgmortem fleet: {summary.bundles} bundles ({summary.failed} failed) in {summary.seconds:.2f} s on "
-            f"{summary.workers} worker{'s' if summary.workers != 1 else ''} ({summary.bundles_per_second:.1f} bundles/s): "
-            + ", ".join(f"{summary.rows[t]} {t} rows in {summary.files[t]} files" for t in TABLES)
-            + f" under {summary.dataset}"
-        )
-    return 0
