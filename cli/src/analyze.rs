@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
+use pgmortem::diagnose::Severity;
 use pgmortem::diagnose::human_bytes;
 use pgmortem::{DiagnoseOptions, Report, Step, render};
 
@@ -162,6 +163,51 @@ pub(crate) struct AnalyzeArgs {
     /// forces it), `always` (even into a file or a pipe), or `never`.
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN")]
     color: ColorChoice,
+    /// Show only the findings of this severity or worse (every format; the headline says how
+    /// many were left out).
+    #[arg(long, value_enum, value_name = "SEVERITY")]
+    min_severity: Option<MinSeverity>,
+    /// Show only the findings of these rules (ids as `pgmortem rules` lists them, any case;
+    /// several separated by commas, or the flag again), in every format.
+    #[arg(long = "rule", value_name = "ID", value_delimiter = ',')]
+    rules: Vec<String>,
+    /// The whole report in text and Markdown: each finding with all its evidence, every
+    /// incident of a group, the rules that could not run, every source.
+    #[arg(short, long)]
+    verbose: bool,
+    /// List every source read in text and Markdown (the rest stays short).
+    #[arg(long)]
+    sources: bool,
+}
+
+/// `--min-severity`.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum MinSeverity {
+    /// Everything.
+    Info,
+    /// Warnings and critical findings.
+    Warning,
+    /// Critical findings only.
+    Critical,
+}
+
+impl MinSeverity {
+    fn severity(self) -> Severity {
+        match self {
+            MinSeverity::Info => Severity::Info,
+            MinSeverity::Warning => Severity::Warning,
+            MinSeverity::Critical => Severity::Critical,
+        }
+    }
+}
+
+/// Keeps the findings `--min-severity` and `--rule` ask for; how many were left out.
+fn filter_findings(report: &mut Report, min: Option<Severity>, rules: &[&str]) -> usize {
+    let before = report.findings.len();
+    report.findings.retain(|f| {
+        min.is_none_or(|m| f.severity >= m) && (rules.is_empty() || rules.contains(&f.id))
+    });
+    before - report.findings.len()
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -215,7 +261,23 @@ pub(crate) fn run(args: AnalyzeArgs, out: &mut dyn Write, terminals: Terminals) 
             crate::refuse_to_overwrite(output, input)?;
         }
     }
-    let report = args.bundle.report(terminals)?;
+    let rules = args
+        .rules
+        .iter()
+        .map(|id| crate::rule_ids::resolve(id))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| anyhow::anyhow!("--rule: {e}"))?;
+    let mut report = args.bundle.report(terminals)?;
+    let left_out = filter_findings(
+        &mut report,
+        args.min_severity.map(MinSeverity::severity),
+        &rules,
+    );
+    let detail = render::Detail {
+        verbose: args.verbose,
+        sources: args.sources,
+        findings_left_out: left_out,
+    };
     let text = match args.format {
         OutputFormat::Text => {
             // Under `auto`, a file is never coloured: only standard output.
@@ -223,11 +285,11 @@ pub(crate) fn run(args: AnalyzeArgs, out: &mut dyn Write, terminals: Terminals) 
                 (ColorChoice::Auto, Some(_)) => false,
                 (choice, _) => color_enabled(choice, terminals.stdout),
             };
-            let options = render::TextOptions { color };
+            let options = render::TextOptions { color, detail };
             render::text_with(&report, &options)
         }
         OutputFormat::Json => render::json(&report)?,
-        OutputFormat::Markdown => render::markdown(&report),
+        OutputFormat::Markdown => render::markdown_with(&report, &detail),
         OutputFormat::Html => render::html(&report),
     };
     write_output(args.output.as_deref(), &text, out)

@@ -22,6 +22,7 @@ mod pgbouncer;
 mod pglog;
 mod progress;
 mod redact;
+mod rule_ids;
 mod rules;
 mod timeline;
 

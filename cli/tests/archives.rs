@@ -157,9 +157,15 @@ fn inside_a_directory_it_is_said_first_in_the_report() {
     }
     let out = stdout_ok(pgmortem().arg("analyze").arg(dir.path()));
     let text = String::from_utf8(out).unwrap();
+    assert!(
+        text.lines()
+            .nth(1)
+            .is_some_and(|l| l.contains("change the reading")),
+        "{text}"
+    );
     let first = text
         .lines()
-        .skip_while(|l| !l.starts_with("Read first"))
+        .skip_while(|l| !l.starts_with("Caveats (they change the reading)"))
         .nth(1)
         .unwrap();
     assert_eq!(

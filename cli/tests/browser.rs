@@ -14,6 +14,12 @@
 //! compositor stage runs before a capture (`--run-all-compositor-stages-before-draw`), else
 //! tiles of a tall page may be missing from it.
 //!
+//! Every incident of fixtures/incidents is also checked for its layout: a copy of its page with
+//! a probe script (which writes what it found into the DOM, so the console stays silent) must
+//! have every text of every picture inside its `<svg>`, no two axis or phase labels over each
+//! other, and each incident's restart named at its end (`ready`); a screenshot of each page is
+//! kept in target/browser/ for a person.
+//!
 //! Chromium is found at `$PGMORTEM_CHROMIUM`, `/usr/bin/chromium`, or as `chromium`,
 //! `chromium-browser` or `google-chrome` on the PATH. Without it the test fails and says how
 //! to install it (`.ci/test-all` installs it when run as root).
@@ -226,4 +232,121 @@ fn a_perf_capture_report_renders_with_its_flame_graph_and_findings() {
     assert!(dom.contains("data-rule=\"perf-thp-compaction\""));
     assert!(dom.contains("<iframe class=\"flame\""));
     assert!(dom.contains(">perf samples</text>"));
+}
+
+/// Appended to a copy of a page: once it is laid out, lists every text of an `<svg>` whose box
+/// lies outside its picture, and every two axis or phase labels of one picture that overlap, in
+/// `<pre id="pgmortem-layout">` (`ok` when there is none).
+const LAYOUT_PROBE: &str = r#"<script>
+addEventListener('load', function () {
+  var bad = [];
+  var round = function (r) { return [r.left, r.right, r.top, r.bottom].map(Math.round).join(','); };
+  document.querySelectorAll('svg').forEach(function (svg, i) {
+    var box = svg.getBoundingClientRect();
+    if (box.width === 0 || box.height === 0) { return; }
+    var name = svg.id || svg.getAttribute('aria-label') || ('svg ' + i);
+    var labels = [];
+    svg.querySelectorAll('text').forEach(function (t) {
+      var b = t.getBoundingClientRect();
+      if (b.width === 0 && b.height === 0) { return; }
+      if (b.left < box.left - 1 || b.right > box.right + 1 || b.top < box.top - 1 || b.bottom > box.bottom + 1) {
+        bad.push(name + ': "' + t.textContent + '" at ' + round(b) + ' outside ' + round(box));
+      }
+      if (t.classList.contains('tick') || t.classList.contains('phase')) { labels.push([t, b]); }
+    });
+    for (var a = 0; a < labels.length; a++) {
+      for (var c = a + 1; c < labels.length; c++) {
+        var p = labels[a][1], q = labels[c][1];
+        if (p.left < q.right - 1 && q.left < p.right - 1 && p.top < q.bottom - 1 && q.top < p.bottom - 1) {
+          bad.push(name + ': "' + labels[a][0].textContent + '" over "' + labels[c][0].textContent + '"');
+        }
+      }
+    }
+  });
+  var pre = document.createElement('pre');
+  pre.id = 'pgmortem-layout';
+  pre.textContent = bad.length ? bad.join('\n') : 'ok';
+  document.body.appendChild(pre);
+});
+</script>"#;
+
+/// What the probe found in a page's DOM.
+fn layout_findings(dom: &str) -> String {
+    let start = dom
+        .find("<pre id=\"pgmortem-layout\">")
+        .map(|i| i + "<pre id=\"pgmortem-layout\">".len());
+    match start {
+        Some(i) => dom[i..dom[i..].find("</pre>").map_or(dom.len(), |e| i + e)].to_owned(),
+        None => "the probe wrote nothing".to_owned(),
+    }
+}
+
+#[test]
+fn every_corpus_incident_renders_with_its_labels_inside_its_pictures() {
+    let dir = out_dir();
+    let mut names: Vec<String> = std::fs::read_dir(fixture("incidents"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert!(names.len() > 40, "{names:?}");
+    let mut failures = Vec::new();
+    for name in &names {
+        let bundle = fixture(&format!("incidents/{name}"));
+        let page = dir.join(format!("corpus-{name}.html"));
+        stdout_ok(
+            pgmortem()
+                .args(["analyze", "--quiet", "--format", "html", "-o"])
+                .arg(&page)
+                .arg(&bundle),
+        );
+        let report: serde_json::Value = serde_json::from_slice(&stdout_ok(
+            pgmortem()
+                .args(["analyze", "--quiet", "--format", "json"])
+                .arg(&bundle),
+        ))
+        .unwrap();
+        let html = std::fs::read_to_string(&page).unwrap();
+        let probe = dir.join(format!("corpus-{name}-probe.html"));
+        std::fs::write(
+            &probe,
+            html.replace("</body>", &format!("{LAYOUT_PROBE}</body>")),
+        )
+        .unwrap();
+        let (dom, console) = run_chromium(&probe, &["--dump-dom", "--window-size=1366,2400"]);
+        if !console.is_empty() {
+            failures.push(format!("{name}: console: {}", console.join("; ")));
+        }
+        let found = layout_findings(&dom);
+        if found != "ok" {
+            failures.push(format!("{name}:\n{found}"));
+        }
+        // Each incident drawn to scale names the end of its restart.
+        for (i, incident) in report["incidents"].as_array().unwrap().iter().enumerate() {
+            let Some(strip) = dom.split(&format!("id=\"span-{}\"", i + 1)).nth(1) else {
+                continue;
+            };
+            let strip = &strip[..strip.find("</svg>").unwrap_or(strip.len())];
+            if !incident["recovery"]["ready_at"].is_null() && !strip.contains(">ready</text>") {
+                failures.push(format!("{name}: incident {}: no ready label", i + 1));
+            }
+        }
+        let png = dir.join(format!("corpus-{name}.png"));
+        let _ = std::fs::remove_file(&png);
+        let shot = format!("--screenshot={}", png.display());
+        let (_, console) = run_chromium(&page, &[shot.as_str(), "--window-size=1366,2400"]);
+        if !console.is_empty() {
+            failures.push(format!("{name}: console: {}", console.join("; ")));
+        }
+        let head = std::fs::read(&png).unwrap_or_default();
+        if !head.starts_with(b"\x89PNG") {
+            failures.push(format!("{name}: no screenshot at {}", png.display()));
+        } else {
+            println!("screenshot: {}", shown(&png));
+        }
+        let _ = std::fs::remove_file(&probe);
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

@@ -109,7 +109,7 @@ fn the_collected_archive_lists_every_file_with_its_kind_and_counts() {
 fn the_text_report_of_the_archive_names_each_file() {
     let out = Command::cargo_bin("pgmortem")
         .unwrap()
-        .arg("analyze")
+        .args(["analyze", "--sources"])
         .arg(fixture("formats/bundle/pg15-collected.tar.gz"))
         .assert()
         .success()

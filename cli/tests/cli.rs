@@ -193,12 +193,20 @@ fn max_log_bytes_reads_the_end_of_each_log_and_says_so_first() {
         .stdout
         .clone();
     let text = String::from_utf8(out).unwrap();
+    // Announced under the headline, said under "Caveats" after the findings, before the
+    // incidents and the sources.
+    assert!(
+        text.lines()
+            .nth(1)
+            .is_some_and(|l| l.contains("caveats change the reading")),
+        "{text}"
+    );
     let first = text
-        .find("Read first\n  ! postgresql.log: only its last")
+        .find("Caveats (they change the reading)\n  ! postgresql.log: only its last")
         .unwrap_or_else(|| {
             panic!("{text}");
         });
-    assert!(first < text.find("Sources").unwrap());
+    assert!(first < text.find("sources read").unwrap());
     assert!(
         text.contains("of 1.8 KiB were read: the 1024-byte cap on logs"),
         "{text}"

@@ -9,7 +9,7 @@ const WORK_MEM: &str = "incidents/pg15-memcg-oom-work-mem/pgmortem-dbhost-202611
 fn analyze_markdown_has_the_incident_table_and_a_section_per_finding() {
     let md = String::from_utf8(stdout_ok(
         pgmortem()
-            .args(["analyze", "--format", "markdown"])
+            .args(["analyze", "--format", "markdown", "--sources"])
             .arg(fixture(WORK_MEM)),
     ))
     .unwrap();
@@ -443,5 +443,146 @@ fn a_long_crash_loop_ties_its_first_and_latest_kills_each_to_its_own_crash() {
         caveats.iter().any(|c| c["kind"] == "records_not_kept"
             && c["text"].as_str().unwrap().contains("1000 records")),
         "{caveats:?}"
+    );
+}
+
+/// `pgmortem analyze ARGS WORK_MEM` as text.
+fn text_of(args: &[&str]) -> String {
+    String::from_utf8(stdout_ok(
+        pgmortem().arg("analyze").args(args).arg(fixture(WORK_MEM)),
+    ))
+    .unwrap()
+}
+
+#[test]
+fn the_text_report_gives_the_verdict_first_and_folds_the_inventories() {
+    let text = text_of(&[]);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines[0],
+        "pgmortem: 1 incident, 6 findings (3 critical, 1 warning, 2 info) in 82 sources"
+    );
+    assert!(
+        lines[1].starts_with("  OOM kill and crash-restart of server process 32691 by SIGKILL"),
+        "{text}"
+    );
+    assert_eq!(lines[3], "Findings");
+    assert!(
+        lines[4].starts_with("  CRITICAL [oom-kill-crash-restart]"),
+        "{text}"
+    );
+    // Each finding: its first evidence, the rest counted.
+    assert!(
+        text.contains("Evidence: kernel/dmesg.txt:2 (kernel OOM-killer report), and 2 more: -v"),
+        "{text}"
+    );
+    // The rules that could not run and the sources in a line each; a source with a problem
+    // (here a file the collector could not get) still named.
+    assert!(
+        text.contains("\n8 rules could not run for want of 3 inputs (-v lists them)\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("\n82 sources read, 1 with another problem (--sources lists them)\n  identity/dmi.txt (unreadable, 0 lines: not in the bundle: "),
+        "{text}"
+    );
+    assert!(!text.contains("memory/meminfo.txt "), "{text}");
+    assert!(lines.len() < 80, "{} lines", lines.len());
+}
+
+#[test]
+fn verbose_and_sources_show_what_the_short_report_folds() {
+    let verbose = text_of(&["-v"]);
+    assert!(verbose.contains("\nNot evaluated (the bundle lacks what they read)\n  without temp_file_logging: temp-file-spill\n"), "{verbose}");
+    assert!(verbose.contains("\nSources\n  path "), "{verbose}");
+    assert!(
+        verbose.contains("Evidence:\n             kernel/dmesg.txt:2 (kernel OOM-killer report)\n"),
+        "{verbose}"
+    );
+    let sources = text_of(&["--sources"]);
+    assert!(sources.contains("\nSources\n  path "), "{sources}");
+    assert!(sources.contains("8 rules could not run"), "{sources}");
+    assert!(text_of(&[]).len() < verbose.len());
+    let md = String::from_utf8(stdout_ok(
+        pgmortem()
+            .args(["analyze", "--format", "markdown", "--verbose"])
+            .arg(fixture(WORK_MEM)),
+    ))
+    .unwrap();
+    assert!(
+        md.contains("| path | kind | lines | records | unrecognized | note |"),
+        "{md}"
+    );
+    assert!(
+        md.contains("The bundle lacks what these rules read."),
+        "{md}"
+    );
+}
+
+#[test]
+fn min_severity_and_rule_keep_the_findings_asked_for_and_say_how_many_were_left_out() {
+    let critical = text_of(&["--min-severity", "critical"]);
+    assert!(
+        critical.starts_with("pgmortem: 1 incident, 3 findings (3 more left out by the filter) (3 critical, 0 warnings, 0 info)"),
+        "{critical}"
+    );
+    assert!(!critical.contains("[dirty-writeback-bytes]"), "{critical}");
+    let warning = text_of(&["--min-severity", "warning"]);
+    assert!(
+        warning.contains("[postmaster-oom-unprotected]")
+            && !warning.contains("[overcommit-heuristic]")
+    );
+    // Ids in any case, several separated by commas or the flag again; JSON filtered alike.
+    let two = text_of(&[
+        "--rule",
+        "THP-ALWAYS,overcommit-heuristic",
+        "--rule",
+        "cgroup-memory-limit",
+    ]);
+    assert!(
+        two.starts_with("pgmortem: 1 incident, 2 findings (4 more left out by the filter)"),
+        "{two}"
+    );
+    assert!(
+        two.contains("[overcommit-heuristic]") && two.contains("[cgroup-memory-limit]"),
+        "{two}"
+    );
+    let json: serde_json::Value = serde_json::from_slice(&stdout_ok(
+        pgmortem()
+            .args([
+                "analyze",
+                "--format",
+                "json",
+                "--rule",
+                "overcommit-heuristic",
+            ])
+            .arg(fixture(WORK_MEM)),
+    ))
+    .unwrap();
+    let ids: Vec<&str> = json["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["overcommit-heuristic"]);
+}
+
+#[test]
+fn an_unknown_rule_id_is_an_error_with_the_nearest_ones() {
+    let out = pgmortem()
+        .args(["analyze", "--rule", "oom-kill-crash-restrat"])
+        .arg(fixture(WORK_MEM))
+        .assert()
+        .code(2)
+        .get_output()
+        .stderr
+        .clone();
+    let err = String::from_utf8(out).unwrap();
+    assert!(
+        err.contains(
+            "--rule: no rule \"oom-kill-crash-restrat\"; did you mean `oom-kill-crash-restart`?"
+        ),
+        "{err}"
     );
 }

@@ -31,7 +31,7 @@ pub(crate) fn percent(share: f64) -> String {
 }
 
 /// Seconds for a person (`850 ms`, `42.3 s`, `12 min 5 s`, `3 h 20 min`).
-pub(crate) fn duration(seconds: f64) -> String {
+pub fn duration(seconds: f64) -> String {
     if seconds < 1.0 {
         format!("{:.0} ms", seconds * 1000.0)
     } else if seconds < 120.0 {
@@ -66,6 +66,26 @@ pub(crate) fn times(count: usize) -> String {
     } else {
         format!("{count} times")
     }
+}
+
+/// The usual name of a Linux signal (`SIGKILL` for 9), or `None` for a number without one
+/// here.
+pub fn signal_name(signal: i32) -> Option<&'static str> {
+    Some(match signal {
+        1 => "SIGHUP",
+        2 => "SIGINT",
+        3 => "SIGQUIT",
+        4 => "SIGILL",
+        5 => "SIGTRAP",
+        6 => "SIGABRT",
+        7 => "SIGBUS",
+        8 => "SIGFPE",
+        9 => "SIGKILL",
+        11 => "SIGSEGV",
+        13 => "SIGPIPE",
+        15 => "SIGTERM",
+        _ => return None,
+    })
 }
 
 /// Bytes of the query a finding quotes at most.

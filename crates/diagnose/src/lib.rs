@@ -12,6 +12,7 @@ mod containers;
 mod correlate;
 mod digest;
 pub mod facts;
+mod groups;
 mod ha;
 mod human;
 mod limits;
@@ -24,7 +25,8 @@ mod sources;
 mod timeline;
 
 pub use clock::zone_offset;
-pub use human::{human_bytes, human_kb};
+pub use groups::group as group_incidents;
+pub use human::{duration as human_duration, human_bytes, human_kb, signal_name};
 pub use options::{DEFAULT_MEMORY_LIMIT, DiagnoseOptions, MIN_MEMORY_LIMIT};
 pub use report::*;
 pub use sources::DiagnoseError;
@@ -116,7 +118,7 @@ impl<'b> Analysis<'b> {
 pub fn diagnose(bundle: &Bundle, options: &DiagnoseOptions) -> Result<Report, DiagnoseError> {
     let analysis = Analysis::new(bundle, options)?;
     let facts = analysis.facts();
-    let (findings, not_evaluated) = rules::evaluate(&facts);
+    let (mut findings, not_evaluated) = rules::evaluate(&facts);
     let host = facts.host;
     let parsed = &analysis.parsed;
     let perf = facts
@@ -134,6 +136,8 @@ pub fn diagnose(bundle: &Bundle, options: &DiagnoseOptions) -> Result<Report, Di
     let Analysis {
         parsed, incidents, ..
     } = analysis;
+    let groups = groups::group(&incidents);
+    groups::tag_findings(&mut findings, &groups);
     let mut read_first = parsed.caveats;
     read_first.extend(caveats::obfuscation(bundle));
     read_first.extend(caveats::settings(bundle, &host.postgres));
@@ -145,6 +149,7 @@ pub fn diagnose(bundle: &Bundle, options: &DiagnoseOptions) -> Result<Report, Di
         collection: sources::collection(bundle),
         sources: parsed.summaries,
         incidents,
+        groups,
         findings,
         not_evaluated,
         host,

@@ -27,8 +27,9 @@ const LAYERS: &[&[&str]] = &[
     &["containers"],
     // One model of the host for the rules.
     &["facts"],
-    // What reads the facts: the rules, the timeline, the caveats known after the facts.
-    &["rules", "timeline", "caveats"],
+    // What reads the facts: the rules, the timeline, the caveats known after the facts; the
+    // incidents grouped, and the rules' findings told their group.
+    &["rules", "timeline", "caveats", "groups"],
 ];
 
 fn layer_of(module: &str) -> Option<usize> {

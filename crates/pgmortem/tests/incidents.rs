@@ -54,14 +54,30 @@ fn every_incident_gives_the_diagnosis_its_expected_json_states() {
 fn every_incident_report_matches_its_snapshot() {
     let names = incident_names();
     assert!(!names.is_empty());
+    let mut too_long = Vec::new();
     for name in names {
         let report = analyze(&name);
+        let text = render::text(&report);
+        // The verdict first: the whole default report in 150 lines, its first finding in the
+        // first 40.
+        let lines = text.lines().count();
+        let first_finding = text.lines().position(|l| {
+            ["  CRITICAL", "  WARNING", "  INFO"]
+                .iter()
+                .any(|s| l.starts_with(s))
+        });
+        if lines > 150 || first_finding.is_some_and(|i| i >= 40) {
+            too_long.push(format!(
+                "{name}: {lines} lines, first finding at {first_finding:?}"
+            ));
+        }
         insta::with_settings!({ snapshot_suffix => name.clone(), omit_expression => true }, {
             insta::assert_json_snapshot!("report", report);
-            insta::assert_snapshot!("text", render::text(&report));
+            insta::assert_snapshot!("text", text);
             insta::assert_snapshot!("markdown", render::markdown(&report));
         });
     }
+    assert!(too_long.is_empty(), "{}", too_long.join("\n"));
 }
 
 fn only_incident(report: &Report) -> &pgmortem::diagnose::Incident {

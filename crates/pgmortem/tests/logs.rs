@@ -116,13 +116,20 @@ fn a_cap_asked_for_is_said_at_the_top_of_the_report() {
     ] {
         assert!(caveats[1].contains(part), "{part:?} in {}", caveats[1]);
     }
-    // In the text, under "Read first", before anything else.
+    // In the text, announced under the headline, then under "Caveats".
     let text = render::text(&report);
-    let read_first = text.find("\nRead first\n  ! kernel/dmesg.txt: only its last");
+    assert!(
+        text.lines()
+            .nth(1)
+            .is_some_and(|l| l.contains("3 caveats change the reading")),
+        "{text}"
+    );
+    let read_first =
+        text.find("\nCaveats (they change the reading)\n  ! kernel/dmesg.txt: only its last");
     assert!(read_first.is_some(), "{text}");
     let server = text.find("\n  ! postgres/server.log: only its last");
     assert!(
-        server.is_some() && server < text.find("\nSources"),
+        server.is_some() && server < text.find("sources read"),
         "{text}"
     );
     let source = report

@@ -4,38 +4,8 @@
 use std::fmt::Write as _;
 
 use pgmortem_diagnose::{
-    ClientsSaw, Incident, KernelKill, PoolerProblem, PoolerSummary, Report, Severity, human_bytes,
-    human_kb,
+    ClientsSaw, Incident, KernelKill, PoolerProblem, PoolerSummary, Report, human_bytes, human_kb,
 };
-
-/// `1 incident, 6 findings (3 critical, 1 warning, 2 info) in 82 sources`; with no incident
-/// while a log is missing or was not read (caveats `no_kernel_log`, `no_postgres_log`,
-/// `log_not_understood`, `archive_not_opened`), followed by `: no clean bill of health, …` so
-/// that a blind report never reads as a healthy one.
-pub(crate) fn counts(report: &Report) -> String {
-    let n = report.incidents.len();
-    let count = |s: Severity| report.findings.iter().filter(|f| f.severity == s).count();
-    let blind = report.caveats.iter().any(|c| {
-        matches!(
-            c.kind,
-            "no_kernel_log" | "no_postgres_log" | "log_not_understood" | "archive_not_opened"
-        )
-    });
-    let warning = if n == 0 && blind {
-        ": no clean bill of health, a log is missing or was not read (read first)"
-    } else {
-        ""
-    };
-    format!(
-        "{}, {} ({} critical, {}, {} info) in {}{warning}",
-        plural(n, "incident"),
-        plural(report.findings.len(), "finding"),
-        count(Severity::Critical),
-        plural(count(Severity::Warning), "warning"),
-        count(Severity::Info),
-        plural(report.sources.len(), "source"),
-    )
-}
 
 /// `1 incident`, `2 incidents`.
 pub(crate) fn plural(n: usize, word: &str) -> String {

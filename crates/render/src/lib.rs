@@ -7,6 +7,7 @@
 //! this schema) are returned rather than hidden.
 
 mod describe;
+mod fold;
 mod html;
 mod inventory;
 mod markdown;
@@ -14,8 +15,9 @@ mod text;
 
 use pgmortem_diagnose::Report;
 
+pub use fold::Detail;
 pub use html::html;
-pub use markdown::markdown;
+pub use markdown::{markdown, markdown_with};
 pub use text::{TextOptions, text, text_with, visible};
 
 /// `text` made inert in HTML, SVG or XML element content and quoted attribute values: `&`,

@@ -13,53 +13,53 @@
 
 use std::fmt::Write as _;
 
-use pgmortem_diagnose::{Finding, Incident, PoolerProblem, Report, Severity, human_kb};
+use pgmortem_diagnose::{Incident, IncidentGroup, PoolerProblem, Report, Severity, human_kb};
 
 use crate::describe::{self, ts};
+use crate::fold::{self, Detail};
 
-/// The report as Markdown.
+/// The report as Markdown, short (see [`Detail`]).
 pub fn markdown(report: &Report) -> String {
+    markdown_with(report, &Detail::default())
+}
+
+/// The report as Markdown, as detailed as `detail` asks, in the text's order: the headline and
+/// one sentence per group of incidents, the findings, the caveats, the incidents, the clients,
+/// the host, the clock, the rules not evaluated and the sources.
+pub fn markdown_with(report: &Report, detail: &Detail) -> String {
+    let groups = fold::groups(report);
+    let folded = fold::findings(report, &groups);
     let mut out = String::new();
     let _ = writeln!(out, "# pgmortem report\n");
+    let _ = writeln!(
+        out,
+        "**{}**, by {}.\n",
+        prose(&fold::headline(report, &folded, detail)),
+        prose(&report.generator)
+    );
+    if !groups.is_empty() {
+        for g in groups.iter() {
+            let _ = writeln!(out, "- {}", prose(&fold::sentence(g, report)));
+        }
+        out.push('\n');
+    }
+    if !folded.is_empty() {
+        let _ = writeln!(out, "## Findings\n");
+        for (i, f) in folded.iter().enumerate() {
+            write_finding(&mut out, i + 1, f, detail.verbose);
+        }
+    }
     if !report.caveats.is_empty() {
-        let _ = writeln!(out, "> **Read first**");
+        let _ = writeln!(out, "> **Caveats** (they change the reading)");
         for c in &report.caveats {
             let _ = writeln!(out, ">\n> - {}", prose(&c.text).replace('\n', "\n>   "));
         }
         out.push('\n');
     }
-    let _ = writeln!(
-        out,
-        "**{}**, by {}.\n",
-        prose(&describe::counts(report)),
-        prose(&report.generator)
-    );
     if !report.incidents.is_empty() {
-        write_incidents(&mut out, report);
-    }
-    if !report.findings.is_empty() {
-        let _ = writeln!(out, "## Findings\n");
-        for (i, f) in report.findings.iter().enumerate() {
-            write_finding(&mut out, i + 1, f);
-        }
+        write_incidents(&mut out, report, &groups, detail.verbose);
     }
     write_pooler(&mut out, report);
-    if !report.not_evaluated.is_empty() {
-        let _ = writeln!(out, "## Not evaluated\n");
-        let _ = writeln!(out, "The bundle lacks what these rules read.\n");
-        for (missing, rules, files) in describe::not_evaluated_groups(report) {
-            let rules: Vec<String> = rules.iter().map(|r| code(r)).collect();
-            let missing: Vec<String> = missing.split(", ").map(code).collect();
-            let _ = writeln!(
-                out,
-                "- without {}: {} (from {})",
-                missing.join(", "),
-                rules.join(", "),
-                own_text(&files.join("; "))
-            );
-        }
-        out.push('\n');
-    }
     let host = describe::host_lines(report);
     if !host.is_empty() {
         let _ = writeln!(out, "## Host\n");
@@ -74,61 +74,125 @@ pub fn markdown(report: &Report) -> String {
         let _ = writeln!(out, "- {}", prose(note));
     }
     out.push('\n');
-    write_sources(&mut out, report);
+    if !report.not_evaluated.is_empty() {
+        let _ = writeln!(out, "## Not evaluated\n");
+        if detail.verbose {
+            let _ = writeln!(out, "The bundle lacks what these rules read.\n");
+            for (missing, rules, files) in describe::not_evaluated_groups(report) {
+                let rules: Vec<String> = rules.iter().map(|r| code(r)).collect();
+                let missing: Vec<String> = missing.split(", ").map(code).collect();
+                let _ = writeln!(
+                    out,
+                    "- without {}: {} (from {})",
+                    missing.join(", "),
+                    rules.join(", "),
+                    own_text(&files.join("; "))
+                );
+            }
+        } else {
+            let _ = writeln!(
+                out,
+                "{} (`-v` lists them).",
+                prose(&fold::not_evaluated_line(report))
+            );
+        }
+        out.push('\n');
+    }
+    write_sources(&mut out, report, detail.verbose || detail.sources);
     out
 }
 
-fn write_incidents(out: &mut String, report: &Report) {
+/// The incidents table (one row per incident shown, a group's row before its incidents when
+/// some are not shown), then each shown incident in a few lines.
+fn write_incidents(out: &mut String, report: &Report, groups: &[IncidentGroup], all: bool) {
     let _ = writeln!(out, "## Incidents\n");
     let _ = writeln!(
         out,
         "| # | kind | cause | pid | signal | started (UTC) | outage | redo |"
     );
     let _ = writeln!(out, "|---:|---|---|---:|---|---|---:|---|");
-    for (i, incident) in report.incidents.iter().enumerate() {
-        let crash = incident.postgres_crash.as_ref();
-        let kill = incident.kernel_kill.as_ref();
-        let pid = crash
-            .map(|c| c.pid)
-            .or(kill.map(|k| k.pid))
-            .map_or_else(|| "—".to_owned(), |p| p.to_string());
-        let signal = match crash.map(|c| (c.signal, c.exit_code)) {
-            Some((Some(s), _)) => s.to_string(),
-            Some((None, Some(code))) => format!("exit code {code}"),
-            _ if kill.is_some() => "9 (kernel)".to_owned(),
-            _ => match incident.container_kill.as_ref().and_then(|k| k.signal) {
-                Some(s) => format!("{s} (container)"),
-                None => "—".to_owned(),
-            },
-        };
-        let outage = match incident.outage_seconds {
-            Some(s) => format!("{s:.3} s"),
-            None if incident.still_down => crate::describe::still_down(incident),
-            None => "—".to_owned(),
-        };
-        let redo = match (incident.redo_seconds, incident.wal_replayed_bytes) {
-            (Some(s), Some(b)) => format!("{s:.3} s, {} of WAL", human_kb(b / 1024)),
-            (Some(s), None) => format!("{s:.3} s"),
-            (None, Some(b)) => format!("{} of WAL", human_kb(b / 1024)),
-            (None, None) => "—".to_owned(),
-        };
-        let _ = writeln!(
-            out,
-            "| {} | {} | {} | {} | {} | {} | {} | {} |",
-            i + 1,
-            cell(&code(incident.kind)),
-            cell(&code(incident.cause)),
-            cell(&pid),
-            cell(&signal),
-            cell(&ts(incident.started_at)),
-            cell(&outage),
-            cell(&redo),
-        );
+    let mut shown_all = Vec::new();
+    for g in groups {
+        let shown = fold::shown(g, all);
+        if shown.len() < g.count {
+            let pids = match (g.pid_min, g.pid_max) {
+                (Some(a), Some(b)) => format!("{a}–{b}"),
+                _ => "—".to_owned(),
+            };
+            let outage = g
+                .worst_outage_seconds
+                .map_or_else(|| "—".to_owned(), |s| format!("worst {s:.3} s"));
+            let _ = writeln!(
+                out,
+                "| {}–{} | {} × {} | {} | {} | {} | {} to {} | {} | |",
+                g.first + 1,
+                g.last + 1,
+                fold::thousands(g.count),
+                cell(&code(g.kind)),
+                cell(&code(g.cause)),
+                cell(&pids),
+                g.signal.map_or_else(|| "—".to_owned(), |s| s.to_string()),
+                cell(&ts(g.started_at)),
+                cell(&ts(g.last_started_at)),
+                cell(&outage),
+            );
+        }
+        for i in shown {
+            write_incident_row(out, i + 1, &report.incidents[i]);
+            shown_all.push(i);
+        }
     }
     out.push('\n');
-    for (i, incident) in report.incidents.iter().enumerate() {
-        write_incident(out, i + 1, incident);
+    if shown_all.len() < report.incidents.len() {
+        let _ = writeln!(
+            out,
+            "Of each group, the first and the worst incident are shown (`-v` shows all).\n"
+        );
     }
+    for i in shown_all {
+        write_incident(out, i + 1, &report.incidents[i]);
+    }
+}
+
+fn write_incident_row(out: &mut String, number: usize, incident: &Incident) {
+    let crash = incident.postgres_crash.as_ref();
+    let kill = incident.kernel_kill.as_ref();
+    let pid = crash
+        .map(|c| c.pid)
+        .or(kill.map(|k| k.pid))
+        .map_or_else(|| "—".to_owned(), |p| p.to_string());
+    let signal = match crash.map(|c| (c.signal, c.exit_code)) {
+        Some((Some(s), _)) => s.to_string(),
+        Some((None, Some(code))) => format!("exit code {code}"),
+        _ if kill.is_some() => "9 (kernel)".to_owned(),
+        _ => match incident.container_kill.as_ref().and_then(|k| k.signal) {
+            Some(s) => format!("{s} (container)"),
+            None => "—".to_owned(),
+        },
+    };
+    let outage = match incident.outage_seconds {
+        Some(s) => format!("{s:.3} s"),
+        None if incident.still_down => crate::describe::still_down(incident),
+        None => "—".to_owned(),
+    };
+    let redo = match (incident.redo_seconds, incident.wal_replayed_bytes) {
+        (Some(s), Some(b)) => format!("{s:.3} s, {} of WAL", human_kb(b / 1024)),
+        (Some(s), None) => format!("{s:.3} s"),
+        (None, Some(b)) => format!("{} of WAL", human_kb(b / 1024)),
+        (None, None) => "—".to_owned(),
+    };
+    let _ = writeln!(
+        out,
+        "| {} | {} | {} | {} | {} | {} | {} | {} |",
+        number,
+        cell(&code(incident.kind)),
+        cell(&code(incident.cause)),
+        cell(&pid),
+        cell(&signal),
+        cell(&ts(incident.started_at)),
+        cell(&outage),
+        cell(&redo),
+    );
 }
 
 fn write_incident(out: &mut String, number: usize, incident: &Incident) {
@@ -273,7 +337,8 @@ fn write_pooler(out: &mut String, report: &Report) {
     out.push('\n');
 }
 
-fn write_finding(out: &mut String, number: usize, f: &Finding) {
+fn write_finding(out: &mut String, number: usize, folded: &fold::Folded<'_>, verbose: bool) {
+    let f = folded.finding;
     let severity = match f.severity {
         Severity::Critical => "CRITICAL",
         Severity::Warning => "WARNING",
@@ -286,6 +351,9 @@ fn write_finding(out: &mut String, number: usize, f: &Finding) {
         String::new()
     };
     let _ = writeln!(out, "**{}**{confidence}\n", prose(&f.title));
+    if let Some(line) = folded.repeats_line() {
+        let _ = writeln!(out, "{}.\n", prose(&capitalised(&line)));
+    }
     if !f.summary.is_empty() {
         let _ = writeln!(out, "{}\n", prose(&f.summary));
     }
@@ -294,7 +362,8 @@ fn write_finding(out: &mut String, number: usize, f: &Finding) {
     }
     if !f.evidence.is_empty() {
         let _ = writeln!(out, "Evidence:\n");
-        for e in &f.evidence {
+        let shown = if verbose { f.evidence.len() } else { 1 };
+        for e in f.evidence.iter().take(shown) {
             let from = e
                 .host_place()
                 .map(|h| format!(", from {}", code(&h)))
@@ -306,19 +375,48 @@ fn write_finding(out: &mut String, number: usize, f: &Finding) {
                 prose(&e.what)
             );
         }
+        if f.evidence.len() > shown {
+            let _ = writeln!(
+                out,
+                "- and {} more (`-v` lists them)",
+                f.evidence.len() - shown
+            );
+        }
         out.push('\n');
     }
 }
 
-fn write_sources(out: &mut String, report: &Report) {
+fn write_sources(out: &mut String, report: &Report, all: bool) {
     use crate::inventory::Line;
     let _ = writeln!(out, "## Sources\n");
+    if !all {
+        let _ = writeln!(
+            out,
+            "{} (`--sources` lists them).\n",
+            prose(&fold::sources_line(report))
+        );
+        let troubled: Vec<_> = report
+            .sources
+            .iter()
+            .filter(|s| fold::troubled(s))
+            .collect();
+        if troubled.is_empty() {
+            return;
+        }
+    }
     let _ = writeln!(
         out,
         "| path | kind | lines | records | unrecognized | note |"
     );
     let _ = writeln!(out, "|---|---|---:|---:|---:|---|");
     for line in crate::inventory::lines(report, false) {
+        if let (false, Line::File(s)) = (all, &line) {
+            if !fold::troubled(s) {
+                continue;
+            }
+        } else if !all {
+            continue;
+        }
         let _ = match line {
             Line::File(s) => writeln!(
                 out,
@@ -361,6 +459,14 @@ fn write_sources(out: &mut String, report: &Report) {
             ),
         };
     }
+}
+
+/// `text` with its first letter in upper case.
+fn capitalised(text: &str) -> String {
+    let mut chars = text.chars();
+    chars
+        .next()
+        .map_or_else(String::new, |c| c.to_uppercase().chain(chars).collect())
 }
 
 /// Text of pgmortem's own (a rule's description of the files it reads), where `` `x` `` marks

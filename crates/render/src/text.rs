@@ -11,9 +11,10 @@
 use std::fmt::Write as _;
 
 use anstyle::{AnsiColor, Style};
-use pgmortem_diagnose::{Finding, Incident, Report, Severity};
+use pgmortem_diagnose::{Incident, Report, Severity};
 
 use crate::describe::{self, ts};
+use crate::fold::{self, Detail};
 
 /// Indent of the text under a label (`  kernel    `).
 const INDENT: &str = "            ";
@@ -26,58 +27,106 @@ pub struct TextOptions {
     /// Colour headings and severities with ANSI escape codes, for a terminal. Default: off,
     /// and the text is then exactly [`text`]'s.
     pub color: bool,
+    /// How much to show beyond the short report.
+    pub detail: Detail,
 }
 
-/// The report as plain text for a person.
+/// The report as plain text for a person, short (see [`Detail`]).
 pub fn text(report: &Report) -> String {
     text_with(report, &TextOptions::default())
 }
 
-/// The report as text for a person, coloured when `options` asks.
+/// The report as text for a person, coloured and as detailed as `options` asks: the headline,
+/// one sentence per group of incidents, the findings most severe first, the caveats, then the
+/// incidents, the clients, the host and the clock, the rules not evaluated and the sources.
 pub fn text_with(report: &Report, options: &TextOptions) -> String {
     let paint = Painter {
         color: options.color,
     };
+    let detail = &options.detail;
+    let groups = fold::groups(report);
+    let folded = fold::findings(report, &groups);
     let mut out = String::new();
     let _ = writeln!(
         out,
         "{}",
         paint.style(
             Look::Heading,
-            &format!("pgmortem: {}", describe::counts(report))
+            &format!("pgmortem: {}", fold::headline(report, &folded, detail))
         )
     );
     if !report.caveats.is_empty() {
-        let _ = writeln!(out, "\n{}", paint.style(Look::Heading, "Read first"));
-        for c in &report.caveats {
-            let _ = writeln!(out, "  {} {}", paint.style(Look::Warning, "!"), c.text);
-        }
+        let _ = writeln!(
+            out,
+            "  {} {} the reading: see Caveats, after the findings",
+            paint.style(Look::Warning, "!"),
+            match report.caveats.len() {
+                1 => "1 caveat changes".to_owned(),
+                n => format!("{n} caveats change"),
+            }
+        );
     }
-    for (i, incident) in report.incidents.iter().enumerate() {
-        out.push('\n');
-        write_incident(&mut out, &paint, i + 1, incident);
+    for g in groups.iter() {
+        let _ = writeln!(out, "  {}", indented(&fold::sentence(g, report), "    "));
     }
-    if !report.findings.is_empty() {
+    if !folded.is_empty() {
         let _ = writeln!(out, "\n{}", paint.style(Look::Heading, "Findings"));
-        for f in &report.findings {
-            write_finding(&mut out, &paint, f);
+        for f in &folded {
+            write_finding(&mut out, &paint, f, detail.verbose);
         }
     }
-    write_pooler(&mut out, &paint, report);
-    if !report.not_evaluated.is_empty() {
+    if !report.caveats.is_empty() {
         let _ = writeln!(
             out,
             "\n{}",
-            paint.style(
-                Look::Heading,
-                "Not evaluated (the bundle lacks what they read)"
-            )
+            paint.style(Look::Heading, "Caveats (they change the reading)")
         );
-        for (missing, rules, files) in describe::not_evaluated_groups(report) {
-            let _ = writeln!(out, "  without {missing}: {}", rules.join(", "));
-            let _ = writeln!(out, "    (from {})", files.join("; "));
+        for c in &report.caveats {
+            let _ = writeln!(
+                out,
+                "  {} {}",
+                paint.style(Look::Warning, "!"),
+                indented(&c.text, "    ")
+            );
         }
     }
+    for g in groups.iter() {
+        let shown = fold::shown(g, detail.verbose);
+        out.push('\n');
+        if g.count > shown.len() {
+            let _ = writeln!(
+                out,
+                "{}",
+                paint.style(
+                    Look::Heading,
+                    &format!(
+                        "Incidents {}–{}, {} {}: {} in full (-v shows all)",
+                        g.first + 1,
+                        g.last + 1,
+                        fold::thousands(g.count),
+                        fold::kind_words(g.kind).1,
+                        if shown.len() == 1 {
+                            "the first (also the worst)"
+                        } else {
+                            "the first and the worst"
+                        }
+                    )
+                )
+            );
+        }
+        for (k, &i) in shown.iter().enumerate() {
+            if k > 0 {
+                out.push('\n');
+            }
+            let label = if g.count > 2 && i == g.worst && !detail.verbose {
+                " (the worst)"
+            } else {
+                ""
+            };
+            write_incident(&mut out, &paint, i + 1, label, &report.incidents[i]);
+        }
+    }
+    write_pooler(&mut out, &paint, report);
     let host = describe::host_lines(report);
     if !host.is_empty() {
         let _ = writeln!(out, "\n{}", paint.style(Look::Heading, "Host"));
@@ -90,8 +139,59 @@ pub fn text_with(report: &Report, options: &TextOptions) -> String {
     for note in &report.clock.notes {
         let _ = writeln!(out, "  note: {note}");
     }
-    write_sources(&mut out, &paint, report);
+    write_not_evaluated(&mut out, &paint, report, detail.verbose);
+    if detail.verbose || detail.sources {
+        write_sources(&mut out, &paint, report);
+    } else {
+        write_sources_line(&mut out, &paint, report);
+    }
     paint.finish(out)
+}
+
+/// The rules that could not run: one line, or each set of missing inputs with its rules.
+fn write_not_evaluated(out: &mut String, paint: &Painter, report: &Report, verbose: bool) {
+    if report.not_evaluated.is_empty() {
+        return;
+    }
+    if !verbose {
+        let _ = writeln!(
+            out,
+            "\n{} (-v lists them)",
+            paint.style(Look::Heading, &fold::not_evaluated_line(report))
+        );
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "\n{}",
+        paint.style(
+            Look::Heading,
+            "Not evaluated (the bundle lacks what they read)"
+        )
+    );
+    for (missing, rules, files) in describe::not_evaluated_groups(report) {
+        let _ = writeln!(out, "  without {missing}: {}", rules.join(", "));
+        let _ = writeln!(out, "    (from {})", files.join("; "));
+    }
+}
+
+/// The sources in one line, then each source with a problem on its own.
+fn write_sources_line(out: &mut String, paint: &Painter, report: &Report) {
+    let _ = writeln!(
+        out,
+        "\n{} (--sources lists them)",
+        paint.style(Look::Heading, &fold::sources_line(report))
+    );
+    for s in report.sources.iter().filter(|s| fold::troubled(s)) {
+        let mut what = format!("{}, {} lines", s.kind, s.lines);
+        if s.unrecognized_lines > 0 {
+            let _ = write!(what, ", {} unrecognised", s.unrecognized_lines);
+        }
+        if let Some(n) = &s.note {
+            let _ = write!(what, ": {}", indented(n, INDENT));
+        }
+        let _ = writeln!(out, "  {} ({what})", s.path);
+    }
 }
 
 /// What a piece of text is, for its colour.
@@ -215,9 +315,15 @@ fn indented(text: &str, indent: &str) -> String {
     out
 }
 
-fn write_incident(out: &mut String, paint: &Painter, number: usize, incident: &Incident) {
+fn write_incident(
+    out: &mut String,
+    paint: &Painter,
+    number: usize,
+    label: &str,
+    incident: &Incident,
+) {
     let head = format!(
-        "Incident {number}: {} (cause {}) at {} (confidence {:.2}{})",
+        "Incident {number}{label}: {} (cause {}) at {} (confidence {:.2}{})",
         incident.kind,
         incident.cause,
         ts(incident.started_at),
@@ -323,7 +429,8 @@ fn write_pooler(out: &mut String, paint: &Painter, report: &Report) {
     }
 }
 
-fn write_finding(out: &mut String, paint: &Painter, f: &Finding) {
+fn write_finding(out: &mut String, paint: &Painter, folded: &fold::Folded<'_>, verbose: bool) {
+    let f = folded.finding;
     let (look, label, pad) = match f.severity {
         Severity::Critical => (Look::Critical, "CRITICAL", ""),
         Severity::Warning => (Look::Warning, "WARNING", " "),
@@ -341,17 +448,43 @@ fn write_finding(out: &mut String, paint: &Painter, f: &Finding) {
         f.id,
         f.title
     );
+    if let Some(line) = folded.repeats_line() {
+        let _ = writeln!(out, "{BODY}({line})");
+    }
     if !f.summary.is_empty() {
-        let _ = writeln!(out, "{BODY}{}", indented(&f.summary, BODY));
+        let summary = if verbose {
+            indented(&f.summary, BODY)
+        } else {
+            f.summary
+                .lines()
+                .next()
+                .unwrap_or_default()
+                .trim_end()
+                .to_owned()
+        };
+        let _ = writeln!(out, "{BODY}{summary}");
     }
     if let Some(r) = &f.recommendation {
         let _ = writeln!(out, "{BODY}What to do: {}", indented(r, BODY));
     }
-    if !f.evidence.is_empty() {
-        let _ = writeln!(out, "{BODY}Evidence:");
-        for e in &f.evidence {
-            let _ = writeln!(out, "{BODY}  {} ({})", e.place(), indented(&e.what, BODY));
+    if verbose {
+        if !f.evidence.is_empty() {
+            let _ = writeln!(out, "{BODY}Evidence:");
+            for e in &f.evidence {
+                let _ = writeln!(out, "{BODY}  {} ({})", e.place(), indented(&e.what, BODY));
+            }
         }
+    } else if let Some(e) = f.evidence.first() {
+        let more = match f.evidence.len() - 1 {
+            0 => String::new(),
+            n => format!(", and {n} more: -v"),
+        };
+        let _ = writeln!(
+            out,
+            "{BODY}Evidence: {} ({}){more}",
+            e.place(),
+            indented(&e.what, BODY)
+        );
     }
 }
 

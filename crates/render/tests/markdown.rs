@@ -7,7 +7,14 @@ use pgmortem_diagnose::{
     Caveat, ClientsSaw, ClockInfo, Evidence, Finding, Incident, LogLine, PoolerLifecycle,
     PoolerLine, PoolerProblem, PoolerSummary, PostgresCrash, Report, Severity, SourceSummary,
 };
-use pgmortem_render::markdown;
+use pgmortem_render::{Detail, markdown_with};
+
+/// The whole report: every piece of hostile text in it.
+const VERBOSE: Detail = Detail {
+    verbose: true,
+    sources: true,
+    findings_left_out: 0,
+};
 use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
 
 /// Text a hostile bundle could hold: every character Markdown gives a meaning to, at a line's
@@ -52,7 +59,7 @@ fn hostile_report() -> Report {
         last_at: Some(at),
         examples: vec![hostile_line.clone()],
     };
-    Report {
+    let mut report = Report {
         schema: pgmortem_diagnose::SCHEMA,
         generator: "pgmortem 0.0.0".to_owned(),
         caveats: vec![Caveat {
@@ -144,10 +151,12 @@ fn hostile_report() -> Report {
                 host_line: None,
             }],
             incident: Some(0),
+            group: Some(0),
             confidence: 0.5,
             figures: BTreeMap::new(),
             impact: 0.0,
         }],
+        groups: Vec::new(),
         not_evaluated: Vec::new(),
         host: Default::default(),
         timeline: Vec::new(),
@@ -171,7 +180,9 @@ fn hostile_report() -> Report {
             trouble_not_kept: 0,
             times_without_zone: 0,
         }],
-    }
+    };
+    report.groups = pgmortem_diagnose::group_incidents(&report.incidents);
+    report
 }
 
 fn events(md: &str) -> Vec<Event<'_>> {
@@ -193,7 +204,7 @@ fn plain(events: &[Event<'_>]) -> String {
 
 #[test]
 fn hostile_text_never_becomes_markdown_structure() {
-    let md = markdown(&hostile_report());
+    let md = markdown_with(&hostile_report(), &VERBOSE);
     let events = events(&md);
     let mut headings = Vec::new();
     for (i, e) in events.iter().enumerate() {
@@ -201,13 +212,13 @@ fn hostile_text_never_becomes_markdown_structure() {
             Event::Html(h) | Event::InlineHtml(h) => panic!("raw HTML {h:?} in\n{md}"),
             Event::Start(Tag::Link { .. } | Tag::Image { .. }) => panic!("a link in\n{md}"),
             Event::Start(Tag::Emphasis | Tag::Strong) => {
-                // Only the renderer's own bold labels: `**What to do:**`, `**Read first**`, ….
+                // Only the renderer's own bold labels: `**What to do:**`, `**Caveats**`, ….
                 let Some(Event::Text(t)) = events.get(i + 1) else {
                     panic!("emphasis without text in\n{md}")
                 };
                 assert!(
                     [
-                        "Read first",
+                        "Caveats",
                         "What to do:",
                         "kernel",
                         "postgres",
@@ -274,7 +285,7 @@ fn hostile_text_never_becomes_markdown_structure() {
 
 #[test]
 fn a_query_is_a_fenced_block_longer_than_its_backticks() {
-    let md = markdown(&hostile_report());
+    let md = markdown_with(&hostile_report(), &VERBOSE);
     let events = events(&md);
     let blocks: Vec<String> = events
         .iter()

@@ -397,8 +397,34 @@ class Finding(TypedDict):
     recommendation: str | None
     evidence: list[Evidence]
     incident: int | None
+    group: int | None
+    """Index into ``Report.groups`` of the incident's group: in a crash loop the findings with
+    the same ``id`` and ``group`` are one rule's repeats, one per incident."""
     confidence: float
     figures: dict[str, float]
+
+
+class IncidentGroup(TypedDict):
+    """A run of consecutive incidents of the same kind and cause (a crash loop), or one
+    incident alone: ``incidents[first..last]``."""
+
+    kind: str
+    cause: str
+    count: int
+    first: int
+    last: int
+    worst: int
+    """Index of the longest outage (the first incident when none is known)."""
+    started_at: str | None
+    last_started_at: str | None
+    interval_seconds: float | None
+    worst_outage_seconds: float | None
+    total_outage_seconds: float | None
+    outages_known: int
+    pid_min: int | None
+    pid_max: int | None
+    process: str | None
+    signal: int | None
 
 
 class NotEvaluated(TypedDict):
@@ -786,6 +812,7 @@ class Report(TypedDict):
     collection: Collection
     sources: list[SourceSummary]
     incidents: list[Incident]
+    groups: list[IncidentGroup]
     findings: list[Finding]
     not_evaluated: list[NotEvaluated]
     host: HostFacts
@@ -2174,6 +2201,7 @@ __all__ = [
     "HardwareErrorRecord",
     "UserspaceOomKillRecord",
     "Incident",
+    "IncidentGroup",
     "IncidentCause",
     "IncidentKind",
     "Input",

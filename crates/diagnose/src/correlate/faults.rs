@@ -80,16 +80,7 @@ pub(crate) fn process_faults(kernel: &[KernelSource], clock: &Clock) -> Vec<Proc
 
 /// `SIGABRT` for 6, … (`signal N` for others).
 fn signal_name(signal: i32) -> String {
-    match signal {
-        4 => "SIGILL".to_owned(),
-        5 => "SIGTRAP".to_owned(),
-        6 => "SIGABRT".to_owned(),
-        7 => "SIGBUS".to_owned(),
-        8 => "SIGFPE".to_owned(),
-        9 => "SIGKILL".to_owned(),
-        11 => "SIGSEGV".to_owned(),
-        n => format!("signal {n}"),
-    }
+    crate::human::signal_name(signal).map_or_else(|| format!("signal {signal}"), str::to_owned)
 }
 
 /// `credcheck.so (deleted)` → `credcheck.so`.

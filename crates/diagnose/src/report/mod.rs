@@ -6,12 +6,14 @@ use std::collections::BTreeMap;
 use jiff::Timestamp;
 use serde::Serialize;
 
+mod group;
 mod host;
 mod pooler;
 mod postgres;
 mod processes;
 mod storage;
 
+pub use group::*;
 pub use host::*;
 pub use pooler::*;
 pub use postgres::*;
@@ -39,6 +41,10 @@ pub struct Report {
     pub sources: Vec<SourceSummary>,
     /// Crash/kill incidents, oldest first.
     pub incidents: Vec<Incident>,
+    /// The incidents grouped: each run of consecutive incidents of the same kind and cause
+    /// (a crash loop) as one group, a lone incident as a group of one; in the incidents'
+    /// order, covering each incident once.
+    pub groups: Vec<IncidentGroup>,
     /// Findings, most severe first (then those about an incident, by incident; then by
     /// impact and confidence).
     pub findings: Vec<Finding>,
@@ -481,6 +487,16 @@ pub struct Incident {
 }
 
 impl Incident {
+    /// The pid of the process that died: PostgreSQL's crash line, else the kernel's victim;
+    /// `None` when neither names one.
+    pub fn pid(&self) -> Option<u32> {
+        self.postgres_crash
+            .as_ref()
+            .map(|c| c.pid)
+            .or(self.kernel_kill.as_ref().map(|k| k.pid))
+            .filter(|&p| p != 0)
+    }
+
     /// An incident of `kind` and `cause` begun at `started_at`, nothing else known yet: the
     /// builders fill in what they know.
     pub fn new(kind: &'static str, cause: &'static str, started_at: Option<Timestamp>) -> Self {
@@ -648,6 +664,10 @@ pub struct Finding {
     pub evidence: Vec<Evidence>,
     /// Index into `incidents` of the incident it is about.
     pub incident: Option<usize>,
+    /// Index into `groups` of the group of that incident (null when `incident` is). In a
+    /// crash loop a rule speaks once per incident: the findings with the same `id` and
+    /// `group` are those repeats, one finding to a person.
+    pub group: Option<usize>,
     /// How sure the finding is, 0–1: its evidence's strength (an incident's tie confidence, a
     /// figure estimated rather than read, …).
     pub confidence: f64,

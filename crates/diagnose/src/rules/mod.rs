@@ -361,6 +361,7 @@ pub(crate) fn finding(meta: &RuleMeta, severity: Severity, title: impl Into<Stri
         recommendation: None,
         evidence: Vec::new(),
         incident: None,
+        group: None,
         confidence: 1.0,
         figures: Default::default(),
         impact: 0.0,

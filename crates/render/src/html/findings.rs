@@ -5,9 +5,9 @@
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
-use pgmortem_diagnose::{Finding, Report, Severity};
+use pgmortem_diagnose::{Report, Severity};
 
-use super::markup::{esc, place};
+use super::markup::{count, esc, place, prose};
 
 /// The text the report holds for a `(path, line)`: log records of the timeline, lines an
 /// incident cites, and the query of each crash.
@@ -55,7 +55,8 @@ pub(super) fn write(out: &mut String, report: &Report) {
         out.push_str("<p>No rule found anything to report.</p>");
     }
     let lines = cited_lines(report);
-    for (i, f) in report.findings.iter().enumerate() {
+    let groups = crate::fold::groups(report);
+    for (i, f) in crate::fold::findings(report, &groups).iter().enumerate() {
         write_finding(out, i, f, &lines);
     }
     if !report.not_evaluated.is_empty() {
@@ -80,9 +81,10 @@ pub(super) fn write(out: &mut String, report: &Report) {
 fn write_finding(
     out: &mut String,
     index: usize,
-    f: &Finding,
+    folded: &crate::fold::Folded<'_>,
     lines: &HashMap<(&str, u64), String>,
 ) {
+    let f = folded.finding;
     let sev = severity_name(f.severity);
     let _ = write!(
         out,
@@ -92,7 +94,7 @@ fn write_finding(
         esc(f.id),
         sev.to_uppercase(),
         esc(f.id),
-        esc(&f.title),
+        prose(&f.title),
         if f.confidence < 1.0 {
             format!(
                 " <span class=\"muted\">(confidence {:.2})</span>",
@@ -102,7 +104,17 @@ fn write_finding(
             String::new()
         }
     );
-    if let Some(i) = f.incident {
+    if let Some((_, g)) = folded.group {
+        let _ = write!(
+            out,
+            "<p class=\"muted\">Once for each of <a href=\"#incident-{}\">incidents {}–{}</a>: \
+             {} findings alike, the first shown.</p>",
+            g.first + 1,
+            g.first + 1,
+            g.last + 1,
+            count(folded.repeats as u64)
+        );
+    } else if let Some(i) = f.incident {
         let _ = write!(
             out,
             "<p class=\"muted\">About <a href=\"#incident-{}\">incident {}</a>.</p>",
@@ -111,13 +123,13 @@ fn write_finding(
         );
     }
     if !f.summary.is_empty() {
-        let _ = write!(out, "<p class=\"prose\">{}</p>", esc(&f.summary));
+        let _ = write!(out, "<p class=\"prose\">{}</p>", prose(&f.summary));
     }
     if let Some(r) = &f.recommendation {
         let _ = write!(
             out,
             "<div class=\"todo\"><b>What to do</b><p class=\"prose\">{}</p></div>",
-            esc(r)
+            prose(r)
         );
     }
     if !f.evidence.is_empty() {

@@ -3,9 +3,9 @@
 
 use std::fmt::Write as _;
 
-use pgmortem_diagnose::{Incident, KernelKill, Report, human_kb};
+use pgmortem_diagnose::{Incident, IncidentGroup, KernelKill, Report, human_kb};
 
-use super::markup::{esc, place, seconds, time_or_unknown};
+use super::markup::{count, esc, place, seconds, time_or_unknown};
 use super::{summary, timeline};
 
 /// Writes the incidents section (nothing when there is none).
@@ -14,10 +14,67 @@ pub(super) fn write(out: &mut String, report: &Report) {
         return;
     }
     out.push_str("<section id=\"incidents\"><h2>Incidents</h2>\n");
-    for (i, incident) in report.incidents.iter().enumerate() {
-        write_incident(out, report, i, incident);
+    for g in crate::fold::groups(report).iter() {
+        let shown = crate::fold::shown(g, false);
+        if shown.len() < g.count {
+            let _ = write!(
+                out,
+                "<div class=\"group\" id=\"group-{}\"><h3>Incidents {}–{}: {}</h3>\
+                 <p>{}.</p><p class=\"muted\">The first and the worst are shown in full.</p>",
+                g.first + 1,
+                g.first + 1,
+                g.last + 1,
+                count(g.count as u64),
+                esc(&crate::fold::sentence(g, report))
+            );
+        }
+        for &i in &shown {
+            write_incident(out, report, i, &report.incidents[i]);
+        }
+        if shown.len() < g.count {
+            write_others(out, report, g, &shown);
+            out.push_str("</div>");
+        }
     }
     out.push_str("</section>\n");
+}
+
+/// Rows of the group's other incidents shown at most; the JSON report lists every one.
+const OTHERS_LISTED: usize = 1000;
+
+/// The group's incidents not shown in full, one table row each (at most [`OTHERS_LISTED`]).
+fn write_others(out: &mut String, report: &Report, g: &IncidentGroup, shown: &[usize]) {
+    let others: Vec<usize> = (g.first..=g.last).filter(|i| !shown.contains(i)).collect();
+    let _ = write!(
+        out,
+        "<details class=\"others\"><summary>The other {} incidents</summary>\
+         <table><thead><tr><th>#</th><th>started</th><th>pid</th><th>outage</th></tr></thead><tbody>",
+        count(others.len() as u64)
+    );
+    for &i in others.iter().take(OTHERS_LISTED) {
+        let incident = &report.incidents[i];
+        let _ = write!(
+            out,
+            "<tr><td class=\"num\">{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
+            i + 1,
+            esc(&time_or_unknown(incident.started_at)),
+            incident
+                .pid()
+                .map_or_else(|| "—".to_owned(), |p| p.to_string()),
+            incident
+                .outage_seconds
+                .map_or_else(|| "—".to_owned(), seconds)
+        );
+    }
+    out.push_str("</tbody></table>");
+    if others.len() > OTHERS_LISTED {
+        let _ = write!(
+            out,
+            "<p class=\"muted\">and {} more: the JSON report lists every incident.</p>",
+            count((others.len() - OTHERS_LISTED) as u64)
+        );
+    }
+    out.push_str("</details>");
 }
 
 fn write_incident(out: &mut String, report: &Report, index: usize, incident: &Incident) {

@@ -65,13 +65,25 @@ pub(crate) fn place(path: &str, line: u64) -> String {
 
 /// `n` with thin thousands separators: `3 894`, `79 478 472`.
 pub(crate) fn count(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push('\u{202f}');
+    crate::fold::thousands_with(n, '\u{202f}')
+}
+
+/// Text of pgmortem's own (a finding's title, summary, advice; a caveat) escaped, with each
+/// `` `span` `` shown as `<code>`: the renderings' one convention for code in prose. Text with
+/// an odd number of backticks is escaped as it is.
+pub(crate) fn prose(text: &str) -> String {
+    if text.matches('`').count() % 2 != 0 {
+        return esc(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for (i, part) in text.split('`').enumerate() {
+        if i % 2 == 1 {
+            out.push_str("<code>");
+            out.push_str(&esc(part));
+            out.push_str("</code>");
+        } else {
+            out.push_str(&esc(part));
         }
-        out.push(c);
     }
     out
 }
@@ -92,6 +104,17 @@ mod tests {
             "&lt;script&gt;alert(&quot;x&quot; &amp; &#39;y&#39;)&lt;/script&gt;\u{fffd}"
         );
         assert_eq!(esc("a\tb\nc"), "a\tb\nc");
+    }
+
+    #[test]
+    fn code_spans_in_own_prose_become_code_elements_escaped() {
+        assert_eq!(
+            prose("set `transparent_hugepage=madvise` on <the> kernel"),
+            "set <code>transparent_hugepage=madvise</code> on &lt;the&gt; kernel"
+        );
+        assert_eq!(prose("`<x>`"), "<code>&lt;x&gt;</code>");
+        // An odd backtick is text.
+        assert_eq!(prose("it`s"), "it`s");
     }
 
     #[test]

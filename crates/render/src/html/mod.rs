@@ -14,6 +14,7 @@
 //! a flame graph the page stays small (a few hundred KiB for a day of events: marks beyond
 //! [`timeline::MAX_MARKS`] per lane are drawn as counted bins).
 
+mod axis;
 mod findings;
 mod flame;
 mod incidents;

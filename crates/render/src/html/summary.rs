@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use pgmortem_diagnose::{Incident, Report, Severity, human_kb};
 
-use super::markup::{esc, seconds, time, time_or_unknown};
+use super::markup::{esc, prose, seconds, time, time_or_unknown};
 
 /// Writes the header (`title` as its heading), the caveats and the incident sentences.
 pub(super) fn write(out: &mut String, report: &Report, title: &str) {
@@ -42,17 +42,30 @@ pub(super) fn write(out: &mut String, report: &Report, title: &str) {
     if let Some(at) = c.collected_at {
         fact("collected", esc(&time(at)));
     }
-    let count = |s: Severity| report.findings.iter().filter(|f| f.severity == s).count();
+    let groups = crate::fold::groups(report);
+    let folded = crate::fold::findings(report, &groups);
+    let count = |s: Severity| folded.iter().filter(|f| f.finding.severity == s).count();
+    // A count is coloured only when there is something to see: "0 critical" is plain.
+    let coloured = |n: usize, class: &str, text: String| {
+        if n == 0 {
+            text
+        } else {
+            format!("<span class=\"{class}\">{text}</span>")
+        }
+    };
+    let (critical, warnings) = (count(Severity::Critical), count(Severity::Warning));
     fact(
         "found",
         format!(
-            "{} incident{}, <span class=\"sev-critical\">{} critical</span>, \
-             <span class=\"sev-warning\">{} warning{}</span>, {} info in {} sources",
+            "{} incident{}, {}, {}, {} info in {} sources",
             report.incidents.len(),
             plural(report.incidents.len()),
-            count(Severity::Critical),
-            count(Severity::Warning),
-            plural(count(Severity::Warning)),
+            coloured(critical, "sev-critical", format!("{critical} critical")),
+            coloured(
+                warnings,
+                "sev-warning",
+                format!("{warnings} warning{}", plural(warnings))
+            ),
             count(Severity::Info),
             report.sources.len()
         ),
@@ -63,7 +76,7 @@ pub(super) fn write(out: &mut String, report: &Report, title: &str) {
             "<section class=\"caveats\" aria-label=\"read first\"><h2>Read first</h2><ul>",
         );
         for caveat in &report.caveats {
-            let _ = write!(out, "<li>{}</li>", esc(&caveat.text));
+            let _ = write!(out, "<li>{}</li>", prose(&caveat.text));
         }
         out.push_str("</ul></section>\n");
     }
@@ -74,15 +87,27 @@ pub(super) fn write(out: &mut String, report: &Report, title: &str) {
         );
     } else {
         out.push_str("<ol class=\"sentences\">");
-        for (i, incident) in report.incidents.iter().enumerate() {
-            let _ = write!(
-                out,
-                "<li><a href=\"#incident-{}\">Incident {}</a> <span class=\"kind\">{}</span>: {}</li>",
-                i + 1,
-                i + 1,
-                esc(incident.kind),
-                sentence(incident)
-            );
+        for g in groups.iter() {
+            if g.count == 1 {
+                let _ = write!(
+                    out,
+                    "<li><a href=\"#incident-{}\">Incident {}</a> <span class=\"kind\">{}</span>: {}</li>",
+                    g.first + 1,
+                    g.first + 1,
+                    esc(g.kind),
+                    sentence(&report.incidents[g.first])
+                );
+            } else {
+                let _ = write!(
+                    out,
+                    "<li><a href=\"#incident-{}\">Incidents {}–{}</a> <span class=\"kind\">{}</span>: {}.</li>",
+                    g.first + 1,
+                    g.first + 1,
+                    g.last + 1,
+                    esc(g.kind),
+                    esc(&crate::fold::sentence(g, report))
+                );
+            }
         }
         out.push_str("</ol>");
     }

@@ -8,96 +8,17 @@ use std::fmt::Write as _;
 use jiff::{SignedDuration, Timestamp};
 use pgmortem_diagnose::{Incident, Report, TimelineEvent};
 
+use super::axis::{Axis, CHAR, LEFT, RIGHT, WIDTH, secs};
 use super::markup::{count, esc, seconds, time};
 
 /// Marks drawn one by one in a lane; beyond, the less notable events are drawn as counted
 /// bins so that a day of events keeps the page small.
 pub(super) const MAX_MARKS: usize = 1500;
 
-/// Width of the drawing in user units (the SVG scales to the page).
-const WIDTH: f64 = 1200.0;
-/// Room for the lane names.
-const LEFT: f64 = 132.0;
-/// Right margin.
-const RIGHT: f64 = 24.0;
 /// Height of one lane.
 const LANE: f64 = 34.0;
 /// Most characters of a summary in a hover text.
 const TITLE_CHARS: usize = 400;
-
-/// A UTC axis mapped onto the drawing's width.
-struct Axis {
-    t0: Timestamp,
-    span: f64,
-}
-
-impl Axis {
-    /// An axis from `first` to `last` with a margin on both sides.
-    fn new(first: Timestamp, last: Timestamp, margin: f64) -> Self {
-        let raw = secs(first, last).max(0.0);
-        let pad = (raw * margin).max(0.02);
-        Self {
-            t0: first
-                .checked_sub(SignedDuration::from_secs_f64(pad))
-                .unwrap_or(first),
-            span: raw + 2.0 * pad,
-        }
-    }
-
-    fn x(&self, at: Timestamp) -> f64 {
-        LEFT + secs(self.t0, at) / self.span * (WIDTH - LEFT - RIGHT)
-    }
-
-    /// Tick marks and their labels along `y`, with grid lines up to `top`.
-    fn ticks(&self, out: &mut String, top: f64, y: f64) {
-        const STEPS: [f64; 27] = [
-            0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 15.0, 30.0,
-            60.0, 120.0, 300.0, 600.0, 900.0, 1800.0, 3600.0, 7200.0, 21600.0, 43200.0, 86400.0,
-            604800.0,
-        ];
-        let step = STEPS
-            .iter()
-            .copied()
-            .find(|s| self.span / s <= 8.0)
-            .unwrap_or(self.span / 8.0);
-        let start = self.t0.as_millisecond() as f64 / 1000.0;
-        let mut tick = (start / step).ceil() * step;
-        let mut n = 0;
-        while tick <= start + self.span && n < 20 {
-            let Ok(at) = Timestamp::from_millisecond((tick * 1000.0).round() as i64) else {
-                break;
-            };
-            let x = self.x(at);
-            let format = if step < 1.0 {
-                "%H:%M:%S%.3f"
-            } else if step < 86400.0 {
-                "%H:%M:%S"
-            } else {
-                "%m-%d %H:%M"
-            };
-            let _ = write!(
-                out,
-                "<line class=\"grid\" x1=\"{x:.1}\" x2=\"{x:.1}\" y1=\"{top:.1}\" y2=\"{y:.1}\"/>\
-                 <text class=\"tick\" x=\"{x:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>",
-                y + 14.0,
-                at.strftime(format)
-            );
-            tick += step;
-            n += 1;
-        }
-        let _ = write!(
-            out,
-            "<text class=\"tick\" x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">UTC {}</text>",
-            WIDTH - RIGHT,
-            y + 30.0,
-            self.t0.strftime("%Y-%m-%d")
-        );
-    }
-}
-
-fn secs(a: Timestamp, b: Timestamp) -> f64 {
-    b.duration_since(a).as_secs_f64()
-}
 
 fn lane_name(out: &mut String, y: f64, name: &str) {
     let _ = write!(
@@ -258,6 +179,12 @@ fn draw_span(
     for pair in phases.windows(2) {
         let (a, b) = (&pair[0], &pair[1]);
         let (xa, xb) = (sx(a.1), sx(b.1));
+        // The redo took what PostgreSQL said it took (`elapsed:`), the figure the report
+        // gives, rather than the difference of two log stamps of millisecond precision.
+        let took = match (a.0, b.0, incident.redo_seconds) {
+            ("redo starts", "redo done", Some(redo)) => redo,
+            _ => secs(a.1, b.1),
+        };
         let _ = write!(
             out,
             "<rect class=\"{}\" x=\"{xa:.2}\" y=\"{y:.1}\" width=\"{:.2}\" height=\"{h:.1}\">\
@@ -268,7 +195,7 @@ fn draw_span(
                 "Incident {number}: {} → {}, {}\n{} → {}\n{}",
                 a.0,
                 b.0,
-                seconds(secs(a.1, b.1)),
+                seconds(took),
                 time(a.1),
                 time(b.1),
                 [a.2.as_str(), b.2.as_str()]
@@ -279,8 +206,8 @@ fn draw_span(
                     .join(" → ")
             ))
         );
-        let label = format!("{} {}", segment_name(a.0, b.0), seconds(secs(a.1, b.1)));
-        if labels && xb - xa >= label.chars().count() as f64 * 5.8 + 6.0 {
+        let label = format!("{} {}", segment_name(a.0, b.0), seconds(took));
+        if labels && xb - xa >= label.chars().count() as f64 * CHAR + 6.0 {
             let _ = write!(
                 out,
                 "<text class=\"seglabel\" x=\"{:.2}\" y=\"{:.1}\">{}</text>",
@@ -324,11 +251,10 @@ pub(super) fn write(out: &mut String, report: &Report) {
         }
     }
     times.extend(report.collection.collected_at);
-    let (Some(first), Some(last)) = (times.iter().min(), times.iter().max()) else {
+    let Some(axis) = Axis::broken(&times, 0.02) else {
         out.push_str("<p>No event of the bundle could be placed on UTC.</p></section>\n");
         return;
     };
-    let axis = Axis::new(*first, *last, 0.02);
     let perf_lane = report.perf.iter().any(|p| p.started_at.is_some());
     let snap_lane = report.collection.collected_at.is_some();
     let event_lanes = event_lanes(report);
@@ -344,6 +270,9 @@ pub(super) fn write(out: &mut String, report: &Report) {
     axis.ticks(out, top, bottom);
     let mut y = top;
     lane_name(out, y, "incidents");
+    // Where the last incident number written ends: a number that would overwrite it (a crash
+    // loop's incidents a few pixels apart) is left to the band's hover text.
+    let mut tag_end = f64::MIN;
     for (i, incident) in report.incidents.iter().enumerate() {
         // A band across every lane behind the marks, then the phases in the incident lane.
         if let (Some(a), Some(b)) = (phases(incident).first(), phases(incident).last()) {
@@ -351,14 +280,21 @@ pub(super) fn write(out: &mut String, report: &Report) {
             let w = (axis.x(b.1) - xa).max(6.0);
             let _ = write!(
                 out,
-                "<rect class=\"band\" x=\"{:.2}\" y=\"{top:.1}\" width=\"{w:.2}\" height=\"{:.1}\"/>\
-                 <text class=\"tag\" x=\"{:.2}\" y=\"{:.1}\">{}</text>",
+                "<rect class=\"band\" x=\"{:.2}\" y=\"{top:.1}\" width=\"{w:.2}\" height=\"{:.1}\"/>",
                 xa - 1.0,
                 bottom - top,
-                xa + w / 2.0,
-                y + 10.0,
-                i + 1
             );
+            let tag = (i + 1).to_string();
+            let half = tag.len() as f64 * CHAR / 2.0;
+            let x = (xa + w / 2.0).clamp(LEFT + half, WIDTH - RIGHT - half);
+            if x - half > tag_end + 2.0 {
+                tag_end = x + half;
+                let _ = write!(
+                    out,
+                    "<text class=\"tag\" x=\"{x:.2}\" y=\"{:.1}\">{tag}</text>",
+                    y + 10.0,
+                );
+            }
         }
         draw_span(
             out,
@@ -525,10 +461,7 @@ pub(super) fn incident_strip(
         return;
     };
     let axis = Axis::new(first.1, last.1, 0.08);
-    let end = axis
-        .t0
-        .checked_add(SignedDuration::from_secs_f64(axis.span))
-        .unwrap_or(last.1);
+    let (start, end) = (axis.start(), axis.end());
     let top = 14.0;
     let event_lanes = event_lanes(report);
     let lanes = 1.0 + event_lanes.len() as f64;
@@ -551,20 +484,38 @@ pub(super) fn incident_strip(
         0.0,
         true,
     );
-    // Phase names go above the bar, else below, wherever the previous name of that row ends
-    // before this one starts, so that close phases do not overwrite each other.
-    let mut row_end = [f64::MIN, f64::MIN];
-    for (name, at, _) in &phases {
-        let x = axis.x(*at) + 2.0;
-        let row = if x > row_end[0] + 4.0 {
-            0
-        } else if x > row_end[1] + 4.0 {
-            1
-        } else {
-            // No room: the segment's own label and its hover text say it.
+    // Phase names go above the bar, else below, where they overlap no name already placed
+    // in that row: the last phase (ready) first, then the first, then the others in order, so
+    // that the two ends of the outage are always named. A name goes right of its phase, or
+    // ends at it when it would cross the drawing's right edge or finds no room there; a name
+    // with no room is left out (the segment's own label and its hover text say it).
+    let mut placed: [Vec<(f64, f64)>; 2] = [Vec::new(), Vec::new()];
+    let mut order: Vec<usize> = (0..phases.len()).collect();
+    if phases.len() > 1 {
+        order.rotate_right(1);
+    }
+    for i in order {
+        let (name, at, _) = &phases[i];
+        let x = axis.x(*at);
+        let w = name.chars().count() as f64 * CHAR;
+        let free = |row: &Vec<(f64, f64)>, l: f64, r: f64| {
+            l >= LEFT - 4.0
+                && r <= WIDTH - 2.0
+                && row.iter().all(|&(a, b)| r + 4.0 < a || l > b + 4.0)
+        };
+        let candidates = [
+            (x + 2.0, x + 2.0 + w, "start"),
+            (x - 2.0 - w, x - 2.0, "end"),
+        ];
+        let Some((row, l, r, anchor)) = candidates.iter().find_map(|&(l, r, anchor)| {
+            (0..2)
+                .find(|&row| free(&placed[row], l, r))
+                .map(|row| (row, l, r, anchor))
+        }) else {
             continue;
         };
-        row_end[row] = x + name.len() as f64 * 6.2;
+        placed[row].push((l, r));
+        let lx = if anchor == "start" { l } else { r };
         let ly = if row == 0 {
             top + 6.0
         } else {
@@ -572,7 +523,7 @@ pub(super) fn incident_strip(
         };
         let _ = write!(
             out,
-            "<text class=\"phase\" x=\"{x:.1}\" y=\"{ly:.1}\">{name}</text>"
+            "<text class=\"phase\" x=\"{lx:.1}\" y=\"{ly:.1}\" text-anchor=\"{anchor}\">{name}</text>"
         );
     }
     for (i, (origin, name)) in event_lanes.iter().enumerate() {
@@ -581,7 +532,7 @@ pub(super) fn incident_strip(
         let events: Vec<&TimelineEvent> = report
             .timeline
             .iter()
-            .filter(|e| e.origin == *origin && e.at.is_some_and(|t| t >= axis.t0 && t <= end))
+            .filter(|e| e.origin == *origin && e.at.is_some_and(|t| t >= start && t <= end))
             .collect();
         marks(out, &axis, &events, y + 10.0, LANE - 14.0);
     }

@@ -218,22 +218,9 @@ fn recommendation(incident: &Incident) -> String {
     }
 }
 
-/// The usual name of a Linux signal.
+/// The usual name of a Linux signal, `signal` for a number without one.
 pub(crate) fn signal_name(signal: i32) -> &'static str {
-    match signal {
-        1 => "SIGHUP",
-        2 => "SIGINT",
-        3 => "SIGQUIT",
-        4 => "SIGILL",
-        6 => "SIGABRT",
-        7 => "SIGBUS",
-        8 => "SIGFPE",
-        9 => "SIGKILL",
-        11 => "SIGSEGV",
-        13 => "SIGPIPE",
-        15 => "SIGTERM",
-        _ => "signal",
-    }
+    crate::human::signal_name(signal).unwrap_or("signal")
 }
 
 #[cfg(test)]
