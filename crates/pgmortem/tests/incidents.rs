@@ -202,3 +202,59 @@ fn a_cnpg_report_ties_the_oomkilled_container_to_the_restart_its_log_shows() {
             .any(|f| f.id == "cgroup-memory-limit")
     );
 }
+
+#[test]
+fn a_real_crash_loop_is_one_group_told_in_a_sentence_with_its_first_and_its_worst() {
+    let report = analyze("pg15-sigkill-crash-loop");
+    let n = report.incidents.len();
+    assert!(n >= 20, "{n} incidents");
+    assert_eq!(report.groups.len(), 1, "{:?}", report.groups);
+    let g = &report.groups[0];
+    assert_eq!(
+        (g.kind, g.cause, g.count, g.first, g.last),
+        ("crash_restart", "signal_from_outside", n, 0, n - 1)
+    );
+    assert_eq!(
+        (g.signal, g.process.as_deref()),
+        (Some(9), Some("server process"))
+    );
+    let worst = report.incidents[g.worst].outage_seconds.unwrap();
+    assert!(
+        report
+            .incidents
+            .iter()
+            .all(|i| i.outage_seconds.unwrap() <= worst)
+    );
+    assert_eq!(g.worst_outage_seconds, Some(worst));
+    // Every crash-restart finding is about one incident of the group; the text tells it once.
+    let repeats: Vec<_> = report
+        .findings
+        .iter()
+        .filter(|f| f.id == "crash-restart")
+        .collect();
+    assert_eq!(repeats.len(), n);
+    assert!(repeats.iter().all(|f| f.group == Some(0)));
+    let text = render::text(&report);
+    let second = text.lines().nth(1).unwrap();
+    assert!(
+        second.starts_with(&format!("  {n} crash-restarts of server processes by SIGKILL (cause signal_from_outside) between ")),
+        "{second}"
+    );
+    assert!(
+        second.contains(&format!(
+            "the worst outage {worst:.3} s (incident {})",
+            g.worst + 1
+        )),
+        "{second}"
+    );
+    assert_eq!(text.matches("[crash-restart]").count(), 1, "{text}");
+    assert!(text.contains(&format!(
+        "(once for each of incidents 1–{n}: {n} findings alike, the first shown)"
+    )));
+    let shown = text.lines().filter(|l| l.starts_with("Incident ")).count();
+    assert_eq!(shown, if g.worst == 0 { 1 } else { 2 }, "{text}");
+    assert!(
+        text.contains(&format!("\nIncident {} (the worst): ", g.worst + 1)),
+        "{text}"
+    );
+}
