@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 
 mod analyze;
 mod check;
+mod diff;
 pub mod fleet;
 mod generate;
 mod input;
@@ -46,6 +47,9 @@ enum Command {
     /// .tar.xz, .tar.bz2, .zip; archives inside opened too), one file, standard input (`-`), or
     /// several of these together. Every log is read whole unless --max-log-bytes asks for less.
     Analyze(analyze::AnalyzeArgs),
+    /// Compare two bundles of one host (or two reports' JSON), before and after a change: the
+    /// settings changed, the findings gone, new or changed, the incidents since; did it fix it?
+    Diff(diff::DiffArgs),
     /// Print the merged timeline of a bundle: every event of every source on UTC, with its
     /// error bar and file:line, filtered by --since, --until and --kind.
     Timeline(timeline::TimelineArgs),
@@ -307,6 +311,7 @@ fn dispatch(
         Command::Timeline(args) => timeline::run(args, out, err, terminals),
         Command::CollapsePerf(args) => perf::collapse(args, out),
         Command::Rules(args) => rules::run(args, out),
+        Command::Diff(args) => diff::run(args, out),
         Command::Redact(args) => redact::run(args, out),
         Command::Flamegraph(args) => perf::flamegraph(args),
         Command::Parse(ParseCommand::Perf(args)) => perf::parse(args, out),

@@ -17,6 +17,7 @@
 use std::path::{Path, PathBuf};
 
 pub mod check;
+pub mod diff;
 
 pub use pgmortem_bundle as bundle;
 pub use pgmortem_diagnose::{self as diagnose, DiagnoseOptions, Report};

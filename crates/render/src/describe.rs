@@ -8,7 +8,7 @@ use pgmortem_diagnose::{
 };
 
 /// `1 incident`, `2 incidents`.
-pub(crate) fn plural(n: usize, word: &str) -> String {
+pub fn plural(n: usize, word: &str) -> String {
     format!("{n} {word}{}", if n == 1 { "" } else { "s" })
 }
 

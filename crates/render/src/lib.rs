@@ -15,9 +15,10 @@ mod text;
 
 use pgmortem_diagnose::Report;
 
+pub use describe::plural;
 pub use fold::Detail;
 pub use html::html;
-pub use markdown::{markdown, markdown_with};
+pub use markdown::{code as markdown_code, markdown, markdown_with, prose as markdown_prose};
 pub use text::{TextOptions, text, text_with, visible};
 
 /// `text` made inert in HTML, SVG or XML element content and quoted attribute values: `&`,

@@ -515,7 +515,7 @@ fn visible(c: char) -> char {
 /// a word's edge), those that make a block escaped at a line's start (`#`, `>`, `-`, `+`, `=`,
 /// `1.`), `@` before a name kept from making a mention, and the lines joined with hard
 /// breaks (blank lines dropped, so the text stays one paragraph).
-pub(crate) fn prose(text: &str) -> String {
+pub fn prose(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 8);
     let lines: Vec<&str> = text
         .lines()
@@ -564,7 +564,7 @@ fn escape_line(line: &str, out: &mut String) {
 
 /// `text` as a code span: fenced with one backtick more than its longest run of backticks,
 /// padded when it starts or ends with one, on one line.
-pub(crate) fn code(text: &str) -> String {
+pub fn code(text: &str) -> String {
     let text: String = text
         .chars()
         .map(|c| {
