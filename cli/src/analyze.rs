@@ -264,8 +264,8 @@ pub(crate) fn run(args: AnalyzeArgs, out: &mut dyn Write, terminals: Terminals) 
     let rules = args
         .rules
         .iter()
-        .map(|id| crate::rule_ids::resolve(id))
-        .collect::<Result<Vec<_>, _>>()
+        .map(|id| crate::rules::find(id).map(|rule| rule.meta.id))
+        .collect::<Result<Vec<_>>>()
         .map_err(|e| anyhow::anyhow!("--rule: {e}"))?;
     let mut report = args.bundle.report(terminals)?;
     let left_out = filter_findings(

@@ -23,7 +23,6 @@ mod pgbouncer;
 mod pglog;
 mod progress;
 mod redact;
-mod rule_ids;
 mod rules;
 mod timeline;
 

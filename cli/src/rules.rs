@@ -77,7 +77,7 @@ pub(crate) fn run(args: RulesArgs, out: &mut dyn Write) -> Result<()> {
 }
 
 /// The rule `id` names, in any case; an error naming the nearest ids when none does.
-fn find(id: &str) -> Result<&'static Rule> {
+pub(crate) fn find(id: &str) -> Result<&'static Rule> {
     let wanted = id.trim();
     if let Some(rule) = rules::catalog()
         .iter()

@@ -256,7 +256,7 @@ fn the_man_page_is_written_from_the_command_line() {
         .assert()
         .code(2)
         .stderr(predicates::str::contains(
-            "no command \"no-such-command\": its commands are analyze, timeline",
+            "no command \"no-such-command\": its commands are analyze, diff, timeline",
         ));
     // man(1) renders it when the machine has it.
     if std::process::Command::new("man")

@@ -581,7 +581,7 @@ fn an_unknown_rule_id_is_an_error_with_the_nearest_ones() {
     let err = String::from_utf8(out).unwrap();
     assert!(
         err.contains(
-            "--rule: no rule \"oom-kill-crash-restrat\"; did you mean `oom-kill-crash-restart`?"
+            "--rule: no rule \"oom-kill-crash-restrat\"; did you mean `oom-kill-crash-restart`"
         ),
         "{err}"
     );
