@@ -228,6 +228,149 @@ pub(crate) fn worst_case(facts: &Facts<'_>) -> Option<WorstCase> {
     })
 }
 
+/// Share of a memory limit PostgreSQL's floor ([`MemoryFloor`]) may take before the limit is
+/// too small: half is left for queries and the page cache.
+pub(crate) const FLOOR_SHARE: f64 = 0.5;
+/// A connection's cost when the bundle has no client backend to measure.
+pub(crate) const DEFAULT_CONNECTION_COST: u64 = 2 << 20;
+/// Share of a memory limit left free when sizing it for the worst case of the settings.
+pub(crate) const LIMIT_HEADROOM: f64 = 0.2;
+
+/// What PostgreSQL needs before any query's memory: its shared memory (`shared_memory_size`,
+/// else shared_buffers) plus max_connections × a connection's real cost (measured on the
+/// client backends, else [`DEFAULT_CONNECTION_COST`]).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct MemoryFloor {
+    /// Shared memory, bytes.
+    pub shared: u64,
+    /// `max_connections` (0 when unknown).
+    pub connections: u64,
+    /// A connection's cost, bytes.
+    pub per_connection: u64,
+    /// True when `per_connection` was measured on the bundle's client backends.
+    pub measured: bool,
+    /// The sum.
+    pub total: u64,
+    /// The settings it was computed from (shared memory, max_connections).
+    pub settings: Vec<Setting>,
+}
+
+impl MemoryFloor {
+    /// `Shared memory (32 MiB) and max_connections = 100 at 2.0 MiB each (assumed: …) need
+    /// 232 MiB`, for a person.
+    pub fn describe(&self) -> String {
+        format!(
+            "Shared memory ({}) and max_connections = {} at {} each ({}) need {}",
+            human_bytes(self.shared),
+            self.connections,
+            human_bytes(self.per_connection),
+            if self.measured {
+                "measured: Pss_Anon + VmPTE of the client backends"
+            } else {
+                "assumed: the bundle has no client backend to measure"
+            },
+            human_bytes(self.total)
+        )
+    }
+}
+
+/// The floor of the server's memory, when its shared memory is known.
+pub(crate) fn memory_floor(facts: &Facts<'_>) -> Option<MemoryFloor> {
+    let pg = &facts.host.postgres;
+    let shared_setting = pg
+        .setting("shared_memory_size")
+        .filter(|s| s.bytes.is_some())
+        .or_else(|| pg.setting("shared_buffers"))?;
+    let shared = shared_setting.bytes?;
+    let connections = pg.setting("max_connections");
+    let count = connections
+        .and_then(|s| s.number)
+        .map_or(0, |n| n.max(0.0) as u64);
+    let cost = connection_cost(facts);
+    let per_connection = cost
+        .as_ref()
+        .map_or(DEFAULT_CONNECTION_COST, |c| c.mean_real);
+    Some(MemoryFloor {
+        shared,
+        connections: count,
+        per_connection,
+        measured: cost.is_some(),
+        total: shared.saturating_add(count.saturating_mul(per_connection)),
+        settings: std::iter::once(shared_setting)
+            .chain(connections)
+            .cloned()
+            .collect(),
+    })
+}
+
+/// What a memory limit must hold for this server: twice its floor, and the worst case of its
+/// memory settings with [`LIMIT_HEADROOM`] to spare (each when the bundle gives it).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct LimitNeed {
+    /// The floor.
+    pub floor: Option<MemoryFloor>,
+    /// The worst case of the settings.
+    pub worst: Option<WorstCase>,
+}
+
+impl LimitNeed {
+    /// The server's needs, from its settings and processes.
+    pub fn of(facts: &Facts<'_>) -> Self {
+        Self {
+            floor: memory_floor(facts),
+            worst: worst_case(facts),
+        }
+    }
+
+    /// Twice the floor.
+    pub fn twice_floor(&self) -> Option<u64> {
+        self.floor
+            .as_ref()
+            .map(|f| (f.total as f64 / FLOOR_SHARE) as u64)
+    }
+
+    /// The worst case with a fifth to spare.
+    pub fn worst_need(&self) -> Option<u64> {
+        self.worst
+            .as_ref()
+            .map(|w| (w.total as f64 / (1.0 - LIMIT_HEADROOM)) as u64)
+    }
+
+    /// The larger of the two, when it is above `limit`.
+    pub fn recommended(&self, limit: u64) -> Option<u64> {
+        self.twice_floor()
+            .max(self.worst_need())
+            .filter(|&r| r > limit)
+    }
+
+    /// What `limit` lacks, for a person: `at least 1.0 GiB (twice the floor of 513 MiB)`,
+    /// `600 MiB to hold the worst case of the memory settings with a fifth to spare (…; see
+    /// work-mem-exceeds-memory)`; empty when it holds both.
+    pub fn wants(&self, limit: u64) -> Vec<String> {
+        let mut wants = Vec::new();
+        if let (Some(t), Some(f)) = (self.twice_floor(), &self.floor)
+            && t > limit
+        {
+            wants.push(format!(
+                "at least {} (twice the floor of {})",
+                human_bytes(t),
+                human_bytes(f.total)
+            ));
+        }
+        if let (Some(n), Some(w)) = (self.worst_need(), &self.worst)
+            && n > limit
+        {
+            wants.push(format!(
+                "{} to hold the worst case of the memory settings with a fifth to spare ({}; \
+                 see work-mem-exceeds-memory)",
+                human_bytes(n),
+                w.formula()
+            ));
+        }
+        wants
+    }
+}
+
 /// The `vm.overcommit_ratio` that leaves `keep` (0.2: a fifth) of RAM to the page cache under
 /// `vm.overcommit_memory = 2`, from the seeds' derivation: CommitLimit + huge pages + cache =
 /// RAM, CommitLimit = swap + (RAM − huge pages) × ratio, so ratio = ((1 − keep) × RAM − swap −

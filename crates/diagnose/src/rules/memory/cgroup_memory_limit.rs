@@ -50,7 +50,7 @@
 use crate::facts::Facts;
 use crate::human::human_bytes;
 use crate::report::{Finding, Severity};
-use crate::rules::support::{connection_cost, kill_evidence, postgres_oom_kills, worst_case};
+use crate::rules::support::{FLOOR_SHARE, LimitNeed, kill_evidence, postgres_oom_kills};
 use crate::rules::{Input, RuleMeta, critical, finding, info, warning};
 
 pub(crate) const META: RuleMeta = RuleMeta {
@@ -73,14 +73,8 @@ pub(crate) const META: RuleMeta = RuleMeta {
     ],
 };
 
-/// Share of the limit the configuration's floor may take before the limit is too small.
-pub(crate) const FLOOR_SHARE: f64 = 0.5;
-/// A connection's cost when the bundle has no client backend to measure.
-pub(crate) const DEFAULT_CONNECTION_COST: u64 = 2 << 20;
 /// Peak ÷ limit from which the limit counts as reached.
 pub(crate) const PEAK_SHARE: f64 = 0.95;
-/// Share of the limit left free when sizing it for the worst case.
-const HEADROOM: f64 = 0.2;
 
 pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
     let Some(cg) = &facts.host.cgroup else {
@@ -97,19 +91,11 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
         .collect();
     let pg = &facts.host.postgres;
 
-    // What the configuration needs before any query memory.
-    let shared_setting = pg
-        .setting("shared_memory_size")
-        .filter(|s| s.bytes.is_some())
-        .or_else(|| pg.setting("shared_buffers"));
-    let shared = shared_setting.and_then(|s| s.bytes);
-    let connections = pg.number("max_connections").map(|n| n.max(0.0) as u64);
-    let cost = connection_cost(facts);
-    let per_connection = cost
-        .as_ref()
-        .map_or(DEFAULT_CONNECTION_COST, |c| c.mean_real);
-    let floor =
-        shared.map(|s| s.saturating_add(connections.unwrap_or(0).saturating_mul(per_connection)));
+    // What the configuration needs before any query memory, and at worst.
+    let need = LimitNeed::of(facts);
+    let floor_facts = need.floor.as_ref();
+    let floor = floor_facts.map(|f| f.total);
+    let shared = floor_facts.map(|f| f.shared);
 
     let mut severity = None::<Severity>;
     let mut raise = |s: Severity| severity = Some(severity.map_or(s, |o| o.max(s)));
@@ -121,18 +107,9 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
         too_small = true;
         raise(Severity::Warning);
         said.push(format!(
-            "Shared memory ({}) and max_connections = {} at {} each ({}) need {}, {:.0} % of \
-             the {} limit: little is left for sorts, hashes and the page cache, which the \
-             cgroup also counts.",
-            human_bytes(shared.unwrap_or(0)),
-            connections.unwrap_or(0),
-            human_bytes(per_connection),
-            if cost.is_some() {
-                "measured: Pss_Anon + VmPTE of the client backends"
-            } else {
-                "assumed: the bundle has no client backend to measure"
-            },
-            human_bytes(fl),
+            "{}, {:.0} % of the {} limit: little is left for sorts, hashes and the page cache, \
+             which the cgroup also counts.",
+            floor_facts.map_or_else(String::new, |f| f.describe()),
             fl as f64 / l.value as f64 * 100.0,
             human_bytes(l.value)
         ));
@@ -222,37 +199,14 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
         return Vec::new();
     };
 
-    let worst = worst_case(facts);
+    let worst = need.worst.as_ref();
     let mut fix = Vec::new();
-    let twice_floor = floor.map(|fl| (fl as f64 / FLOOR_SHARE) as u64);
-    let worst_need = worst
-        .as_ref()
-        .map(|w| (w.total as f64 / (1.0 - HEADROOM)) as u64);
     if !limit_problem {
         // Only memory.high to say: its advice follows.
     } else if let Some(l) = limit {
-        let mut wants = Vec::new();
-        if let (Some(t), Some(fl)) = (twice_floor, floor)
-            && t > l.value
-        {
-            wants.push(format!(
-                "at least {} (twice the floor of {})",
-                human_bytes(t),
-                human_bytes(fl)
-            ));
-        }
-        if let (Some(n), Some(w)) = (worst_need, &worst)
-            && n > l.value
-        {
-            wants.push(format!(
-                "{} to hold the worst case of the memory settings with a fifth to spare ({}; \
-                 see work-mem-exceeds-memory)",
-                human_bytes(n),
-                w.formula()
-            ));
-        }
+        let wants = need.wants(l.value);
         let killed = oom_kills > 0 || !memcg_kills.is_empty();
-        let settings_fit = worst.as_ref().is_some_and(|w| w.total <= l.value);
+        let settings_fit = worst.is_some_and(|w| w.total <= l.value);
         if !wants.is_empty() {
             fix.push(format!(
                 "Size the limit ({}, now {}) for PostgreSQL: {}.",
@@ -266,7 +220,7 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
                      killed: the memory also came from beyond the settings (a session's own \
                      SET work_mem, an extension, something else in the cgroup); find the \
                      query the OOM report and the log name, and bound it.",
-                    human_bytes(worst.as_ref().map_or(0, |w| w.total))
+                    human_bytes(worst.map_or(0, |w| w.total))
                 ));
             }
         } else if floor.is_some() && worst.is_some() {
@@ -314,7 +268,7 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
     }
 
     if let Some(h) = high {
-        let need = floor
+        let floor_text = floor
             .map(|fl| {
                 format!(
                     ", and at least the configuration's floor of {}",
@@ -325,7 +279,7 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
         fix.push(format!(
             "Raise memory.high ({}, now {}) to {}max (systemd MemoryHigh=, a container's or \
              Kubernetes' memory.high), unless the throttling is wanted: then size it for \
-             PostgreSQL like a limit{need}.",
+             PostgreSQL like a limit{floor_text}.",
             h.path,
             human_bytes(h.value),
             limit.map_or_else(String::new, |l| format!(
@@ -359,9 +313,9 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
     }
     if too_small {
         evidence.extend(
-            shared_setting
-                .into_iter()
-                .chain(pg.setting("max_connections"))
+            floor_facts
+                .iter()
+                .flat_map(|f| &f.settings)
                 .filter_map(|s| s.evidence()),
         );
     }
@@ -410,8 +364,7 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
                 .figure("floor_bytes", fl as f64)
                 .figure("floor_share", fl as f64 / l.value as f64);
         }
-        let recommended = twice_floor.max(worst_need).filter(|&r| r > l.value);
-        if let Some(r) = recommended {
+        if let Some(r) = need.recommended(l.value) {
             f = f.figure("recommended_limit_bytes", r as f64);
         }
     }
