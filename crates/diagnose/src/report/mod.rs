@@ -190,6 +190,18 @@ pub struct Evidence {
 }
 
 impl Evidence {
+    /// Line `line` of `path`, saying `what` (no key, not copied from another file).
+    pub fn of_line(path: impl Into<String>, line: u64, what: impl Into<String>) -> Self {
+        Evidence {
+            path: path.into(),
+            line,
+            what: what.into(),
+            key: None,
+            host_file: None,
+            host_line: None,
+        }
+    }
+
     /// Where the line is, for a person: `path:line`, followed by `, from HOST_FILE:LINE` when
     /// the bundle's file copied it from another file of the host.
     pub fn place(&self) -> String {

@@ -421,14 +421,13 @@ pub(crate) fn postgres_oom_kills<'a>(
 
 /// The kernel report of an OOM kill, as evidence saying `what`.
 pub(crate) fn kill_evidence(k: &KernelKill, what: impl Into<String>) -> Evidence {
-    Evidence {
-        path: k.path.clone(),
-        line: k.line,
-        what: what.into(),
-        key: None,
-        host_file: None,
-        host_line: None,
-    }
+    Evidence::of_line(&k.path, k.line, what)
+}
+
+/// True for an address (hex as the kernel prints it, `0x` or not) in the first page: a null
+/// pointer, or a null pointer plus a field's offset.
+pub(crate) fn near_zero(hex: &str) -> bool {
+    u64::from_str_radix(hex.trim_start_matches("0x"), 16).is_ok_and(|a| a < 4096)
 }
 
 /// `huge_pages` as `on`, `off` or `try`, whatever spelling postgresql.conf used (`true`,

@@ -36,7 +36,7 @@
 
 use crate::facts::Facts;
 use crate::report::{Finding, Incident, Severity};
-use crate::rules::support::{incident_evidence, outage_text, query_text, redo_text};
+use crate::rules::support::{incident_evidence, near_zero, outage_text, query_text, redo_text};
 use crate::rules::{Input, RuleMeta, critical, finding};
 
 pub(crate) const META: RuleMeta = RuleMeta {
@@ -136,14 +136,7 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
         if let Some(k) = fault {
             evidence.insert(
                 0,
-                crate::report::Evidence {
-                    path: k.path.to_owned(),
-                    line: k.line,
-                    what: "the kernel's segfault report".to_owned(),
-                    key: None,
-                    host_file: None,
-                    host_line: None,
-                },
+                crate::report::Evidence::of_line(k.path, k.line, "the kernel's segfault report"),
             );
         }
         let mut f = finding(
@@ -177,8 +170,6 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
 /// What the kernel's fault report says of the cause: a fault at or near address 0 is a null
 /// pointer (or a jump through one), the mark of a software bug; faults elsewhere may be either.
 fn fault_reading(k: &crate::facts::KernelFault<'_>) -> String {
-    let near_zero =
-        |hex: &str| u64::from_str_radix(hex.trim_start_matches("0x"), 16).is_ok_and(|a| a < 4096);
     if near_zero(&k.fault.ip) {
         " The instruction pointer was 0: the process jumped through a null or corrupted \
          function pointer: most likely a software bug (PostgreSQL or a loaded extension) rather \
