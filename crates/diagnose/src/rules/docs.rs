@@ -109,6 +109,14 @@ pub const REFERENCES: &[(&str, &str)] = &[
          in uninterruptible sleep (state D) longer than the timeout is reported with its stack",
     ),
     (
+        "kernel-ras",
+        "Linux kernel documentation, \"Reliability, Availability and Serviceability (RAS)\" \
+         and EDAC (corrected and uncorrected errors, ce_count/ue_count per memory controller \
+         and DIMM), the machine-check handler (MCi_STATUS: VAL, UC, PCC; errors found at boot \
+         were logged before it) and memory failure handling (a poisoned page taken out of use, \
+         the process that maps it killed with SIGBUS); rasdaemon's ras-mc-ctl and mcelog",
+    ),
+    (
         "kernel-overcommit",
         "Linux kernel documentation, \"Overcommit Accounting\" (vm.overcommit_memory, \
          overcommit_ratio, CommitLimit) and the /proc/meminfo description in \"The /proc \

@@ -424,6 +424,54 @@ pub(crate) fn kill_evidence(k: &KernelKill, what: impl Into<String>) -> Evidence
     Evidence::of_line(&k.path, k.line, what)
 }
 
+/// The incident of those `fits` accepts whose start is nearest `at`, within `seconds` either
+/// way.
+pub(crate) fn incident_near(
+    facts: &Facts<'_>,
+    at: jiff::Timestamp,
+    seconds: f64,
+    fits: impl Fn(&Incident) -> bool,
+) -> Option<usize> {
+    facts
+        .incidents
+        .iter()
+        .enumerate()
+        .filter(|(_, i)| fits(i))
+        .filter_map(|(n, i)| {
+            let apart = crate::clock::seconds_between(at, i.started_at?).abs();
+            (apart <= seconds).then_some((n, apart))
+        })
+        .min_by(|a, b| a.1.total_cmp(&b.1))
+        .map(|(n, _)| n)
+}
+
+/// Who died in an incident, for a person: `PostgreSQL server process 17908 (signal 11,
+/// SIGSEGV)`, `postgres 55141 (segfault at 188)`, `PostgreSQL's postmaster` (a restart with
+/// crash recovery), or `PostgreSQL`.
+pub(crate) fn death_text(incident: &Incident) -> String {
+    if let Some(c) = &incident.postgres_crash {
+        let how = match (c.signal, c.exit_code) {
+            (Some(s), _) => format!(
+                " (signal {s}, {})",
+                crate::rules::crash::crash_restart::signal_name(s)
+            ),
+            (None, Some(code)) => format!(" (exit code {code})"),
+            _ => String::new(),
+        };
+        return format!("PostgreSQL {} {}{how}", c.process, c.pid);
+    }
+    if let Some(f) = &incident.kernel_fault {
+        return format!("{} {} ({})", f.comm, f.pid, f.fault);
+    }
+    if let Some(k) = incident.kernel_kill.as_ref().filter(|k| k.pid != 0) {
+        return format!("{} {} (OOM-killed)", k.comm, k.pid);
+    }
+    if matches!(incident.kind, "unclean_restart" | "postmaster_killed") {
+        return "PostgreSQL's postmaster".to_owned();
+    }
+    "PostgreSQL".to_owned()
+}
+
 /// True for an address (hex as the kernel prints it, `0x` or not) in the first page: a null
 /// pointer, or a null pointer plus a field's offset.
 pub(crate) fn near_zero(hex: &str) -> bool {
