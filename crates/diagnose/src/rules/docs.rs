@@ -128,6 +128,15 @@ pub const REFERENCES: &[(&str, &str)] = &[
          table, oom_score_adj, the kill line; memory cgroup OOM)",
     ),
     (
+        "userspace-oom",
+        "systemd-oomd.service(8), oomd.conf(5) and systemd.resource-control(5) \
+         (ManagedOOMMemoryPressure=, ManagedOOMMemoryPressureLimit=, ManagedOOMSwap=, \
+         ManagedOOMPreference=avoid|omit for root-owned cgroups; oomd sends SIGKILL to every \
+         process of the cgroup it picks); earlyoom(1) (-m/-s PERCENT[,KILL_PERCENT]: SIGTERM, \
+         then SIGKILL, to the process with the highest oom_score; --avoid and --prefer regular \
+         expressions of process names)",
+    ),
+    (
         "kernel-thp",
         "Linux kernel documentation, \"Transparent Hugepage Support\" (enabled, defrag, \
          khugepaged) and \"HugeTLB Pages\"",
