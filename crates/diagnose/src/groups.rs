@@ -228,10 +228,12 @@ mod tests {
             .collect();
         let groups = group(&incidents);
         let meta = crate::rules::RULES[0].meta;
+        // A severity the rule gives, whichever rule comes first.
+        let severity = meta.severities.last().unwrap().severity;
         let mut findings: Vec<Finding> = [Some(1), Some(3), None]
             .into_iter()
             .map(|i| {
-                let mut f = crate::rules::finding(meta, crate::report::Severity::Info, "t");
+                let mut f = crate::rules::finding(meta, severity, "t");
                 f.incident = i;
                 f
             })

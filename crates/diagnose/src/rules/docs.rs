@@ -137,6 +137,15 @@ pub const REFERENCES: &[(&str, &str)] = &[
          expressions of process names)",
     ),
     (
+        "kubernetes-resources",
+        "Kubernetes documentation, \"Resource Management for Pods and Containers\" and \
+         \"Pod Quality of Service Classes\" (a container over its memory limit is killed: \
+         reason OOMKilled, exit code 137; requests equal to limits make a pod Guaranteed, \
+         evicted last, oom_score_adj -997), \"Pod Lifecycle\" (the restart back-off, from 10 s \
+         doubling up to five minutes) and emptyDir volumes with medium Memory (their files \
+         count against the container's memory limit; sizeLimit)",
+    ),
+    (
         "kernel-thp",
         "Linux kernel documentation, \"Transparent Hugepage Support\" (enabled, defrag, \
          khugepaged) and \"HugeTLB Pages\"",
