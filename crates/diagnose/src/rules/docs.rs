@@ -57,6 +57,13 @@ pub const REFERENCES: &[(&str, &str)] = &[
         "PostgreSQL documentation, \"Server Configuration\" (the settings named in each rule)",
     ),
     (
+        "pg-extensions",
+        "PostgreSQL documentation, \"Shared Library Preloading\" (shared_preload_libraries: \
+         a library loaded into every server process at start, so a change needs a restart; \
+         session_preload_libraries, LOAD) and \"JIT Compilation\" (jit, jit_provider: \
+         llvmjit, built on LLVM)",
+    ),
+    (
         "pg-wal",
         "PostgreSQL documentation, \"Reliability and the Write-Ahead Log\" and \"WAL \
          Configuration\"",

@@ -6,7 +6,7 @@
 
 use crate::facts::{Facts, Setting};
 use crate::human::{QUOTED_QUERY_BYTES, cut, duration, human_bytes, human_kb};
-use crate::report::{Evidence, Incident, KernelKill};
+use crate::report::{Evidence, Incident, KernelKill, ProcessFault};
 
 /// The lines an incident stands on: the kernel's report, the death, the preceding lines, ready.
 pub(crate) fn incident_evidence(incident: &Incident) -> Vec<Evidence> {
@@ -470,6 +470,12 @@ pub(crate) fn death_text(incident: &Incident) -> String {
         return "PostgreSQL's postmaster".to_owned();
     }
     "PostgreSQL".to_owned()
+}
+
+/// The line of a process's fatal fault (the kernel's segfault or trap line, a crash
+/// reporter's), as evidence saying `what`.
+pub(crate) fn fault_evidence(f: &ProcessFault, what: impl Into<String>) -> Evidence {
+    Evidence::of_line(&f.path, f.line, what)
 }
 
 /// True for an address (hex as the kernel prints it, `0x` or not) in the first page: a null
