@@ -6,112 +6,20 @@
 
 #![allow(clippy::print_stderr)]
 
+mod common;
+
 use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 use std::sync::Mutex;
 
-use pgmortem_bundle::{Bundle, COLLECTOR_SCRIPT, ManifestFile, OpenOptions, SourceKind, open};
+use pgmortem_bundle::{Bundle, ManifestFile, OpenOptions, SourceKind, open};
 
-/// The unprivileged account the non-root runs use (`useradd -m pgm`).
-const USER: &str = "pgm";
+use common::{Scratch, USER, can_run, collect, entry, every_entry_accounted_for, has, uid_of};
 
 /// Runs that change `kernel.dmesg_restrict` and runs that read the kernel log as non-root
 /// must not overlap.
 static DMESG_SYSCTL: Mutex<()> = Mutex::new(());
-
-fn is_root() -> bool {
-    Command::new("id")
-        .arg("-u")
-        .output()
-        .is_ok_and(|o| o.stdout.trim_ascii() == b"0")
-}
-
-fn uid_of(user: &str) -> Option<u32> {
-    let out = Command::new("id").args(["-u", user]).output().ok()?;
-    out.status.success().then_some(())?;
-    std::str::from_utf8(&out.stdout).ok()?.trim().parse().ok()
-}
-
-fn can_run(what: &str, needs_user: bool) -> bool {
-    if !is_root() {
-        eprintln!("skipped {what}: needs root");
-        return false;
-    }
-    if needs_user && uid_of(USER).is_none() {
-        eprintln!("skipped {what}: no '{USER}' user (useradd -m {USER})");
-        return false;
-    }
-    true
-}
-
-/// A scratch directory everyone can write, holding a copy of the collector everyone can read.
-struct Scratch {
-    dir: tempfile::TempDir,
-}
-
-impl Scratch {
-    fn new() -> Scratch {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
-        std::fs::write(dir.path().join("collect.sh"), COLLECTOR_SCRIPT).unwrap();
-        std::fs::set_permissions(
-            dir.path().join("collect.sh"),
-            std::fs::Permissions::from_mode(0o755),
-        )
-        .unwrap();
-        Scratch { dir }
-    }
-
-    fn script(&self) -> PathBuf {
-        self.dir.path().join("collect.sh")
-    }
-
-    fn path(&self) -> &Path {
-        self.dir.path()
-    }
-}
-
-/// Runs `command`, which must print the bundle path last; opens that bundle.
-fn collect(mut command: Command) -> (Bundle, String) {
-    let run = command.output().unwrap();
-    let stderr = String::from_utf8_lossy(&run.stderr).into_owned();
-    assert!(run.status.success(), "{stderr}");
-    let stdout = String::from_utf8(run.stdout).unwrap();
-    let bundle_path = PathBuf::from(stdout.lines().last().expect("bundle path on stdout"));
-    let bundle = open(&bundle_path, &OpenOptions::default()).unwrap();
-    // Only what the collector could not collect is listed, with what it recorded.
-    for s in &bundle.skipped {
-        assert!(s.reason.starts_with("not in the bundle: "), "{s:?}");
-    }
-    (bundle, stderr)
-}
-
-fn entry<'a>(bundle: &'a Bundle, path: &str) -> &'a ManifestFile {
-    let manifest = bundle.manifest.as_ref().expect("manifest.json");
-    manifest
-        .file(path)
-        .unwrap_or_else(|| panic!("no manifest entry for {path}"))
-}
-
-fn has(bundle: &Bundle, kind: SourceKind) -> bool {
-    bundle.sources.iter().any(|s| s.kind == kind)
-}
-
-/// Every manifest entry either produced its file or says why not.
-fn every_entry_accounted_for(bundle: &Bundle) {
-    for f in &bundle.manifest.as_ref().unwrap().files {
-        let present = bundle.sources.iter().any(|s| s.path == f.path);
-        assert!(
-            present || f.status != Some(0) || f.bytes == Some(0),
-            "{f:?}"
-        );
-        if present {
-            let source = bundle.sources.iter().find(|s| s.path == f.path).unwrap();
-            assert_eq!(Some(source.size()), f.bytes, "{}", f.path);
-        }
-    }
-}
 
 /// Sets `kernel.dmesg_restrict` for the life of the value, then puts the old value back.
 struct DmesgRestrict {
