@@ -35,7 +35,10 @@ pub use body::SourceReader;
 pub use compressed::decompressing;
 pub use kind::{SourceKind, WHAT_IS_READ, kind_from_path, recognize};
 pub use layout::{Layout, LayoutFound, Obfuscation, detect as detect_layout};
-pub use manifest::{MANIFEST_FORMAT, Manifest, ManifestFile};
+pub use manifest::{
+    LeftOutLog, MANIFEST_FORMAT, Manifest, ManifestFile, ManifestProcesses, OtherPostmaster,
+    PostmasterState, ServerLog, ServerLogRole, SyslogDestination,
+};
 pub use open::{
     ArchiveTrouble, Bundle, BundleError, OpenOptions, RecognizedBy, Skipped, Source, open,
     open_paths,

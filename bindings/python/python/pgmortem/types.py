@@ -1974,6 +1974,50 @@ class ManifestFile(TypedDict):
     capped: bool
     note: str
 
+class ManifestProcesses(TypedDict):
+    """The postmaster's processes the collector read: collected, left out past its cap, and
+    gone between being found and read."""
+
+    collected: int
+    left_out: int
+    gone: list[int]
+
+
+class OtherPostmaster(TypedDict):
+    """Another cluster's postmaster on the host (its processes are not collected)."""
+
+    pid: int
+    data_directory: str
+    port: int | None
+    memory_cgroup: str
+    started: str | None
+    processes: int
+
+
+class SyslogDestination(TypedDict):
+    facility: str
+    ident: str
+    destinations: list[str]
+    collected_from: str
+
+
+class ServerLog(TypedDict):
+    """One of the server's log files in the bundle and its role."""
+
+    path: str
+    role: Literal["current", "earlier", "stderr", "syslog", "other"]
+    source: str
+    found_from: str
+    modified: str | None
+
+
+class LeftOutLog(TypedDict):
+    source: str
+    bytes: int | None
+    modified: str | None
+    why: str
+
+
 class Manifest(TypedDict):
     format: str
     format_version: int
@@ -1983,6 +2027,22 @@ class Manifest(TypedDict):
     uid: int | None
     started: str
     ended: str
+    postmaster_pid: int | None
+    data_directory: str
+    settings_from: str
+    postmaster_state: Literal["running", "down", "unknown", "other"] | None
+    postmaster_found_from: str
+    postmaster_started: str | None
+    port: int | None
+    postmaster_memory_cgroup: str
+    processes: ManifestProcesses | None
+    other_postmasters: list[OtherPostmaster]
+    log_destination: str
+    syslog: SyslogDestination | None
+    server_logs: list[ServerLog]
+    log_files_left_out: list[LeftOutLog]
+    log_files_left_out_count: int
+    notes: list[str]
     files: list[ManifestFile]
 
 class BundleSource(TypedDict):
@@ -2219,8 +2279,13 @@ __all__ = [
     "KnownStrList",
     "LimitFacts",
     "LogLine",
+    "LeftOutLog",
     "Manifest",
     "ManifestFile",
+    "ManifestProcesses",
+    "OtherPostmaster",
+    "ServerLog",
+    "SyslogDestination",
     "MemcgCounter",
     "MemcgInfo",
     "MemcgLimit",
