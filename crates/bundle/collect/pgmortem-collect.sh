@@ -4,24 +4,31 @@
 #
 # Usage:
 #   sh pgmortem-collect.sh [-o OUTDIR|-] [-D PGDATA] [-h PGHOST] [-p PGPORT] [-U USER]
-#                          [--pid PID] [--bindir DIR] [--log FILE] [--log-bytes N]
-#                          [--perf SECONDS] [--max-time SECONDS] [--dry-run] [--help]
+#                          [--pid PID] [--bindir DIR] [--log FILE] [--stderr FILE]
+#                          [--log-bytes N] [--perf SECONDS] [--max-time SECONDS] [--dry-run]
+#                          [--help]
 #
 #   -o OUTDIR       where the bundle is written (default: $TMPDIR or /tmp); `-o -` writes the
 #                   archive to stdout (for `kubectl exec -i POD -- sh -s -- -o - < THIS > B.tgz`)
 #   -D PGDATA       the data directory (default: the running postmaster's, else the one
 #                   directory found under /var/lib/postgresql/*/* or /var/lib/pgsql)
 #   -h PGHOST       host or socket directory for psql (default: from postmaster.pid)
-#   -p PGPORT       port for psql (default: from postmaster.pid)
+#   -p PGPORT       port for psql (default: from postmaster.pid); without -D or --pid, among
+#                   several postmasters the one listening on it
 #   -U USER         database role for psql (default: as root, the data directory's owner
 #                   through peer authentication; else psql's own default)
-#   --pid PID       the postmaster to collect (default: from postmaster.pid, else the only
-#                   postgres process whose parent is not one)
+#   --pid PID       the postmaster to collect (default: the one -D's postmaster.pid names,
+#                   else the one running in -D, else the only one running); other clusters'
+#                   postmasters are named in the manifest, their processes never collected
 #   --bindir DIR    the server's binaries, for `postgres -C` when the server cannot be asked
 #                   (default: from postmaster.opts, else the packaging's usual places)
-#   --log FILE      the server log (default: current_logfiles, log_directory, then
-#                   /var/log/postgresql, PGDATA/log, PGDATA/pg_log, the unit's journal)
-#   --log-bytes N   bytes of the server log to keep, from its end (default 20 MiB)
+#   --log FILE      the server log (default: current_logfiles, log_directory, the
+#                   postmaster's standard error, /var/log/postgresql, PGDATA/log, PGDATA/pg_log,
+#                   the unit's journal); its earlier files are collected too
+#   --stderr FILE   the postmaster's standard error (`pg_ctl -l FILE`) of a server that is
+#                   down (default: a running postmaster's, the unit's, Debian's startup log)
+#   --log-bytes N   bytes of the server log to keep, from its end, and again of its earlier
+#                   files together (default 20 MiB)
 #   --perf SECONDS  also record `perf record -F 99 -a -g` for SECONDS (default: off)
 #   --max-time S    stop collecting after S seconds; what is left is recorded as skipped (600)
 #   --dry-run       print what would be collected, collect nothing
@@ -43,9 +50,10 @@
 # configuration files and the server log are masked. Passwords are never passed on the command
 # line; psql never prompts (-w): use peer auth or a .pgpass.
 #
-# Every step runs under timeout, nice and ionice, its output capped in bytes; a missing tool, a
-# refusal or a failing step is recorded in manifest.json (exit status, duration, size, note),
-# never fatal. Free space is checked before every step; the whole run is capped in time.
+# Every step runs under timeout, its output capped in bytes, the collector and all it runs at
+# the lowest CPU and I/O priority; a missing tool, a refusal or a failing step is recorded in
+# manifest.json (exit status, duration, size, note), never fatal. Free space is checked before
+# the steps (each one once the disk is short of room); the whole run is capped in time.
 # POSIX sh: runs under dash, bash and busybox ash, also read from stdin (`sh -s`).
 
 set -u
@@ -59,7 +67,8 @@ FORMAT_VERSION=1
 CAP=$((8 * 1024 * 1024))        # default cap per item, bytes
 KERNEL_LOG_BYTES=$((5 * 1024 * 1024))
 PERF_SCRIPT_BYTES=$((200 * 1024 * 1024))
-MAX_PROCS=500                   # postgres processes whose /proc files are read
+MAX_PROCS=10000                 # processes of the postmaster's tree whose /proc files are read
+SMAPS_MAX=500                   # of which smaps_rollup (the postmaster and the largest)
 MIN_FREE_KB=$((1024 * 1024))    # disk guard: at least 1 GiB and 5% free for heavy items
 MIN_ITEM_FREE_KB=16             # below this, an item is not even tried
 
@@ -74,6 +83,7 @@ BINDIR_ARG=
 PERF_SECONDS=0
 LOG_BYTES=$((20 * 1024 * 1024))
 LOGFILE_ARG=
+STDERR_ARG=
 MAX_TIME=600
 DRY_RUN=0
 ARGUMENTS=$*
@@ -83,7 +93,7 @@ die() { say "error: $*"; exit 2; }
 
 usage() {
     { sed -n '3,/^$/s/^# \{0,1\}//p' "$0" 2>/dev/null | grep . ; } ||
-        echo "usage: sh pgmortem-collect.sh [-o OUTDIR|-] [-D PGDATA] [-h PGHOST] [-p PGPORT] [-U USER] [--pid PID] [--bindir DIR] [--log FILE] [--log-bytes N] [--perf SECONDS] [--max-time SECONDS] [--dry-run]"
+        echo "usage: sh pgmortem-collect.sh [-o OUTDIR|-] [-D PGDATA] [-h PGHOST] [-p PGPORT] [-U USER] [--pid PID] [--bindir DIR] [--log FILE] [--stderr FILE] [--log-bytes N] [--perf SECONDS] [--max-time SECONDS] [--dry-run]"
 }
 
 is_number() {
@@ -102,6 +112,7 @@ while [ $# -gt 0 ]; do
     --perf) is_number "${2:-}" || die "--perf needs seconds"; PERF_SECONDS=$2; shift 2 ;;
     --log-bytes) is_number "${2:-}" || die "--log-bytes needs a number"; LOG_BYTES=$2; shift 2 ;;
     --log) [ $# -ge 2 ] || die "--log needs a file"; LOGFILE_ARG=$2; shift 2 ;;
+    --stderr) [ $# -ge 2 ] || die "--stderr needs a file"; STDERR_ARG=$2; shift 2 ;;
     --max-time)
         if ! is_number "${2:-}" || [ "$2" -lt 1 ]; then die "--max-time needs seconds (at least 1)"; fi
         MAX_TIME=$2
@@ -121,11 +132,21 @@ fi
 
 have() { command -v "$1" >/dev/null 2>&1; }
 
+# now_ms: NOW_MS, milliseconds since boot, read from /proc/uptime by the shell itself (no
+# process: a step's entry and the time cap are checked thousands of times on a busy host), else
+# from date.
 now_ms() {
-    n_t=$(date -u +%s%N 2>/dev/null)
-    case $n_t in
-    *[!0-9]* | '') n_t=$(date -u +%s); echo $((n_t * 1000)) ;;
-    *) echo $((n_t / 1000000)) ;;
+    n_up=
+    { read -r n_up _ </proc/uptime; } 2>/dev/null
+    case $n_up in
+    *.[0-9][0-9]) NOW_MS=$((${n_up%.*} * 1000 + (1${n_up#*.} - 100) * 10)) ;;
+    *)
+        n_t=$(date -u +%s%N 2>/dev/null)
+        case $n_t in
+        *[!0-9]* | '') n_t=$(date -u +%s); NOW_MS=$((n_t * 1000)) ;;
+        *) NOW_MS=$((n_t / 1000000)) ;;
+        esac
+        ;;
     esac
 }
 
@@ -137,8 +158,8 @@ utc_now() {
     esac
 }
 
-START_S=$(date -u +%s)
-DEADLINE=$((START_S + MAX_TIME))
+now_ms
+DEADLINE_MS=$((NOW_MS + MAX_TIME * 1000))
 MY_UID=$(id -u)
 
 # ---------------------------------------------------------------------------------------------
@@ -197,6 +218,20 @@ low_disk() {
 }
 [ "$DRY_RUN" = 1 ] || free_ok || low_disk
 
+# disk_check: free_ok (and low_disk when it fails) before an item: every time once the disk is
+# short of room, else after 64 MiB written or 8 s since the last look (df is two processes: on a
+# disk with room, every item need not pay them).
+WRITTEN=0
+DF_AT_MS=$NOW_MS
+disk_check() {
+    if [ "$LOW_DISK" = 0 ] && [ "$WRITTEN" -lt $((64 * 1024 * 1024)) ] && [ $((NOW_MS - DF_AT_MS)) -lt 8000 ]; then
+        return 0
+    fi
+    free_ok || low_disk
+    WRITTEN=0
+    DF_AT_MS=$NOW_MS
+}
+
 # ---------------------------------------------------------------------------------------------
 # Running one item
 
@@ -240,38 +275,40 @@ amend() {
 "
 }
 
-# wrap SECONDS CMD [ARGS...]: the command under timeout, nice and ionice when they exist, its
-# stdin closed (the script itself may be on stdin: `sh -s`).
-HAVE_NICE=0 HAVE_IONICE=0 HAVE_TIMEOUT=0
-have nice && HAVE_NICE=1
-have ionice && ionice -c3 true 2>/dev/null && HAVE_IONICE=1
+# The collector and everything it runs at the lowest CPU and I/O priority (inherited by every
+# process it starts: no nice or ionice per step): on a database host it yields to the server.
+HAVE_TIMEOUT=0
+have renice && renice -n 19 -p $$ >/dev/null 2>&1
+have ionice && ionice -c3 -p $$ >/dev/null 2>&1
 have timeout && HAVE_TIMEOUT=1
 [ "$HAVE_TIMEOUT" = 1 ] || say "no timeout command: steps run without a time limit"
+
+# wrap SECONDS CMD [ARGS...]: the command under timeout when it exists, its stdin closed (the
+# script itself may be on stdin: `sh -s`).
 wrap() {
     w_secs=$1
     shift
-    [ "$HAVE_NICE" = 1 ] && set -- nice -n 19 "$@"
-    [ "$HAVE_IONICE" = 1 ] && set -- ionice -c3 "$@"
     [ "$HAVE_TIMEOUT" = 1 ] && set -- timeout -k 5 "$w_secs" "$@"
     "$@" </dev/null
 }
 
-# budget SECONDS: prints the seconds a step may take (SECONDS, or what is left of --max-time),
+# budget SECONDS: BUDGET, the seconds a step may take (SECONDS, or what is left of --max-time);
 # false when the time is up.
 budget() {
-    b_left=$((DEADLINE - $(date -u +%s)))
-    [ "$b_left" -gt 0 ] || return 1
-    [ "$b_left" -lt "$1" ] && echo "$b_left" || echo "$1"
+    now_ms
+    BUDGET=$(((DEADLINE_MS - NOW_MS) / 1000))
+    [ "$BUDGET" -gt 0 ] || return 1
+    [ "$BUDGET" -lt "$1" ] || BUDGET=$1
 }
 
 # preflight PATH KIND COMMAND: false (and recorded) when the step must not run: out of time, or
 # no room left on the output file system. Also lowers the caps when the disk is getting full.
 preflight() {
-    if ! budget 1 >/dev/null; then
+    if ! budget 1; then
         record "$1" "$2" "$3" 1 0 0 false "skipped: the collector's time cap (--max-time $MAX_TIME s) was reached"
         return 1
     fi
-    free_ok || low_disk
+    disk_check
     if is_number "$AVAIL_KB" && [ "$AVAIL_KB" -lt "$MIN_ITEM_FREE_KB" ]; then
         record "$1" "$2" "$3" 1 0 0 false "skipped: $AVAIL_KB KB free in $OUTDIR: no space left on device"
         return 1
@@ -298,10 +335,11 @@ run() {
         return 0
     fi
     preflight "$r_path" "$r_kind" "$r_cmd" || return 0
-    r_secs=$(budget "$r_secs")
+    budget "$r_secs" || BUDGET=1
+    r_secs=$BUDGET
     r_out=$D/$r_path
-    mkdir -p "${r_out%/*}"
-    r_start=$(now_ms)
+    [ -d "${r_out%/*}" ] || mkdir -p "${r_out%/*}"
+    now_ms; r_start=$NOW_MS
     case $r_cap in -*) r_keep="tail" ;; *) r_keep="head" ;; esac
     # The command's status and the writer's come back on fd 3 (one short write each, so they
     # never interleave), never through a file: on a full disk nothing more can be written, and
@@ -315,7 +353,7 @@ run() {
             echo "w=$?" >&3
         }
     } 3>&1)
-    r_end=$(now_ms)
+    now_ms; r_end=$NOW_MS
     r_rc=''
     r_w=''
     for r_l in $r_st; do
@@ -326,6 +364,7 @@ run() {
     done
     is_number "$r_rc" || r_rc=255
     r_bytes=$(size_of "$r_out")
+    WRITTEN=$((WRITTEN + r_bytes))
     r_capped=false
     [ "$r_bytes" -ge "${r_cap#-}" ] && r_capped=true
     r_note=
@@ -405,8 +444,9 @@ read_batch() {
     b_list=$1 b_note=$2
     [ -s "$b_list" ] || return 0
     preflight "$(head -n 1 "$b_list" | cut -f 2)" reference "awk over the files of $b_list" || return 0
-    b_start=$(now_ms)
-    b_secs=$(budget 60 || echo 1)
+    now_ms; b_start=$NOW_MS
+    budget 60 || BUDGET=1
+    b_secs=$BUDGET
     # On a disk short of room (low_disk), the pass writes at most an eighth of what is free, as
     # a single item may; the files past that are recorded as skipped.
     b_room=-1
@@ -414,7 +454,7 @@ read_batch() {
     wrap "$b_secs" awk -v list="$b_list" -v dir="$D" -v uid="$MY_UID" -v room="$b_room" -v note="@@NOTE@@" \
         "$BATCH_AWK" >"$WORK/batch-entries" 2>"$WORK/batch-err"
     b_rc=$?
-    b_end=$(now_ms)
+    now_ms; b_end=$NOW_MS
     b_done=$(wc -l <"$WORK/batch-entries")
     b_done=${b_done##* }
     jesc "$b_note, $((b_end - b_start)) ms"
@@ -440,7 +480,7 @@ copy() {
     if [ "$DRY_RUN" = 1 ]; then
         record "$1" "$2" "cat $3" 0 0 0 false ""
     elif [ -r "$3" ]; then
-        mkdir -p "$D/${1%/*}"
+        [ -d "$D/${1%/*}" ] || mkdir -p "$D/${1%/*}"
         printf '%s\t%s\t%s\n' "$2" "$1" "$3" >>"$WORK/copy-list"
     else
         record "$1" "$2" "cat $3" 1 0 0 false "not readable: $3 ($(why_not "$3"))"
@@ -474,12 +514,11 @@ as_owner() {
     fi
 }
 
-# owner_run USER SECONDS CMD [ARGS...]: CMD as USER (as_owner) under timeout and nice, its stdin
+# owner_run USER SECONDS CMD [ARGS...]: CMD as USER (as_owner) under timeout, its stdin
 # left to the caller.
 owner_run() {
     o_user=$1 o_secs=$2
     shift 2
-    [ "$HAVE_NICE" = 1 ] && set -- nice -n 19 "$@"
     [ "$HAVE_TIMEOUT" = 1 ] && set -- timeout -k 5 "$o_secs" "$@"
     as_owner "$o_user" "$@"
 }
@@ -491,11 +530,11 @@ STARTED=$(utc_now)
 # Clock: the three readings back to back, so kernel monotonic times map to UTC.
 
 [ "$DRY_RUN" = 1 ] || mkdir -p "$D/clock"
-c_start=$(now_ms)
+now_ms; c_start=$NOW_MS
 c_up=$(cat /proc/uptime 2>/dev/null)
 c_now=$(utc_now)
 c_bt=$(grep '^btime ' /proc/stat 2>/dev/null)
-c_end=$(now_ms)
+now_ms; c_end=$NOW_MS
 for c_item in uptime:/proc/uptime date:'date -u +%Y-%m-%dT%H:%M:%S.%NZ' btime:'grep btime /proc/stat'; do
     c_kind=${c_item%%:*}
     case $c_kind in uptime) c_val=$c_up ;; date) c_val=$c_now ;; *) c_val=$c_bt ;; esac
@@ -581,21 +620,26 @@ run audit/rules.txt audit_rules 10 "$CAP" auditctl -l
 copy_flush
 
 # ---------------------------------------------------------------------------------------------
-# Processes: every postgres process by comm (never another process's arguments)
+# Processes: the postmaster and the processes below it, by comm (never another process's
+# arguments); other clusters' postmasters are named in the manifest, their processes left alone.
 
 run processes/ps.txt reference 20 "$CAP" ps -eo pid,ppid,user,comm,stat,ni,rss,vsz,pcpu,etimes,wchan:32
 
-is_postgres() {
-    case $(cat "/proc/$1/comm" 2>/dev/null) in postgres | postmaster) return 0 ;; *) return 1 ;; esac
+# note TEXT: a line for the manifest's `notes`.
+NOTES=
+note() {
+    jesc "$1"
+    NOTES="$NOTES${NOTES:+,
+}    \"$J\""
+    say "$1"
 }
 
 # Every postgres process, in one read of every /proc/PID/stat (`PID (COMM) STATE PPID …`; a
 # name may hold spaces and parentheses, so it ends at the last `) `): one cat and one awk
-# whatever the number of processes, never a command per process. Postmasters (whose parent is
-# not a postgres process) come first, so the cap of MAX_PROCS never leaves them out.
-PG_PIDS=
-PM_PIDS=
-PS_LIST=$(cat /proc/[0-9]*/stat 2>/dev/null | awk -v max="$MAX_PROCS" '
+# whatever the number of processes, never a command per process. One `PID PPID START RSS TOP`
+# line each: START in clock ticks after boot (field 22), RSS in pages (field 24), TOP 1 when
+# its parent is not a postgres process (a postmaster, or a child its postmaster left behind).
+PS_ALL=$({ cd /proc && cat [0-9]*/stat; } 2>/dev/null | awk '
     {
         open = index($0, " (")
         last = 0
@@ -605,34 +649,211 @@ PS_LIST=$(cat /proc/[0-9]*/stat 2>/dev/null | awk -v max="$MAX_PROCS" '
         if (comm != "postgres" && comm != "postmaster") next
         split(substr($0, last + 2), f, " ")
         pid = substr($0, 1, open - 1)
-        pg[pid] = 1; order[++n] = pid; parent[pid] = f[2]
+        pg[pid] = 1; order[++n] = pid; line[pid] = pid " " f[2] " " f[20] " " f[22]; parent[pid] = f[2]
     }
-    END {
-        for (i = 1; i <= n; i++) if (!(parent[order[i]] in pg)) { print "pm", order[i]; taken[order[i]] = 1; k++ }
-        for (i = 1; i <= n && k < max; i++) if (!(order[i] in taken)) { print "pg", order[i]; k++ }
-    }')
-PG_PIDS=$(printf '%s\n' "$PS_LIST" | awk '$1 != "" { printf " %s", $2 }')
-PM_PIDS=$(printf '%s\n' "$PS_LIST" | awk '$1 == "pm" { printf " %s", $2 }')
+    END { for (i = 1; i <= n; i++) print line[order[i]], (parent[order[i]] in pg) ? 0 : 1 }')
+HZ=$(getconf CLK_TCK 2>/dev/null)
+is_number "$HZ" || HZ=100
+BTIME=${c_bt#btime }
+is_number "$BTIME" || BTIME=
 
-# The postmaster: --pid, else the data directory's postmaster.pid, else the only one running.
-PM=
+# The top processes' command lines, in one `head` (`==> PID/cmdline <==` headers say whose;
+# /dev/null first, so a single one gets its header too), NUL separators read as spaces: a
+# postmaster's is its command (`/usr/lib/postgresql/15/bin/postgres -D /var/lib/…`), a child's
+# its title (`postgres: checkpointer`), which says it outlived its postmaster.
+TOP_TITLES=
+if [ -n "$PS_ALL" ]; then
+    # shellcheck disable=SC2046 # one word per pid
+    TOP_TITLES=$(cd /proc 2>/dev/null && head -c 4096 /dev/null $(printf '%s\n' "$PS_ALL" | awk '$5 == 1 { print $1 "/cmdline" }') 2>/dev/null |
+        tr '\000' ' ' | awk '/^==> [0-9]+\/cmdline <==$/ { pid = substr($2, 1, index($2, "/") - 1); next }
+            pid != "" && $0 != "" { print pid, $0; pid = "" }')
+fi
+PM_CANDIDATES=$(printf '%s\n' "$TOP_TITLES" | awk '$1 != "" && $2 != "postgres:" { printf " %s", $1 }')
+ORPHANS=$(printf '%s\n' "$TOP_TITLES" | awk '$2 == "postgres:" { printf " %s", $1 }')
+
+# phys_path PATH: PATH with its symbolic links resolved (its parent's, when PATH itself cannot
+# be entered), to compare with a process's working directory.
+phys_path() {
+    p_r=$(cd "$1" 2>/dev/null && pwd -P) && { echo "$p_r"; return 0; }
+    p_r=$(cd "${1%/*}" 2>/dev/null && pwd -P) && { echo "${p_r%/}/${1##*/}"; return 0; }
+    echo "$1"
+}
+
+# pm_dir PID: the data directory of postmaster PID: its working directory (root or its owner
+# may read it), else the -D of its command line.
+pm_dir() {
+    p_d=$(readlink "/proc/$1/cwd" 2>/dev/null)
+    [ -n "$p_d" ] && { echo "$p_d"; return 0; }
+    printf '%s\n' "$TOP_TITLES" | awk -v p="$1" '$1 == p { for (i = 2; i < NF; i++) if ($i == "-D") { print $(i + 1); exit } }'
+}
+
+# pm_start PID: when process PID started, in epoch seconds (boot time + its start in ticks).
+pm_start() {
+    [ -n "$BTIME" ] || return 0
+    printf '%s\n' "$PS_ALL" | awk -v p="$1" -v bt="$BTIME" -v hz="$HZ" '$1 == p { printf "%d\n", bt + $3 / hz; exit }'
+}
+
+# pm_memcg PID: the memory cgroup of PID (v1's memory controller, else v2's), from /proc/PID/cgroup.
+pm_memcg() {
+    awk -F: '$2 ~ /(^|,)memory(,|$)/ { m = $3 } $1 == "0" && $2 == "" { u = $3 } END { print (m != "") ? m : u }' "/proc/$1/cgroup" 2>/dev/null
+}
+
+# read_pidfile DIR: postmaster.pid's lines into PF_PID, PF_START, PF_PORT, PF_SOCK,
+# PF_STATUS; PF_STATE absent, unreadable or read.
+read_pidfile() {
+    PF_PID='' PF_START='' PF_PORT='' PF_SOCK='' PF_STATUS=''
+    if [ ! -e "$1/postmaster.pid" ]; then
+        PF_STATE=absent
+        [ -x "$1" ] || PF_STATE=unreadable
+        return 0
+    fi
+    PF_STATE=unreadable
+    { {
+        read -r PF_PID && read -r _ && read -r PF_START && read -r PF_PORT && read -r PF_SOCK &&
+            read -r _ && read -r _ && read -r PF_STATUS
+    } <"$1/postmaster.pid"; } 2>/dev/null
+    is_number "$PF_PID" && PF_STATE="read"
+    PF_STATUS=$(printf '%s' "$PF_STATUS" | tr -d ' ')
+    return 0
+}
+
+# The postmaster: --pid; else the one that -D's postmaster.pid names, when that process is a
+# running postmaster started when the file says (a stale file after a crash names a pid that is
+# gone, or reused); else the one whose working directory or -D is -D's directory; without -D,
+# the one listening on -p, or the only one running. Never another cluster's: when -D's cluster
+# is down, the manifest says so and no process is collected.
+PM='' PM_FROM='' PM_STATE=unknown
 if [ -n "$PM_ARG" ]; then
-    is_postgres "$PM_ARG" || die "--pid $PM_ARG is not a running postgres process"
-    PM=$PM_ARG
+    p_line=$(printf '%s\n' "$PS_ALL" | awk -v p="$PM_ARG" '$1 == p')
+    [ -n "$p_line" ] || die "--pid $PM_ARG is not a running postgres process"
+    # A child's pid: its postmaster.
+    PM=$(printf '%s\n' "$PS_ALL" | awk -v p="$PM_ARG" '{ par[$1] = $2; top[$1] = $5 } END { while (p in par && !top[p]) p = par[p]; print p }')
+    PM_FROM=--pid
+    [ "$PM" = "$PM_ARG" ] || PM_FROM="--pid $PM_ARG (a child of it)"
+    case " $ORPHANS " in *" $PM "*) die "--pid $PM_ARG is a postgres process whose postmaster is gone (its title: $(printf '%s\n' "$TOP_TITLES" | awk -v p="$PM" '$1 == p { $1 = ""; print; exit }'))" ;; esac
 elif [ -n "$PGDATA_DIR" ]; then
-    p_pm=$(head -n 1 "$PGDATA_DIR/postmaster.pid" 2>/dev/null)
-    # A stale file after a crash names a pid that is gone, or reused by another program.
-    is_number "$p_pm" && is_postgres "$p_pm" && PM=$p_pm
+    p_phys=$(phys_path "$PGDATA_DIR")
+    read_pidfile "$PGDATA_DIR"
+    if [ "$PF_STATE" = read ]; then
+        case " $PM_CANDIDATES " in
+        *" $PF_PID "*)
+            p_started=$(pm_start "$PF_PID")
+            p_cwd=$(readlink "/proc/$PF_PID/cwd" 2>/dev/null)
+            if is_number "$PF_START" && is_number "$p_started" && { [ $((p_started - PF_START)) -gt 5 ] || [ $((PF_START - p_started)) -gt 5 ]; }; then
+                note "$PGDATA_DIR/postmaster.pid names pid $PF_PID, started at $PF_START (epoch), but that postmaster started at $p_started: another server's, the file is stale"
+            elif [ -n "$p_cwd" ] && [ "$p_cwd" != "$p_phys" ]; then
+                note "$PGDATA_DIR/postmaster.pid names pid $PF_PID, a postmaster of $p_cwd: the file is stale"
+            else
+                PM=$PF_PID PM_FROM=postmaster.pid
+            fi
+            ;;
+        *) ;;
+        esac
+    fi
+    if [ -z "$PM" ]; then
+        for p_pid in $PM_CANDIDATES; do
+            p_d=$(pm_dir "$p_pid")
+            [ -n "$p_d" ] || continue
+            case $p_d in /*) ;; *) continue ;; esac
+            if [ "$p_d" = "$PGDATA_DIR" ] || [ "$p_d" = "$p_phys" ] || [ "$(phys_path "$p_d")" = "$p_phys" ]; then
+                PM=$p_pid PM_FROM="the postmaster's working directory or -D"
+                break
+            fi
+        done
+    fi
+    if [ -z "$PM" ]; then
+        case $PF_STATE in
+        absent) PM_STATE=down; note "no postmaster runs for $PGDATA_DIR: it has no postmaster.pid" ;;
+        read) PM_STATE=down; note "no postmaster runs for $PGDATA_DIR: its postmaster.pid names pid $PF_PID, which is not its postmaster (gone, or another process)" ;;
+        *) note "no running postmaster names $PGDATA_DIR, and its postmaster.pid cannot be read by uid $MY_UID: whether it runs is unknown (run as root or as its owner)" ;;
+        esac
+    fi
 else
     # shellcheck disable=SC2086 # one word per pid
-    set -- $PM_PIDS
-    [ $# = 1 ] && PM=$1
-    [ $# -gt 1 ] && say "several postmasters ($PM_PIDS): give -D or --pid to choose one"
+    set -- $PM_CANDIDATES
+    if [ $# = 1 ]; then
+        PM=$1 PM_FROM="the only postmaster running"
+    elif [ $# -gt 1 ] && [ -n "$PG_PORT" ]; then
+        for p_pid in $PM_CANDIDATES; do
+            p_d=$(pm_dir "$p_pid")
+            read_pidfile "$p_d"
+            if [ "$PF_PORT" = "$PG_PORT" ]; then
+                PM=$p_pid PM_FROM="the postmaster listening on -p $PG_PORT"
+                break
+            fi
+        done
+    fi
+    [ -z "$PM" ] && [ $# -gt 1 ] && note "several postmasters run ($PM_CANDIDATES ): give -D or --pid to choose one"
 fi
+[ -n "$PM" ] && PM_STATE=running
+
+# The processes collected: the postmaster and every postgres process below it (children by
+# PPID, theirs too), it first; with no postmaster for -D's directory, the children its dead
+# postmaster left running (their working directory is that directory). The MAX_PROCS cap
+# leaves out the newest past it (never the postmaster), and is named.
+ROOTS=$PM
+if [ -z "$PM" ] && [ -n "$PGDATA_DIR" ] && [ -n "$ORPHANS" ]; then
+    p_phys=$(phys_path "$PGDATA_DIR")
+    for p_pid in $ORPHANS; do
+        p_d=$(readlink "/proc/$p_pid/cwd" 2>/dev/null)
+        [ -n "$p_d" ] && [ "$p_d" = "$p_phys" ] && ROOTS="$ROOTS $p_pid"
+    done
+    # shellcheck disable=SC2086 # one word per pid
+    [ -n "$ROOTS" ] && set -- $ROOTS && note "$# postgres processes of $PGDATA_DIR run without their postmaster (left by one that is gone):$ROOTS"
+fi
+TREE=
+if [ -n "$ROOTS" ]; then
+    TREE=$(printf '%s\n' "$PS_ALL" | awk -v roots="$ROOTS" -v max="$MAX_PROCS" '
+        { kids[$2] = kids[$2] " " $1 }
+        END {
+            n = split(roots, q, " ")
+            for (i = 1; i <= n; i++) seen[q[i]] = 1
+            for (i = 1; i <= n; i++) {
+                if (i <= max) print q[i]; else left++
+                m = split(kids[q[i]], k, " ")
+                for (j = 1; j <= m; j++) if (!(k[j] in seen)) { seen[k[j]] = 1; q[++n] = k[j] }
+            }
+            if (left) print "left", left
+        }')
+fi
+PG_PIDS=$(printf '%s\n' "$TREE" | awk '$1 != "left" && $1 != "" { printf " %s", $1 }')
+PROCS_LEFT_OUT=$(printf '%s\n' "$TREE" | awk '$1 == "left" { print $2 }')
+# shellcheck disable=SC2086 # one word per pid
+set -- $PG_PIDS
+PROCS_TREE=$(($# + ${PROCS_LEFT_OUT:-0}))
+[ -n "$PROCS_LEFT_OUT" ] && note "$PROCS_LEFT_OUT of the postmaster's $PROCS_TREE processes were left out (more than $MAX_PROCS)"
+
+# Other clusters' postmasters: pid, data directory, port and memory cgroup, the number of
+# processes below them; none of their processes' files.
+OTHERS=
+for p_pid in $PM_CANDIDATES; do
+    [ "$p_pid" = "$PM" ] && continue
+    p_d=$(pm_dir "$p_pid")
+    PF_PORT=
+    [ -n "$p_d" ] && read_pidfile "$p_d"
+    p_port=$PF_PORT
+    is_number "$p_port" || p_port=$(printf '%s\n' "$TOP_TITLES" | awk -v p="$p_pid" '$1 == p {
+        for (i = 2; i <= NF; i++) { if ($i == "-p") { print $(i + 1); exit } if ($i ~ /^port=[0-9]+$/) { sub(/^port=/, "", $i); print $i; exit } } }')
+    is_number "$p_port" || p_port=null
+    p_n=$(printf '%s\n' "$PS_ALL" | awk -v r="$p_pid" '{ par[$1] = $2 } END { for (p in par) { q = p; while (q in par && q != r) q = par[q]; if (q == r) n++ } print n + 0 }')
+    p_started=$(pm_start "$p_pid")
+    p_started_utc=
+    is_number "$p_started" && p_started_utc=$(date -u -d "@$p_started" +%Y-%m-%dT%H:%M:%SZ 2>/dev/null)
+    jesc "$p_d"
+    p_dj=$J
+    jesc "$(pm_memcg "$p_pid")"
+    OTHERS="$OTHERS${OTHERS:+,
+}    {\"pid\": $p_pid, \"data_directory\": \"$p_dj\", \"port\": $p_port, \"memory_cgroup\": \"$J\", \"started\": ${p_started_utc:+\"}${p_started_utc:-null}${p_started_utc:+\"}, \"processes\": $p_n}"
+    say "another cluster's postmaster: pid $p_pid, ${p_d:-data directory unknown}, port $p_port (not collected)"
+done
+
+# The postmaster's own: when it started (postmaster.pid, else its process), its memory cgroup.
+PM_START_UTC=
+PM_MEMCG=
 if [ -n "$PM" ]; then
-    PM_PIDS=" $PM"
-    # The postmaster collected first: its title is the first postmaster's a reader meets.
-    PG_PIDS=" $PM$(printf '%s ' "$PG_PIDS" | sed "s/ $PM / /; s/ \$//")"
+    p_started=$(pm_start "$PM")
+    is_number "$p_started" && PM_START_UTC=$(date -u -d "@$p_started" +%Y-%m-%dT%H:%M:%SZ 2>/dev/null)
+    PM_MEMCG=$(pm_memcg "$PM")
 fi
 
 # ROOTFS: the postmaster's view of the file system (/proc/PID/root) when it runs in another
@@ -653,39 +874,73 @@ if [ -n "$PM" ]; then
         fi
     fi
 fi
-say "postgres processes:$PG_PIDS (postmaster: ${PM:-none found}${ROOTFS:+, in another mount namespace})"
+say "postmaster: ${PM:-none found}${PM_FROM:+ (from $PM_FROM)}${ROOTS:+, $PROCS_TREE postgres processes collected}${ROOTFS:+, in another mount namespace}"
 [ -n "$PM_NS_NOTE" ] && say "postmaster $PM: $PM_NS_NOTE"
 
-# The titles: every cmdline in one `head` (its `==> N/cmdline <==` headers say whose; /dev/null
-# first, so a single process gets its header too), NUL separators read as spaces.
-DESCRIBE="pid and title (/proc/PID/cmdline) of each postgres process"
-# shellcheck disable=SC2046 # one word per pid
-run processes/postgres-titles.txt process_titles 20 "$CAP" sh -c '
-    cd /proc && head -c 4096 /dev/null "$@" 2>/dev/null | tr "\000" " " |
-        awk "/^==> [0-9]+\/cmdline <==\$/ { pid = substr(\$2, 1, index(\$2, \"/\") - 1); next }
-             pid != \"\" && \$0 != \"\" { print pid, \$0; pid = \"\" }"' sh $(for p_pid in $PG_PIDS; do echo "$p_pid/cmdline"; done)
+# The titles: every cmdline in one `head` (as the top processes' above), NUL separators read
+# as spaces.
+if [ -n "$PG_PIDS" ]; then
+    DESCRIBE="pid and title (/proc/PID/cmdline) of each postgres process of the postmaster"
+    # shellcheck disable=SC2046,SC2086 # one word per pid
+    run processes/postgres-titles.txt process_titles 20 "$CAP" sh -c '
+        cd /proc && head -c 4096 /dev/null "$@" 2>/dev/null | tr "\000" " " |
+            awk "/^==> [0-9]+\/cmdline <==\$/ { pid = substr(\$2, 1, index(\$2, \"/\") - 1); next }
+                 pid != \"\" && \$0 != \"\" { print pid, \$0; pid = \"\" }"' sh $(printf '%s\n' $PG_PIDS | sed 's#$#/cmdline#')
+fi
 
-# Each process's status, smaps_rollup, oom_score_adj, cgroup and limits, in one read_batch pass
-# (2,000 backends took minutes when each file was a step of its own).
-PROC_FILES="status:proc_status smaps_rollup:smaps_rollup oom_score_adj:oom_score_adj cgroup:reference limits:proc_limits"
+# Each process's status, oom_score_adj and cgroup, the postmaster's limits (its children inherit
+# them) and smaps_rollup of the postmaster and of the SMAPS_MAX - 1 largest others by resident
+# size (reading one walks the process's page tables: 2,000 of them take over a second), in one
+# read_batch pass (2,000 backends took minutes when each file was a step of its own). A process
+# that exits meanwhile is named in the manifest's notes and its entries say so.
+PROCS_GONE=
 if [ "$DRY_RUN" = 1 ]; then
     for p_pid in $PG_PIDS; do
-        for p_item in $PROC_FILES; do
+        for p_item in status:proc_status smaps_rollup:smaps_rollup oom_score_adj:oom_score_adj cgroup:reference limits:proc_limits; do
             record "processes/$p_pid/${p_item%%:*}" "${p_item#*:}" "cat /proc/$p_pid/${p_item%%:*}" 0 0 0 false ""
         done
     done
 elif [ -n "$PG_PIDS" ]; then
-    : >"$WORK/proc-list"
     # shellcheck disable=SC2086 # one word per pid
     (cd "$D" && mkdir -p processes && cd processes && mkdir -p $PG_PIDS)
-    for p_pid in $PG_PIDS; do
-        for p_item in $PROC_FILES; do
-            printf '%s\t%s\t%s\n' "${p_item#*:}" "processes/$p_pid/${p_item%%:*}" "/proc/$p_pid/${p_item%%:*}" >>"$WORK/proc-list"
-        done
-    done
+    # The postmaster first, then the others by resident size, largest first.
+    printf '%s\n' "$PS_ALL" | awk -v pids="$PG_PIDS" '
+        BEGIN { n = split(pids, p, " "); for (i = 1; i <= n; i++) want[p[i]] = 1; first = p[1] }
+        $1 in want { print (($1 == first) ? -1 : $4), $1 }' | sort -k1,1nr | awk -v max="$SMAPS_MAX" '
+        $1 == -1 { first = $2; next }
+        { order[++n] = $2 }
+        END {
+            if (first != "") { k = 1; list(first, 1) }
+            for (i = 1; i <= n; i++) list(order[i], ++k <= max)
+        }
+        function list(q, smaps) {
+            printf "proc_status\tprocesses/%s/status\t/proc/%s/status\n", q, q
+            if (smaps) printf "smaps_rollup\tprocesses/%s/smaps_rollup\t/proc/%s/smaps_rollup\n", q, q
+            printf "oom_score_adj\tprocesses/%s/oom_score_adj\t/proc/%s/oom_score_adj\n", q, q
+            printf "reference\tprocesses/%s/cgroup\t/proc/%s/cgroup\n", q, q
+            if (q == first) printf "proc_limits\tprocesses/%s/limits\t/proc/%s/limits\n", q, q
+        }' >"$WORK/proc-list"
     # shellcheck disable=SC2086 # one word per pid
     set -- $PG_PIDS
     read_batch "$WORK/proc-list" "one pass over the files of $# processes"
+    # Whose files could not be read because the process is gone.
+    for p_pid in $(sed -n 's#^{"path":"processes/\([0-9]*\)/[^"]*","kind":"[^"]*","command":"[^"]*","status":1,.*#\1#p' "$WORK/batch-entries" | uniq); do
+        [ -d "/proc/$p_pid" ] || PROCS_GONE="$PROCS_GONE $p_pid"
+    done
+    if [ -n "$PROCS_GONE" ]; then
+        ENTRIES=$(printf '%s' "$ENTRIES" | awk -v gone="$PROCS_GONE" '
+            BEGIN { n = split(gone, g, " "); for (i = 1; i <= n; i++) dead["processes/" g[i] "/"] = g[i] }
+            /"status":1,/ && match($0, /^{"path":"processes\/[0-9]+\//) {
+                k = substr($0, 10, RLENGTH - 9)
+                if (k in dead) sub(/"note":"[^"]*"/, "\"note\":\"gone: process " dead[k] " exited during the collection\"")
+            }
+            { print }')
+        ENTRIES="$ENTRIES
+"
+        # shellcheck disable=SC2086 # one word per pid
+        set -- $PROCS_GONE
+        note "$# processes exited during the collection, before their files were read:$PROCS_GONE"
+    fi
 fi
 
 # The postmaster's OOM protection: the two variables that make its children reset their
@@ -726,14 +981,14 @@ cg_dir() {
     esac
     printf '%s%s%s\n' "$ROOTFS" "$2" "$c_rel"
 }
-for p_pid in $PM_PIDS; do
+for p_pid in $PM; do
     [ -r "/proc/$p_pid/cgroup" ] || continue
     g_mi=/proc/$p_pid/mountinfo
     [ -r "$g_mi" ] || g_mi=/proc/self/mountinfo
     g_v1=$(awk "$MOUNTS_AWK"' t == "cgroup" && o ~ /(^|,)memory(,|$)/ { print $4, $5; exit }' "$g_mi" 2>/dev/null)
     g_v2=$(awk "$MOUNTS_AWK"' t == "cgroup2" { print $4, $5; exit }' "$g_mi" 2>/dev/null)
-    g_p2=$(awk -F: '$1 == "0" && $2 == "" { print $3; exit }' "/proc/$p_pid/cgroup")
-    g_p1=$(awk -F: '$2 ~ /(^|,)memory(,|$)/ { print $3; exit }' "/proc/$p_pid/cgroup")
+    g_p2=$(awk -F: '$1 == "0" && $2 == "" { print $3; exit }' "/proc/$p_pid/cgroup" 2>/dev/null)
+    g_p1=$(awk -F: '$2 ~ /(^|,)memory(,|$)/ { print $3; exit }' "/proc/$p_pid/cgroup" 2>/dev/null)
     g_d2=
     [ -n "$g_v2" ] && [ -n "$g_p2" ] && g_d2=$(cg_dir "${g_v2% *}" "${g_v2#* }" "$g_p2")
     g_d1=
@@ -763,7 +1018,8 @@ copy_flush
 # else the only data directory where the packaging puts them.
 
 PM_CMDLINE=
-[ -n "$PM" ] && PM_CMDLINE=$(tr '\000' '\n' <"/proc/$PM/cmdline" 2>/dev/null)
+# (The redirection inside braces: a postmaster gone meanwhile is no error on the terminal.)
+[ -n "$PM" ] && PM_CMDLINE=$({ tr '\000' '\n' <"/proc/$PM/cmdline"; } 2>/dev/null)
 if [ -z "$PGDATA_DIR" ] && [ -n "$PM" ]; then
     PGDATA_DIR=$(readlink "/proc/$PM/cwd" 2>/dev/null)
     [ -z "$PGDATA_DIR" ] && PGDATA_DIR=$(printf '%s\n' "$PM_CMDLINE" | awk 'p { print; exit } $0 == "-D" { p = 1 }')
@@ -935,9 +1191,27 @@ conf_value() {
 }
 
 # ---------------------------------------------------------------------------------------------
-# Server log, before any connection: when every slot is taken, a connection attempt only adds a
-# FATAL line to it. The current file (current_logfiles, else log_directory's newest file when
-# logging_collector is on), else the packaging's places, else the unit's journal.
+# Server logs, before any connection: when every slot is taken, a connection attempt only adds a
+# FATAL line to them. The current file (postgres/server.log): --log; current_logfiles; the
+# newest file of log_directory when logging_collector is on; the postmaster's standard error
+# when it is a file (`pg_ctl -l FILE`, a supervisor's file: /proc/PID/fd/2); Debian's
+# /var/log/postgresql/postgresql-VERSION-CLUSTER.log; the newest file of PGDATA/log or
+# PGDATA/pg_log; after the session pg_current_logfile(); else the unit's journal. Then the
+# earlier files of the same log (postgres/log/NAME), the postmaster's standard error when it is
+# another file (postgres/stderr.log: what it printed before the logging collector ran, a start
+# that failed), and the syslog lines when log_destination names syslog (postgres/syslog.txt).
+
+# iso_awk: an awk function iso(EPOCH) printing RFC 3339 UTC (no strftime in POSIX awk).
+ISO_AWK='
+function iso(t,   d, s, z, era, doe, yoe, y, doy, mp, dd, m) {
+    d = int(t / 86400); s = t - d * 86400
+    z = d + 719468; era = int(z / 146097); doe = z - era * 146097
+    yoe = int((doe - int(doe / 1460) + int(doe / 36524) - int(doe / 146096)) / 365)
+    y = yoe + era * 400; doy = doe - (365 * yoe + int(yoe / 4) - int(yoe / 100))
+    mp = int((5 * doy + 2) / 153); dd = doy - int((153 * mp + 2) / 5) + 1
+    m = mp < 10 ? mp + 3 : mp - 9; if (m <= 2) y++
+    return sprintf("%04d-%02d-%02dT%02d:%02d:%02dZ", y, m, dd, int(s / 3600), int(s % 3600 / 60), s % 60)
+}'
 
 newest_in() {
     # shellcheck disable=SC2012 # newest by mtime; PostgreSQL's file names have no newlines
@@ -945,6 +1219,66 @@ newest_in() {
         case $n_f in *.log | *.csv | *.json | postgresql-*) [ -f "$1/$n_f" ] && { echo "$1/$n_f"; break; } ;; esac
     done
 }
+
+# same_file A B: A and B are one file (device and inode; `test -ef` is not POSIX).
+same_file() {
+    s_ids=$(stat -L -c %d:%i "$1" "$2" 2>/dev/null) || return 1
+    [ "${s_ids%%
+*}" = "${s_ids#*
+}" ]
+}
+
+# fd_target N: where the postmaster's file descriptor N points, in our view: FD_FILE (a regular
+# file, read through /proc/PID/fd/N when it was deleted), else FD_WHAT says what it is. With
+# the logging collector on, the postmaster's points to the collector's pipe and the logger
+# process keeps the original: the logger's is taken then.
+fd_target() {
+    FD_FILE='' FD_WHAT='' FD_PATH=''
+    [ -n "$PM" ] || return 0
+    f_pid=$PM
+    f_t=$(readlink "/proc/$PM/fd/$1" 2>/dev/null)
+    case $f_t in pipe:* | socket:*)
+        f_logger=$(awk '/^[0-9]+ postgres: (.*: )?logger( process)? *$/ { print $1; exit }' "$D/processes/postgres-titles.txt" 2>/dev/null)
+        if [ -n "$f_logger" ]; then
+            f_l=$(readlink "/proc/$f_logger/fd/$1" 2>/dev/null)
+            [ "$f_l" = "$f_t" ] || { f_t=$f_l; f_pid=$f_logger; }
+        fi
+        ;;
+    esac
+    FD_PATH=/proc/$f_pid/fd/$1
+    case $f_t in
+    '') [ -e "/proc/$PM" ] && FD_WHAT="not readable by uid $MY_UID (run as root or as ${PG_OWNER:-its owner})" ;;
+    /dev/null) FD_WHAT=/dev/null ;;
+    /dev/pts/* | /dev/tty* | /dev/console) FD_WHAT="a terminal ($f_t)" ;;
+    pipe:* | socket:*) FD_WHAT="a pipe or socket ($f_t: a service manager's journal or a logging program)" ;;
+    *' (deleted)') FD_FILE=$FD_PATH FD_WHAT="${f_t% (deleted)}, deleted since (read through $FD_PATH)" ;;
+    /*) if [ -f "$ROOTFS$f_t" ]; then FD_FILE=$ROOTFS$f_t FD_WHAT=$f_t; else FD_WHAT=$f_t; fi ;;
+    *) FD_WHAT=$f_t ;;
+    esac
+}
+
+# The logging collector, as the configuration says (the server is asked later).
+L_COLLECTOR=$(conf_value logging_collector)
+case $L_COLLECTOR in on | true | yes | 1) L_COLLECTOR=on ;; *) L_COLLECTOR=off ;; esac
+L_DIR=
+if [ -n "$DATA" ]; then
+    L_DIR=$(conf_value log_directory)
+    [ -n "$L_DIR" ] || L_DIR=log
+    case $L_DIR in /*) L_DIR=$ROOTFS$L_DIR ;; *) L_DIR=$DATA/$L_DIR ;; esac
+fi
+# Debian's cluster (pg_ctlcluster's startup log), from its data directory or configuration path.
+DEB_VC=
+case $PGDATA_DIR in /var/lib/postgresql/*/*) DEB_VC=${PGDATA_DIR#/var/lib/postgresql/} ;; esac
+case $CONF in /etc/postgresql/*/*/postgresql.conf) DEB_VC=${CONF#/etc/postgresql/} DEB_VC=${DEB_VC%/postgresql.conf} ;; esac
+case $DEB_VC in */*/*) DEB_VC= ;; esac
+DEB_LOG=
+[ -n "$DEB_VC" ] && DEB_LOG=$ROOTFS/var/log/postgresql/postgresql-${DEB_VC%%/*}-${DEB_VC#*/}.log
+
+fd_target 2
+PM_STDERR=$FD_FILE
+PM_STDERR_WHAT=$FD_WHAT
+PM_STDERR_PATH=$FD_PATH
+
 LOGFILE=$LOGFILE_ARG
 LOG_HOW=${LOGFILE:+--log}
 if [ -z "$LOGFILE" ] && [ -n "$DATA" ] && [ -r "$DATA/current_logfiles" ]; then
@@ -953,29 +1287,22 @@ if [ -z "$LOGFILE" ] && [ -n "$DATA" ] && [ -r "$DATA/current_logfiles" ]; then
     case $l_rel in /*) LOGFILE=$ROOTFS$l_rel ;; ?*) LOGFILE=$DATA/$l_rel ;; esac
     LOG_HOW=current_logfiles
 fi
-if [ -z "$LOGFILE" ] && [ -n "$DATA" ]; then
-    l_collector=$(conf_value logging_collector)
-    l_dir=$(conf_value log_directory)
-    case $l_collector in on | true | yes | 1)
-        [ -n "$l_dir" ] || l_dir=log
-        case $l_dir in /*) l_dir=$ROOTFS$l_dir ;; *) l_dir=$DATA/$l_dir ;; esac
-        LOGFILE=$(newest_in "$l_dir")
-        LOG_HOW="log_directory, newest file"
-        ;;
-    esac
+if [ -z "$LOGFILE" ] && [ "$L_COLLECTOR" = on ] && [ -n "$L_DIR" ]; then
+    LOGFILE=$(newest_in "$L_DIR")
+    LOG_HOW="log_directory, newest file"
 fi
-# Debian's directory holds the logs of every cluster: only for a cluster of Debian's layout.
+if [ -z "$LOGFILE" ] && [ -n "$PM_STDERR" ]; then
+    LOGFILE=$PM_STDERR
+    LOG_HOW="the postmaster's standard error, $PM_STDERR_PATH"
+fi
+if [ -z "$LOGFILE" ] && [ -n "$DEB_LOG" ] && [ -f "$DEB_LOG" ]; then
+    LOGFILE=$DEB_LOG
+    LOG_HOW=/var/log/postgresql
+fi
+# Without a cluster of its own, Debian's directory's newest file (it holds every cluster's).
 case $PGDATA_DIR in '' | /var/lib/postgresql/*) l_debian=1 ;; *) l_debian=0 ;; esac
-if [ -z "$LOGFILE" ] && [ "$l_debian" = 1 ] && [ -d "$ROOTFS/var/log/postgresql" ]; then
-    # Debian's pg_ctlcluster: postgresql-VERSION-CLUSTER.log
-    case $PGDATA_DIR in
-    /var/lib/postgresql/*/*)
-        l_vc=${PGDATA_DIR#/var/lib/postgresql/}
-        l_try=$ROOTFS/var/log/postgresql/postgresql-${l_vc%%/*}-${l_vc#*/}.log
-        [ -f "$l_try" ] && LOGFILE=$l_try
-        ;;
-    esac
-    [ -z "$LOGFILE" ] && LOGFILE=$(newest_in "$ROOTFS/var/log/postgresql")
+if [ -z "$LOGFILE" ] && [ -z "$DEB_VC" ] && [ "$l_debian" = 1 ] && [ -d "$ROOTFS/var/log/postgresql" ]; then
+    LOGFILE=$(newest_in "$ROOTFS/var/log/postgresql")
     LOG_HOW=/var/log/postgresql
 fi
 if [ -z "$LOGFILE" ] && [ -n "$DATA" ]; then
@@ -987,28 +1314,161 @@ if [ -z "$LOGFILE" ] && [ -n "$DATA" ]; then
 fi
 
 LOG_SED=${WORK:-/nonexistent}/log.sed
-[ "$DRY_RUN" = 1 ] || cat >"$LOG_SED" <<'EOF'
+[ "$DRY_RUN" = 1 ] || cat >"$LOG_SED" <<'EOS'
 s/\([Pp][Aa][Ss][Ss][Ww][Oo][Rr][Dd][[:space:]]*\)'[^']*'/\1'<redacted>'/g
 s/\([Pp][Aa][Ss][Ss][Ww][Oo][Rr][Dd][[:space:]]*=[[:space:]]*\)'[^']*'/\1'<redacted>'/g
 s/\([Pp][Aa][Ss][Ss][Ww][Oo][Rr][Dd][[:space:]]*=[[:space:]]*\)[^[:space:]'"<][^[:space:]'"]*/\1<redacted>/g
 s#\(postgres[a-z]*://[^:/@[:space:]]*:\)[^@[:space:]]*@#\1<redacted>@#g
-EOF
+EOS
+
+# The manifest's server_logs (one JSON object a line) and log_files_left_out.
+SERVER_LOGS=
+LOGS_LEFT_OUT=
+LOGS_LEFT_N=0
+# server_log PATH ROLE SOURCE FOUND_FROM: a server_logs entry for the collected file PATH.
+server_log() {
+    [ -s "$D/$1" ] || return 0
+    s_mod=$(stat -L -c %Y "$3" 2>/dev/null | awk "$ISO_AWK"' /^[0-9]+$/ { print iso($1) }')
+    jesc "$3"
+    s_src=$J
+    jesc "$4"
+    SERVER_LOGS="$SERVER_LOGS${SERVER_LOGS:+,
+}    {\"path\": \"$1\", \"role\": \"$2\", \"source\": \"$s_src\", \"found_from\": \"$J\", \"modified\": ${s_mod:+\"}${s_mod:-null}${s_mod:+\"}}"
+}
+# left_out SOURCE BYTES MODIFIED WHY: a log_files_left_out entry (the first 50; all counted).
+left_out() {
+    LOGS_LEFT_N=$((LOGS_LEFT_N + 1))
+    [ "$LOGS_LEFT_N" -le 50 ] || return 0
+    jesc "$1"
+    l_src=$J
+    jesc "$4"
+    LOGS_LEFT_OUT="$LOGS_LEFT_OUT${LOGS_LEFT_OUT:+,
+}    {\"source\": \"$l_src\", \"bytes\": ${2:-null}, \"modified\": ${3:+\"}${3:-null}${3:+\"}, \"why\": \"$J\"}"
+}
+
+# copy_log PATH SOURCE BYTES HOW: the last BYTES of the log SOURCE (decompressed when it ends in
+# .gz, .bz2, .xz or .zst), passwords masked, into PATH.
+copy_log() {
+    c_src=$2 c_unz=
+    case $c_src in
+    *.gz) c_unz=gzip ;; *.bz2) c_unz=bzip2 ;; *.xz) c_unz=xz ;; *.zst) c_unz=zstd ;;
+    esac
+    if [ -n "$c_unz" ]; then
+        DESCRIBE="$c_unz -dc $c_src | tail -c $3 | sed (passwords masked)"
+        run "$1" postgres_log 120 "-$3" sh -c '"$1" -dc <"$2" | tail -c "$3" | sed -f "$4"' sh "$c_unz" "$c_src" "$3" "$LOG_SED"
+    else
+        DESCRIBE="tail -c $3 $c_src | sed (passwords masked)"
+        run "$1" postgres_log 120 "$3" sh -c 'tail -c "$1" "$2" | sed -f "$3"' sh "$3" "$c_src" "$LOG_SED"
+    fi
+    server_log "$1" "$4" "$c_src" "$5"
+}
+
+# The marks of a run's bounds in a log file: `CRASHES STARTS STOP` after reading it, from the
+# CRASHES and STARTS seen in the newer files: its lines from the last back, a crash (a PANIC, a
+# process killed by a signal, the restart after one, a start that failed for its shared
+# memory) and a clean start (`database system was shut down at`). STOP: `crash` when this file
+# holds the clean start of the run that ended in the newest crash, `starts` when it holds the
+# start of the run before the current one and no crash came after it, else `-`. English
+# messages only: translated ones find no mark, and the byte cap alone bounds the files.
+RUN_MARKS_AWK='
+/database system was shut down (in recovery )?at / { m[++n] = "S"; next }
+/PANIC[:,"]|was terminated by signal|terminating any other active server processes|database system was interrupted|was not properly shut down|could not (map anonymous|create) shared memory/ { m[++n] = "C" }
+END {
+    stop = "-"
+    for (j = n; j >= 1 && stop == "-"; j--) {
+        if (m[j] == "C") crashes++
+        else if (crashes) stop = "crash"
+        else if (++starts == 2) stop = "starts"
+    }
+    print crashes + 0, starts + 0, stop
+}'
+
+EARLIER_MAX=30
+# collect_logs: the current file, then its earlier files newest first (same directory: the
+# same suffix in the logging collector's directory, NAME.* and NAME-* beside a single file such
+# as logrotate leaves them), each whole or its last part, together at most --log-bytes, at
+# most EARLIER_MAX files, back to the start of the run that ended in the newest crash they
+# show, or without one to the start of the run before the current one; the rest is named in
+# log_files_left_out.
 LOG_DONE=0
 UNIT_LOG=0
-collect_log() {
+collect_logs() {
+    LOG_DONE=1
     if [ "$LOW_DISK" = 1 ]; then
         record postgres/server.log postgres_log "tail -c $LOG_BYTES $LOGFILE" 1 0 0 false "skipped: low disk space"
-    elif [ -r "$LOGFILE" ]; then
-        say "server log: $LOGFILE (from $LOG_HOW)"
-        DESCRIBE="tail -c $LOG_BYTES $LOGFILE | sed (passwords masked)"
-        run postgres/server.log postgres_log 120 "$LOG_BYTES" sh -c 'tail -c "$1" "$2" | sed -f "$3"' \
-            sh "$LOG_BYTES" "$LOGFILE" "$LOG_SED"
-    else
+        return 0
+    elif [ ! -r "$LOGFILE" ]; then
         record postgres/server.log postgres_log "tail -c $LOG_BYTES $LOGFILE" 1 0 0 false \
             "not readable: $LOGFILE (found from $LOG_HOW; permission denied to uid $MY_UID: run as root or as ${PG_OWNER:-the owner of the data directory})"
+        return 0
     fi
-    LOG_DONE=1
+    say "server log: $LOGFILE (from $LOG_HOW)"
+    copy_log postgres/server.log "$LOGFILE" "$LOG_BYTES" current "$LOG_HOW"
+    [ "$DRY_RUN" = 1 ] && return 0
+    set -- 0 0 -
+    # shellcheck disable=SC2046 # three words
+    [ -s "$D/postgres/server.log" ] && set -- $(awk "$RUN_MARKS_AWK" "$D/postgres/server.log")
+    l_crashes=$1 l_starts=$2 l_stop=$3
+    l_dir=${LOGFILE%/*}
+    l_base=${LOGFILE##*/}
+    l_mode=rotated
+    case $LOG_HOW in current_logfiles | log_directory* | */log,* | */pg_log,*) l_mode=suffix ;; esac
+    [ "$l_mode" = rotated ] && [ "$L_COLLECTOR" = on ] && same_file "$l_dir" "$L_DIR" && l_mode=suffix
+    # The candidates, newest first: `EPOCH BYTES NAME` (one ls, one stat, whatever their number).
+    # shellcheck disable=SC2012 # names by mtime; PostgreSQL's file names have no newlines
+    (cd "$l_dir" 2>/dev/null && ls -t 2>/dev/null) | awk -v mode="$l_mode" -v base="$l_base" '
+        BEGIN { sfx = base; if (!sub(/^.*\./, ".", sfx)) sfx = "" }
+        $0 == base { next }
+        mode == "suffix" && sfx != "" && (substr($0, length($0) - length(sfx) + 1) == sfx ||
+            $0 ~ ("\\" sfx "\\.(gz|bz2|xz|zst)$")) { print; next }
+        mode == "rotated" && (index($0, base ".") == 1 || index($0, base "-") == 1) { print }' |
+        head -n 200 >"$WORK/log-names"
+    : >"$WORK/log-list"
+    if [ -s "$WORK/log-names" ]; then
+        # shellcheck disable=SC2046 # one word per file name
+        (cd "$l_dir" && stat -L -c '%Y %s %n' $(cat "$WORK/log-names") 2>/dev/null) |
+            awk "$ISO_AWK"' $1 ~ /^[0-9]+$/ { print iso($1), $2, substr($0, length($1 $2) + 3) }' >"$WORK/log-list"
+    fi
+    l_left=$LOG_BYTES l_n=0 l_why=
+    case $l_stop in crash) l_why="before the start of the run that ended in the newest crash (postgres/server.log)" ;;
+    starts) l_why="before the start of the run before the current one (postgres/server.log)" ;; esac
+    while read -r l_mod l_size l_name; do
+        l_src=$l_dir/$l_name
+        if [ -n "$l_why" ]; then
+            left_out "$l_src" "$l_size" "$l_mod" "$l_why"
+            continue
+        fi
+        if [ "$l_left" -le 0 ]; then
+            left_out "$l_src" "$l_size" "$l_mod" "past --log-bytes ($LOG_BYTES bytes of the earlier files kept)"
+            continue
+        fi
+        if [ "$l_n" -ge "$EARLIER_MAX" ]; then
+            left_out "$l_src" "$l_size" "$l_mod" "past $EARLIER_MAX earlier files"
+            continue
+        fi
+        if [ ! -r "$l_src" ]; then
+            left_out "$l_src" "$l_size" "$l_mod" "not readable by uid $MY_UID"
+            continue
+        fi
+        case $l_name in *.gz | *.bz2 | *.xz | *.zst) l_out=${l_name%.*} ;; *) l_out=$l_name ;; esac
+        l_n=$((l_n + 1))
+        copy_log "postgres/log/$l_out" "$l_src" "$l_left" earlier "the files beside $LOGFILE"
+        l_got=$(size_of "$D/postgres/log/$l_out")
+        l_left=$((l_left - l_got))
+        [ "$l_got" -gt 0 ] || continue
+        # shellcheck disable=SC2046 # three words
+        set -- $(awk -v crashes="$l_crashes" -v starts="$l_starts" "$RUN_MARKS_AWK" "$D/postgres/log/$l_out")
+        l_crashes=$1 l_starts=$2
+        case $3 in
+        crash) l_why="before the start of the run that ended in the newest crash (postgres/log/$l_out)" ;;
+        starts) l_why="before the start of the run before the current one (postgres/log/$l_out)" ;;
+        esac
+    done <"$WORK/log-list"
+    [ "$LOGS_LEFT_N" -gt 0 ] && say "earlier log files: $l_n collected, $LOGS_LEFT_N left out (named in the manifest)"
+    return 0
 }
+
+# The unit: a running server's from its cgroup (above), else the packaging's names.
 if [ -z "$PM_UNIT" ] && [ -d /run/systemd/system ] && have systemctl; then
     # A server that is down has no cgroup to name its unit: the packaging's unit names.
     case $PGDATA_DIR in
@@ -1023,7 +1483,7 @@ if [ -z "$PM_UNIT" ] && [ -d /run/systemd/system ] && have systemctl; then
     done
 fi
 if [ -n "$LOGFILE" ]; then
-    collect_log
+    collect_logs
 elif [ -n "$PM_UNIT" ] && have journalctl; then
     # A server started by systemd without a log file of its own logs to the journal.
     say "server log: the journal of $PM_UNIT"
@@ -1032,8 +1492,119 @@ elif [ -n "$PM_UNIT" ] && have journalctl; then
     UNIT_LOG=1
     [ "$DRY_RUN" = 0 ] && [ -e "$D/postgres/server.log" ] && ! has_entries "$D/postgres/server.log" &&
         amend postgres/server.log "no entries: uid $MY_UID sees nothing of $PM_UNIT in the journal"
+    [ "$DRY_RUN" = 0 ] && server_log postgres/server.log current "journalctl -u $PM_UNIT" "the unit's journal"
     LOG_DONE=1
 fi
+
+# The postmaster's standard error when it is a file other than the log: with the logging
+# collector on, what the server printed before it ran (a start that failed:
+# `FATAL:  could not map anonymous shared memory`). A running postmaster's /proc/PID/fd/2 (and
+# fd/1 when another file); a server that is down: --stderr, the unit's `pg_ctl … -l FILE`
+# (ExecStart), Debian's startup log. (postmaster.opts holds the server's own arguments, never
+# pg_ctl's -l.)
+STDERR_FILE='' STDERR_HOW=''
+if [ -n "$STDERR_ARG" ]; then
+    STDERR_FILE=$STDERR_ARG STDERR_HOW=--stderr
+elif [ -n "$PM_STDERR" ]; then
+    STDERR_FILE=$PM_STDERR STDERR_HOW=$PM_STDERR_PATH
+elif [ -z "$PM" ]; then
+    if [ -n "$PM_UNIT" ] && [ -d /run/systemd/system ] && have systemctl; then
+        u_l=$(systemctl show -p ExecStart "$PM_UNIT" 2>/dev/null </dev/null | awk '
+            { for (i = 1; i <= NF; i++) {
+                if (($i == "-l" || $i == "--log") && i < NF) { print $(i + 1); exit }
+                if ($i ~ /^--log=/) { sub(/^--log=/, "", $i); print $i; exit } } }')
+        case $u_l in /*) STDERR_FILE=$ROOTFS$u_l STDERR_HOW="$PM_UNIT's ExecStart (pg_ctl -l)" ;; esac
+    fi
+    if [ -z "$STDERR_FILE" ] && [ -n "$DEB_LOG" ] && [ -f "$DEB_LOG" ]; then
+        STDERR_FILE=$DEB_LOG STDERR_HOW="Debian's startup log (pg_ctlcluster)"
+    fi
+fi
+if [ -n "$STDERR_FILE" ] && [ -n "$LOGFILE" ] && { [ "$STDERR_FILE" = "$LOGFILE" ] || same_file "$STDERR_FILE" "$LOGFILE"; }; then
+    # It is the server log itself (no logging collector).
+    STDERR_FILE=
+elif [ -z "$STDERR_FILE" ] && [ -n "$PM" ] && [ -n "$PM_STDERR_WHAT" ] && [ "$DRY_RUN" = 0 ]; then
+    note "the postmaster's standard error is $PM_STDERR_WHAT: not collected"
+fi
+if [ -n "$STDERR_FILE" ]; then
+    if [ "$LOW_DISK" = 1 ]; then
+        record postgres/stderr.log postgres_log "tail -c $LOG_BYTES $STDERR_FILE" 1 0 0 false "skipped: low disk space"
+    elif [ -r "$STDERR_FILE" ]; then
+        say "the postmaster's standard error: $STDERR_FILE (from $STDERR_HOW)"
+        copy_log postgres/stderr.log "$STDERR_FILE" "$LOG_BYTES" stderr "$STDERR_HOW"
+    else
+        record postgres/stderr.log postgres_log "tail -c $LOG_BYTES $STDERR_FILE" 1 0 0 false \
+            "not readable: $STDERR_FILE (found from $STDERR_HOW; $(why_not "$STDERR_FILE"))"
+    fi
+    # The other stream, when it goes to another file.
+    fd_target 1
+    if [ -n "$FD_FILE" ] && [ -n "$PM_STDERR" ] && ! same_file "$FD_FILE" "$PM_STDERR" && [ -r "$FD_FILE" ] && [ "$LOW_DISK" = 0 ] &&
+        { [ -z "$LOGFILE" ] || ! same_file "$FD_FILE" "$LOGFILE"; }; then
+        copy_log postgres/stdout.log "$FD_FILE" "$LOG_BYTES" stderr "$FD_PATH"
+    fi
+fi
+
+# Syslog: where the settings send it (syslog_facility, syslog_ident) and the lines of that
+# identity in the first syslog file that holds some (the destinations rsyslog's or syslogd's
+# configuration names for the facility, then /var/log/syslog and /var/log/messages), else in
+# the journal.
+SYSLOG_JSON=
+L_DEST=$(conf_value log_destination)
+[ -n "$L_DEST" ] || L_DEST=$(opt_value log_destination)
+case $L_DEST in
+*syslog*)
+    l_fac=$(conf_value syslog_facility)
+    l_fac=$(printf '%s' "${l_fac:-LOCAL0}" | tr '[:upper:]' '[:lower:]')
+    l_ident=$(conf_value syslog_ident)
+    l_ident=${l_ident:-postgres}
+    l_dests=$(cat "$ROOTFS/etc/rsyslog.conf" "$ROOTFS"/etc/rsyslog.d/*.conf "$ROOTFS/etc/syslog.conf" 2>/dev/null | awk -v fac="$l_fac" '
+        /^[ \t]*(#|\$|$)/ { next }
+        NF >= 2 && ($NF ~ /^-?\// ) {
+            sel = $1; n = split(sel, parts, ";")
+            for (i = 1; i <= n; i++) {
+                split(parts[i], fp, "."); k = split(fp[1], facs, ",")
+                for (j = 1; j <= k; j++) if ((facs[j] == fac || facs[j] == "*") && fp[2] != "none") { f = $NF; sub(/^-/, "", f); print f; next }
+            }
+        }' | awk '!seen[$0]++')
+    l_from='' l_tried=''
+    if [ "$LOW_DISK" = 0 ] && [ "$DRY_RUN" = 0 ]; then
+        for l_f in $l_dests /var/log/syslog /var/log/messages; do
+            case " $l_tried " in *" $l_f "*) continue ;; esac
+            l_tried="$l_tried $l_f"
+            [ -r "$ROOTFS$l_f" ] || continue
+            DESCRIBE="the lines of ${l_ident}[PID] in $l_f (its last 256 MiB read), passwords masked"
+            run postgres/syslog.txt postgres_log 60 "-$LOG_BYTES" sh -c 'tail -c 268435456 "$1" | grep -a "$2\[[0-9]*\]: " | sed -f "$3"' sh "$ROOTFS$l_f" " $l_ident" "$LOG_SED"
+            if [ -s "$D/postgres/syslog.txt" ]; then
+                l_from=$l_f
+                server_log postgres/syslog.txt syslog "$l_f" "log_destination = syslog, facility $l_fac"
+                break
+            fi
+            # Nothing of ours in that one: its entry goes, the next file is tried.
+            ENTRIES=$(printf '%s' "$ENTRIES" | grep -v '^{"path":"postgres/syslog.txt",')
+            ENTRIES="$ENTRIES
+"
+            rm -f "$D/postgres/syslog.txt"
+        done
+        if [ -z "$l_from" ] && have journalctl && [ -d "$ROOTFS/run/systemd/journal" ]; then
+            run postgres/syslog.txt postgres_log 60 "-$LOG_BYTES" journalctl -t "$l_ident" -o short-precise --no-pager --since=-3d
+            if has_entries "$D/postgres/syslog.txt"; then
+                l_from=journal
+                server_log postgres/syslog.txt syslog "journalctl -t $l_ident" "log_destination = syslog, the journal"
+            else
+                amend postgres/syslog.txt "no entries: uid $MY_UID sees nothing of $l_ident in the journal"
+            fi
+        fi
+        [ -n "$l_from" ] || record postgres/syslog.txt postgres_log "grep '${l_ident}[PID]: '" 1 0 0 false \
+            "log_destination is $L_DEST, facility $l_fac, ident $l_ident: no readable syslog file holds its lines (tried:${l_tried:- none}), and no journal"
+    fi
+    jesc "$l_fac"
+    l_facj=$J
+    jesc "$l_ident"
+    l_identj=$J
+    l_dj=$(printf '%s\n' "$l_dests" | awk 'NF { gsub(/\\/, "\\\\"); gsub(/"/, "\\\""); printf "%s\"%s\"", (n++ ? ", " : ""), $0 }')
+    jesc "$l_from"
+    SYSLOG_JSON="{\"facility\": \"$l_facj\", \"ident\": \"$l_identj\", \"destinations\": [$l_dj], \"collected_from\": \"$J\"}"
+    ;;
+esac
 
 # ---------------------------------------------------------------------------------------------
 # Storage: where PostgreSQL's files are, as the postmaster sees them: the data directory, pg_wal
@@ -1168,14 +1739,13 @@ PGAPPNAME=pgmortem-collect
 PGCONNECT_TIMEOUT=5
 PGOPTIONS='-c statement_timeout=5000 -c lock_timeout=50 -c default_transaction_read_only=on -c idle_in_transaction_session_timeout=10000'
 export PGAPPNAME PGCONNECT_TIMEOUT PGOPTIONS
-if [ -z "$PG_HOST" ] || [ -z "$PG_PORT" ]; then
-    # postmaster.pid: line 4 the port, line 5 the first socket directory.
-    if [ -n "$DATA" ] && [ -n "$PM" ] && [ -r "$DATA/postmaster.pid" ]; then
-        p_port=$(sed -n 4p "$DATA/postmaster.pid")
-        p_sock=$(sed -n 5p "$DATA/postmaster.pid")
-        [ -z "$PG_PORT" ] && is_number "$p_port" && PG_PORT=$p_port
-        [ -z "$PG_HOST" ] && [ -n "$p_sock" ] && PG_HOST=$ROOTFS$p_sock
-    fi
+# postmaster.pid: line 4 the port, line 5 the first socket directory.
+PM_PORT=
+if [ -n "$DATA" ] && [ -n "$PM" ]; then
+    read_pidfile "$DATA"
+    is_number "$PF_PORT" && PM_PORT=$PF_PORT
+    [ -z "$PG_PORT" ] && PG_PORT=$PM_PORT
+    [ -z "$PG_HOST" ] && [ -n "$PF_SOCK" ] && PG_HOST=$ROOTFS$PF_SOCK
 fi
 PSQL_USER=
 [ -z "$PG_USER" ] && [ "$MY_UID" = 0 ] && PSQL_USER=$PG_OWNER
@@ -1222,12 +1792,13 @@ elif preflight postgres/session pg_settings "$PSQL_CMD"; then
           print (fmt == "t" ? "\\pset tuples_only on" : "\\pset tuples_only off")
           print sql
           print "\\echo " mark " " path " lines " NR }' >"$WORK/session.sql"
-    s_start=$(now_ms)
-    s_secs=$(budget 90 || echo 1)
+    now_ms; s_start=$NOW_MS
+    budget 90 || BUDGET=1
+    s_secs=$BUDGET
     # psql reads the session from stdin, so it runs as another user without reading our files.
     s_rc=0
     owner_run "$PSQL_USER" "$s_secs" "$@" -A -F '|' -f - <"$WORK/session.sql" >"$WORK/session.out" 2>"$WORK/session.err" || s_rc=$?
-    s_end=$(now_ms)
+    now_ms; s_end=$NOW_MS
     s_first_err=$(grep -v -e '^psql:<stdin>:[0-9]*: NOTICE' -e '^psql:<stdin>:[0-9]*: WARNING' "$WORK/session.err" | head -c 300 | head -n 1)
     [ "$s_rc" = 124 ] && s_first_err="timed out after ${s_secs}s; $s_first_err"
     # Split the output at the markers; a step's errors are psql's lines for its SQL line.
@@ -1274,7 +1845,7 @@ if [ -s "${WORK:-/nonexistent}/paths" ]; then
     if [ "$LOG_DONE" = 0 ] && [ -n "$s_log" ]; then
         case $s_log in /*) LOGFILE=$ROOTFS$s_log ;; *) LOGFILE=$DATA/$s_log ;; esac
         LOG_HOW="pg_current_logfile()"
-        collect_log
+        collect_logs
     fi
 fi
 if [ "$LOG_DONE" = 0 ]; then
@@ -1329,7 +1900,7 @@ elif [ ! -s "$D/postgres/pg_settings.txt" ]; then
     if [ -n "$c_why" ]; then
         record postgres/pg_settings-postgres-C.txt pg_settings "$c_cmd" 1 0 0 false "not run: $c_why"
     elif preflight postgres/pg_settings-postgres-C.txt pg_settings "$c_cmd"; then
-        c_start=$(now_ms)
+        now_ms; c_start=$NOW_MS
         {
             echo "name|setting|unit|source|sourcefile|pending_restart"
             c_n=0
@@ -1347,7 +1918,7 @@ elif [ ! -s "$D/postgres/pg_settings.txt" ]; then
             done
             echo "($c_n rows)"
         } >"$D/postgres/pg_settings-postgres-C.txt" 2>/dev/null
-        c_end=$(now_ms)
+        now_ms; c_end=$NOW_MS
         c_bytes=$(size_of "$D/postgres/pg_settings-postgres-C.txt")
         c_note=$(grep -v 'unrecognized configuration parameter' "$WORK/c.err" 2>/dev/null | head -c 300 | head -n 1)
         if grep -q '^[a-z_]*|' "$D/postgres/pg_settings-postgres-C.txt" 2>/dev/null; then
@@ -1376,7 +1947,7 @@ if [ "$PERF_SECONDS" -gt 0 ]; then
         record perf/perf-script.txt perf_script "perf record -e cpu-clock -e cpu-migrations -F 99 -a -g -- sleep $PERF_SECONDS; perf script --header" 0 0 0 false ""
     elif ! free_ok; then
         record perf/perf-script.txt perf_script "perf record" 1 0 0 false "skipped: low disk space"
-    elif ! budget $((PERF_SECONDS + 60)) >/dev/null || [ "$(budget $((PERF_SECONDS + 60)))" -lt $((PERF_SECONDS + 60)) ]; then
+    elif ! budget $((PERF_SECONDS + 60)) || [ "$BUDGET" -lt $((PERF_SECONDS + 60)) ]; then
         record perf/perf-script.txt perf_script "perf record" 1 0 0 false "skipped: less than $((PERF_SECONDS + 60)) s left of --max-time $MAX_TIME"
     else
         say "perf record for $PERF_SECONDS s"
@@ -1431,6 +2002,25 @@ write_manifest() {
         printf '  "started": "%s",\n  "ended": "%s",\n' "$STARTED" "$ENDED"
         printf '  "postmaster_pid": %s,\n  "data_directory": "%s",\n  "settings_from": "%s",\n' \
             "${PM:-null}" "$(json_escape "$PGDATA_DIR")" "$SETTINGS_FROM"
+        printf '  "postmaster_state": "%s",\n  "postmaster_found_from": "%s",\n' "$PM_STATE" "$(json_escape "$PM_FROM")"
+        printf '  "postmaster_started": %s,\n  "port": %s,\n  "postmaster_memory_cgroup": "%s",\n' \
+            "${PM_START_UTC:+\"}${PM_START_UTC:-null}${PM_START_UTC:+\"}" "${PM_PORT:-null}" "$(json_escape "$PM_MEMCG")"
+        # shellcheck disable=SC2086 # one word per pid
+        printf '  "processes": {"collected": %s, "left_out": %s, "gone": [%s]},\n' "$((PROCS_TREE - ${PROCS_LEFT_OUT:-0} - $(set -- $PROCS_GONE; echo $#)))" \
+            "${PROCS_LEFT_OUT:-0}" "$(printf '%s\n' "$PROCS_GONE" | awk '{ for (i = 1; i <= NF; i++) printf "%s%s", (n++ ? ", " : ""), $i }')"
+        printf '  "other_postmasters": [%s%s%s],\n' "${OTHERS:+
+}" "$OTHERS" "${OTHERS:+
+  }"
+        printf '  "log_destination": "%s",\n  "syslog": %s,\n' "$(json_escape "${L_DEST:-}")" "${SYSLOG_JSON:-null}"
+        printf '  "server_logs": [%s%s%s],\n' "${SERVER_LOGS:+
+}" "$SERVER_LOGS" "${SERVER_LOGS:+
+  }"
+        printf '  "log_files_left_out": [%s%s%s],\n  "log_files_left_out_count": %s,\n' "${LOGS_LEFT_OUT:+
+}" "$LOGS_LEFT_OUT" "${LOGS_LEFT_OUT:+
+  }" "$LOGS_LEFT_N"
+        printf '  "notes": [%s%s%s],\n' "${NOTES:+
+}" "$NOTES" "${NOTES:+
+  }"
         printf '  "files": [\n'
         printf '%s' "$ENTRIES" | sed -e 's/^/    /' -e '$!s/$/,/'
         printf '  ]\n}\n'

@@ -53,12 +53,20 @@ pub(crate) const PGMORTEM: &[(&str, SourceKind)] = &[
     ("postgres/database-ages.txt", Reference),
     ("postgres/database-xid-ages.txt", DatabaseXidAges),
     ("postgres/hba-summary.txt", Reference),
+    // The server log's earlier files (log_directory's, or a single file's rotated siblings).
+    ("postgres/log/*", PostgresLog),
     ("postgres/pg_settings-postgres-C.txt", PgSettings),
     ("postgres/pg_settings.txt", PgSettings),
     ("postgres/postgresql.conf", PgConf),
     ("postgres/replication-slots.txt", ReplicationSlots),
     ("postgres/server.log", PostgresLog),
+    // The postmaster's standard error and output when they are other files than the log
+    // (`pg_ctl -l FILE` with the logging collector on: a start that failed is only there).
+    ("postgres/stderr.log", PostgresLog),
+    ("postgres/stdout.log", PostgresLog),
     ("postgres/subtrans-sql.txt", Reference),
+    // The server's lines in the syslog file its syslog_facility goes to, or in the journal.
+    ("postgres/syslog.txt", PostgresLog),
     ("postgres/tablespaces.txt", Tablespaces),
     ("postgres/version.txt", PgVersion),
     ("processes/*/cgroup", ProcCgroup),
