@@ -1,12 +1,13 @@
 //! The unified timeline: every notable event of every source on UTC.
 
-use pgmortem_parse::kernel::KernelEvent;
+use pgmortem_parse::kernel::{HardwareError, HardwareSource, KernelEvent, StorageFailure};
 use pgmortem_parse::pglog::PgEvent;
 
 use crate::clock::{self, Clock};
 use crate::facts::PerfFacts;
 use crate::ha::HaSource;
 use crate::human::human_kb;
+use crate::human::kernel;
 use crate::report::{PerfSummary, TimelineEvent};
 use crate::sources::{KernelSource, PgSource};
 
@@ -105,6 +106,33 @@ pub(crate) fn add_ha(events: &mut Vec<TimelineEvent>, sources: &[HaSource], cloc
     sort(events);
 }
 
+/// The timeline kind of a storage error: the file system's own failures apart from the
+/// devices' (I/O errors, resets, timeouts, a full backing store), which keep `storage_error`.
+fn storage_kind(failure: StorageFailure) -> &'static str {
+    match failure {
+        StorageFailure::FilesystemError => "filesystem_error",
+        StorageFailure::ReadOnly => "filesystem_read_only",
+        StorageFailure::Shutdown => "filesystem_shutdown",
+        _ => "storage_error",
+    }
+}
+
+/// A hardware error with the count its line gives (`corrected memory error on memory
+/// controller 0 at CPU#0Channel#2_DIMM#0 page 0x0, 4 errors`); the bare notice that records
+/// follow as such.
+fn hardware_summary(e: &HardwareError) -> String {
+    if kernel::bare_notice(e) {
+        return "machine check events logged (the records follow, or went to mcelog)".to_owned();
+    }
+    let text = kernel::hardware_error(e);
+    match e.count {
+        Some(n) if e.source != HardwareSource::Thermal => {
+            format!("{text}, {n} error{}", if n == 1 { "" } else { "s" })
+        }
+        _ => text,
+    }
+}
+
 fn kernel_summary(event: &KernelEvent) -> (&'static str, String) {
     match event {
         KernelEvent::OomReport(r) => {
@@ -164,7 +192,9 @@ fn kernel_summary(event: &KernelEvent) -> (&'static str, String) {
             "core_dump_failed",
             format!("{} {} left no core dump: {}", c.comm, c.pid, c.reason),
         ),
-        KernelEvent::StorageError(e) => ("storage_error", e.message.clone()),
+        KernelEvent::StorageError(e) => (storage_kind(e.failure), kernel::storage_error(e)),
+        KernelEvent::HardwareError(e) => ("hardware_error", hardware_summary(e)),
+        KernelEvent::UserspaceOomKill(k) => ("userspace_oom_kill", kernel::userspace_oom_kill(k)),
         KernelEvent::CrashReport(c) => (
             "crash_report",
             format!(
@@ -229,5 +259,190 @@ pub(crate) fn perf_summary(perf: PerfFacts, clock: &Clock) -> PerfSummary {
         bucket_seconds: profile.bucket_seconds,
         density: profile.timeline.iter().map(|b| b.samples).collect(),
         stacks: perf.stacks,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use pgmortem_parse::kernel::{self, KernelOptions};
+
+    use super::kernel_summary;
+
+    /// The kind and summary of every event the kernel-log `text` holds.
+    fn summaries(text: &str) -> Vec<(&'static str, String)> {
+        kernel::parse(text.as_bytes(), &KernelOptions::default())
+            .records
+            .iter()
+            .map(|r| kernel_summary(&r.event))
+            .collect()
+    }
+
+    fn pair(kind: &'static str, summary: &str) -> (&'static str, String) {
+        (kind, summary.to_owned())
+    }
+
+    #[test]
+    fn a_file_system_error_its_journal_and_the_read_only_remount_each_have_a_kind() {
+        // fixtures/incidents/pg15-read-only-fs, kernel/dmesg.txt: `trigger_fs_error` on ext4
+        // mounted errors=remount-ro.
+        let got = summaries(
+            "[  403.071300] EXT4-fs error (device loop0): trigger_test_error:129: comm bash: 1\n\
+             [  403.072999] Aborting journal on device loop0-8.\n\
+             [  403.087090] EXT4-fs (loop0): Remounting filesystem read-only\n",
+        );
+        assert_eq!(
+            got,
+            [
+                pair(
+                    "filesystem_error",
+                    "ext4 error on loop0 (met by bash): trigger_test_error:129: 1"
+                ),
+                pair(
+                    "filesystem_shutdown",
+                    "the jbd2 journal loop0-8 aborted: its file system stops writing"
+                ),
+                pair("filesystem_read_only", "ext4 on loop0 remounted read-only"),
+            ]
+        );
+    }
+
+    #[test]
+    fn io_errors_of_the_block_layer_and_the_file_system_stay_storage_errors() {
+        // fixtures/incidents/pg15-io-errors, kernel/dmesg-T.txt: a loop device whose sparse
+        // backing file's tmpfs filled.
+        let got = summaries(
+            "[Sat Nov 28 16:04:42 2026] critical space allocation error, dev loop0, sector 475568 op 0x1:(WRITE) flags 0x0 phys_seg 32 prio class 2\n\
+             [Sat Nov 28 16:04:42 2026] EXT4-fs warning (device loop0): ext4_end_bio:368: I/O error 3 writing to inode 993 starting block 59446)\n",
+        );
+        assert_eq!(
+            got,
+            [
+                pair(
+                    "storage_error",
+                    "WRITE failed on loop0 at sector 475568: critical space allocation error \
+                     (the device's backing store is full)"
+                ),
+                pair(
+                    "storage_error",
+                    "ext4 I/O error on loop0: ext4_end_bio:368: I/O error 3 writing to inode \
+                     993 starting block 59446)"
+                ),
+            ]
+        );
+        // fixtures/wild/longhorn-ext4-errors-postgres-volume: the SCSI disk's reset; a read
+        // error of the block layer (fixtures/formats/kernel/public-blk-update-request-dmesg.txt).
+        let got = summaries(
+            "sd 5:0:0:1: Power-on or device reset occurred\n\
+             blk_update_request: I/O error, dev nvme1n1, sector 823872 op 0x0:(READ) flags 0x80700 phys_seg 1 prio class 0\n",
+        );
+        assert_eq!(
+            got,
+            [
+                pair(
+                    "storage_error",
+                    "SCSI disk 5:0:0:1 reset or taken offline: Power-on or device reset occurred"
+                ),
+                pair(
+                    "storage_error",
+                    "READ failed on nvme1n1 at sector 823872: I/O error"
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn an_xfs_shutdown_names_the_file_system_and_why() {
+        let got = summaries("XFS (dm-0): Filesystem has been shut down due to log error (0x2).\n");
+        assert_eq!(
+            got,
+            [pair(
+                "filesystem_shutdown",
+                "XFS on dm-0 shut down: Filesystem has been shut down due to log error (0x2)."
+            )]
+        );
+    }
+
+    #[test]
+    fn hardware_errors_are_named_with_their_dimm_and_count() {
+        let got = summaries(include_str!(
+            "../../../fixtures/wild/radiasoft-edac-ce-dimm-replaced/syslog"
+        ));
+        assert_eq!(
+            got[..2],
+            [
+                pair(
+                    "hardware_error",
+                    "machine check events logged (the records follow, or went to mcelog)"
+                ),
+                pair(
+                    "hardware_error",
+                    "corrected memory error on memory controller 1 at \
+                     CPU_SrcID#1_Ha#0_Chan#0_DIMM#0 page 0xee30a0, 1 error"
+                ),
+            ]
+        );
+        let got = summaries(include_str!(
+            "../../../fixtures/formats/kernel/public-edac-ce-kern-log.txt"
+        ));
+        assert_eq!(
+            got[1],
+            pair(
+                "hardware_error",
+                "corrected memory error on memory controller 0 at CPU#0Channel#2_DIMM#0 page \
+                 0x0, 4 errors"
+            )
+        );
+        let got = summaries(include_str!(
+            "../../../fixtures/formats/kernel/public-thermal-dmesg.txt"
+        ));
+        assert_eq!(
+            got[0],
+            pair(
+                "hardware_error",
+                "CPU2: Core temperature above threshold, cpu clock throttled (total events = \
+                 2675)"
+            )
+        );
+        let got = summaries(include_str!(
+            "../../../fixtures/formats/kernel/public-memory-failure-inject-dmesg.txt"
+        ));
+        assert_eq!(
+            got[0],
+            pair(
+                "hardware_error",
+                "memory failure at page 0x39c2 (Recovered)"
+            )
+        );
+    }
+
+    #[test]
+    fn user_space_oom_kills_say_who_killed_what_and_why() {
+        let got = summaries(include_str!(
+            "../../../fixtures/wild/systemd-oomd-kills-journald-system-slice/journal.txt"
+        ));
+        assert!(
+            got.contains(&pair(
+                "userspace_oom_kill",
+                "systemd-oomd killed /system.slice/systemd-journald.service (1 process): memory \
+                 pressure of /system.slice at 85.03% over 80.00% for more than 2s"
+            )),
+            "{got:?}"
+        );
+        // The unit's own line stays a unit event.
+        assert!(got.iter().any(|(k, s)| *k == "unit_event"
+            && s == "systemd-journald.service: systemd-oomd killed 1 process(es)"));
+        let got = summaries(include_str!(
+            "../../../fixtures/formats/kernel/public-earlyoom-journal.txt"
+        ));
+        assert_eq!(
+            got.iter()
+                .filter(|(k, _)| *k == "userspace_oom_kill")
+                .map(|(_, s)| s.as_str())
+                .next(),
+            Some(
+                "earlyoom sent SIGTERM to Web Content 1024668 (VmRSS 79 MiB, oom_score 823): \
+                 low memory (mem 10.00%, swap 10.00%)"
+            )
+        );
     }
 }

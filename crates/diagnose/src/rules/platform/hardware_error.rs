@@ -45,6 +45,7 @@ use std::collections::BTreeMap;
 use pgmortem_parse::kernel::{HardwareError, HardwareSource, KernelEvent};
 
 use crate::facts::{Facts, KernelEventAt};
+use crate::human::kernel::{bare_notice, hardware_error as describe};
 use crate::human::{cut, duration};
 use crate::report::{Evidence, Finding, Incident, Severity};
 use crate::rules::support::{death_text, incident_near};
@@ -90,63 +91,6 @@ fn class(e: &HardwareError) -> Class {
         (HardwareSource::MemoryFailure, _) | (_, Some(false)) => Class::Uncorrected,
         (_, Some(true)) => Class::Corrected,
         (_, None) => Class::Undecoded,
-    }
-}
-
-/// `Machine check events logged`: a notice that records follow (or were handed to mcelog).
-fn bare_notice(e: &HardwareError) -> bool {
-    e.source == HardwareSource::MachineCheck
-        && e.corrected.is_none()
-        && e.cpu.is_none()
-        && e.status.is_none()
-}
-
-/// One record for a person.
-fn describe(e: &HardwareError) -> String {
-    let corrected = match e.corrected {
-        Some(true) => "corrected ",
-        Some(false) => "uncorrected ",
-        None => "",
-    };
-    let at = |what: &str, v: &Option<String>| {
-        v.as_deref()
-            .map(|x| format!(" {what} {x}"))
-            .unwrap_or_default()
-    };
-    match e.source {
-        HardwareSource::MachineCheck => format!(
-            "{corrected}machine check{}{}{}",
-            e.cpu.map(|c| format!(" on CPU {c}")).unwrap_or_default(),
-            e.bank.map(|b| format!(" bank {b}")).unwrap_or_default(),
-            at("status", &e.status)
-        ),
-        HardwareSource::Edac => format!(
-            "{corrected}memory error{}{}{}",
-            e.memory_controller
-                .map(|m| format!(" on memory controller {m}"))
-                .unwrap_or_default(),
-            at("at", &e.location),
-            at("page", &e.page)
-        ),
-        HardwareSource::MemoryFailure => format!(
-            "memory failure{}{}{}",
-            at("at page", &e.page),
-            e.outcome
-                .as_deref()
-                .map(|o| format!(" ({o})"))
-                .unwrap_or_default(),
-            match (&e.comm, e.pid) {
-                (Some(c), Some(p)) => format!(", {c} {p} killed"),
-                _ => String::new(),
-            }
-        ),
-        HardwareSource::Apei => format!(
-            "{corrected}firmware (APEI) error record{}{}",
-            at("at", &e.location),
-            at("address", &e.address)
-        ),
-        HardwareSource::Thermal => cut(e.message.strip_prefix("mce: ").unwrap_or(&e.message), 120),
-        _ => cut(&e.message, 120),
     }
 }
 

@@ -1,4 +1,7 @@
-//! Numbers for people: sizes, shares, durations, and text cut to length.
+//! Numbers for people: sizes, shares, durations, and text cut to length; kernel events in a
+//! line ([`kernel`]).
+
+pub(crate) mod kernel;
 
 /// Kibibytes as a short human size.
 pub fn human_kb(kb: u64) -> String {
