@@ -16,8 +16,8 @@
 //!
 //! Every incident of fixtures/incidents is also checked for its layout: a copy of its page with
 //! a probe script (which writes what it found into the DOM, so the console stays silent) must
-//! have every text of every picture inside its `<svg>`, no two axis or phase labels over each
-//! other, and each incident's restart named at its end (`ready`); a screenshot of each page is
+//! have every text of every picture inside its `<svg>`, no two axis, phase or mark labels over
+//! each other, and each incident's restart named at its end (`ready`); a screenshot of each page is
 //! kept in target/browser/ for a person.
 //!
 //! Chromium is found at `$PGMORTEM_CHROMIUM`, `/usr/bin/chromium`, or as `chromium`,
@@ -235,7 +235,7 @@ fn a_perf_capture_report_renders_with_its_flame_graph_and_findings() {
 }
 
 /// Appended to a copy of a page: once it is laid out, lists every text of an `<svg>` whose box
-/// lies outside its picture, and every two axis or phase labels of one picture that overlap, in
+/// lies outside its picture, and every two axis, phase or mark labels of one picture that overlap, in
 /// `<pre id="pgmortem-layout">` (`ok` when there is none).
 const LAYOUT_PROBE: &str = r#"<script>
 addEventListener('load', function () {
@@ -252,7 +252,7 @@ addEventListener('load', function () {
       if (b.left < box.left - 1 || b.right > box.right + 1 || b.top < box.top - 1 || b.bottom > box.bottom + 1) {
         bad.push(name + ': "' + t.textContent + '" at ' + round(b) + ' outside ' + round(box));
       }
-      if (t.classList.contains('tick') || t.classList.contains('phase')) { labels.push([t, b]); }
+      if (t.classList.contains('tick') || t.classList.contains('phase') || t.classList.contains('marklabel')) { labels.push([t, b]); }
     });
     for (var a = 0; a < labels.length; a++) {
       for (var c = a + 1; c < labels.length; c++) {

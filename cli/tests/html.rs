@@ -90,3 +90,38 @@ fn html_of_a_perf_capture_embeds_the_flame_graph() {
         assert!(page.contains(&format!("data-rule=\"{id}\"")), "{id}");
     }
 }
+
+#[test]
+fn html_draws_the_kernels_storage_and_file_system_events_with_their_own_marks() {
+    // pg15-io-errors: a loop device whose backing tmpfs filled (the block layer's `critical
+    // space allocation error`), ext4's failures after it, and its journal aborted.
+    let page = String::from_utf8(stdout_ok(
+        pgmortem()
+            .args(["analyze", "--quiet", "--format", "html"])
+            .arg(bundle("pg15-io-errors")),
+    ))
+    .unwrap();
+    let storage = page.matches("<path class=\"mk fam-storage\"").count();
+    let filesystem = page.matches("<rect class=\"mk fam-fs\"").count();
+    assert!(storage >= 10 && filesystem >= 2, "{storage} {filesystem}");
+    // Each mark's hover text: its time, kind, summary and line, escaped.
+    assert!(page.contains(
+        "<title>2026-11-28 16:04:42 UTC  storage_error\nWRITE failed on loop0 at sector 475568: \
+         critical space allocation error (the device&#39;s backing store is full)\n\
+         kernel/dmesg-T.txt:4</title>"
+    ));
+    assert!(page.contains("<text class=\"marklabel\" x=\"932.94\" y=\"59.0\">I/O</text>"));
+    // The legend names the families drawn, and only those.
+    assert!(page.contains("</svg> storage I/O error"));
+    assert!(page.contains("</svg> file-system error, shutdown or read-only remount"));
+    assert!(!page.contains("</svg> hardware error"));
+    assert!(!page.contains("</svg> user-space OOM killer"));
+    // An OOM kill's page has none of them.
+    let page = String::from_utf8(stdout_ok(
+        pgmortem()
+            .args(["analyze", "--quiet", "--format", "html"])
+            .arg(bundle("pg15-memcg-oom-work-mem")),
+    ))
+    .unwrap();
+    assert!(!page.contains("mk fam-") && !page.contains("Kernel lane:"));
+}

@@ -15,6 +15,8 @@ use super::markup::{count, esc, seconds, time};
 /// bins so that a day of events keeps the page small.
 pub(super) const MAX_MARKS: usize = 1500;
 
+/// Width of a character of a mark's label (9 px text).
+const LABEL_CHAR: f64 = 5.6;
 /// Height of one lane.
 const LANE: f64 = 34.0;
 /// Most characters of a summary in a hover text.
@@ -53,6 +55,11 @@ fn mark_class(kind: &str) -> &'static str {
         | "trap"
         | "core_dump_failed"
         | "storage_error"
+        | "filesystem_error"
+        | "filesystem_read_only"
+        | "filesystem_shutdown"
+        | "hardware_error"
+        | "userspace_oom_kill"
         | "crash_report"
         | "terminated_by_signal"
         | "exited_with_code"
@@ -63,6 +70,129 @@ fn mark_class(kind: &str) -> &'static str {
         | "fatal" => "bad",
         "ready" | "redo_done" | "database_system_ready" => "good",
         _ => "ev",
+    }
+}
+
+/// A family of kernel events drawn with its own mark in the kernel lane: its CSS class, the
+/// shape's outline (an SVG path around the mark's centre), and what the legend calls it.
+struct Family {
+    class: &'static str,
+    shape: Shape,
+    legend: &'static str,
+}
+
+/// The shape of a family's mark.
+#[derive(Clone, Copy)]
+enum Shape {
+    /// Pointing down: a device's failure.
+    Triangle,
+    /// A square: a file system's error.
+    Square,
+    /// A diamond: the machine's hardware.
+    Diamond,
+    /// A circle: a user-space OOM killer.
+    Circle,
+}
+
+const STORAGE: Family = Family {
+    class: "fam-storage",
+    shape: Shape::Triangle,
+    legend: "storage I/O error",
+};
+const FILESYSTEM: Family = Family {
+    class: "fam-fs",
+    shape: Shape::Square,
+    legend: "file-system error, shutdown or read-only remount",
+};
+const HARDWARE: Family = Family {
+    class: "fam-hw",
+    shape: Shape::Diamond,
+    legend: "hardware error",
+};
+const USERSPACE_OOM: Family = Family {
+    class: "fam-oomd",
+    shape: Shape::Circle,
+    legend: "user-space OOM killer",
+};
+/// Every family, in the legend's order.
+const FAMILIES: [&Family; 4] = [&STORAGE, &FILESYSTEM, &HARDWARE, &USERSPACE_OOM];
+
+/// The family of an event kind, with the short label its mark carries.
+fn family(kind: &str) -> Option<(&'static Family, &'static str)> {
+    match kind {
+        "storage_error" => Some((&STORAGE, "I/O")),
+        "filesystem_error" => Some((&FILESYSTEM, "FS")),
+        "filesystem_shutdown" => Some((&FILESYSTEM, "FS down")),
+        "filesystem_read_only" => Some((&FILESYSTEM, "ro")),
+        "hardware_error" => Some((&HARDWARE, "HW")),
+        "userspace_oom_kill" => Some((&USERSPACE_OOM, "OOM")),
+        _ => None,
+    }
+}
+
+/// Half the width of a family's mark.
+const MARK_HALF: f64 = 4.0;
+
+/// The outline of `shape` centred on (`x`, `y`), `half` units from its centre to its edge.
+fn shape_markup(shape: Shape, class: &str, x: f64, y: f64, half: f64, title: &str) -> String {
+    let title = if title.is_empty() {
+        String::new()
+    } else {
+        format!("<title>{title}</title>")
+    };
+    match shape {
+        Shape::Triangle => format!(
+            "<path class=\"{class}\" d=\"M{:.2} {:.2} h{:.2} l{:.2} {:.2} z\">{title}</path>",
+            x - half,
+            y - half,
+            half * 2.0,
+            -half,
+            half * 2.0
+        ),
+        Shape::Square => format!(
+            "<rect class=\"{class}\" x=\"{:.2}\" y=\"{:.2}\" width=\"{:.2}\" height=\"{:.2}\">{title}</rect>",
+            x - half * 0.85,
+            y - half * 0.85,
+            half * 1.7,
+            half * 1.7
+        ),
+        Shape::Diamond => format!(
+            "<path class=\"{class}\" d=\"M{x:.2} {:.2} l{half:.2} {half:.2} l{:.2} {half:.2} l{:.2} {:.2} z\">{title}</path>",
+            y - half,
+            -half,
+            -half,
+            -half
+        ),
+        Shape::Circle => format!(
+            "<circle class=\"{class}\" cx=\"{x:.2}\" cy=\"{y:.2}\" r=\"{:.2}\">{title}</circle>",
+            half * 0.9
+        ),
+    }
+}
+
+/// The legend of the families drawn (those among `events`), for the caption: each mark's
+/// shape and what it stands for.
+fn family_legend(events: &[TimelineEvent]) -> String {
+    let mut out = String::new();
+    for f in FAMILIES {
+        if !events
+            .iter()
+            .any(|e| e.at.is_some() && family(&e.kind).is_some_and(|(g, _)| std::ptr::eq(g, f)))
+        {
+            continue;
+        }
+        let _ = write!(
+            out,
+            " <svg class=\"key-mark\" width=\"12\" height=\"12\" viewBox=\"0 0 12 12\" \
+             aria-hidden=\"true\">{}</svg> {}",
+            shape_markup(f.shape, f.class, 6.0, 6.0, 5.0, ""),
+            f.legend
+        );
+    }
+    if out.is_empty() {
+        out
+    } else {
+        format!(" Kernel lane:{out}.")
     }
 }
 
@@ -352,8 +482,9 @@ pub(super) fn write(out: &mut String, report: &Report) {
          <span class=\"key seg-crash\"></span> crash <span class=\"key seg-stop\"></span> sessions \
          ended <span class=\"key seg-reinit\"></span> reinitializing \
          <span class=\"key seg-redo\"></span> redo <span class=\"key seg-ready\"></span> end of \
-         recovery → ready.{}</figcaption></figure>",
+         recovery → ready.{}{}</figcaption></figure>",
         count(report.timeline.len() as u64 - unplaced as u64),
+        family_legend(&report.timeline),
         if unplaced > 0 {
             format!(
                 " {unplaced} events without a UTC time are not drawn (they are in the JSON report)."
@@ -393,8 +524,34 @@ fn marks(out: &mut String, axis: &Axis, events: &[&TimelineEvent], y: f64, h: f6
             esc(&event_title(first))
         );
     }
+    // Where the last mark label written ends: a label that would overwrite it, or cross the
+    // drawing's edges, is left to the mark's hover text.
+    let mut label_end = f64::MIN;
     for e in drawn {
         let Some(at) = e.at else { continue };
+        if let Some((f, label)) = family(&e.kind) {
+            let x = axis.x(at);
+            let cy = y + h - MARK_HALF - 1.0;
+            out.push_str(&shape_markup(
+                f.shape,
+                &format!("mk {}", f.class),
+                x,
+                cy,
+                MARK_HALF,
+                &esc(&event_title(e)),
+            ));
+            let half = label.chars().count() as f64 * LABEL_CHAR / 2.0;
+            if x - half >= LEFT && x + half <= WIDTH - RIGHT && x - half > label_end + 3.0 {
+                label_end = x + half;
+                let _ = write!(
+                    out,
+                    "<text class=\"marklabel\" x=\"{x:.2}\" y=\"{:.1}\">{}</text>",
+                    cy - MARK_HALF - 2.0,
+                    esc(label)
+                );
+            }
+            continue;
+        }
         let _ = write!(
             out,
             "<rect class=\"mk {}\" x=\"{:.2}\" y=\"{y:.1}\" width=\"3\" height=\"{h:.1}\">\
