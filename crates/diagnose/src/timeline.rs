@@ -424,7 +424,7 @@ mod tests {
             got.contains(&pair(
                 "userspace_oom_kill",
                 "systemd-oomd killed /system.slice/systemd-journald.service (1 process): memory \
-                 pressure of /system.slice at 85.03% over 80.00% for more than 2s"
+                 pressure of /system.slice at 85.03%, over its limit of 80.00% for more than 2s"
             )),
             "{got:?}"
         );
@@ -441,7 +441,8 @@ mod tests {
                 .next(),
             Some(
                 "earlyoom sent SIGTERM to Web Content 1024668 (VmRSS 79 MiB, oom_score 823): \
-                 low memory (mem 10.00%, swap 10.00%)"
+                 available memory and free swap at or below its limits (mem 10.00%, swap \
+                 10.00%)"
             )
         );
     }

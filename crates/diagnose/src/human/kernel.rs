@@ -157,28 +157,42 @@ pub(crate) fn hardware_error(e: &HardwareError) -> String {
     }
 }
 
+/// Why a user-space OOM killer killed, as it printed it: systemd-oomd's pressure or swap use of
+/// the cgroup it watched against its limit, earlyoom's limits of available memory and swap.
+pub(crate) fn userspace_oom_why(k: &UserspaceOomKill) -> String {
+    match k.killer {
+        UserspaceKiller::Earlyoom => k
+            .measured
+            .as_deref()
+            .map(|m| format!("available memory and free swap at or below its limits ({m})"))
+            .unwrap_or_else(|| "low memory".to_owned()),
+        _ => format!(
+            "{}{}{}{}",
+            k.reason,
+            k.monitored
+                .as_deref()
+                .map(|m| format!(" of {m}"))
+                .unwrap_or_default(),
+            match (&k.measured, &k.limit) {
+                (Some(m), Some(l)) => format!(" at {m}, over its limit of {l}"),
+                (Some(m), None) => format!(" at {m}"),
+                _ => String::new(),
+            },
+            k.duration
+                .as_deref()
+                .map(|d| format!(" for more than {d}"))
+                .unwrap_or_default()
+        ),
+    }
+}
+
 /// A user-space OOM killer's kill for a person: who killed what, and why
-/// (`systemd-oomd killed /system.slice/x.service: memory pressure of /system.slice at 85.03%
-/// over 80.00% for more than 2s`, `earlyoom sent SIGTERM to postgres 1234 (VmRSS 79 MiB,
-/// oom_score 823): low memory (mem 10.00%, swap 10.00%)`).
+/// (`systemd-oomd killed /system.slice/x.service: memory pressure of /system.slice at 85.03%,
+/// over its limit of 80.00% for more than 2s`, `earlyoom sent SIGTERM to postgres 1234 (VmRSS
+/// 79 MiB, oom_score 823): available memory and free swap at or below its limits (mem 10.00%,
+/// swap 10.00%)`).
 pub(crate) fn userspace_oom_kill(k: &UserspaceOomKill) -> String {
-    let why = format!(
-        "{}{}{}{}",
-        k.reason,
-        k.monitored
-            .as_deref()
-            .map(|m| format!(" of {m}"))
-            .unwrap_or_default(),
-        match (&k.measured, &k.limit) {
-            (Some(m), Some(l)) => format!(" at {m} over {l}"),
-            (Some(m), None) => format!(" ({m})"),
-            _ => String::new(),
-        },
-        k.duration
-            .as_deref()
-            .map(|d| format!(" for more than {d}"))
-            .unwrap_or_default()
-    );
+    let why = userspace_oom_why(k);
     match k.killer {
         UserspaceKiller::Earlyoom => {
             let about: Vec<String> = [

@@ -51,6 +51,7 @@ use pgmortem_parse::kernel::{KernelEvent, UnitEventKind, UserspaceKiller, Usersp
 
 use crate::clock::seconds_between;
 use crate::facts::{Facts, KernelEventAt, SAME_EVENT_SECONDS};
+use crate::human::kernel::userspace_oom_why;
 use crate::report::{Finding, Incident, Severity};
 use crate::rules::support::{death_text, incident_evidence};
 use crate::rules::{Input, RuleMeta, critical, finding, info, warning};
@@ -128,33 +129,7 @@ impl Kill<'_> {
 
     /// Why, as the killer printed it.
     fn why(&self) -> String {
-        let Some(k) = self.kill else {
-            return String::new();
-        };
-        match k.killer {
-            UserspaceKiller::Earlyoom => k
-                .measured
-                .as_deref()
-                .map(|m| format!("available memory and free swap at or below its limits ({m})"))
-                .unwrap_or_else(|| "low memory".to_owned()),
-            _ => format!(
-                "{}{}{}{}",
-                k.reason,
-                k.monitored
-                    .as_deref()
-                    .map(|m| format!(" of {m}"))
-                    .unwrap_or_default(),
-                match (&k.measured, &k.limit) {
-                    (Some(m), Some(l)) => format!(" at {m}, over its limit of {l}"),
-                    (Some(m), None) => format!(" at {m}"),
-                    _ => String::new(),
-                },
-                k.duration
-                    .as_deref()
-                    .map(|d| format!(" for more than {d}"))
-                    .unwrap_or_default()
-            ),
-        }
+        self.kill.map(userspace_oom_why).unwrap_or_default()
     }
 }
 
