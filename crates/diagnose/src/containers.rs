@@ -283,6 +283,7 @@ pub(crate) fn timeline(sources: &[ContainerSource]) -> Vec<TimelineEvent> {
                 path: record.path,
                 line: record.line,
                 wrapper_at: None,
+                failure: None,
             }
         })
         .collect()

@@ -1,6 +1,6 @@
 //! The unified timeline: every notable event of every source on UTC.
 
-use pgmortem_parse::kernel::{HardwareError, HardwareSource, KernelEvent, StorageFailure};
+use pgmortem_parse::kernel::{HardwareError, HardwareSource, KernelEvent};
 use pgmortem_parse::pglog::PgEvent;
 
 use crate::clock::{self, Clock};
@@ -33,6 +33,7 @@ pub(crate) fn build(
                 path: source.path.clone(),
                 line: record.line,
                 wrapper_at: None,
+                failure: storage_failure(&record.event),
             });
         }
     }
@@ -63,6 +64,7 @@ pub(crate) fn build(
                 path: source.path.clone(),
                 line: record.line,
                 wrapper_at: clock::wrapper_at(record, at),
+                failure: None,
             });
         }
     }
@@ -100,20 +102,20 @@ pub(crate) fn add_ha(events: &mut Vec<TimelineEvent>, sources: &[HaSource], cloc
                 path: source.path.clone(),
                 line: event.line,
                 wrapper_at: None,
+                failure: None,
             });
         }
     }
     sort(events);
 }
 
-/// The timeline kind of a storage error: the file system's own failures apart from the
-/// devices' (I/O errors, resets, timeouts, a full backing store), which keep `storage_error`.
-fn storage_kind(failure: StorageFailure) -> &'static str {
-    match failure {
-        StorageFailure::FilesystemError => "filesystem_error",
-        StorageFailure::ReadOnly => "filesystem_read_only",
-        StorageFailure::Shutdown => "filesystem_shutdown",
-        _ => "storage_error",
+/// What a storage error says happened (the file system's error, its read-only remount or
+/// shutdown, the device's failure), for the timeline event's `failure`; `None` for every other
+/// kind of event.
+fn storage_failure(event: &KernelEvent) -> Option<&'static str> {
+    match event {
+        KernelEvent::StorageError(e) => Some(e.failure.as_str()),
+        _ => None,
     }
 }
 
@@ -192,7 +194,7 @@ fn kernel_summary(event: &KernelEvent) -> (&'static str, String) {
             "core_dump_failed",
             format!("{} {} left no core dump: {}", c.comm, c.pid, c.reason),
         ),
-        KernelEvent::StorageError(e) => (storage_kind(e.failure), kernel::storage_error(e)),
+        KernelEvent::StorageError(e) => ("storage_error", kernel::storage_error(e)),
         KernelEvent::HardwareError(e) => ("hardware_error", hardware_summary(e)),
         KernelEvent::UserspaceOomKill(k) => ("userspace_oom_kill", kernel::userspace_oom_kill(k)),
         KernelEvent::CrashReport(c) => (
@@ -266,23 +268,31 @@ pub(crate) fn perf_summary(perf: PerfFacts, clock: &Clock) -> PerfSummary {
 mod tests {
     use pgmortem_parse::kernel::{self, KernelOptions};
 
-    use super::kernel_summary;
+    use super::{kernel_summary, storage_failure};
 
-    /// The kind and summary of every event the kernel-log `text` holds.
-    fn summaries(text: &str) -> Vec<(&'static str, String)> {
+    /// The kind (with a storage error's `failure` after a colon) and summary of every event the
+    /// kernel-log `text` holds.
+    fn summaries(text: &str) -> Vec<(String, String)> {
         kernel::parse(text.as_bytes(), &KernelOptions::default())
             .records
             .iter()
-            .map(|r| kernel_summary(&r.event))
+            .map(|r| {
+                let (kind, summary) = kernel_summary(&r.event);
+                match storage_failure(&r.event) {
+                    Some(failure) => (format!("{kind}:{failure}"), summary),
+                    None => (kind.to_owned(), summary),
+                }
+            })
             .collect()
     }
 
-    fn pair(kind: &'static str, summary: &str) -> (&'static str, String) {
-        (kind, summary.to_owned())
+    fn pair(kind: &str, summary: &str) -> (String, String) {
+        (kind.to_owned(), summary.to_owned())
     }
 
     #[test]
-    fn a_file_system_error_its_journal_and_the_read_only_remount_each_have_a_kind() {
+    fn a_file_system_error_its_journal_and_the_read_only_remount_are_storage_errors_with_their_failure()
+     {
         // fixtures/incidents/pg15-read-only-fs, kernel/dmesg.txt: `trigger_fs_error` on ext4
         // mounted errors=remount-ro.
         let got = summaries(
@@ -294,14 +304,17 @@ mod tests {
             got,
             [
                 pair(
-                    "filesystem_error",
+                    "storage_error:filesystem_error",
                     "ext4 error on loop0 (met by bash): trigger_test_error:129: 1"
                 ),
                 pair(
-                    "filesystem_shutdown",
+                    "storage_error:shutdown",
                     "the jbd2 journal loop0-8 aborted: its file system stops writing"
                 ),
-                pair("filesystem_read_only", "ext4 on loop0 remounted read-only"),
+                pair(
+                    "storage_error:read_only",
+                    "ext4 on loop0 remounted read-only"
+                ),
             ]
         );
     }
@@ -318,12 +331,12 @@ mod tests {
             got,
             [
                 pair(
-                    "storage_error",
+                    "storage_error:no_space",
                     "WRITE failed on loop0 at sector 475568: critical space allocation error \
                      (the device's backing store is full)"
                 ),
                 pair(
-                    "storage_error",
+                    "storage_error:io_error",
                     "ext4 I/O error on loop0: ext4_end_bio:368: I/O error 3 writing to inode \
                      993 starting block 59446)"
                 ),
@@ -339,11 +352,11 @@ mod tests {
             got,
             [
                 pair(
-                    "storage_error",
+                    "storage_error:device_reset",
                     "SCSI disk 5:0:0:1 reset or taken offline: Power-on or device reset occurred"
                 ),
                 pair(
-                    "storage_error",
+                    "storage_error:io_error",
                     "READ failed on nvme1n1 at sector 823872: I/O error"
                 ),
             ]
@@ -356,7 +369,7 @@ mod tests {
         assert_eq!(
             got,
             [pair(
-                "filesystem_shutdown",
+                "storage_error:shutdown",
                 "XFS on dm-0 shut down: Filesystem has been shut down due to log error (0x2)."
             )]
         );

@@ -443,6 +443,12 @@ class TimelineEntry(TypedDict):
     line: int
     wrapper_at: NotRequired[str]
     """The wrapper's time of the event, when the log was wrapped and it is not ``at``."""
+    failure: NotRequired[
+        Literal[
+            "filesystem_error", "read_only", "shutdown", "io_error", "device_reset", "timeout", "no_space"
+        ]
+    ]
+    """What a ``storage_error`` says happened; absent for every other kind."""
 
 
 TimelineEvent = TimelineEntry

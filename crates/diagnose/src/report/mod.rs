@@ -713,6 +713,12 @@ pub struct TimelineEvent {
     /// otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub wrapper_at: Option<Timestamp>,
+    /// What a `storage_error` says happened, as the kernel record's `failure` names it
+    /// (`filesystem_error`, `read_only`, `shutdown`, `io_error`, `device_reset`, `timeout`,
+    /// `no_space`): the file system's own failures apart from the devices'. Absent for every
+    /// other kind.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failure: Option<&'static str>,
 }
 
 /// A pid of 0 (none recorded) as JSON `null`, never as a pid.

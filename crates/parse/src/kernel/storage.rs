@@ -255,6 +255,25 @@ mod tests {
     use super::*;
 
     #[test]
+    fn each_failure_s_name_is_the_one_its_json_gives() {
+        use StorageFailure::*;
+        for failure in [
+            FilesystemError,
+            ReadOnly,
+            Shutdown,
+            IoError,
+            DeviceReset,
+            Timeout,
+            NoSpace,
+        ] {
+            assert_eq!(
+                serde_json::to_value(failure).unwrap(),
+                serde_json::Value::from(failure.as_str())
+            );
+        }
+    }
+
+    #[test]
     fn storage_error_forms() {
         let e = storage_error("EXT4-fs error (device sdb): ext4_find_entry:1455: inode #4194384: comm postgres: reading directory lblock 0").unwrap();
         assert_eq!(

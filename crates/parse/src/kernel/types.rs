@@ -506,6 +506,22 @@ pub enum StorageFailure {
     NoSpace,
 }
 
+impl StorageFailure {
+    /// The name the JSON gives it (`filesystem_error`, `read_only`, `shutdown`, `io_error`,
+    /// `device_reset`, `timeout`, `no_space`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StorageFailure::FilesystemError => "filesystem_error",
+            StorageFailure::ReadOnly => "read_only",
+            StorageFailure::Shutdown => "shutdown",
+            StorageFailure::IoError => "io_error",
+            StorageFailure::DeviceReset => "device_reset",
+            StorageFailure::Timeout => "timeout",
+            StorageFailure::NoSpace => "no_space",
+        }
+    }
+}
+
 /// A storage or file-system error the kernel logged.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct StorageError {

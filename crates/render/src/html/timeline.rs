@@ -55,9 +55,6 @@ fn mark_class(kind: &str) -> &'static str {
         | "trap"
         | "core_dump_failed"
         | "storage_error"
-        | "filesystem_error"
-        | "filesystem_read_only"
-        | "filesystem_shutdown"
         | "hardware_error"
         | "userspace_oom_kill"
         | "crash_report"
@@ -117,15 +114,16 @@ const USERSPACE_OOM: Family = Family {
 /// Every family, in the legend's order.
 const FAMILIES: [&Family; 4] = [&STORAGE, &FILESYSTEM, &HARDWARE, &USERSPACE_OOM];
 
-/// The family of an event kind, with the short label its mark carries.
-fn family(kind: &str) -> Option<(&'static Family, &'static str)> {
-    match kind {
-        "storage_error" => Some((&STORAGE, "I/O")),
-        "filesystem_error" => Some((&FILESYSTEM, "FS")),
-        "filesystem_shutdown" => Some((&FILESYSTEM, "FS down")),
-        "filesystem_read_only" => Some((&FILESYSTEM, "ro")),
-        "hardware_error" => Some((&HARDWARE, "HW")),
-        "userspace_oom_kill" => Some((&USERSPACE_OOM, "OOM")),
+/// The family of an event (a storage error's by its `failure`: the file system's own failures
+/// apart from the devices'), with the short label its mark carries.
+fn family(event: &TimelineEvent) -> Option<(&'static Family, &'static str)> {
+    match (event.kind.as_str(), event.failure) {
+        ("storage_error", Some("filesystem_error")) => Some((&FILESYSTEM, "FS")),
+        ("storage_error", Some("shutdown")) => Some((&FILESYSTEM, "FS down")),
+        ("storage_error", Some("read_only")) => Some((&FILESYSTEM, "ro")),
+        ("storage_error", _) => Some((&STORAGE, "I/O")),
+        ("hardware_error", _) => Some((&HARDWARE, "HW")),
+        ("userspace_oom_kill", _) => Some((&USERSPACE_OOM, "OOM")),
         _ => None,
     }
 }
@@ -177,7 +175,7 @@ fn family_legend(events: &[TimelineEvent]) -> String {
     for f in FAMILIES {
         if !events
             .iter()
-            .any(|e| e.at.is_some() && family(&e.kind).is_some_and(|(g, _)| std::ptr::eq(g, f)))
+            .any(|e| e.at.is_some() && family(e).is_some_and(|(g, _)| std::ptr::eq(g, f)))
         {
             continue;
         }
@@ -529,7 +527,7 @@ fn marks(out: &mut String, axis: &Axis, events: &[&TimelineEvent], y: f64, h: f6
     let mut label_end = f64::MIN;
     for e in drawn {
         let Some(at) = e.at else { continue };
-        if let Some((f, label)) = family(&e.kind) {
+        if let Some((f, label)) = family(e) {
             let x = axis.x(at);
             let cy = y + h - MARK_HALF - 1.0;
             out.push_str(&shape_markup(
