@@ -187,6 +187,16 @@ pub fn seconds_between(a: Timestamp, b: Timestamp) -> f64 {
     b.duration_since(a).as_secs_f64()
 }
 
+/// Whether two kernel times placed on the clock (each with its error bar) can be one moment:
+/// within 2 s plus both error bars, or one of them unplaced. How copies of one kernel line in
+/// two logs of the bundle (a raw `dmesg` and a `dmesg -T`, the journal) are recognised.
+pub(crate) fn same_kernel_moment(a: Option<(Timestamp, f64)>, b: Option<(Timestamp, f64)>) -> bool {
+    match (a, b) {
+        (Some((x, ex)), Some((y, ey))) => seconds_between(x, y).abs() <= 2.0 + ex + ey,
+        _ => true,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

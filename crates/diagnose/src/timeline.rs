@@ -1,5 +1,8 @@
 //! The unified timeline: every notable event of every source on UTC.
 
+use std::collections::HashMap;
+
+use jiff::Timestamp;
 use pgmortem_parse::kernel::{HardwareError, HardwareSource, KernelEvent};
 use pgmortem_parse::pglog::PgEvent;
 
@@ -19,12 +22,12 @@ pub(crate) fn build(
     containers: Vec<TimelineEvent>,
     clock: &Clock,
 ) -> Vec<TimelineEvent> {
-    let mut events = Vec::new();
-    for source in kernel {
+    let mut kernel_events = KernelCopies::default();
+    for (source_index, source) in kernel.iter().enumerate() {
         for record in &source.log.records {
             let at = clock.kernel(&record.time);
             let (kind, summary) = kernel_summary(&record.event);
-            events.push(TimelineEvent {
+            let event = TimelineEvent {
                 at: at.map(|t| t.0),
                 uncertainty_seconds: at.map(|t| t.1),
                 origin: "kernel",
@@ -34,9 +37,11 @@ pub(crate) fn build(
                 line: record.line,
                 wrapper_at: None,
                 failure: storage_failure(&record.event),
-            });
+            };
+            kernel_events.add(event, at, source_index, record.time.monotonic_us.is_some());
         }
     }
+    let mut events = kernel_events.into_events();
     for source in postgres {
         for record in &source.digest.records {
             let Some(event) = &record.event else { continue };
@@ -71,6 +76,72 @@ pub(crate) fn build(
     events.extend(containers);
     sort(&mut events);
     events
+}
+
+/// The kernel's events, each once: a line printed in two kernel logs of the bundle (a raw
+/// `dmesg` and its `dmesg -T` copy, the journal's `-k`, the syslog file) is one event, as the
+/// same OOM kill is one kill (see `correlate::oom_kills`). A copy is an event of the same kind
+/// and summary from another log at the same moment ([`clock::same_kernel_moment`]); each event
+/// takes at most one copy from each other log, so a line the kernel printed twice stays twice.
+/// The copy with a monotonic time is the one kept (its time has the smaller error bar).
+#[derive(Default)]
+struct KernelCopies {
+    events: Vec<KernelCopy>,
+    by_text: HashMap<(String, String), Vec<usize>>,
+}
+
+/// One kernel event, with where it came from and the logs its copies came from.
+struct KernelCopy {
+    event: TimelineEvent,
+    at: Option<(Timestamp, f64)>,
+    source: usize,
+    monotonic: bool,
+    copies_from: Vec<usize>,
+}
+
+impl KernelCopies {
+    fn add(
+        &mut self,
+        event: TimelineEvent,
+        at: Option<(Timestamp, f64)>,
+        source: usize,
+        monotonic: bool,
+    ) {
+        let key = (event.kind.clone(), event.summary.clone());
+        let same = self.by_text.get(&key).and_then(|indices| {
+            indices.iter().copied().find(|&i| {
+                let kept = &self.events[i];
+                kept.source != source
+                    && !kept.copies_from.contains(&source)
+                    && clock::same_kernel_moment(kept.at, at)
+            })
+        });
+        match same {
+            Some(i) => {
+                let kept = &mut self.events[i];
+                kept.copies_from.push(source);
+                if monotonic && !kept.monotonic {
+                    kept.event = event;
+                    kept.at = at;
+                    kept.monotonic = true;
+                }
+            }
+            None => {
+                self.by_text.entry(key).or_default().push(self.events.len());
+                self.events.push(KernelCopy {
+                    event,
+                    at,
+                    source,
+                    monotonic,
+                    copies_from: Vec::new(),
+                });
+            }
+        }
+    }
+
+    fn into_events(self) -> Vec<TimelineEvent> {
+        self.events.into_iter().map(|c| c.event).collect()
+    }
 }
 
 /// Stable: events without a time keep their source order after the timed ones.
@@ -458,5 +529,75 @@ mod tests {
                  10.00%)"
             )
         );
+    }
+
+    /// The kernel events of `report`'s timeline, as (path, line, kind, summary).
+    fn kernel_events(report: &crate::Report) -> Vec<(String, u64, String, String)> {
+        report
+            .timeline
+            .iter()
+            .filter(|e| e.origin == "kernel")
+            .map(|e| (e.path.clone(), e.line, e.kind.clone(), e.summary.clone()))
+            .collect()
+    }
+
+    #[test]
+    fn a_kernel_line_in_the_raw_dmesg_and_its_dmesg_t_copy_is_one_event() {
+        // fixtures/incidents/pg15-io-errors: the collector's kernel/dmesg.txt and
+        // kernel/dmesg-T.txt are two prints of one ring buffer.
+        let both = crate::rules::testing::Scratch::incident("pg15-io-errors");
+        let got = kernel_events(&both.report());
+        let raw_only = kernel_events(&both.remove("kernel/dmesg-T.txt").report());
+        assert_eq!(
+            got, raw_only,
+            "the raw copy is kept, with its monotonic time"
+        );
+        assert_eq!(
+            got.iter().filter(|e| e.2 == "storage_error").count(),
+            34,
+            "{got:#?}"
+        );
+        assert!(got.iter().all(|e| e.0 == "kernel/dmesg.txt"), "{got:#?}");
+    }
+
+    #[test]
+    fn a_line_the_kernel_printed_twice_stays_twice_and_a_copy_from_dmesg_t_alone_stays() {
+        let line = "EXT4-fs (loop0): Remounting filesystem read-only";
+        let scratch = crate::rules::testing::Scratch::incident("pg15-io-errors");
+        let remounts = |r: &crate::Report| {
+            kernel_events(r)
+                .into_iter()
+                .filter(|e| e.3 == "ext4 on loop0 remounted read-only")
+                .count()
+        };
+        assert_eq!(remounts(&scratch.report()), 1);
+        // The same line again at the same stamp, in both copies: the kernel printed it twice.
+        let twice = scratch
+            .edit("kernel/dmesg.txt", |t| {
+                let at = t.find(line).expect("the remount in dmesg.txt");
+                let stamp = &t[t[..at].rfind('[').expect("its stamp")..at];
+                format!("{t}{stamp}{line}\n")
+            })
+            .edit("kernel/dmesg-T.txt", |t| {
+                let at = t.find(line).expect("the remount in dmesg-T.txt");
+                let stamp = &t[t[..at].rfind('[').expect("its stamp")..at];
+                format!("{t}{stamp}{line}\n")
+            });
+        assert_eq!(remounts(&twice.report()), 2);
+        // Only in dmesg -T (the raw copy lost it): kept once, from dmesg -T.
+        let raw_lost = twice.edit("kernel/dmesg.txt", |t| {
+            let first = t.find(line).expect("the remount");
+            let start = t[..first].rfind('\n').map_or(0, |i| i + 1);
+            let end = first + line.len() + 1;
+            format!("{}{}", &t[..start], &t[end..])
+        });
+        let events = kernel_events(&raw_lost.report());
+        let kept: Vec<_> = events
+            .iter()
+            .filter(|e| e.3 == "ext4 on loop0 remounted read-only")
+            .map(|e| e.0.as_str())
+            .collect();
+        assert_eq!(kept.len(), 2, "{kept:?}");
+        assert!(kept.contains(&"kernel/dmesg.txt"), "{kept:?}");
     }
 }

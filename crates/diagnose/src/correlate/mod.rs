@@ -33,7 +33,7 @@ use incident::{PgSide, Tie};
 pub(crate) use outage::mark_still_down;
 pub(crate) use units::tie as tie_units;
 
-use crate::clock::{Clock, seconds_between};
+use crate::clock::{Clock, same_kernel_moment, seconds_between};
 use crate::options::DiagnoseOptions;
 use crate::report::Incident;
 use crate::sources::KernelSource;
@@ -77,7 +77,7 @@ pub(crate) fn oom_kills<'a>(kernel: &'a [KernelSource], clock: &Clock) -> Vec<Oo
             let same = by_victim.get(&key).and_then(|idx| {
                 idx.iter().copied().find(|&i| {
                     let (k, at) = &kills[i];
-                    !std::ptr::eq(k.path, candidate.path) && close(*at, dedup_at)
+                    !std::ptr::eq(k.path, candidate.path) && same_kernel_moment(*at, dedup_at)
                 })
             });
             match same {
@@ -99,13 +99,6 @@ pub(crate) fn oom_kills<'a>(kernel: &'a [KernelSource], clock: &Clock) -> Vec<Oo
     let mut kills: Vec<OomKill<'a>> = kills.into_iter().map(|(k, _)| k).collect();
     kills.sort_by(|a, b| a.at.map(|t| t.0).cmp(&b.at.map(|t| t.0)));
     kills
-}
-
-fn close(a: Option<(Timestamp, f64)>, b: Option<(Timestamp, f64)>) -> bool {
-    match (a, b) {
-        (Some((x, ex)), Some((y, ey))) => seconds_between(x, y).abs() <= 2.0 + ex + ey,
-        _ => true,
-    }
 }
 
 /// PostgreSQL's side of the bundle's outages, from its logs.
