@@ -9,7 +9,7 @@ use jiff::Timestamp;
 use pgmortem_parse::kernel::{
     HardwareError, HardwareSource, KernelEvent, StorageError, UserspaceKiller, UserspaceOomKill,
 };
-use pgmortem_parse::pglog::{PgEvent, PgRecord, Severity};
+use pgmortem_parse::pglog::{FileErrno, PgEvent, PgRecord, Severity};
 
 use crate::clock::{self, Clock, seconds_between};
 use crate::human::cut;
@@ -32,42 +32,14 @@ const BY_TIME_CONFIDENCE: f64 = 0.6;
 /// dev-shm rule speaks of it), and a refusal to start for want of shared memory or a port is
 /// not storage: both give none.
 pub(crate) fn of_event(event: &PgEvent) -> Option<&'static str> {
-    let errno = |no_space: bool, read_only: bool, io_error: bool| {
-        if no_space {
-            Some("disk_full")
-        } else if read_only {
-            Some("filesystem_read_only")
-        } else if io_error {
-            Some("storage_error")
-        } else {
-            None
-        }
-    };
+    if let Some(errno) = event.file_errno() {
+        return Some(match errno {
+            FileErrno::NoSpace => "disk_full",
+            FileErrno::ReadOnly => "filesystem_read_only",
+            FileErrno::IoError => "storage_error",
+        });
+    }
     match event {
-        PgEvent::CouldNotWrite {
-            no_space,
-            read_only,
-            io_error,
-            ..
-        }
-        | PgEvent::CouldNotExtendFile {
-            no_space,
-            read_only,
-            io_error,
-            ..
-        }
-        | PgEvent::CouldNotOpenFile {
-            no_space,
-            read_only,
-            io_error,
-            ..
-        }
-        | PgEvent::CouldNotFsync {
-            no_space,
-            read_only,
-            io_error,
-            ..
-        } => errno(*no_space, *read_only, *io_error),
         // The startup process logs a failed WAL read at LOG, then looks elsewhere or stops:
         // an I/O error is the storage's; a short read is often the WAL's normal end.
         PgEvent::CouldNotReadWal { io_error, .. } => io_error.then_some("storage_error"),

@@ -275,24 +275,9 @@ fn explains_deaths(event: &PgEvent) -> bool {
         | PgEvent::NoValidCheckpoint { .. }
         | PgEvent::RedoLocationMissing { .. } => true,
         PgEvent::SharedMemoryResizeFailed { no_space, .. } => *no_space,
-        PgEvent::CouldNotWrite {
-            no_space,
-            read_only,
-            io_error,
-            ..
-        }
-        | PgEvent::CouldNotExtendFile {
-            no_space,
-            read_only,
-            io_error,
-            ..
-        }
-        | PgEvent::CouldNotOpenFile {
-            no_space,
-            read_only,
-            io_error,
-            ..
-        } => *no_space || *read_only || *io_error,
+        PgEvent::CouldNotWrite { .. }
+        | PgEvent::CouldNotExtendFile { .. }
+        | PgEvent::CouldNotOpenFile { .. } => event.file_errno().is_some(),
         _ => false,
     }
 }

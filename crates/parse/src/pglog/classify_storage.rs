@@ -26,6 +26,64 @@ pub(super) fn is_read_only(error: &str) -> bool {
     error.contains("Read-only file system")
 }
 
+/// What a failed file operation's strerror says of the storage, when it says something: the
+/// three errors that are the storage's, not the server's (a missing file, a permission are
+/// not).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileErrno {
+    /// ENOSPC: `No space left on device`.
+    NoSpace,
+    /// EROFS: `Read-only file system`.
+    ReadOnly,
+    /// EIO: `Input/output error`.
+    IoError,
+}
+
+impl PgEvent {
+    /// The storage's error a write, an extend, an open or an fsync of a file met (`could not
+    /// write to file …: No space left on device`), read from the event's flags; `None` for
+    /// another error or another event. ENOSPC first: a full disk is the likelier cause of a
+    /// line that says two things.
+    pub fn file_errno(&self) -> Option<FileErrno> {
+        let (no_space, read_only, io_error) = match self {
+            PgEvent::CouldNotWrite {
+                no_space,
+                read_only,
+                io_error,
+                ..
+            }
+            | PgEvent::CouldNotExtendFile {
+                no_space,
+                read_only,
+                io_error,
+                ..
+            }
+            | PgEvent::CouldNotOpenFile {
+                no_space,
+                read_only,
+                io_error,
+                ..
+            }
+            | PgEvent::CouldNotFsync {
+                no_space,
+                read_only,
+                io_error,
+                ..
+            } => (*no_space, *read_only, *io_error),
+            _ => return None,
+        };
+        if no_space {
+            Some(FileErrno::NoSpace)
+        } else if read_only {
+            Some(FileErrno::ReadOnly)
+        } else if io_error {
+            Some(FileErrno::IoError)
+        } else {
+            None
+        }
+    }
+}
+
 /// Messages of this module that are not `could not …` ones.
 pub(super) fn classify(message: &str) -> Option<PgEvent> {
     let first = *message.as_bytes().first()?;

@@ -859,3 +859,32 @@ fn a_wal_segment_that_cannot_be_read() {
         })
     );
 }
+
+#[test]
+fn a_file_operation_s_storage_error_is_read_from_its_message() {
+    use super::super::FileErrno;
+    let errno = |message: &str| classify(message).and_then(|e| e.file_errno());
+    // fixtures/incidents/pg15-disk-full, pg15-read-only-fs, pg15-io-errors: the real lines.
+    assert_eq!(
+        errno(r#"could not extend file "base/5/16385.1": No space left on device"#),
+        Some(FileErrno::NoSpace)
+    );
+    assert_eq!(
+        errno(r#"could not open file "global/pg_control": Read-only file system"#),
+        Some(FileErrno::ReadOnly)
+    );
+    assert_eq!(
+        errno(r#"could not fsync file "base/5/16384_fsm": Input/output error"#),
+        Some(FileErrno::IoError)
+    );
+    // Not the storage's: a missing file, a permission; and not a file operation.
+    assert_eq!(
+        errno(r#"could not open file "base/5/1259": No such file or directory"#),
+        None
+    );
+    assert_eq!(
+        errno(r#"could not open file "base/5/1259": Permission denied"#),
+        None
+    );
+    assert_eq!(errno("out of memory"), None);
+}

@@ -92,6 +92,7 @@ mod translate;
 mod types;
 mod unpaste;
 
+pub use classify_storage::FileErrno;
 pub use json_line::write_json;
 pub use parallel::{ParallelParser, parse_parallel};
 pub(crate) use peeled::wrapper_pg_time;
