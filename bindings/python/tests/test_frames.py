@@ -83,6 +83,9 @@ def test_pandas_frames_hold_every_row_with_utc_times(bundle: Path) -> None:
                 assert row["killed_at"] == utc(kill["at"])
         if incident["outage_seconds"] is not None:
             assert row["outage_seconds"] == incident["outage_seconds"]
+        assert bool(row["still_down"]) is incident["still_down"]
+        if incident["down_for_seconds"] is not None:
+            assert row["down_for_seconds"] == incident["down_for_seconds"]
     for n, finding in enumerate(report["findings"]):
         row = frames.findings.iloc[n]
         assert (row["id"], row["severity"], row["title"]) == (finding["id"], finding["severity"], finding["title"])

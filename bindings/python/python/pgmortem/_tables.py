@@ -83,6 +83,8 @@ INCIDENTS = [
     _c("matched_by", "str", "pid_and_time, pid_only, time_signal_and_name, postmaster_pid"),
     _c("path", "str", "file of the kill line, else of the crash line"),
     _c("line", "int", "line of the kill, else of the crash"),
+    _c("still_down", "bool", "no log shows the server ready again after it (outage_seconds is null)", False),
+    _c("down_for_seconds", "float", "when still_down: started_at to the bundle's collection, the outage so far"),
 ]
 
 TIMELINE = [
@@ -203,6 +205,8 @@ def incidents(report: Report) -> Columns:
             i["matched_by"],
             kill["path"] if kill else crash["path"] if crash else None,
             kill["line"] if kill else crash["line"] if crash else None,
+            i["still_down"],
+            i["down_for_seconds"],
         ]
         _append(out, INCIDENTS, row)
     return out
