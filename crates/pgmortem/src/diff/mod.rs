@@ -245,6 +245,13 @@ fn worst(findings: &[&Value]) -> Option<String> {
         .map(str::to_owned)
 }
 
+/// How far a figure may move, as a share of the larger of its two values, and still be the same
+/// reading: two snapshots of a live host differ by a few percent (the memory available, the
+/// commit charge), and a diff that lists those hides the figures that moved.
+pub const FIGURE_DRIFT: f64 = 0.10;
+
+/// The figures of a finding that moved by more than [`FIGURE_DRIFT`], or that one side alone
+/// has.
 fn figures(before: Option<&&Value>, after: Option<&&Value>) -> Vec<ChangedFigure> {
     let get = |f: Option<&&Value>| -> BTreeMap<String, f64> {
         f.and_then(|f| f["figures"].as_object())
@@ -262,7 +269,10 @@ fn figures(before: Option<&&Value>, after: Option<&&Value>) -> Vec<ChangedFigure
         .filter_map(|n| {
             let (x, y) = (b.get(n).copied(), a.get(n).copied());
             let same = match (x, y) {
-                (Some(x), Some(y)) => (x - y).abs() <= 1e-9 * x.abs().max(y.abs()).max(1.0),
+                (Some(x), Some(y)) => {
+                    let larger = x.abs().max(y.abs());
+                    (x - y).abs() <= (FIGURE_DRIFT * larger).max(1e-9)
+                }
                 (None, None) => true,
                 _ => false,
             };
@@ -754,5 +764,29 @@ mod tests {
             "{}",
             d.summary
         );
+    }
+
+    #[test]
+    fn a_figure_that_drifted_between_two_snapshots_is_not_a_change() {
+        let with = |available: f64| {
+            report(
+                "2026-11-24T05:36:16Z",
+                "1GB",
+                json!([{"id": "dirty-writeback-bytes", "severity": "info", "title": "t",
+                        "incident": null, "figures": {"available_bytes": available}}]),
+                json!([]),
+            )
+        };
+        // The shipped pair's MemAvailable: 22.3 GiB, then 22.5 GiB.
+        let d = diff(&with(23_944_000_000.0), &with(24_160_000_000.0));
+        assert!(d.changed.is_empty(), "{d:#?}");
+        assert_eq!(d.unchanged, ["dirty-writeback-bytes"]);
+        // Just past the drift: a change.
+        let d = diff(&with(100.0), &with(88.0));
+        assert_eq!(d.changed[0].figures[0].after, Some(88.0));
+        // Just within it.
+        assert!(diff(&with(100.0), &with(91.0)).changed.is_empty());
+        // From zero, any move is one.
+        assert_eq!(diff(&with(0.0), &with(1.0)).changed.len(), 1);
     }
 }
