@@ -106,11 +106,11 @@ fn html_draws_the_kernels_storage_and_file_system_events_with_their_own_marks() 
     assert!(storage >= 10 && filesystem >= 2, "{storage} {filesystem}");
     // Each mark's hover text: its time, kind, summary and line, escaped.
     assert!(page.contains(
-        "<title>2026-11-28 16:04:42 UTC  storage_error\nWRITE failed on loop0 at sector 475568: \
+        "<title>2026-11-28 16:04:42.076 UTC  storage_error\nWRITE failed on loop0 at sector 475568: \
          critical space allocation error (the device&#39;s backing store is full)\n\
-         kernel/dmesg-T.txt:4</title>"
+         kernel/dmesg.txt:4</title>"
     ));
-    assert!(page.contains("<text class=\"marklabel\" x=\"932.94\" y=\"59.0\">I/O</text>"));
+    assert!(page.contains("<text class=\"marklabel\" x=\"970.26\" y=\"59.0\">I/O</text>"));
     // The legend names the families drawn, and only those.
     assert!(page.contains("</svg> storage I/O error"));
     assert!(page.contains("</svg> file-system error, shutdown or read-only remount"));
