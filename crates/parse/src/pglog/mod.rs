@@ -69,6 +69,7 @@
 //! translated message is turned back into its English msgid with the same arguments, then
 //! classified as English. The record's `language` says which catalog matched.
 
+mod anatomy;
 mod assemble;
 #[rustfmt::skip]
 mod catalog;
@@ -92,6 +93,9 @@ mod translate;
 mod types;
 mod unpaste;
 
+pub use anatomy::{
+    LineLabel, LineParts, PrefixName, catalog_translations, detect_log_prefix, named_messages,
+};
 pub use classify_storage::FileErrno;
 pub use json_line::write_json;
 pub use parallel::{ParallelParser, parse_parallel};
