@@ -132,15 +132,21 @@ pub fn detect_log_prefix<'a>(lines: impl Iterator<Item = &'a str>) -> LogLinePre
 /// `"STATEMENT"`, `"password authentication failed for user \"%s\""`): (language,
 /// translation) for every language and plural form the catalog holds, in catalog order, the
 /// forms a process with a C `LC_CTYPE` prints among them. Empty for a text the catalog does not
-/// list: the classified messages, the severity words and labels, and the messages that print
-/// a role, database, host or query (the `NAMED` table of `fixtures/record/pglog-translations.py`).
+/// list: it lists the classified messages, the severity words and labels, `[unknown]` (what
+/// `%u` and `%d` print before a session has a role), and the messages that print a role,
+/// database, host or query (`NAMED_MESSAGES` of `fixtures/record/pglog-translations.py`).
 pub fn catalog_translations(english: &str) -> Vec<(&'static str, &'static str)> {
+    let unknown = catalog::UNKNOWN
+        .iter()
+        .filter(|_| english == "[unknown]")
+        .map(|&(lang, translated)| (language_name(lang), translated));
     catalog::SEVERITY_WORDS
         .iter()
         .chain(catalog::MESSAGES)
         .chain(catalog::NAMED)
         .filter(|(_, en, _)| *en == english)
         .map(|&(lang, _, translated)| (language_name(lang), translated))
+        .chain(unknown)
         .collect()
 }
 
@@ -210,6 +216,7 @@ mod tests {
             "{failed:?}"
         );
         assert!(named_messages().contains(&"statement: %s"));
+        assert!(catalog_translations("[unknown]").contains(&("de", "[unbekannt]")));
         assert!(catalog_translations("not a msgid").is_empty());
     }
 
