@@ -7,10 +7,10 @@
 use std::ops::Range;
 
 use super::catalog;
+use super::detect_prefix;
 use super::prefix::{Escape, LogLinePrefix};
-use super::severity::{self, Tag};
+use super::severity::{self, Tag as LineLabel};
 use super::translate::language_name;
-use super::{Severity, detect_prefix};
 
 /// What a name field of a `log_line_prefix` prints.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -25,25 +25,6 @@ pub enum PrefixName {
     RemoteHost,
     /// `%L`: the server's local address.
     LocalAddress,
-}
-
-/// What the word after the prefix introduces.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LineLabel {
-    /// A record of its own, with its severity (`LOG:`, `ERREUR :`, …).
-    Message(Severity),
-    /// `DETAIL:`
-    Detail,
-    /// `HINT:`
-    Hint,
-    /// `CONTEXT:`
-    Context,
-    /// `STATEMENT:`
-    Statement,
-    /// `QUERY:`
-    Query,
-    /// `LOCATION:`
-    Location,
 }
 
 /// One stderr log line's parts, as byte ranges of the line.
@@ -69,7 +50,7 @@ impl LogLinePrefix {
     pub fn line_parts(&self, line: &str) -> Option<LineParts> {
         let tail_ok = |rest: &str| severity::split(rest).is_some();
         let (fields, prefix_end) = self.match_line(line, &tail_ok)?;
-        let (tag, lang, message) = severity::split_with_language(&line[prefix_end..])?;
+        let (label, lang, message) = severity::split_with_language(&line[prefix_end..])?;
         let offset = |s: &str| s.as_ptr() as usize - line.as_ptr() as usize;
         let mut names = Vec::new();
         for &escape in self.escapes() {
@@ -94,15 +75,6 @@ impl LogLinePrefix {
                 names.push((name, start..start + value.len()));
             }
         }
-        let label = match tag {
-            Tag::Main(severity) => LineLabel::Message(severity),
-            Tag::Detail => LineLabel::Detail,
-            Tag::Hint => LineLabel::Hint,
-            Tag::Context => LineLabel::Context,
-            Tag::Statement => LineLabel::Statement,
-            Tag::Query => LineLabel::Query,
-            Tag::Location => LineLabel::Location,
-        };
         Some(LineParts {
             names,
             prefix_end,
@@ -180,7 +152,7 @@ mod tests {
             names,
             [(PrefixName::User, "alice"), (PrefixName::Database, "shop")]
         );
-        assert_eq!(parts.label, LineLabel::Message(Severity::Log));
+        assert_eq!(parts.label, LineLabel::Main(crate::pglog::Severity::Log));
         assert_eq!(&line[parts.message_start..], "statement: SELECT 1");
         assert_eq!(parts.language, None);
         // `%q`: a background process prints nothing after it.

@@ -93,18 +93,18 @@ mod translate;
 mod types;
 mod unpaste;
 
-pub use anatomy::{
-    LineLabel, LineParts, PrefixName, catalog_translations, detect_log_prefix, named_messages,
-};
+pub use anatomy::{LineParts, PrefixName, catalog_translations, detect_log_prefix, named_messages};
 pub use classify_storage::FileErrno;
 pub use json_line::write_json;
 pub use parallel::{ParallelParser, parse_parallel};
 pub(crate) use peeled::wrapper_pg_time;
 pub use prefix::LogLinePrefix;
 pub use read::{ReadError, ReadOptions, parse_reader};
+pub use severity::Tag as LineLabel;
 pub use stream::{PgLogReader, PgRecords, records};
 pub use texts::TextsCut;
 pub use time::fixed_offset;
+pub use translate::{PrintfPiece, printf_pieces};
 pub use types::*;
 
 use std::collections::BTreeMap;

@@ -9,9 +9,10 @@ use super::translate::FastMap;
 use super::translate::Lang;
 use std::sync::OnceLock;
 
-/// What a severity word introduces: a new record, or a part of the previous one.
+/// What a severity word introduces: a new record, or a part of the previous one (public as
+/// [`super::LineLabel`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Tag {
+pub enum Tag {
     /// A record of its own.
     Main(Severity),
     /// `DETAIL:`

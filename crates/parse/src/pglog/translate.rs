@@ -79,55 +79,88 @@ struct Format {
     pieces: Vec<Piece>,
 }
 
+/// One element of a printf format, as [`printf_pieces`] reads it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PrintfPiece {
+    /// Text printed as it is (`%%` already made `%`).
+    Literal(String),
+    /// A conversion: which argument it prints (0-based; `%2$s` is 1) and its conversion
+    /// character (`s`, `d`, `u`, `x`, `f`, `m`, …; length modifiers such as `ll` and `z`
+    /// skipped).
+    Conversion {
+        /// The argument's index.
+        index: usize,
+        /// The conversion character.
+        conversion: char,
+    },
+}
+
+/// The pieces of a printf format such as PostgreSQL's messages are (`%s (PID %d)`, `%2$s`,
+/// `%.1f%%`, `%ld.%03d`, `%m`), in order. A lone `%` at the end is literal text.
+pub fn printf_pieces(text: &str) -> Vec<PrintfPiece> {
+    let mut pieces = Vec::new();
+    let mut literal = String::new();
+    let mut next_index = 0;
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '%' {
+            literal.push(c);
+            continue;
+        }
+        let mut spec = String::new();
+        while let Some(&d) = chars.peek() {
+            chars.next();
+            spec.push(d);
+            if d.is_ascii_alphabetic() && !matches!(d, 'l' | 'z' | 'h' | 'j' | 't' | 'L')
+                || d == '%'
+            {
+                break;
+            }
+        }
+        let Some(conversion) = spec.chars().last() else {
+            literal.push('%');
+            continue;
+        };
+        if conversion == '%' {
+            literal.push('%');
+            continue;
+        }
+        let index = match spec.split_once('$') {
+            Some((n, _)) => n
+                .parse::<usize>()
+                .map_or(next_index, |n| n.saturating_sub(1)),
+            None => next_index,
+        };
+        next_index = index + 1;
+        if !literal.is_empty() {
+            pieces.push(PrintfPiece::Literal(std::mem::take(&mut literal)));
+        }
+        pieces.push(PrintfPiece::Conversion { index, conversion });
+    }
+    if !literal.is_empty() {
+        pieces.push(PrintfPiece::Literal(literal));
+    }
+    pieces
+}
+
 impl Format {
     /// Compiles `%s (PID %d)`, `%2$s`, `%.1f%%`, `%ld.%03d`, `%m`.
     fn compile(text: &str) -> Format {
-        let mut pieces = Vec::new();
-        let mut literal = String::new();
-        let mut next_index = 0;
-        let mut chars = text.chars().peekable();
-        while let Some(c) = chars.next() {
-            if c != '%' {
-                literal.push(c);
-                continue;
-            }
-            let mut spec = String::new();
-            while let Some(&d) = chars.peek() {
-                chars.next();
-                spec.push(d);
-                if d.is_ascii_alphabetic() && !matches!(d, 'l' | 'z' | 'h' | 'j' | 't' | 'L')
-                    || d == '%'
-                {
-                    break;
-                }
-            }
-            let Some(conv) = spec.chars().last() else {
-                literal.push('%');
-                continue;
-            };
-            if conv == '%' {
-                literal.push('%');
-                continue;
-            }
-            let index = match spec.split_once('$') {
-                Some((n, _)) => n.parse::<usize>().map_or(next_index, |n| n - 1),
-                None => next_index,
-            };
-            next_index = index + 1;
-            let shape = match conv {
-                'd' | 'i' | 'u' => ArgShape::Integer,
-                'x' | 'X' => ArgShape::Hex,
-                'f' | 'g' | 'e' => ArgShape::Float,
-                _ => ArgShape::Text,
-            };
-            if !literal.is_empty() {
-                pieces.push(Piece::Literal(std::mem::take(&mut literal)));
-            }
-            pieces.push(Piece::Arg { index, shape });
-        }
-        if !literal.is_empty() {
-            pieces.push(Piece::Literal(literal));
-        }
+        let pieces = printf_pieces(text)
+            .into_iter()
+            .map(|p| match p {
+                PrintfPiece::Literal(l) => Piece::Literal(l),
+                PrintfPiece::Conversion { index, conversion } => Piece::Arg {
+                    index,
+                    shape: match conversion {
+                        'd' | 'i' | 'u' => ArgShape::Integer,
+                        'x' | 'X' => ArgShape::Hex,
+                        'f' | 'g' | 'e' => ArgShape::Float,
+                        _ => ArgShape::Text,
+                    },
+                },
+            })
+            .collect();
         Format { pieces }
     }
 
