@@ -1,5 +1,6 @@
-//! A whole bundle redacted into a `.tar.gz`: every file rewritten line by line, the manifest's
-//! byte counts fixed, `redaction.json` added.
+//! A whole bundle redacted into a `.tar.gz`: each file rewritten in its own format (JSON by
+//! its values, a csvlog by its fields, the rest line by line), the manifest's byte counts
+//! fixed, `redaction.json` added.
 
 use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
@@ -7,14 +8,24 @@ use std::io::{BufRead, BufReader, Read, Seek, Write};
 use std::path::{Path, PathBuf};
 use std::sync::LazyLock;
 
+use pgmortem_bundle::SourceKind;
+use pgmortem_parse::pglog::{PgLogFormat, detect_log_prefix, sniff_format};
 use regex::Regex;
 use serde::Serialize;
 
-use crate::{Count, Kind, LineState, Redactor};
+use crate::json::{self, Scalar, Step};
+use crate::{Count, FieldsOnlyReason, Kind, LineState, Redactor};
 
 /// Lines longer than this are rewritten in pieces of this size (counted in
 /// [`Redacted::lines_split`]): memory stays bounded whatever the file.
 const MAX_LINE: usize = 1 << 20;
+/// A csvlog record longer than this is rewritten as text lines (counted in
+/// [`Redacted::csv_records_as_text`]).
+const MAX_RECORD: usize = 16 << 20;
+/// A JSON document longer than this is rewritten line by line.
+const MAX_JSON_DOCUMENT: u64 = 256 << 20;
+/// How much of a file is read to tell its format and a log's prefix.
+const HEAD: usize = 256 * 1024;
 
 /// Errors of [`redact_bundle`].
 #[derive(Debug, thiserror::Error)]
@@ -50,12 +61,36 @@ pub struct Redacted {
     pub files: usize,
     /// What was replaced, by kind: occurrences and distinct originals. Never the originals.
     pub replaced: BTreeMap<Kind, Count>,
+    /// The bundle's host and OS user names replaced only in the fields that print a name
+    /// (`uname -a`'s node name, a syslog line's host, a `ps` user column, …), not wherever
+    /// they stand, because they are also common words of a bundle (`vm`, `data`, `main`): by
+    /// token, never by name.
+    pub names_only_in_fields: Vec<FieldsOnly>,
+    /// Files by the form they were rewritten in: `json` (by values), `json_lines`, `csvlog`
+    /// (by fields), `text` (by lines).
+    pub formats: BTreeMap<&'static str, usize>,
     /// Lines that were not valid UTF-8: their invalid bytes became U+FFFD.
     pub lines_not_utf8: u64,
     /// Lines over 1 MiB, rewritten in 1 MiB pieces (a name or address across a cut may stay).
     pub lines_split: u64,
+    /// csvlog records that did not split into fields (a quote left open, over 16 MiB),
+    /// rewritten as text lines.
+    pub csv_records_as_text: u64,
+    /// Lines of JSON-lines files that were not JSON, rewritten as text lines.
+    pub json_lines_as_text: u64,
     /// Files of the bundle that could not be read, so are not in the output, and why.
     pub not_copied: Vec<NotCopied>,
+}
+
+/// A known name replaced only in its fields.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FieldsOnly {
+    /// `hostname` or `user`.
+    pub kind: Kind,
+    /// The token it became (`host-1`).
+    pub token: String,
+    /// Why it is not replaced elsewhere.
+    pub reason: FieldsOnlyReason,
 }
 
 /// A file left out of the redacted bundle.
@@ -68,8 +103,36 @@ pub struct NotCopied {
 }
 
 static ARCHIVE_HOST: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^pgmortem-(.+)-\d{8}T\d{6}Z(\.tar(\.gz|\.zst)?)?$").expect("a valid pattern")
+    Regex::new(
+        r"^(?:pgmortem-(.+)-\d{8}T\d{6}Z|sosreport-(.+?)-(?:\d{4}-\d\d-\d\d(?:-[a-z]+)?|\d{14}))(?:-obfuscated)?(?:\.tar(?:\.gz|\.zst|\.xz|\.bz2)?|\.tgz|\.zip)?$",
+    )
+    .expect("a valid pattern")
 });
+
+/// The form a file is rewritten in.
+enum Form {
+    /// The collector's manifest: JSON, then its byte counts fixed.
+    Manifest,
+    /// One JSON document, by its values.
+    Json,
+    /// One JSON value a line (jsonlog, the journal's export, container logs).
+    JsonLines,
+    /// A csvlog, by its fields.
+    Csvlog,
+    /// Text, line by line, with what is known of the file.
+    Text(LineState),
+}
+
+impl Form {
+    fn name(&self) -> &'static str {
+        match self {
+            Form::Manifest | Form::Json => "json",
+            Form::JsonLines => "json_lines",
+            Form::Csvlog => "csvlog",
+            Form::Text(_) => "text",
+        }
+    }
+}
 
 /// Redacts the bundle at `input` (a directory, an archive or a file) into the `.tar.gz` at
 /// `output`, its files under one directory named after `output` (`OUT.tar.gz` → `OUT/`).
@@ -92,26 +155,42 @@ pub fn redact_bundle(input: &Path, output: &Path) -> Result<Redacted, RedactErro
         schema: "pgmortem.redaction/v1",
         files: 0,
         replaced: BTreeMap::new(),
+        names_only_in_fields: Vec::new(),
+        formats: BTreeMap::new(),
         lines_not_utf8: 0,
         lines_split: 0,
+        csv_records_as_text: 0,
+        json_lines_as_text: 0,
         not_copied: Vec::new(),
     };
     let mut sizes: HashMap<String, u64> = HashMap::new();
     let mut manifest = None;
     for source in &bundle.sources {
-        let path = redact_path(&mut redactor, &source.path);
-        let reader = source.reader().map_err(|e| RedactError::Read {
+        let read_err = |e| RedactError::Read {
             path: source.path.clone(),
             source: e,
-        })?;
+        };
+        let path = redactor.in_paths(&source.path);
+        let head = head_of(source).map_err(read_err)?;
+        let form = form_of(source, &head);
+        *report.formats.entry(form.name()).or_default() += 1;
         let mut spool = tempfile::tempfile().map_err(write_err)?;
-        let size = redact_stream(&mut redactor, reader, &mut spool, &mut report).map_err(|e| {
-            RedactError::Read {
-                path: source.path.clone(),
-                source: e,
+        let reader = source.reader().map_err(read_err)?;
+        let size = match form {
+            Form::Manifest | Form::Json if source.size() <= MAX_JSON_DOCUMENT => {
+                redact_json(&mut redactor, reader, &mut spool, &mut report).map_err(read_err)?
             }
-        })?;
-        if source.kind == pgmortem_bundle::SourceKind::Manifest {
+            Form::Manifest | Form::Json | Form::JsonLines => {
+                redact_json_lines(&mut redactor, reader, &mut spool, &mut report)
+                    .map_err(read_err)?
+            }
+            Form::Csvlog => {
+                redact_csvlog(&mut redactor, reader, &mut spool, &mut report).map_err(read_err)?
+            }
+            Form::Text(state) => redact_text(&mut redactor, reader, &mut spool, state, &mut report)
+                .map_err(read_err)?,
+        };
+        if source.kind == SourceKind::Manifest {
             manifest = Some((path, spool));
             continue;
         }
@@ -135,11 +214,11 @@ pub fn redact_bundle(input: &Path, output: &Path) -> Result<Redacted, RedactErro
         report.files += 1;
     }
     for skipped in &bundle.skipped {
-        report.not_copied.push(NotCopied {
-            path: redact_path(&mut redactor, &skipped.path),
-            reason: redact_path(&mut redactor, &skipped.reason),
-        });
+        let path = redactor.in_paths(&skipped.path);
+        let reason = redactor.redact_line(&skipped.reason, &mut LineState::default());
+        report.not_copied.push(NotCopied { path, reason });
     }
+    report.names_only_in_fields = redactor.fields_only();
     report.replaced = redactor.counts();
     let mut json = serde_json::to_vec_pretty(&report).unwrap_or_default();
     json.push(b'\n');
@@ -155,17 +234,71 @@ pub fn redact_bundle(input: &Path, output: &Path) -> Result<Redacted, RedactErro
     Ok(report)
 }
 
-/// The bundle's host names (from `uname -a` and `hostname`, whatever the layout names them: the
-/// collector's `identity/uname.txt`, a sosreport's `sos_commands/kernel/uname_-a`; the perf
-/// header; the collector's archive name), and the OS user PostgreSQL runs as (from the `ps`
-/// listings: the user of its processes; from the collector's manifest: the user it ran
-/// `postgres -C` as, `… (as USER)`, which names it when the server was down).
+/// The first [`HEAD`] bytes of a file, as text.
+fn head_of(source: &pgmortem_bundle::Source) -> std::io::Result<String> {
+    if source.in_memory() {
+        let b = &source.bytes[..source.bytes.len().min(HEAD)];
+        return Ok(String::from_utf8_lossy(b).into_owned());
+    }
+    let mut buf = Vec::with_capacity(HEAD);
+    source.reader()?.take(HEAD as u64).read_to_end(&mut buf)?;
+    Ok(String::from_utf8_lossy(&buf).into_owned())
+}
+
+/// The form `source` is rewritten in, from its kind and its first bytes.
+fn form_of(source: &pgmortem_bundle::Source, head: &str) -> Form {
+    let starts_json = head.trim_start().starts_with(['{', '[']);
+    if source.kind == SourceKind::Manifest && starts_json {
+        return Form::Manifest;
+    }
+    if starts_json {
+        if source.in_memory()
+            && serde_json::from_slice::<serde::de::IgnoredAny>(&source.bytes).is_ok()
+        {
+            return Form::Json;
+        }
+        let first = head.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+        if serde_json::from_str::<serde::de::IgnoredAny>(first).is_ok() {
+            return Form::JsonLines;
+        }
+    }
+    let path = source.path.as_str();
+    let file_name = path.rsplit('/').next().unwrap_or(path);
+    if source.kind == SourceKind::Hostname
+        || path.ends_with("etc/hostname")
+        || path.ends_with("proc/sys/kernel/hostname")
+        // sosreport's `hostname` and `hostname -f` outputs
+        || matches!(file_name, "hostname" | "hostname_-f" | "hostname_--fqdn")
+    {
+        return Form::Text(LineState::for_host_names());
+    }
+    if source.kind == SourceKind::PerfScript {
+        return Form::Text(LineState::for_profile());
+    }
+    if matches!(source.kind, SourceKind::PostgresLog | SourceKind::SystemLog) {
+        match sniff_format(head.as_bytes()) {
+            PgLogFormat::Csv => return Form::Csvlog,
+            PgLogFormat::Json => return Form::JsonLines,
+            _ => {}
+        }
+        let peeled: Vec<&str> = head.lines().map(crate::line::peel).collect();
+        return Form::Text(LineState::for_log(detect_log_prefix(peeled.into_iter())));
+    }
+    Form::Text(LineState::default())
+}
+
+/// The bundle's host names (from `uname -a`, `hostname`, sysctl's `kernel.hostname`, whatever
+/// the layout names them; the perf header; the collectors' archive names), and the OS user
+/// PostgreSQL runs as (from the `ps` listings: the user of its processes; from the collector's
+/// manifest: the user it ran `postgres -C` as, `… (as USER)`, which names it when the server
+/// was down). Then each is narrowed to its name fields where the bundle also uses it as a
+/// path component or a setting's name.
 fn learn_names(redactor: &mut Redactor, input: &Path, bundle: &pgmortem_bundle::Bundle) {
-    use pgmortem_bundle::SourceKind;
     if let Some(name) = input.file_name().map(|n| n.to_string_lossy().into_owned())
         && let Some(c) = ARCHIVE_HOST.captures(&name)
+        && let Some(host) = c.get(1).or_else(|| c.get(2))
     {
-        redactor.learn_hostname(&c[1]);
+        redactor.learn_hostname(host.as_str());
     }
     for entry in bundle.manifest.iter().flat_map(|m| &m.files) {
         if let Some(user) = entry
@@ -188,6 +321,19 @@ fn learn_names(redactor: &mut Redactor, input: &Path, bundle: &pgmortem_bundle::
                 }
             }
             SourceKind::Hostname => redactor.learn_hostname(text.trim()),
+            SourceKind::SysctlValue if source.path.ends_with("kernel/hostname") => {
+                redactor.learn_hostname(text.trim());
+            }
+            SourceKind::Sysctl => {
+                for line in text.lines() {
+                    if let Some(host) = line
+                        .strip_prefix("kernel.hostname")
+                        .and_then(|r| r.trim_start().strip_prefix('='))
+                    {
+                        redactor.learn_hostname(host.trim());
+                    }
+                }
+            }
             SourceKind::PerfScript => {
                 for line in text.lines().take_while(|l| l.starts_with('#')) {
                     if let Some(host) = line.strip_prefix("# hostname :") {
@@ -215,6 +361,13 @@ fn learn_names(redactor: &mut Redactor, input: &Path, bundle: &pgmortem_bundle::
             _ => {}
         }
     }
+    for source in &bundle.sources {
+        redactor.note_structural_uses(&source.path);
+        if source.in_memory() {
+            let head = &source.bytes[..source.bytes.len().min(64 * 1024)];
+            redactor.note_structural_uses(&String::from_utf8_lossy(head));
+        }
+    }
 }
 
 /// `OUT.tar.gz` → `OUT`.
@@ -230,19 +383,14 @@ fn top_directory(output: &Path) -> String {
         .to_owned()
 }
 
-fn redact_path(redactor: &mut Redactor, path: &str) -> String {
-    redactor.redact_line(path, &mut LineState::default())
-}
-
-/// Rewrites `reader` line by line into `out`; returns the bytes written.
-fn redact_stream(
-    redactor: &mut Redactor,
+/// Reads `reader` line by line (at most [`MAX_LINE`] bytes a piece), handing each line's text
+/// (without its line end) and its line end to `f`; returns what `f` wrote.
+fn for_each_line(
     reader: impl Read,
-    out: &mut impl Write,
     report: &mut Redacted,
+    mut f: impl FnMut(&str, &[u8], &mut Redacted) -> std::io::Result<u64>,
 ) -> std::io::Result<u64> {
     let mut reader = BufReader::with_capacity(64 * 1024, reader);
-    let mut state = LineState::default();
     let mut line = Vec::new();
     let mut written = 0u64;
     loop {
@@ -257,33 +405,148 @@ fn redact_stream(
         if !ends && n == MAX_LINE {
             report.lines_split += 1;
         }
-        let body = if ends {
-            &line[..line.len() - 1]
-        } else {
-            &line[..]
-        };
-        let (body, cr) = match body.strip_suffix(b"\r") {
-            Some(b) => (b, true),
-            None => (body, false),
-        };
-        let text = match std::str::from_utf8(body) {
+        let mut body_end = if ends { line.len() - 1 } else { line.len() };
+        if line[..body_end].ends_with(b"\r") {
+            body_end -= 1;
+        }
+        let text = match std::str::from_utf8(&line[..body_end]) {
             Ok(t) => std::borrow::Cow::Borrowed(t),
             Err(_) => {
                 report.lines_not_utf8 += 1;
-                String::from_utf8_lossy(body)
+                String::from_utf8_lossy(&line[..body_end])
             }
         };
-        let redacted = redactor.redact_line(&text, &mut state);
+        written += f(&text, &line[body_end..], report)?;
+    }
+    Ok(written)
+}
+
+/// A text file, line by line.
+fn redact_text(
+    redactor: &mut Redactor,
+    reader: impl Read,
+    out: &mut impl Write,
+    mut state: LineState,
+    report: &mut Redacted,
+) -> std::io::Result<u64> {
+    for_each_line(reader, report, |text, end, _| {
+        let redacted = redactor.redact_line(text, &mut state);
         out.write_all(redacted.as_bytes())?;
-        written += redacted.len() as u64;
-        if cr {
-            out.write_all(b"\r")?;
-            written += 1;
+        out.write_all(end)?;
+        Ok((redacted.len() + end.len()) as u64)
+    })
+}
+
+/// One JSON document; text line by line when it is not valid JSON after all.
+fn redact_json(
+    redactor: &mut Redactor,
+    mut reader: impl Read,
+    out: &mut impl Write,
+    report: &mut Redacted,
+) -> std::io::Result<u64> {
+    let mut bytes = Vec::new();
+    reader.read_to_end(&mut bytes)?;
+    let text = String::from_utf8_lossy(&bytes);
+    let mut lines = LineState::default();
+    let rewritten = json::rewrite(&text, |path, scalar| match scalar {
+        Scalar::String(s) => Some(redactor.json_string(path, s, &mut lines)),
+        Scalar::Number(_) => None,
+    });
+    match rewritten {
+        Ok(json) => {
+            out.write_all(json.as_bytes())?;
+            Ok(json.len() as u64)
         }
-        if ends {
-            out.write_all(b"\n")?;
-            written += 1;
+        Err(_) => redact_text(redactor, &bytes[..], out, LineState::default(), report),
+    }
+}
+
+/// One JSON value a line; a line that is not JSON as text.
+fn redact_json_lines(
+    redactor: &mut Redactor,
+    reader: impl Read,
+    out: &mut impl Write,
+    report: &mut Redacted,
+) -> std::io::Result<u64> {
+    let mut lines = LineState::default();
+    for_each_line(reader, report, |text, end, report| {
+        let rewritten = if text.trim().is_empty() {
+            Ok(text.to_owned())
+        } else {
+            json::rewrite(text, |path, scalar| match scalar {
+                Scalar::String(s) => Some(redactor.json_string(path, s, &mut lines)),
+                Scalar::Number(_) => None,
+            })
+        };
+        let redacted = rewritten.unwrap_or_else(|_| {
+            report.json_lines_as_text += 1;
+            redactor.redact_line(text, &mut LineState::default())
+        });
+        out.write_all(redacted.as_bytes())?;
+        out.write_all(end)?;
+        Ok((redacted.len() + end.len()) as u64)
+    })
+}
+
+/// A csvlog, record by record.
+fn redact_csvlog(
+    redactor: &mut Redactor,
+    reader: impl Read,
+    out: &mut impl Write,
+    report: &mut Redacted,
+) -> std::io::Result<u64> {
+    // The record so far: its lines' texts and line ends.
+    let mut record = String::new();
+    let mut ends: Vec<Vec<u8>> = Vec::new();
+    let mut pieces: Vec<String> = Vec::new();
+    let flush_as_text = |redactor: &mut Redactor,
+                         pieces: &mut Vec<String>,
+                         ends: &mut Vec<Vec<u8>>,
+                         out: &mut dyn Write,
+                         report: &mut Redacted|
+     -> std::io::Result<u64> {
+        report.csv_records_as_text += 1;
+        let mut state = LineState::default();
+        let mut written = 0;
+        for (text, end) in pieces.drain(..).zip(ends.drain(..)) {
+            let redacted = redactor.redact_line(&text, &mut state);
+            out.write_all(redacted.as_bytes())?;
+            out.write_all(&end)?;
+            written += (redacted.len() + end.len()) as u64;
         }
+        Ok(written)
+    };
+    let mut written = for_each_line(reader, report, |text, end, report| {
+        if !record.is_empty() {
+            record.push('\n');
+        }
+        record.push_str(text);
+        pieces.push(text.to_owned());
+        ends.push(end.to_vec());
+        if !crate::csv::is_complete(&record) && record.len() <= MAX_RECORD {
+            return Ok(0);
+        }
+        let done = if crate::csv::is_complete(&record) {
+            redactor.csvlog_record(&record)
+        } else {
+            None
+        };
+        let n = match done {
+            Some(redacted) => {
+                let last = ends.last().cloned().unwrap_or_default();
+                out.write_all(redacted.as_bytes())?;
+                out.write_all(&last)?;
+                pieces.clear();
+                ends.clear();
+                (redacted.len() + last.len()) as u64
+            }
+            None => flush_as_text(redactor, &mut pieces, &mut ends, out, report)?,
+        };
+        record.clear();
+        Ok(n)
+    })?;
+    if !pieces.is_empty() {
+        written += flush_as_text(redactor, &mut pieces, &mut ends, out, report)?;
     }
     Ok(written)
 }
@@ -303,18 +566,30 @@ fn append(
 }
 
 /// The manifest with each listed file's `bytes` set to its size after redaction (the
-/// bundle opener compares them); `None` when it is not the collector's JSON.
+/// bundle opener compares them), rewritten in place; `None` when it is not JSON.
 fn fix_manifest_sizes(text: &[u8], sizes: &HashMap<String, u64>) -> Option<Vec<u8>> {
-    let mut manifest: serde_json::Value = serde_json::from_slice(text).ok()?;
-    for entry in manifest.get_mut("files")?.as_array_mut()? {
-        let path = entry.get("path")?.as_str()?.to_owned();
-        if let Some(size) = sizes.get(&path)
-            && entry.get("bytes").is_some_and(|b| !b.is_null())
+    let text = std::str::from_utf8(text).ok()?;
+    let mut paths: HashMap<usize, String> = HashMap::new();
+    json::rewrite(text, |path, scalar| {
+        if let ([Step::Key(files), Step::Index(i), Step::Key(key)], Scalar::String(s)) =
+            (path, scalar)
+            && files == "files"
+            && key == "path"
         {
-            entry["bytes"] = serde_json::Value::from(*size);
+            paths.insert(*i, s.to_owned());
         }
-    }
-    let mut out = serde_json::to_vec_pretty(&manifest).ok()?;
-    out.push(b'\n');
-    Some(out)
+        None
+    })
+    .ok()?;
+    let fixed = json::rewrite(text, |path, scalar| match (path, scalar) {
+        ([Step::Key(files), Step::Index(i), Step::Key(key)], Scalar::Number(_))
+            if files == "files" && key == "bytes" =>
+        {
+            let size = sizes.get(paths.get(i)?)?;
+            Some(size.to_string())
+        }
+        _ => None,
+    })
+    .ok()?;
+    Some(fixed.into_bytes())
 }

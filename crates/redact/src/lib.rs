@@ -3,14 +3,33 @@
 //! original gives the same token in every file, so that events still correlate), and paths
 //! under home directories are cut. What was replaced is counted by kind, never listed.
 //!
-//! The rewriting is line by line ([`Redactor::redact_line`]), knowing the forms the bundle's
-//! files take: `key=value` fields of log line prefixes and connection lines, quoted role and
-//! database names of messages, process titles (`postgres: user db host(port) state`), the
-//! `pg_stat_activity` dump's columns, pgbouncer's `C-0x…: db/user@addr:port` prefix, the text after `statement:` / `STATEMENT:` / `QUERY:` /
-//! `parameters:` and its continuation lines. [`redact_bundle`] applies it to every file of a
-//! bundle and writes a `.tar.gz` with `redaction.json` beside the files.
+//! Every file keeps its format ([`redact_bundle`]): JSON is parsed and only its string values
+//! are rewritten, each by what its key holds ([`json`]); a csvlog is rewritten field by field,
+//! keeping its columns; every other file line by line ([`Redactor::redact_line`]),
+//! knowing the forms names and queries take in them:
+//!
+//! - names where they are names: `uname -a`'s node name, `hostname`'s output, the
+//!   `kernel.hostname` setting, the host field of syslog and journal lines, the archives'
+//!   names (`pgmortem-HOST-…`, `sosreport-HOST-…`); the `log_line_prefix`'s `%u`, `%d`, `%a`,
+//!   `%r`/`%h` fields, `key=value` fields, connection and authentication messages in every
+//!   language of PostgreSQL's catalogs, process titles, `ps` and `ls -l` user columns, `id`
+//!   output, `-U`/`-h`/`-d` arguments of command lines, pgbouncer's `C-0x…: db/user@addr:port`;
+//! - the bundle's own host and OS user elsewhere too, as whole tokens, never inside a word, a
+//!   path or a setting's name, and only when the name is not a common word of a bundle
+//!   (else [`Redacted::names_only_in_fields`] says so, with a [`FieldsOnlyReason`]): a host called `vm` is replaced in `uname -a` but leaves `vm.swappiness`,
+//!   `/proc/sys/vm/` and `total-vm:` alone;
+//! - the literals of query text wherever a log prints it: `statement:`,
+//!   `STATEMENT:`, `QUERY:`, `execute …:`, `parameters:`, `Failed process was running:`,
+//!   `CONTEXT:`'s SQL statements and COPY lines, constraint violations' values,
+//!   auto_explain's plans, memory-context dumps, the `pg_stat_activity` dump's `query` column.
 
 mod archive;
+mod csv;
+pub mod json;
+mod line;
+mod names;
+mod pglog;
+mod rows;
 mod sql;
 
 use std::collections::{BTreeMap, HashMap};
@@ -19,7 +38,9 @@ use std::sync::LazyLock;
 use regex::Regex;
 use serde::Serialize;
 
-pub use archive::{RedactError, Redacted, redact_bundle};
+pub use archive::{FieldsOnly, RedactError, Redacted, redact_bundle};
+pub use line::LineState;
+pub use names::FieldsOnlyReason;
 
 /// What a token stands for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -35,7 +56,7 @@ pub enum Kind {
     Database,
     /// `application_name` values.
     Application,
-    /// String and numeric constants of queries, and key values of constraint messages.
+    /// String and numeric constants of queries, and the values of constraint messages.
     QueryLiteral,
     /// Paths below a home directory (cut after the user's directory).
     HomePath,
@@ -54,9 +75,23 @@ impl Kind {
     ];
 }
 
-/// Names that identify nothing: PostgreSQL's and the OS's built-in ones, kept as they are.
+/// Role, user, database and application names that identify nothing: PostgreSQL's and the
+/// OS's built-in ones and PostgreSQL's own programs, kept as they are (the translations of
+/// `[unknown]` too).
 const KEPT_NAMES: &[&str] = &[
     "",
+    "psql",
+    "pgbench",
+    "pg_dump",
+    "pg_dumpall",
+    "pg_restore",
+    "pg_basebackup",
+    "pg_receivewal",
+    "pg_recvlogical",
+    "vacuumdb",
+    "reindexdb",
+    "clusterdb",
+    "walreceiver",
     "postgres",
     "template0",
     "template1",
@@ -72,6 +107,22 @@ const KEPT_NAMES: &[&str] = &[
     "(nouser)",
 ];
 
+/// Host names that name no host: kept.
+const HOSTS_KEPT: &[&str] = &[
+    "[local]",
+    "localhost",
+    "localhost.localdomain",
+    "(none)",
+    "[unknown]",
+    "unknown",
+    "-",
+];
+
+/// Whether `name` is one of [`KEPT_NAMES`] or a translation of `[unknown]`.
+fn is_kept(name: &str) -> bool {
+    KEPT_NAMES.contains(&name) || pglog::is_unknown_translation(name)
+}
+
 /// How many of each kind were replaced.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct Count {
@@ -81,96 +132,15 @@ pub struct Count {
     pub distinct: u64,
 }
 
-/// The line-by-line rewriter, holding the tokens handed out so far.
+/// The rewriter, holding the tokens handed out so far and the names the bundle is known to
+/// hold.
 #[derive(Debug, Default)]
 pub struct Redactor {
     tokens: HashMap<(Kind, String), String>,
     counts: BTreeMap<Kind, Count>,
-    hostnames: Vec<String>,
-    os_users: Vec<String>,
+    hostnames: Vec<names::Known>,
+    os_users: Vec<names::Known>,
 }
-
-/// Where a file's reading stands between lines.
-#[derive(Debug, Default, Clone)]
-pub struct LineState {
-    /// The previous line opened a query that tab-indented lines continue.
-    in_query: bool,
-    /// Columns of a `|`-separated table with a header line: (index, what it holds).
-    columns: Option<Vec<Column>>,
-    /// The user column of a `ps` listing whose header the file began with.
-    ps_user: Option<usize>,
-    /// Lines read so far.
-    lines: u64,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Column {
-    Name(Kind),
-    Host,
-    Query,
-    Other,
-}
-
-static KEY_VALUE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
-        r#"(^|[^\w])(user|usename|role|db|database|datname|dbname|app|appname|application_name|application|host|client_addr|client_hostname|remote_host)=("[^"]*"|[^\s,;\]\)\[]+)"#,
-    )
-    .expect("a valid pattern")
-});
-/// pgbouncer's connection prefix: `C-0x55d5c7a0f9e0: appdb/app@10.0.0.7:51234` (the user may
-/// hold `@`: the address is what follows the last one before `:port`).
-static POOLER_CONNECTION: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
-        r"\b([CS]-[0-9A-Fa-fx]+: )([^\s/]+)/(\S+)@(\[[0-9A-Fa-f:.%]+\]|unix(?:\(\d+\))?|\d{1,3}(?:\.\d{1,3}){3}):(\d+)",
-    )
-    .expect("a valid pattern")
-});
-static QUOTED_NAME: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r#"\b(role|user|database) "([^"]+)""#).expect("a valid pattern"));
-static TITLE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"postgres: (\S+) (\S+) (\[local\]|\S+?)(\(\d+\))?( |$)").expect("a valid pattern")
-});
-static OS_IDS: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(\d+)\(([^)]+)\)").expect("a valid pattern"));
-static PG_USER_FLAG: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(^|\s)(-U ?|--username[= ])(\S+)").expect("a valid pattern"));
-/// Whether a word between `before` and `after` (the rest of its line) is the namespace of a
-/// kernel setting, not a name: `vm` of `vm.swappiness = 60` (sysctl -a), of
-/// `/proc/sys/vm/swappiness` and of a copied `proc/sys/vm/` (a host named `vm` stays a host
-/// name everywhere else).
-fn is_sysctl_namespace(before: &str, after: &str) -> bool {
-    if before.ends_with("proc/sys/") && after.starts_with('/') {
-        return true;
-    }
-    let Some(key) = after.strip_prefix('.') else {
-        return false;
-    };
-    let at_start = before.is_empty() || before.ends_with(char::is_whitespace);
-    let end = key
-        .find(|c: char| !(c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '.'))
-        .unwrap_or(key.len());
-    at_start && end > 0 && key[end..].trim_start().starts_with('=')
-}
-
-/// Candidates: the boundaries and the parse decide ([`Redactor::addresses`]).
-static IPV4: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}").expect("a valid pattern"));
-static IPV6: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"[0-9A-Fa-f:]*:[0-9A-Fa-f:]*:[0-9A-Fa-f:]*").expect("a valid pattern")
-});
-static HOME: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r#"/(home|Users)/([^/\s'":,;)\]]+)(/[^\s'":,;)\]]*)?|/root/[^\s'":,;)\]]+"#)
-        .expect("a valid pattern")
-});
-static KEY_DETAIL: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"Key \(([^)]*)\)=\((.*)\) (already exists|is not present|conflicts)")
-        .expect("a valid pattern")
-});
-/// Where the text of a query starts on a PostgreSQL log line.
-static QUERY_MARKER: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(statement: |STATEMENT:  |QUERY:  |execute [^:\s]+: |parameters: |CONTEXT:  SQL statement )")
-        .expect("a valid pattern")
-});
 
 impl Redactor {
     /// A redactor that has handed out no token yet.
@@ -178,35 +148,60 @@ impl Redactor {
         Self::default()
     }
 
-    /// Makes `name` a host name to replace wherever it appears as a whole word (the bundle's
-    /// own host: from `uname -a`, the perf header, the archive's name).
+    /// Makes `name` the bundle's host name (from `uname -a`, `hostname`, the perf header, the
+    /// archive's name): replaced in every field that names the host, and wherever else it
+    /// stands as a whole token unless it is a common word (a kernel, system or PostgreSQL
+    /// word such as `vm`, `data`, `main`, or shorter than three characters). A fully qualified name makes its first label known too.
     pub fn learn_hostname(&mut self, name: &str) {
         let name = name.trim();
-        if name.len() < 2 || KEPT_NAMES.contains(&name.to_ascii_lowercase().as_str()) {
-            return;
-        }
-        if !self.hostnames.iter().any(|h| h == name) {
-            self.hostnames.push(name.to_owned());
-            // Longest first: a short name inside a longer one is replaced after it.
-            self.hostnames.sort_by_key(|h| std::cmp::Reverse(h.len()));
-        }
-    }
-
-    /// Makes `name` an OS user to replace wherever it appears as a whole word (the user
-    /// PostgreSQL runs as, from a `ps` listing: it also owns files a listing of directories
-    /// shows, and names the processes of `ps -elfL`'s `UID` column).
-    pub fn learn_os_user(&mut self, name: &str) {
-        let name = name.trim();
-        if name.len() < 2
-            || KEPT_NAMES.contains(&name.to_ascii_lowercase().as_str())
+        if name.is_empty()
+            || matches!(
+                name.to_ascii_lowercase().as_str(),
+                "localhost" | "localhost.localdomain" | "(none)" | "(unknown)"
+            )
             || is_token(name)
-            || name.bytes().all(|b| b.is_ascii_digit())
+            || name.contains(char::is_whitespace)
         {
             return;
         }
-        if !self.os_users.iter().any(|u| u == name) {
-            self.os_users.push(name.to_owned());
-            self.os_users.sort_by_key(|u| std::cmp::Reverse(u.len()));
+        names::add(&mut self.hostnames, name, names::scope_of(name));
+        if let Some((first, _)) = name.split_once('.')
+            && !first.is_empty()
+            && !first.bytes().all(|b| b.is_ascii_digit())
+        {
+            names::add(&mut self.hostnames, first, names::scope_of(first));
+        }
+    }
+
+    /// Makes `name` an OS user PostgreSQL runs as (from a `ps` listing, the collector's
+    /// manifest): replaced in user fields (`ps`, `ls -l`, `id`), and wherever else it stands as
+    /// a whole token unless it is a common word. The built-in users (`postgres`, `root`) and
+    /// numeric ids are kept.
+    pub fn learn_os_user(&mut self, name: &str) {
+        let name = name.trim();
+        if name.is_empty()
+            || is_kept(name)
+            || is_token(name)
+            || name.bytes().all(|b| b.is_ascii_digit())
+            || name.contains(char::is_whitespace)
+        {
+            return;
+        }
+        names::add(&mut self.os_users, name, names::scope_of(name));
+    }
+
+    /// Narrows a known name to its name fields because the bundle uses the same word as a
+    /// path component or a setting's name.
+    pub(crate) fn note_structural_uses(&mut self, text: &str) {
+        for list in [&mut self.hostnames, &mut self.os_users] {
+            for known in list.iter_mut() {
+                if known.scope == names::Scope::Everywhere
+                    && names::used_structurally(text, &known.name)
+                {
+                    known.scope =
+                        names::Scope::FieldsOnly(names::FieldsOnlyReason::UsedInTheBundle);
+                }
+            }
         }
     }
 
@@ -216,6 +211,31 @@ impl Redactor {
             .iter()
             .map(|k| (*k, self.counts.get(k).copied().unwrap_or_default()))
             .collect()
+    }
+
+    /// The known names replaced only in their fields, as their tokens and why (never the
+    /// names); a name no field printed has no token and is not listed.
+    pub fn fields_only(&mut self) -> Vec<FieldsOnly> {
+        let mut out = Vec::new();
+        let lists = [
+            (Kind::Hostname, self.hostnames.clone()),
+            (Kind::User, self.os_users.clone()),
+        ];
+        for (kind, list) in lists {
+            for known in list {
+                if let names::Scope::FieldsOnly(reason) = known.scope
+                    && let Some(token) = self.tokens.get(&(kind, known.name.clone()))
+                {
+                    out.push(FieldsOnly {
+                        kind,
+                        token: token.clone(),
+                        reason,
+                    });
+                }
+            }
+        }
+        out.sort_by(|a, b| (a.kind, &a.token).cmp(&(b.kind, &b.token)));
+        out
     }
 
     /// The token of `original` of `kind`: the same original always gets the same token.
@@ -242,164 +262,45 @@ impl Redactor {
         token
     }
 
-    /// A name of `kind`, replaced unless it is one of the built-in names kept.
+    /// A name of `kind` in a field that names one, replaced unless it is a built-in name kept
+    /// or already a token; quotes around it are kept.
     fn name(&mut self, kind: Kind, original: &str) -> String {
         let bare = original.trim_matches('"');
-        if KEPT_NAMES.contains(&bare) || is_token(bare) {
+        if is_kept(bare) || is_token(bare) {
             return original.to_owned();
         }
         let token = self.token(kind, bare);
-        if original.starts_with('"') {
+        if original.starts_with('"') && original.ends_with('"') && original.len() > 1 {
             format!("\"{token}\"")
         } else {
             token
         }
     }
 
-    /// Rewrites one line of a file (without its line end). `state` carries what a line tells
-    /// about the next ones (a query continued on tab-indented lines, a table's columns).
-    pub fn redact_line(&mut self, line: &str, state: &mut LineState) -> String {
-        state.lines += 1;
-        if let Some(out) = self.ps_row(line, state) {
-            return self.everywhere(&out);
-        }
-        if let Some(out) = self.table_row(line, state) {
-            return self.everywhere(&out);
-        }
-        let (head, query) = if state.in_query && line.starts_with('\t') {
-            ("", Some(line))
-        } else if let Some(m) = QUERY_MARKER.find(line) {
-            (&line[..m.end()], Some(&line[m.end()..]))
-        } else {
-            (line, None)
-        };
-        state.in_query = query.is_some();
-        let mut out = self.names(head);
-        if let Some(q) = query {
-            out.push_str(&self.query(q));
-        }
-        if out.contains("Key (") {
-            out = self.key_detail(&out);
-        }
-        self.everywhere(&out)
-    }
-
-    /// Host names, addresses and home paths, wherever they are.
-    fn everywhere(&mut self, text: &str) -> String {
-        let mut out = self.addresses(text);
-        if out.contains("/home/") || out.contains("/Users/") || out.contains("/root/") {
-            out = self.home_paths(&out);
-        }
-        for i in 0..self.hostnames.len() {
-            let host = self.hostnames[i].clone();
-            if out.contains(&host) {
-                out = self.replace_word(&out, &host, Kind::Hostname);
-            }
-        }
-        for i in 0..self.os_users.len() {
-            let user = self.os_users[i].clone();
-            if out.contains(&user) {
-                out = self.replace_word(&out, &user, Kind::User);
-            }
-        }
-        out
-    }
-
-    /// The names of `key=value` fields, quoted role and database names, process titles,
-    /// `id` output and `-U` flags.
-    fn names(&mut self, text: &str) -> String {
-        let mut out = text.to_owned();
-        if out.contains('=') {
-            out = replace_captures(&KEY_VALUE, &out, |caps| {
-                let kind = match &caps[2] {
-                    "user" | "usename" | "role" => Some(Kind::User),
-                    "db" | "database" | "datname" | "dbname" => Some(Kind::Database),
-                    "app" | "appname" | "application_name" | "application" => {
-                        Some(Kind::Application)
-                    }
-                    _ => None,
-                };
-                let value = match kind {
-                    Some(k) => self.name(k, &caps[3]),
-                    None => self.host_or_address(&caps[3]),
-                };
-                format!("{}{}={value}", &caps[1], &caps[2])
-            });
-        }
-        if out.contains("-0x") || out.contains("S-") || out.contains("C-") {
-            out = replace_captures(&POOLER_CONNECTION, &out, |caps| {
-                format!(
-                    "{}{}/{}@{}:{}",
-                    &caps[1],
-                    self.name(Kind::Database, &caps[2]),
-                    self.name(Kind::User, &caps[3]),
-                    &caps[4],
-                    &caps[5]
-                )
-            });
-        }
-        if out.contains(" \"") {
-            out = replace_captures(&QUOTED_NAME, &out, |caps| {
-                let kind = if &caps[1] == "database" {
-                    Kind::Database
-                } else {
-                    Kind::User
-                };
-                format!("{} \"{}\"", &caps[1], self.name(kind, &caps[2]))
-            });
-        }
-        if out.contains("postgres: ") {
-            out = replace_captures(&TITLE, &out, |caps| {
-                let client = caps.get(4).is_some() || &caps[3] == "[local]";
-                if !client {
-                    return caps[0].to_owned();
-                }
-                let host = if &caps[3] == "[local]" {
-                    caps[3].to_owned()
-                } else {
-                    self.host_or_address(&caps[3])
-                };
-                format!(
-                    "postgres: {} {} {host}{}{}",
-                    self.name(Kind::User, &caps[1]),
-                    self.name(Kind::Database, &caps[2]),
-                    caps.get(4).map_or("", |m| m.as_str()),
-                    &caps[5]
-                )
-            });
-        }
-        if out.starts_with("uid=") {
-            out = replace_captures(&OS_IDS, &out, |caps| {
-                format!("{}({})", &caps[1], self.name(Kind::User, &caps[2]))
-            });
-        }
-        if out.contains("-U") || out.contains("--username") {
-            out = replace_captures(&PG_USER_FLAG, &out, |caps| {
-                format!(
-                    "{}{}{}",
-                    &caps[1],
-                    &caps[2],
-                    self.name(Kind::User, &caps[3])
-                )
-            });
-        }
-        out
-    }
-
-    /// A client host: an address, or a name.
+    /// A host in a field that names one: an address (replaced with the rest of the text's), a
+    /// socket directory or `[local]` (kept), or a name.
     fn host_or_address(&mut self, value: &str) -> String {
         let bare = value.trim_matches('"');
-        if bare.parse::<std::net::IpAddr>().is_ok() || is_token(bare) {
-            // Addresses are replaced with the rest of the line's.
+        if bare.parse::<std::net::IpAddr>().is_ok() {
+            return self.addresses(value);
+        }
+        if bare.is_empty()
+            || is_token(bare)
+            || HOSTS_KEPT.contains(&bare)
+            || bare.starts_with('/')
+            || bare.starts_with('@')
+        {
             return value.to_owned();
         }
-        if KEPT_NAMES.contains(&bare) || bare.is_empty() {
-            return value.to_owned();
+        let token = self.token(Kind::Hostname, bare);
+        if value.starts_with('"') && value.ends_with('"') && value.len() > 1 {
+            format!("\"{token}\"")
+        } else {
+            token
         }
-        self.token(Kind::Hostname, bare)
     }
 
-    /// `sql` with its literals replaced.
+    /// `sql` with its literals replaced (a number's token unquoted, where the number stood).
     fn query(&mut self, sql: &str) -> String {
         let mut out = String::with_capacity(sql.len());
         let mut at = 0;
@@ -409,219 +310,100 @@ impl Redactor {
                 sql::Literal::Number(s, e) => (s, e, false),
             };
             out.push_str(&sql[at..s]);
-            let token = self.token(Kind::QueryLiteral, &sql[s..e]);
-            if string {
-                out.push_str(&token);
+            let original = &sql[s..e];
+            if original == "'<redacted>'" || is_token(original) {
+                // The collector's own redaction of a password; a token already.
+                out.push_str(original);
             } else {
-                // A number's token is left unquoted, where the number stood.
-                out.push_str(token.trim_matches('\''));
+                let token = self.token(Kind::QueryLiteral, original);
+                if string {
+                    out.push_str(&token);
+                } else {
+                    out.push_str(token.trim_matches('\''));
+                }
             }
             at = e;
         }
         out.push_str(&sql[at..]);
+        if has_ignore_case(&out, "ROLE")
+            || has_ignore_case(&out, "USER")
+            || has_ignore_case(&out, "DATABASE")
+            || has_ignore_case(&out, "GROUP")
+            || has_ignore_case(&out, "OWNER")
+            || has_ignore_case(&out, "AUTHORIZATION")
+        {
+            out = self.ddl_names(&out);
+        }
         out
     }
 
-    /// `Key (email)=(a@b.c) already exists`: the values become a token.
-    fn key_detail(&mut self, text: &str) -> String {
-        replace_captures(&KEY_DETAIL, text, |caps| {
-            format!(
-                "Key ({})=({}) {}",
-                &caps[1],
-                self.token(Kind::QueryLiteral, &caps[2]),
-                &caps[3]
+    /// The roles and databases SQL names as such: `CREATE|ALTER|DROP ROLE|USER|GROUP|DATABASE
+    /// name`, `OWNER TO name` (and `OWNER [=] name` in `CREATE DATABASE`), `SET ROLE name`,
+    /// `SET SESSION AUTHORIZATION name`; SQL's own `CURRENT_USER`, `PUBLIC`, … kept.
+    fn ddl_names(&mut self, sql: &str) -> String {
+        static DDL: LazyLock<Regex> = LazyLock::new(|| {
+            Regex::new(
+                r#"(?i)\b((?:CREATE|ALTER|DROP)\s+(ROLE|USER|GROUP|DATABASE)\s+(?:IF\s+(?:NOT\s+)?EXISTS\s+)?|(OWNER)\s+TO\s+|SET\s+(?:SESSION\s+)?(ROLE|SESSION\s+AUTHORIZATION)\s+|(OWNER)\s*=?\s*)("[^"]+"|[A-Za-z_][A-Za-z0-9_$]*)"#,
             )
+            .expect("a valid pattern")
+        });
+        let create_database = has_ignore_case(sql, "CREATE DATABASE");
+        crate::line::replace_captures(&DDL, sql, |caps| {
+            let name = &caps[6];
+            let keyword = matches!(
+                name.to_ascii_uppercase().as_str(),
+                "CURRENT_USER"
+                    | "SESSION_USER"
+                    | "CURRENT_ROLE"
+                    | "PUBLIC"
+                    | "NONE"
+                    | "DEFAULT"
+                    | "ALL"
+                    | "MAPPING"
+                    | "WITH"
+                    | "TO"
+                    | "LOGIN"
+                    | "SUPERUSER"
+                    | "PASSWORD"
+            );
+            // `OWNER` alone is a column's name but in `CREATE DATABASE … OWNER x`.
+            if keyword || (caps.get(5).is_some() && !create_database) {
+                return caps[0].to_owned();
+            }
+            let kind = match caps.get(2).map(|m| m.as_str().to_ascii_uppercase()) {
+                Some(k) if k == "DATABASE" => Kind::Database,
+                _ => Kind::User,
+            };
+            format!("{}{}", &caps[1], self.name(kind, name))
         })
     }
 
-    /// IPv4 and IPv6 addresses standing alone (not inside a longer dotted or hex word, not a
-    /// version such as 1.2.3.4.5), loopback and unspecified addresses kept.
-    fn addresses(&mut self, text: &str) -> String {
-        let mut out = text.to_owned();
-        if out.bytes().filter(|b| *b == b'.').count() >= 3 {
-            out = self.replace_candidates(&IPV4, &out, |before, after, after2| {
-                let word =
-                    |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
-                // Not inside a dotted word (a version 1.2.3.4.5); a full stop may end it.
-                let dotted = before == Some('.') || (after == Some('.') && word(after2));
-                !(word(before) || word(after) || dotted)
-            });
+    /// A value a message prints whole (a constraint's key, a failing row, a COPY line): one
+    /// token, the parentheses and column names around it kept.
+    fn values(&mut self, text: &str) -> String {
+        if text.is_empty() || is_token(text) {
+            return text.to_owned();
         }
-        if out.bytes().filter(|b| *b == b':').count() >= 2 {
-            out = self.replace_candidates(&IPV6, &out, |before, after, _| {
-                !before
-                    .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.' || c == ':')
-                    && !after.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
-            });
-        }
-        out
-    }
-
-    /// The matches of `re` in `text` that `alone` accepts (given the characters before, after,
-    /// and after that) and that parse as a non-loopback, specified IP address, replaced.
-    fn replace_candidates(
-        &mut self,
-        re: &Regex,
-        text: &str,
-        alone: impl Fn(Option<char>, Option<char>, Option<char>) -> bool,
-    ) -> String {
-        let mut out = String::with_capacity(text.len());
-        let mut at = 0;
-        for m in re.find_iter(text) {
-            let before = text[..m.start()].chars().next_back();
-            let mut rest = text[m.end()..].chars();
-            let (after, after2) = (rest.next(), rest.next());
-            let keep = !alone(before, after, after2)
-                || match m.as_str().parse::<std::net::IpAddr>() {
-                    Ok(a) => {
-                        a.is_loopback()
-                            || a.is_unspecified()
-                            || m.as_str() == "255.255.255.255"
-                            || m.as_str().starts_with("2001:db8:")
-                    }
-                    Err(_) => true,
-                };
-            out.push_str(&text[at..m.start()]);
-            if keep {
-                out.push_str(m.as_str());
-            } else {
-                out.push_str(&self.token(Kind::IpAddress, m.as_str()));
+        // `(email)=(a@b.c)`: the columns stay, the values go.
+        if let Some((cols, vals)) = text.split_once(")=(")
+            && cols.starts_with('(')
+            && let Some(inner) = vals.strip_suffix(')')
+        {
+            if is_token(inner) {
+                return text.to_owned();
             }
-            at = m.end();
+            return format!("{cols})=({})", self.token(Kind::QueryLiteral, inner));
         }
-        out.push_str(&text[at..]);
-        out
-    }
-
-    fn home_paths(&mut self, text: &str) -> String {
-        replace_captures(&HOME, text, |caps| match caps.get(1) {
-            Some(root) => {
-                let user = self.name(Kind::User, &caps[2]);
-                // Counted as a path cut (its token is not printed: the cut path is).
-                self.token(Kind::HomePath, &caps[0]);
-                let cut = if caps.get(3).is_some_and(|m| m.as_str().len() > 1) {
-                    "/…"
-                } else {
-                    caps.get(3).map_or("", |m| m.as_str())
-                };
-                format!("/{}/{user}{cut}", root.as_str())
+        if let Some(inner) = text.strip_prefix('(').and_then(|t| t.strip_suffix(')')) {
+            if is_token(inner) {
+                return text.to_owned();
             }
-            None => {
-                self.token(Kind::HomePath, &caps[0]);
-                "/root/…".to_owned()
-            }
-        })
-    }
-
-    /// `text` with `word` replaced where it stands as a whole word (not inside a longer name).
-    fn replace_word(&mut self, text: &str, word: &str, kind: Kind) -> String {
-        let mut out = String::with_capacity(text.len());
-        let mut rest = text;
-        let inside = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
-        while let Some(p) = rest.find(word) {
-            let before = rest[..p].chars().next_back();
-            let after_text = &rest[p + word.len()..];
-            let after = after_text.chars().next();
-            out.push_str(&rest[..p]);
-            if before.is_some_and(|c| inside(c) || c == '.')
-                || after.is_some_and(inside)
-                || is_sysctl_namespace(&out, after_text)
-            {
-                out.push_str(word);
-            } else {
-                out.push_str(&self.token(kind, word));
-            }
-            rest = after_text;
+            return format!("({})", self.token(Kind::QueryLiteral, inner));
         }
-        out.push_str(rest);
-        out
-    }
-
-    /// A row of a `ps` listing (a first line of upper-case column names with `USER`), its user
-    /// column replaced; `None` when the file is not one.
-    fn ps_row(&mut self, line: &str, state: &mut LineState) -> Option<String> {
-        if state.lines == 1 {
-            let header: Vec<&str> = line.split_whitespace().collect();
-            if header.len() >= 3
-                && header
-                    .iter()
-                    .all(|h| h.bytes().all(|b| b.is_ascii_uppercase() || b == b'%'))
-            {
-                state.ps_user = header
-                    .iter()
-                    .position(|h| matches!(*h, "USER" | "RUSER" | "EUSER" | "UNAME"));
-            }
-            return state.ps_user.map(|_| line.to_owned());
-        }
-        let column = state.ps_user?;
-        // The n-th field, replaced in place: the spacing of the others is kept.
-        let mut out = String::with_capacity(line.len());
-        let mut field = 0;
-        let mut rest = line;
-        while let Some(start) = rest.find(|c: char| !c.is_whitespace()) {
-            out.push_str(&rest[..start]);
-            let word_end = rest[start..]
-                .find(char::is_whitespace)
-                .map_or(rest.len(), |e| start + e);
-            let word = &rest[start..word_end];
-            if field == column {
-                out.push_str(&self.name(Kind::User, word));
-            } else {
-                out.push_str(word);
-            }
-            field += 1;
-            rest = &rest[word_end..];
-        }
-        out.push_str(rest);
-        Some(out)
-    }
-
-    /// A row of a `|`-separated table with a header (psql `-A`), rewritten by column; `None`
-    /// when the line is not one.
-    fn table_row(&mut self, line: &str, state: &mut LineState) -> Option<String> {
-        if state.columns.is_none() {
-            let header: Vec<&str> = line.split('|').collect();
-            if header.len() < 3 || !header.iter().all(|h| is_column_name(h)) {
-                return None;
-            }
-            let columns = header
-                .iter()
-                .map(|h| match *h {
-                    "usename" | "rolname" | "user" => Column::Name(Kind::User),
-                    "datname" | "database" => Column::Name(Kind::Database),
-                    "application_name" => Column::Name(Kind::Application),
-                    "client_addr" | "client_hostname" => Column::Host,
-                    "query" => Column::Query,
-                    _ => Column::Other,
-                })
-                .collect::<Vec<_>>();
-            if !columns.iter().any(|c| *c != Column::Other) {
-                return None;
-            }
-            state.columns = Some(columns);
-            return Some(line.to_owned());
-        }
-        let columns = state.columns.clone()?;
-        if line.starts_with('(') && line.ends_with(')') {
-            return Some(line.to_owned()); // `(12 rows)`
-        }
-        // The last column takes the rest: a query may hold `|`.
-        let cells: Vec<&str> = line.splitn(columns.len(), '|').collect();
-        if cells.len() != columns.len() {
-            // A query's continuation line.
-            return Some(self.query(line));
-        }
-        let out: Vec<String> = cells
-            .iter()
-            .zip(&columns)
-            .map(|(cell, column)| match column {
-                Column::Name(kind) => self.name(*kind, cell),
-                Column::Host => self.host_or_address(cell),
-                Column::Query => self.query(cell),
-                Column::Other => (*cell).to_owned(),
-            })
-            .collect();
-        Some(out.join("|"))
+        // A value the message quotes itself (`COPY people, line 1, column age: "thirty"`).
+        self.token(Kind::QueryLiteral, text)
+            .trim_matches('\'')
+            .to_owned()
     }
 }
 
@@ -640,37 +422,30 @@ fn ipv4_token(n: u64) -> String {
     }
 }
 
+/// Whether `needle` is in `text` (memchr's search: every line of a bundle asks several times).
+fn has(text: &str, needle: &str) -> bool {
+    memchr::memmem::find(text.as_bytes(), needle.as_bytes()).is_some()
+}
+
+/// Whether `needle` (upper-case ASCII) is in `text`, whatever its case.
+fn has_ignore_case(text: &str, needle: &str) -> bool {
+    text.as_bytes()
+        .windows(needle.len())
+        .any(|w| w.eq_ignore_ascii_case(needle.as_bytes()))
+}
+
 /// Whether `s` is a token this crate hands out.
 fn is_token(s: &str) -> bool {
+    let s = s.trim_matches('\'');
     let numbered = |prefix: &str| {
         s.strip_prefix(prefix)
             .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
     };
-    numbered("host-") || numbered("user_") || numbered("db_") || numbered("app_")
-}
-
-fn is_column_name(h: &str) -> bool {
-    !h.is_empty()
-        && h.bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
-}
-
-/// `re` applied to `text`, each match replaced by what `f` makes of its captures.
-fn replace_captures(
-    re: &Regex,
-    text: &str,
-    mut f: impl FnMut(&regex::Captures<'_>) -> String,
-) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut at = 0;
-    for caps in re.captures_iter(text) {
-        let m = caps.get(0).expect("the whole match");
-        out.push_str(&text[at..m.start()]);
-        out.push_str(&f(&caps));
-        at = m.end();
-    }
-    out.push_str(&text[at..]);
-    out
+    numbered("host-")
+        || numbered("user_")
+        || numbered("db_")
+        || numbered("app_")
+        || numbered("lit_")
 }
 
 #[cfg(test)]

@@ -248,15 +248,29 @@ fn a_host_named_like_a_kernel_setting_namespace_leaves_the_settings_alone() {
         "/proc/sys/vm/overcommit_ratio:50"
     );
     assert_eq!(line("proc/sys/vm/swappiness"), "proc/sys/vm/swappiness");
-    // Elsewhere it is the host's name.
+    assert_eq!(line("vm stats threshold: 4"), "vm stats threshold: 4");
+    assert_eq!(line("total-vm:678408kB"), "total-vm:678408kB");
+    // In the fields that name the host it is the host's name.
     assert_eq!(
         line("Linux vm 6.18.44-fc-v782 #1 SMP PREEMPT_DYNAMIC @0 x86_64 GNU/Linux"),
         "Linux host-1 6.18.44-fc-v782 #1 SMP PREEMPT_DYNAMIC @0 x86_64 GNU/Linux"
     );
-    assert_eq!(line("vm"), "host-1");
-    assert_eq!(line("ssh vm.example.com"), "ssh host-1.example.com");
-    // Inside words it never was.
-    assert_eq!(line("total-vm:678408kB"), "total-vm:678408kB");
+    assert_eq!(line("kernel.hostname = vm"), "kernel.hostname = host-1");
+    assert_eq!(
+        line("Nov 28 05:29:10 vm kernel: Out of memory: Killed process 5115 (postgres)"),
+        "Nov 28 05:29:10 host-1 kernel: Out of memory: Killed process 5115 (postgres)"
+    );
+    // Anywhere else, a word this short is not taken for the host's name.
+    assert_eq!(line("vm"), "vm");
+    assert_eq!(line("ssh vm.example.com"), "ssh vm.example.com");
+    assert_eq!(
+        r.fields_only(),
+        [FieldsOnly {
+            kind: Kind::Hostname,
+            token: "host-1".into(),
+            reason: FieldsOnlyReason::TooShort
+        }]
+    );
 }
 
 #[test]
