@@ -392,7 +392,14 @@ impl Redactor {
             if is_token(inner) {
                 return text.to_owned();
             }
-            return format!("{cols})=({})", self.token(Kind::QueryLiteral, inner));
+            // Keyed as the query's literal of the same value is (`'a@b.c'`, `42`), so that
+            // the violation and the statement that set it off share a token.
+            if inner.parse::<f64>().is_ok() {
+                let token = self.token(Kind::QueryLiteral, inner);
+                return format!("{cols})=({})", token.trim_matches('\''));
+            }
+            let quoted = format!("'{}'", inner.replace('\'', "''"));
+            return format!("{cols})=({})", self.token(Kind::QueryLiteral, &quoted));
         }
         if let Some(inner) = text.strip_prefix('(').and_then(|t| t.strip_suffix(')')) {
             if is_token(inner) {

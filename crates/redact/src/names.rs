@@ -250,13 +250,14 @@ pub(crate) struct Known {
 }
 
 /// The scope a name gets from its own shape.
+/// A common word (`vm`, `db`) is said to be one before it is said to be short.
 pub(crate) fn scope_of(name: &str) -> Scope {
-    if name.chars().count() < 3 || name.bytes().all(|b| b.is_ascii_digit()) {
-        return Scope::FieldsOnly(FieldsOnlyReason::TooShort);
-    }
     let lower = name.to_ascii_lowercase();
     if COMMON_WORDS.binary_search(&lower.as_str()).is_ok() {
         return Scope::FieldsOnly(FieldsOnlyReason::CommonWord);
+    }
+    if name.chars().count() < 3 || name.bytes().all(|b| b.is_ascii_digit()) {
+        return Scope::FieldsOnly(FieldsOnlyReason::TooShort);
     }
     Scope::Everywhere
 }
@@ -379,7 +380,11 @@ mod tests {
         for w in [
             "vm", "db", "data", "log", "main", "host", "test", "postgres",
         ] {
-            assert_ne!(scope_of(w), Scope::Everywhere, "{w}");
+            assert_eq!(
+                scope_of(w),
+                Scope::FieldsOnly(FieldsOnlyReason::CommonWord),
+                "{w}"
+            );
         }
         assert_eq!(scope_of("dbhost"), Scope::Everywhere);
         assert_eq!(scope_of("pgmrec"), Scope::Everywhere);

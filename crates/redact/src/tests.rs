@@ -99,11 +99,18 @@ fn query_literals_and_their_continuation_lines() {
         out[3]
     );
     assert!(out[4].ends_with("$1 = 'lit_4'"), "{}", out[4]);
+    // The violation's value shares the token of the statement's literal that set it.
     assert!(
-        out[5].contains("Key (email)=('lit_5') already exists."),
+        out[5].contains("Key (email)=('lit_1') already exists."),
         "{}",
         out[5]
     );
+    let (out, _) = redact(&[
+        "2026-11-24 05:29:10.803 UTC [24032] DETAIL:  Key (id)=(7) already exists.",
+        "2026-11-24 05:29:10.803 UTC [24032] DETAIL:  Key (id)=(it's) already exists.",
+    ]);
+    assert!(out[0].contains("Key (id)=(lit_1) already"), "{}", out[0]);
+    assert!(out[1].contains("Key (id)=('lit_2') already"), "{}", out[1]);
 }
 
 #[test]
@@ -260,7 +267,7 @@ fn a_host_named_like_a_kernel_setting_namespace_leaves_the_settings_alone() {
         line("Nov 28 05:29:10 vm kernel: Out of memory: Killed process 5115 (postgres)"),
         "Nov 28 05:29:10 host-1 kernel: Out of memory: Killed process 5115 (postgres)"
     );
-    // Anywhere else, a word this short is not taken for the host's name.
+    // Anywhere else, a common word is not taken for the host's name.
     assert_eq!(line("vm"), "vm");
     assert_eq!(line("ssh vm.example.com"), "ssh vm.example.com");
     assert_eq!(
@@ -268,7 +275,7 @@ fn a_host_named_like_a_kernel_setting_namespace_leaves_the_settings_alone() {
         [FieldsOnly {
             kind: Kind::Hostname,
             token: "host-1".into(),
-            reason: FieldsOnlyReason::TooShort
+            reason: FieldsOnlyReason::CommonWord
         }]
     );
 }
