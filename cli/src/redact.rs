@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use clap::Args;
+use pgmortem::redact::FieldsOnlyReason;
 
 #[derive(Debug, Args)]
 pub(crate) struct RedactArgs {
@@ -39,6 +40,22 @@ pub(crate) fn run(args: RedactArgs, out: &mut dyn Write) -> Result<()> {
             )?;
         }
     }
+    for only in &redacted.names_only_in_fields {
+        let kind = serde_json::to_value(only.kind)?;
+        let why = match only.reason {
+            FieldsOnlyReason::CommonWord => "it is a common word of bundles",
+            FieldsOnlyReason::TooShort => "it is too short to be told from other words",
+            FieldsOnlyReason::UsedInTheBundle => {
+                "the bundle uses it as a path component or a setting's name"
+            }
+        };
+        writeln!(
+            out,
+            "  {} {}: replaced only in the fields that print a name ({why})",
+            kind.as_str().unwrap_or_default(),
+            only.token
+        )?;
+    }
     if redacted.lines_not_utf8 > 0 {
         writeln!(
             out,
@@ -53,13 +70,27 @@ pub(crate) fn run(args: RedactArgs, out: &mut dyn Write) -> Result<()> {
             redacted.lines_split
         )?;
     }
+    if redacted.csv_records_as_text > 0 {
+        writeln!(
+            out,
+            "  {} csvlog record(s) that did not split into fields rewritten as text",
+            redacted.csv_records_as_text
+        )?;
+    }
+    if redacted.json_lines_as_text > 0 {
+        writeln!(
+            out,
+            "  {} line(s) of JSON-lines files that were not JSON rewritten as text",
+            redacted.json_lines_as_text
+        )?;
+    }
     for n in &redacted.not_copied {
         writeln!(out, "  not copied: {} ({})", n.path, n.reason)?;
     }
     writeln!(
         out,
-        "Query text is redacted after `statement:`, `STATEMENT:`, `QUERY:` and `parameters:` and in \
-         pg_stat_activity dumps; read the bundle before sharing it."
+        "Query literals are redacted wherever a PostgreSQL log, a plan, a memory-context dump or \
+         the pg_stat_activity dump prints a query; read the bundle before sharing it."
     )?;
     Ok(())
 }

@@ -69,3 +69,21 @@ fn redact_needs_an_output() {
         .code(2)
         .stderr(predicate::str::contains("--output"));
 }
+
+#[test]
+fn a_host_named_vm_is_replaced_only_where_a_name_is_printed_and_said_so() {
+    let scratch = tempfile::tempdir().unwrap();
+    let out = scratch.path().join("shared.tar.gz");
+    pgmortem()
+        .arg("redact")
+        .arg(fixture("incidents/pg15-memcg-oom-host-vm"))
+        .arg("-o")
+        .arg(&out)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "  hostname host-1: replaced only in the fields that print a name (it is a common \
+             word of bundles)",
+        ))
+        .stdout(predicate::str::contains("query_literal"));
+}
