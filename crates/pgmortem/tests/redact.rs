@@ -603,3 +603,116 @@ fn the_renaming_rewrites_a_short_host_name_only_where_a_host_prints_it() {
         ["100", "'x'"]
     );
 }
+
+/// The text of the entry of the redacted archive at `path` whose path ends with `end`.
+fn entry(entries: &[(String, String)], end: &str) -> String {
+    entries
+        .iter()
+        .find(|(p, _)| p.ends_with(end))
+        .map(|(_, t)| t.clone())
+        .unwrap_or_else(|| panic!("no {end} in the redacted copy"))
+}
+
+/// The only `.tar.gz` of a fixture's directory.
+fn fixture_archive(name: &str) -> PathBuf {
+    let dir = incidents_dir().join(name);
+    std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().ends_with(".tar.gz"))
+        .unwrap()
+}
+
+#[test]
+fn a_real_bundle_of_a_host_named_vm_keeps_its_settings_manifest_and_findings() {
+    let scratch = tempfile::tempdir().unwrap();
+    let input = fixture_archive("pg15-memcg-oom-host-vm");
+    let out = scratch.path().join("shared.tar.gz");
+    let redacted = pgmortem::redact::redact_bundle(&input, &out).unwrap();
+    let options = DiagnoseOptions::default();
+    let before = pgmortem::analyze(&input, &options).unwrap();
+    let after = pgmortem::analyze(&out, &options).unwrap();
+    assert_eq!(diagnosis(&after), diagnosis(&before));
+    let ids: Vec<&str> = after.findings.iter().map(|f| f.id).collect();
+    for id in [
+        "overcommit-heuristic",
+        "dirty-writeback-bytes",
+        "oom-kill-crash-restart",
+    ] {
+        assert!(ids.contains(&id), "{id} not in {ids:?}");
+    }
+    assert_eq!(
+        serde_json::to_value(&redacted.names_only_in_fields).unwrap(),
+        serde_json::json!([{"kind": "hostname", "token": "host-1", "reason": "common_word"}])
+    );
+    let original = archive_entries(&input);
+    let entries = archive_entries(&out);
+    // The manifest is JSON, its collector's arguments whole.
+    let manifest: serde_json::Value =
+        serde_json::from_str(&entry(&entries, "/manifest.json")).unwrap();
+    let arguments = manifest["collector"]["arguments"]
+        .as_str()
+        .or_else(|| manifest["arguments"].as_str())
+        .unwrap_or_else(|| panic!("no arguments in {manifest}"));
+    assert!(arguments.ends_with("-U postgres"), "{arguments}");
+    // The kernel's settings and words named vm are as they were; the host's name is not.
+    assert_eq!(
+        entry(&entries, "/memory/sysctl-vm.txt"),
+        entry(&original, "/memory/sysctl-vm.txt")
+    );
+    assert!(entry(&entries, "/kernel/dmesg.txt").contains(" total-vm:"));
+    let uname = entry(&entries, "/identity/uname.txt");
+    assert!(uname.starts_with("Linux host-1 "), "{uname}");
+    // The crashed backend's query keeps its shape, not its literals.
+    let log = entry(&entries, "/postgres/server.log");
+    let failed = log
+        .lines()
+        .find(|l| l.contains("Failed process was running: "))
+        .unwrap();
+    assert!(
+        failed.ends_with(
+            "SELECT g FROM generate_series(lit_5, lit_6) AS g ORDER BY g DESC OFFSET lit_7;"
+        ),
+        "{failed}"
+    );
+    assert!(!log.contains("100000000"), "{log}");
+}
+
+#[test]
+fn a_real_bundle_whose_names_are_common_words_keeps_the_words_elsewhere() {
+    // Host db, OS user postgres, role test, database data, application main.
+    let scratch = tempfile::tempdir().unwrap();
+    let input = fixture_archive("pg15-sigkill-common-names");
+    let out = scratch.path().join("shared.tar.gz");
+    pgmortem::redact::redact_bundle(&input, &out).unwrap();
+    let options = DiagnoseOptions::default();
+    let before = pgmortem::analyze(&input, &options).unwrap();
+    let after = pgmortem::analyze(&out, &options).unwrap();
+    assert_eq!(diagnosis(&after), diagnosis(&before));
+    let original = archive_entries(&input);
+    let entries = archive_entries(&out);
+    let log = entry(&entries, "/postgres/server.log");
+    for name_field in [
+        "test@data",
+        "user=test",
+        "database=data",
+        "application_name=main",
+        "CREATE ROLE test",
+        "alice@example.com",
+    ] {
+        assert!(!log.contains(name_field), "{name_field} left in the log");
+    }
+    assert!(log.contains("user_1@db_1 app_1 LOG:  statement: INSERT INTO people VALUES ("));
+    // The words elsewhere: the data directory `main`, the settings, the OS user `postgres`
+    // (a built-in name, kept).
+    assert_eq!(
+        entry(&entries, "/postgres/pg_settings.txt"),
+        entry(&original, "/postgres/pg_settings.txt")
+    );
+    assert!(entry(&entries, "/processes/ps.txt").contains(" postgres "));
+    assert!(
+        leftovers(&out, &["db", "test"]).is_empty(),
+        "{:?}",
+        leftovers(&out, &["db", "test"])
+    );
+}
