@@ -716,3 +716,85 @@ fn a_real_bundle_whose_names_are_common_words_keeps_the_words_elsewhere() {
         leftovers(&out, &["db", "test"])
     );
 }
+
+#[test]
+fn real_csvlogs_and_jsonlogs_keep_their_records_fields_and_keys() {
+    use pgmortem::parse::pglog::{PgLogOptions, PgRecord, parse};
+    let formats = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/formats/pglog");
+    let mut samples: Vec<PathBuf> = std::fs::read_dir(&formats)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            let name = p.file_name().unwrap().to_string_lossy();
+            name.starts_with("pg")
+                && (name.ends_with("-collector.csv")
+                    || name.ends_with("-collector.json")
+                    || name.ends_with("-events.csv"))
+        })
+        .collect();
+    samples.sort();
+    assert!(samples.len() >= 4, "{samples:?}");
+    let scratch = tempfile::tempdir().unwrap();
+    // What a record is beside its names and query text.
+    let shape = |r: &PgRecord| {
+        (
+            r.line,
+            r.time.clone().map(|t| format!("{t:?}")),
+            r.pid,
+            r.severity,
+            r.sqlstate.clone(),
+            r.backend_type.clone(),
+            r.event.as_ref().map(std::mem::discriminant),
+        )
+    };
+    let mut queries_seen = 0;
+    for sample in &samples {
+        let name = sample.file_name().unwrap().to_string_lossy().into_owned();
+        let out = scratch.path().join(format!("{name}.tar.gz"));
+        let redacted = pgmortem::redact::redact_bundle(sample, &out).unwrap();
+        let form = if name.ends_with(".csv") {
+            "csvlog"
+        } else {
+            "json_lines"
+        };
+        assert_eq!(redacted.formats.get(form), Some(&1), "{name}: {redacted:?}");
+        assert_eq!(
+            redacted.csv_records_as_text + redacted.json_lines_as_text,
+            0,
+            "{name}"
+        );
+        let original = std::fs::read(sample).unwrap();
+        let entries = archive_entries(&out);
+        let copy = entry(&entries, &format!("/{name}"));
+        let options = PgLogOptions::default();
+        let before = parse(&original, &options).unwrap();
+        let after = parse(copy.as_bytes(), &options).unwrap();
+        assert_eq!(after.records.len(), before.records.len(), "{name}");
+        for (a, b) in after.records.iter().zip(&before.records) {
+            assert_eq!(shape(a), shape(b), "{name}");
+            for text in [Some(&a.message), a.detail.as_ref(), a.context.as_ref()]
+                .into_iter()
+                .flatten()
+            {
+                for c in QUERY_TEXT.captures_iter(text) {
+                    queries_seen += 1;
+                    assert!(literals_left(&c[1]).is_empty(), "{name}: {text}");
+                }
+            }
+            if let Some(q) = &a.statement {
+                assert!(literals_left(q).is_empty(), "{name}: {q}");
+            }
+        }
+        if form == "json_lines" {
+            for (a, b) in copy.lines().zip(String::from_utf8_lossy(&original).lines()) {
+                let keys = |l: &str| -> Vec<String> {
+                    let v: serde_json::Value = serde_json::from_str(l).unwrap();
+                    v.as_object().unwrap().keys().cloned().collect()
+                };
+                assert_eq!(keys(a), keys(b), "{name}");
+            }
+        }
+    }
+    // The samples' crashed backends print their queries (`Failed process was running:`).
+    assert!(queries_seen >= 4, "{queries_seen}");
+}
