@@ -511,9 +511,13 @@ const REFERENCE_FILES: &[&str] = &[
     "postgres/hba-summary.txt",
     "postgres/subtrans-sql.txt",
     "processes/ps.txt",
+    // `pgmortem redact`'s account of a redacted copy (its counts and the files not copied,
+    // whose reasons may quote a log line: never to be read as a log).
+    "redaction.json",
 ];
 
-/// Whether `path` (relative to the bundle root) is one of the collector's files for people.
+/// Whether `path` (relative to the bundle root) is one of the collector's files for people,
+/// or the redaction's account.
 fn is_reference(path: &str) -> bool {
     path.starts_with("identity/") || REFERENCE_FILES.contains(&path)
 }
@@ -537,6 +541,7 @@ mod tests {
             "identity/id.txt",
             "processes/ps.txt",
             "memory/buddyinfo.txt",
+            "redaction.json",
         ] {
             assert_eq!(kind_from_path(path), Some(SourceKind::Reference), "{path}");
         }
