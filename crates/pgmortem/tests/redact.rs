@@ -392,6 +392,33 @@ fn literals_left(sql: &str) -> Vec<String> {
     out
 }
 
+/// The role, database and application names of the records of the bundle's PostgreSQL logs
+/// (stderr, csvlog and jsonlog, as the log parser reads them).
+fn log_names(path: &Path) -> std::collections::BTreeSet<String> {
+    use pgmortem::parse::pglog::{PgLogOptions, parse};
+    let bundle = pgmortem::bundle::open(path, &pgmortem::bundle::OpenOptions::default()).unwrap();
+    let mut names = std::collections::BTreeSet::new();
+    for source in &bundle.sources {
+        if source.kind != pgmortem::bundle::SourceKind::PostgresLog {
+            continue;
+        }
+        let mut bytes = Vec::new();
+        source.reader().unwrap().read_to_end(&mut bytes).unwrap();
+        let Ok(log) = parse(&bytes, &PgLogOptions::default()) else {
+            continue;
+        };
+        for r in &log.records {
+            names.extend(
+                [&r.user, &r.database, &r.application]
+                    .into_iter()
+                    .flatten()
+                    .cloned(),
+            );
+        }
+    }
+    names
+}
+
 /// What is left in the redacted archive at `path` that it should not hold: the `names` in any
 /// field that names a host or a user, a distinctive name anywhere, a literal of query text.
 fn leftovers(path: &Path, names: &[&str]) -> Vec<String> {
@@ -484,6 +511,7 @@ fn every_incident_keeps_its_diagnosis_once_redacted_as_recorded_and_renamed() {
     let fixtures = check::fixtures_in(&incidents_dir()).unwrap();
     assert!(fixtures.len() >= 12);
     let mut pairs = BTreeMap::<(&str, &str), usize>::new();
+    let mut log_names_replaced = 0;
     for (i, fixture) in fixtures.iter().enumerate() {
         let original = pgmortem::analyze(&fixture.bundle, &options).unwrap();
         let expected = diagnosis(&original);
@@ -511,6 +539,18 @@ fn every_incident_keeps_its_diagnosis_once_redacted_as_recorded_and_renamed() {
             leftovers(&out, &names)
                 .into_iter()
                 .map(|l| format!("{}: {l}", fixture.name)),
+        );
+        // The logs' roles, databases and applications are built-in names or tokens.
+        let kept = pgmortem::redact::is_kept_or_token;
+        log_names_replaced += log_names(&fixture.bundle)
+            .iter()
+            .filter(|n| !kept(n))
+            .count();
+        failures.extend(
+            log_names(&out)
+                .into_iter()
+                .filter(|n| !kept(n))
+                .map(|n| format!("{}: the log still names {n:?}", fixture.name)),
         );
         // A collector's bundle names its host (uname -a, the archive's name); an operator's
         // report names pods, not hosts.
@@ -563,6 +603,10 @@ fn every_incident_keeps_its_diagnosis_once_redacted_as_recorded_and_renamed() {
         assert!(pairs.keys().any(|(_, u)| *u == word), "{word} as a user");
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+    // The corpus's logs name roles, databases and applications of their own (most run as
+    // postgres with psql or pgbench; pg15-sigkill-common-names as test, in data and log, from
+    // main).
+    assert!(log_names_replaced >= 4, "{log_names_replaced}");
     eprintln!(
         "{} bundles redacted as recorded and renamed in {:.1} s",
         fixtures.len(),

@@ -123,6 +123,13 @@ fn is_kept(name: &str) -> bool {
     KEPT_NAMES.contains(&name) || pglog::is_unknown_translation(name)
 }
 
+/// Whether a role, database or application name is kept as it is, identifying nothing
+/// (`postgres`, `template1`, `psql`, `[unknown]` in any catalog language, …), or is a token
+/// this crate hands out (`user_1`, `db_2`): what a redacted bundle may still name.
+pub fn is_kept_or_token(name: &str) -> bool {
+    is_kept(name) || is_token(name)
+}
+
 /// How many of each kind were replaced.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct Count {
