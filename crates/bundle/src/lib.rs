@@ -40,8 +40,8 @@ pub use manifest::{
     PostmasterState, ServerLog, ServerLogRole, SyslogDestination,
 };
 pub use open::{
-    ArchiveTrouble, Bundle, BundleError, OpenOptions, RecognizedBy, Skipped, Source, open,
-    open_paths,
+    ArchiveTrouble, Bundle, BundleError, OpenOptions, RecognizedBy, ServerLogOf, Skipped, Source,
+    open, open_paths,
 };
 pub use stats::snapshot_stats;
 

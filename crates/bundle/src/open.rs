@@ -17,7 +17,7 @@ use crate::gather::{Gather, Place, join};
 use crate::human::human_bytes;
 use crate::kind::{SourceKind, kind_from_path, recognize};
 use crate::layout::{self, LayoutFound};
-use crate::manifest::Manifest;
+use crate::manifest::{Manifest, ServerLogRole};
 
 /// Limits applied while reading a bundle.
 ///
@@ -141,7 +141,24 @@ pub struct Source {
     /// content contradicted (`manifest.json says meminfo, but the content reads as
     /// kernel_log`), a size that disagrees with the manifest, a manifest that is not one.
     pub note: Option<String>,
+    /// What the file is to the server when the collector's manifest lists it among the
+    /// server's log files (`server_logs`): its current file, an earlier one, the postmaster's
+    /// standard error, its syslog lines; `None` for every other file, and for every file of a
+    /// bundle whose manifest lists none (older collectors, other layouts).
+    pub server_log: Option<ServerLogOf>,
     body: Body,
+}
+
+/// One of the server's log files, as the manifest that lists it says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerLogOf {
+    /// What it is to the server.
+    pub role: ServerLogRole,
+    /// The root the listing manifest sits at (empty for the bundle's own; an archive's path
+    /// inside the bundle for one nested in it): the files of one server's log share it.
+    pub root: String,
+    /// Its modification time on the host (RFC 3339 UTC), when the manifest gives it.
+    pub modified: Option<String>,
 }
 
 impl Source {
@@ -599,12 +616,20 @@ fn classify(members: Vec<Member>, mut skipped: Vec<Skipped>, options: &OpenOptio
                 "not a pgmortem manifest ({why}): kinds come from paths and content"
             ));
         }
+        let server_log = root_manifest
+            .and_then(|m| m.server_log(&rel))
+            .map(|l| ServerLogOf {
+                role: l.role,
+                root: root.clone(),
+                modified: l.modified.clone(),
+            });
         sources.push(Source {
             path,
             kind,
             recognized_by,
             bytes: held.bytes,
             note: (!notes.is_empty()).then(|| notes.join("; ")),
+            server_log,
             body: held.body,
         });
     }

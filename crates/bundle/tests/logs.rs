@@ -244,3 +244,42 @@ fn a_log_kept_from_inside_a_long_statement_is_recognised_from_its_end() {
     let bundle = open(dir.path(), &OpenOptions::default()).unwrap();
     assert_eq!(source(&bundle, "cut-tail.txt").kind, SourceKind::Unknown);
 }
+
+#[test]
+fn each_server_log_file_says_what_it_is_to_the_server_as_the_manifest_lists_it() {
+    // Real capture (fixtures/incidents/pg15-crash-in-earlier-log): the current file, the one
+    // before it, and the postmaster's standard error (the `pg_ctl -l` file).
+    use pgmortem_bundle::ServerLogRole;
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fixtures/incidents/pg15-crash-in-earlier-log");
+    let archive = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().ends_with(".tar.gz"))
+        .unwrap();
+    let bundle = open(&archive, &OpenOptions::default()).unwrap();
+    let role = |path: &str| {
+        let s = source(&bundle, path);
+        assert_eq!(s.kind, SourceKind::PostgresLog, "{path}");
+        s.server_log.as_ref().map(|l| (l.role, l.root.as_str()))
+    };
+    assert_eq!(
+        role("postgres/server.log"),
+        Some((ServerLogRole::Current, ""))
+    );
+    assert_eq!(
+        role("postgres/log/postgresql-2026-12-07_110346.log"),
+        Some((ServerLogRole::Earlier, ""))
+    );
+    assert_eq!(
+        role("postgres/stderr.log"),
+        Some((ServerLogRole::Stderr, ""))
+    );
+    assert!(
+        bundle
+            .sources
+            .iter()
+            .filter(|s| s.kind != SourceKind::PostgresLog)
+            .all(|s| s.server_log.is_none())
+    );
+}

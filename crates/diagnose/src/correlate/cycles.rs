@@ -11,6 +11,7 @@ use crate::clock::{self, seconds_between};
 use crate::digest::{is_cycle, severity_name};
 use crate::report::{CauseLine, LogLine};
 use crate::sources::PgSource;
+use crate::sources::chain::{LogView, views};
 
 /// How far back (seconds) an event that explains deaths is looked for before one.
 pub(crate) const PRECEDING_WINDOW_SECONDS: f64 = 60.0;
@@ -85,11 +86,12 @@ pub(crate) struct UncleanStart<'a> {
     pub children_noticed: Option<&'a PgRecord>,
 }
 
-/// Every crash of every PostgreSQL source with its cycle.
+/// Every crash of every PostgreSQL log with its cycle (a log's files read as one: see
+/// [`crate::sources::chain`]).
 pub(crate) fn crashes(postgres: &[PgSource]) -> Vec<Crash<'_>> {
     let mut out = Vec::new();
-    for source in postgres {
-        let records = &source.digest.records;
+    for view in views(postgres) {
+        let records = &view.records;
         let mut i = 0;
         while i < records.len() {
             if !starts_crash(records, i) {
@@ -101,7 +103,7 @@ pub(crate) fn crashes(postgres: &[PgSource]) -> Vec<Crash<'_>> {
             let mut connections_refused = 0;
             let mut j = i + 1;
             while j < records.len() && !starts_crash(records, j) {
-                let record = &records[j];
+                let record = records[j];
                 if is_cycle_event(record) {
                     cycle.push(record);
                 }
@@ -119,9 +121,9 @@ pub(crate) fn crashes(postgres: &[PgSource]) -> Vec<Crash<'_>> {
                     break;
                 }
             }
-            let record = &records[i];
+            let record = records[i];
             let at = record.time.as_ref().and_then(clock::postgres);
-            let cause = death_cause(source, i, at);
+            let cause = death_cause(&view, i, at);
             let startup = dead_process(record).is_some_and(|p| p.contains("startup"))
                 || cycle
                     .iter()
@@ -138,11 +140,11 @@ pub(crate) fn crashes(postgres: &[PgSource]) -> Vec<Crash<'_>> {
                     .as_ref()
                     .is_some_and(|(c, _)| *c == "corruption" && startup);
             out.push(Crash {
-                path: &source.path,
+                path: view.path(i),
                 record,
                 at,
                 cycle,
-                preceded_by: preceding(source, i, at),
+                preceded_by: preceding(&view, i, at),
                 sessions_lost,
                 connections_refused,
                 cause,
@@ -168,7 +170,7 @@ fn dead_process(record: &PgRecord) -> Option<&str> {
 /// Whether the server was recovering when `records[i]` died: since the last start or
 /// reinitialization, a crash restart (`reinitializing`: crash recovery follows), a start with
 /// crash recovery, an interrupted recovery or a redo began.
-fn recovering_before(records: &[PgRecord], i: usize) -> bool {
+fn recovering_before(records: &[&PgRecord], i: usize) -> bool {
     for record in records[..i].iter().rev().take(MAX_LOOKBACK) {
         match record.event {
             Some(PgEvent::Ready) | Some(PgEvent::ShutDownAt { .. }) => return false,
@@ -192,26 +194,28 @@ fn recovering_before(records: &[PgRecord], i: usize) -> bool {
 /// to a storage failure of the same process before it (an I/O error that made the WAL
 /// unreadable), which is the root of it.
 fn death_cause(
-    source: &PgSource,
+    view: &LogView<'_>,
     i: usize,
     at: Option<Timestamp>,
 ) -> Option<(&'static str, CauseLine)> {
-    let records = &source.digest.records;
-    let death = &records[i];
+    let records = &view.records;
+    let death = records[i];
     let pid = dead_pid(death);
     let from_outside = matches!(
         death.event,
         Some(PgEvent::TerminatedBySignal { signal, .. }) if signal != 6
     );
-    let mut found: Vec<(&'static str, &PgRecord)> = source
+    // (cause, record, its file)
+    let mut found: Vec<(&'static str, &PgRecord, &str)> = view
+        .source(i)
         .digest
         .before_death
         .get(&death.line)
         .into_iter()
         .flatten()
-        .filter_map(|r| causes::of_record(r).map(|c| (c, r)))
+        .filter_map(|r| causes::of_record(r).map(|c| (c, r, view.path(i))))
         .collect();
-    for record in records[..i].iter().rev().take(MAX_LOOKBACK) {
+    for (k, record) in records[..i].iter().enumerate().rev().take(MAX_LOOKBACK) {
         if matches!(record.event, Some(PgEvent::Ready | PgEvent::Reinitializing)) {
             break;
         }
@@ -224,20 +228,22 @@ fn death_cause(
         let own = record.pid.is_some() && record.pid == pid;
         let panic = record.severity == Some(Severity::Panic) && !from_outside;
         if (own || panic)
-            && !found.iter().any(|(_, r)| r.line == record.line)
+            && !found
+                .iter()
+                .any(|(_, r, p)| r.line == record.line && *p == view.path(k))
             && let Some(cause) = causes::of_record(record)
         {
-            found.push((cause, record));
+            found.push((cause, record, view.path(k)));
         }
     }
-    found.sort_by_key(|(_, r)| r.line);
-    let (cause, record) = found
+    found.sort_by_key(|(_, r, p)| view.order(p, r.line));
+    let (cause, record, path) = found
         .iter()
         .rev()
-        .find(|(c, _)| *c != "corruption")
-        .filter(|_| found.last().is_some_and(|(c, _)| *c == "corruption"))
+        .find(|(c, _, _)| *c != "corruption")
+        .filter(|_| found.last().is_some_and(|(c, _, _)| *c == "corruption"))
         .or(found.last())?;
-    Some((cause, causes::postgres_line(&source.path, record)))
+    Some((cause, causes::postgres_line(path, record)))
 }
 
 fn dead_pid(record: &PgRecord) -> Option<u32> {
@@ -249,7 +255,7 @@ fn dead_pid(record: &PgRecord) -> Option<u32> {
     }
 }
 
-fn starts_crash(records: &[PgRecord], i: usize) -> bool {
+fn starts_crash(records: &[&PgRecord], i: usize) -> bool {
     match &records[i].event {
         Some(PgEvent::TerminatedBySignal { .. }) => true,
         Some(PgEvent::ExitedWithCode { code, .. }) if *code != 0 => records[i + 1..]
@@ -284,16 +290,17 @@ fn explains_deaths(event: &PgEvent) -> bool {
 
 /// What the log recorded before the death at `records[i]`: the dead process's own error lines,
 /// and events that explain deaths in the [`PRECEDING_WINDOW_SECONDS`] before it.
-fn preceding(source: &PgSource, i: usize, at: Option<Timestamp>) -> Vec<LogLine> {
-    let records = &source.digest.records;
-    let death = &records[i];
-    let mut lines: Vec<LogLine> = source
+fn preceding(view: &LogView<'_>, i: usize, at: Option<Timestamp>) -> Vec<LogLine> {
+    let records = &view.records;
+    let death = records[i];
+    let mut lines: Vec<LogLine> = view
+        .source(i)
         .digest
         .before_death
         .get(&death.line)
-        .map(|rs| rs.iter().map(|r| log_line(&source.path, r)).collect())
+        .map(|rs| rs.iter().map(|r| log_line(view.path(i), r)).collect())
         .unwrap_or_default();
-    for record in records[..i].iter().rev().take(MAX_LOOKBACK) {
+    for (k, record) in records[..i].iter().enumerate().rev().take(MAX_LOOKBACK) {
         // The previous outage ended there: what came before belongs to it.
         if matches!(record.event, Some(PgEvent::Ready | PgEvent::Reinitializing)) {
             break;
@@ -307,12 +314,14 @@ fn preceding(source: &PgSource, i: usize, at: Option<Timestamp>) -> Vec<LogLine>
         // Any PANIC explains a death (the server's own abort), whatever its kind.
         if (record.event.as_ref().is_some_and(explains_deaths)
             || record.severity == Some(Severity::Panic))
-            && !lines.iter().any(|l| l.line == record.line)
+            && !lines
+                .iter()
+                .any(|l| l.line == record.line && l.path == view.path(k))
         {
-            lines.push(log_line(&source.path, record));
+            lines.push(log_line(view.path(k), record));
         }
     }
-    lines.sort_by_key(|l| l.line);
+    lines.sort_by_key(|l| view.order(&l.path, l.line));
     if lines.len() > MAX_PRECEDING {
         lines.drain(..lines.len() - MAX_PRECEDING);
     }
@@ -348,14 +357,14 @@ pub(crate) fn unclean_starts<'a>(
             .any(|c| c.cycle.iter().any(|x| std::ptr::eq(*x, r)))
     };
     let mut out = Vec::new();
-    for source in postgres {
-        let records = &source.digest.records;
+    for view in views(postgres) {
+        let records = &view.records;
         let mut start: Option<usize> = None;
         // An immediate shutdown, or a shutdown after a crash (restart_after_crash off), is
         // followed by crash recovery at the next start: that recovery is explained.
         let mut explained_stop = false;
         let mut noticed: Option<&PgRecord> = None;
-        for (i, record) in records.iter().enumerate() {
+        for (i, &record) in records.iter().enumerate() {
             match &record.event {
                 Some(PgEvent::UnexpectedPostmasterExit) => {
                     noticed.get_or_insert(record);
@@ -379,7 +388,7 @@ pub(crate) fn unclean_starts<'a>(
                     let mut cycle = Vec::new();
                     let mut connections_refused = 0;
                     let mut last_known_up = None;
-                    for r in &records[s..] {
+                    for &r in &records[s..] {
                         match &r.event {
                             Some(PgEvent::Interrupted { last_known_up: t }) => {
                                 last_known_up = Some(t.as_str());
@@ -399,13 +408,13 @@ pub(crate) fn unclean_starts<'a>(
                         }
                     }
                     out.push(UncleanStart {
-                        path: &source.path,
+                        path: view.path(i),
                         at: record.time.as_ref().and_then(clock::postgres),
-                        start: Some(&records[s]),
+                        start: Some(records[s]),
                         last_known_up,
                         cycle,
                         connections_refused,
-                        last_before: s.checked_sub(1).map(|p| &records[p]),
+                        last_before: s.checked_sub(1).map(|p| records[p]),
                         children_noticed: noticed.take(),
                     });
                 }
@@ -460,14 +469,13 @@ pub(crate) struct FailedStart<'a> {
     pub end: Option<&'a PgRecord>,
 }
 
-/// Failed starts for the refusals in `pending` that no `shut down` ended.
+/// Failed starts for the refusals in `pending` (each with its file) that no `shut down` ended.
 fn flush<'a>(
-    path: &'a str,
-    pending: &mut Vec<&'a PgRecord>,
+    pending: &mut Vec<(&'a PgRecord, &'a str)>,
     attempt: Option<(&'a PgRecord, Option<u32>)>,
     out: &mut Vec<FailedStart<'a>>,
 ) {
-    for reason in pending.drain(..) {
+    for (reason, path) in pending.drain(..) {
         out.push(FailedStart {
             path,
             at: reason.time.as_ref().and_then(clock::postgres),
@@ -502,34 +510,36 @@ fn refuses_start(event: &PgEvent) -> bool {
 /// `ready` of its process after it. A startup process's death is a crash, not this.
 pub(crate) fn failed_starts(postgres: &[PgSource]) -> Vec<FailedStart<'_>> {
     let mut out = Vec::new();
-    for source in postgres {
-        let records = &source.digest.records;
+    for view in views(postgres) {
+        let records = &view.records;
         // The start being watched: its `starting PostgreSQL` record and pid.
         let mut attempt: Option<(&PgRecord, Option<u32>)> = None;
-        // Refusals seen and not yet ended by a `shut down`.
-        let mut pending: Vec<&PgRecord> = Vec::new();
+        // Refusals seen and not yet ended by a `shut down`, with their files.
+        let mut pending: Vec<(&PgRecord, &str)> = Vec::new();
         // A server is up (ready, not shut down or crashed since): a second postmaster refused
         // for the lock file or the port it holds is no outage.
         let mut serving = false;
         // A server ran since the last start (ready, or a child's death it reported): its
         // postmaster's FATAL and shutdown then end a run, not a start.
         let mut ran = false;
-        // The line of the last start, ready or shut down: a reason must come after it (the
-        // digest keeps the latest errors of a pid, and containers reuse the postmaster's pid).
-        let mut since = 0u64;
-        for (i, record) in records.iter().enumerate() {
+        // The file and line of the last start, ready or shut down: a reason must come after
+        // it (the digest keeps the latest errors of a pid, and containers reuse the
+        // postmaster's pid).
+        let mut since: (&str, u64) = ("", 0);
+        for (i, &record) in records.iter().enumerate() {
+            let path = view.path(i);
             match &record.event {
                 Some(PgEvent::Starting { .. }) => {
-                    flush(&source.path, &mut pending, attempt, &mut out);
+                    flush(&mut pending, attempt, &mut out);
                     attempt = Some((record, record.pid));
-                    since = record.line;
+                    since = (path, record.line);
                     ran = false;
                 }
                 Some(PgEvent::Ready) => {
                     serving = true;
                     ran = true;
                     attempt = None;
-                    since = record.line;
+                    since = (path, record.line);
                 }
                 Some(PgEvent::ShutdownRequested { .. })
                     if attempt.is_some_and(|(_, p)| p == record.pid) =>
@@ -546,7 +556,10 @@ pub(crate) fn failed_starts(postgres: &[PgSource]) -> Vec<FailedStart<'_>> {
                     ran = true;
                 }
                 Some(PgEvent::ShutDown) => {
-                    let own_fatal = source
+                    // (The errors kept with it are of its own file: after `since` when that is
+                    // another, earlier file.)
+                    let own_fatal = view
+                        .source(i)
                         .digest
                         .before_death
                         .get(&record.line)
@@ -555,10 +568,11 @@ pub(crate) fn failed_starts(postgres: &[PgSource]) -> Vec<FailedStart<'_>> {
                         .rev()
                         .find(|r| {
                             r.pid == record.pid
-                                && r.line > since
+                                && (since.0 != path || r.line > since.1)
                                 && matches!(r.severity, Some(Severity::Fatal | Severity::Panic))
-                        });
-                    let refusal = pending.iter().rposition(|r| r.pid == record.pid);
+                        })
+                        .map(|r| (r, path));
+                    let refusal = pending.iter().rposition(|(r, _)| r.pid == record.pid);
                     let reason = match refusal {
                         Some(k) => Some(pending.remove(k)),
                         None => own_fatal,
@@ -567,11 +581,11 @@ pub(crate) fn failed_starts(postgres: &[PgSource]) -> Vec<FailedStart<'_>> {
                         Some((_, p)) => p == record.pid,
                         None => !ran || refusal.is_some(),
                     };
-                    if let Some(reason) = reason
+                    if let Some((reason, reason_path)) = reason
                         && watched
                     {
                         out.push(FailedStart {
-                            path: &source.path,
+                            path: reason_path,
                             at: reason.time.as_ref().and_then(clock::postgres),
                             start: attempt.map(|(r, _)| r),
                             reason,
@@ -582,7 +596,7 @@ pub(crate) fn failed_starts(postgres: &[PgSource]) -> Vec<FailedStart<'_>> {
                         attempt = None;
                     }
                     serving = false;
-                    since = record.line;
+                    since = (path, record.line);
                 }
                 Some(event)
                     if refuses_start(event)
@@ -593,14 +607,16 @@ pub(crate) fn failed_starts(postgres: &[PgSource]) -> Vec<FailedStart<'_>> {
                             event,
                             PgEvent::LockFileExists { .. } | PgEvent::ListenSocketFailed { .. }
                         );
-                    if !held_by_a_running_server && !pending.iter().any(|r| r.pid == record.pid) {
-                        pending.push(record);
+                    if !held_by_a_running_server
+                        && !pending.iter().any(|(r, _)| r.pid == record.pid)
+                    {
+                        pending.push((record, path));
                     }
                 }
                 _ => {}
             }
         }
-        flush(&source.path, &mut pending, attempt, &mut out);
+        flush(&mut pending, attempt, &mut out);
     }
     out
 }

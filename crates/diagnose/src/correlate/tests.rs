@@ -150,6 +150,7 @@ fn pg_source(records: Vec<PgRecord>) -> PgSource {
     PgSource {
         path: "postgresql.log".into(),
         digest,
+        server_log: None,
     }
 }
 

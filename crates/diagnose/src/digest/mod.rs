@@ -601,6 +601,40 @@ impl PgDigest {
         }
     }
 
+    /// Forgets the kept records `repeated` says another file holds too (the postmaster's
+    /// standard error repeating the log's lines): they leave `records`, with the errors kept
+    /// with a death among them, their kinds' and severities' counts and the records read, so
+    /// that each is counted once. Records only counted, never kept, are not looked at. Returns
+    /// how many were forgotten.
+    pub fn forget(&mut self, repeated: impl Fn(&PgRecord) -> bool) -> u64 {
+        let (gone, kept): (Vec<PgRecord>, Vec<PgRecord>) = std::mem::take(&mut self.records)
+            .into_iter()
+            .partition(|r| repeated(r));
+        self.records = kept;
+        for record in &gone {
+            self.records_read = self.records_read.saturating_sub(1);
+            if let Some(severity) = record.severity {
+                let name = severity_name(severity);
+                if let Some(n) = self.severities.get_mut(name) {
+                    *n = n.saturating_sub(1);
+                    if *n == 0 {
+                        self.severities.remove(name);
+                    }
+                }
+            }
+            if let Some(kind) = record.event.as_ref().map(PgEvent::kind)
+                && let Some(seen) = self.kinds.get_mut(kind)
+            {
+                seen.count = seen.count.saturating_sub(1);
+                if seen.count == 0 {
+                    self.kinds.remove(kind);
+                }
+            }
+            self.before_death.remove(&record.line);
+        }
+        gone.len() as u64
+    }
+
     /// Keeps `record` (`bytes`) among the latest of its `kind`, and drops the oldest of them
     /// past [`DigestLimits::per_kind`] − [`DigestLimits::head_per_kind`] or while the latest
     /// records of every kind take more than their quarter of [`DigestLimits::bytes`].

@@ -5,6 +5,7 @@
 //! none is ever held whole.
 
 pub(crate) mod caveats;
+pub(crate) mod chain;
 
 use std::io::{self, Read};
 
@@ -37,6 +38,8 @@ pub(crate) struct KernelSource {
 pub(crate) struct PgSource {
     pub path: String,
     pub digest: PgDigest,
+    /// What the file is to the server, when the manifest says (see [`chain`]).
+    pub server_log: Option<pgmortem_bundle::ServerLogOf>,
 }
 
 /// Every source parsed, with the clock they share.
@@ -322,6 +325,7 @@ pub(crate) fn parse_all(
                     postgres.push(PgSource {
                         path: source.path.clone(),
                         digest,
+                        server_log: source.server_log.clone(),
                     });
                     parts.push(summary);
                 }
@@ -497,6 +501,17 @@ pub(crate) fn parse_all(
         });
     }
 
+    for (path, repeated, of) in chain::forget_repeated(&mut postgres) {
+        if let Some(summary) = summaries.iter_mut().find(|s| s.path == path) {
+            add_note(
+                summary,
+                format!(
+                    "{repeated} of its records are also in {of} (the same line in both): \
+                     counted once, there"
+                ),
+            );
+        }
+    }
     let mut notes = notes_early;
     notes.extend(zone_use.note(log_zone.as_ref().map(|(_, s)| s)));
     let mut clock = Clock {

@@ -1,0 +1,289 @@
+//! The files of one server's log read as one log. The collector's manifest names what each
+//! collected log file is to the server (`server_logs`): its current file, its earlier files
+//! (a restart or a rotation made a new one: the crash is in the file before) and the
+//! postmaster's standard error (`pg_ctl -l FILE`, a supervisor's file: what the server printed
+//! before its logging collector ran, such as a start that failed). Those of one manifest are
+//! one log: a crash cycle begun in one file and ended in the next is one cycle
+//! ([`views`]). The server's syslog lines are another copy of the same records and stay a log
+//! of their own; so does every file no manifest names.
+//!
+//! A line of the standard error that the log holds too (the same time, process, severity and
+//! message) is counted once, in the log ([`forget_repeated`]).
+
+use std::collections::HashSet;
+
+use jiff::Timestamp;
+use pgmortem_bundle::ServerLogRole;
+use pgmortem_parse::pglog::PgRecord;
+
+use super::PgSource;
+use crate::clock;
+
+/// One server log across its files: the records each file kept, merged in time order (a
+/// record without a time keeps its place after the record before it in its file), each with
+/// the file it is from.
+pub(crate) struct LogView<'a> {
+    /// The records, in order.
+    pub records: Vec<&'a PgRecord>,
+    /// The file of each record (as long as `records`).
+    pub from: Vec<&'a PgSource>,
+    /// The files, oldest first (by their first time on UTC).
+    files: Vec<&'a PgSource>,
+}
+
+impl<'a> LogView<'a> {
+    /// The file of the record at `i`.
+    pub fn source(&self, i: usize) -> &'a PgSource {
+        self.from[i]
+    }
+
+    /// The path of the file of the record at `i`.
+    pub fn path(&self, i: usize) -> &'a str {
+        &self.from[i].path
+    }
+
+    /// A key that orders the lines of this log's files: the file's rank (oldest first), then
+    /// the line; a path not of this log sorts last.
+    pub fn order(&self, path: &str, line: u64) -> (usize, u64) {
+        let rank = self
+            .files
+            .iter()
+            .position(|f| f.path == path)
+            .unwrap_or(usize::MAX);
+        (rank, line)
+    }
+}
+
+/// The manifest root of the log `source` is a file of, when it is one of a server log's files
+/// that are read together (current, earlier, standard error).
+fn log_root(source: &PgSource) -> Option<&str> {
+    let log = source.server_log.as_ref()?;
+    matches!(
+        log.role,
+        ServerLogRole::Current | ServerLogRole::Earlier | ServerLogRole::Stderr
+    )
+    .then_some(log.root.as_str())
+}
+
+/// The earliest time on UTC a file's kept records or counted kinds show.
+fn first_at(source: &PgSource) -> Option<Timestamp> {
+    let kept = source
+        .digest
+        .records
+        .iter()
+        .find_map(|r| r.time.as_ref().and_then(clock::postgres));
+    let counted = source
+        .digest
+        .kinds
+        .values()
+        .filter_map(|k| k.first.at)
+        .min();
+    match (kept, counted) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+/// The groups of files read as one log, each oldest file first; every other file alone. In
+/// the order of their first file in `postgres`.
+fn groups(postgres: &[PgSource]) -> Vec<Vec<&PgSource>> {
+    let mut out: Vec<(Option<&str>, Vec<&PgSource>)> = Vec::new();
+    for source in postgres {
+        let root = log_root(source);
+        match out.iter_mut().find(|(r, _)| r.is_some() && *r == root) {
+            Some((_, files)) => files.push(source),
+            None => out.push((root, vec![source])),
+        }
+    }
+    out.into_iter()
+        .map(|(_, mut files)| {
+            files.sort_by(|a, b| {
+                first_at(a)
+                    .cmp(&first_at(b))
+                    .then_with(|| a.path.cmp(&b.path))
+            });
+            files
+        })
+        .collect()
+}
+
+/// Every PostgreSQL log of the bundle as the diagnosis reads it for crash cycles and starts:
+/// the files of one server's log merged into one view, every other file a view of its own.
+pub(crate) fn views(postgres: &[PgSource]) -> Vec<LogView<'_>> {
+    groups(postgres)
+        .into_iter()
+        .map(|files| {
+            if let [only] = files[..] {
+                return LogView {
+                    records: only.digest.records.iter().collect(),
+                    from: vec![only; only.digest.records.len()],
+                    files,
+                };
+            }
+            // (time, file rank, index in the file): a record without a time takes the time of
+            // the record before it in its file.
+            type Key = (Option<Timestamp>, usize, usize);
+            let mut merged: Vec<(Key, &PgRecord, &PgSource)> = Vec::new();
+            for (rank, file) in files.iter().enumerate() {
+                let mut last = None;
+                for (i, record) in file.digest.records.iter().enumerate() {
+                    if let Some(at) = record.time.as_ref().and_then(clock::postgres) {
+                        last = Some(at);
+                    }
+                    merged.push(((last, rank, i), record, *file));
+                }
+            }
+            merged.sort_by_key(|(key, _, _)| *key);
+            LogView {
+                records: merged.iter().map(|(_, r, _)| *r).collect(),
+                from: merged.iter().map(|(_, _, f)| *f).collect(),
+                files,
+            }
+        })
+        .collect()
+}
+
+/// What makes two records the same line printed twice: time, process, severity, message.
+type LineKey = (Option<Timestamp>, Option<u32>, Option<&'static str>, String);
+
+fn line_key(record: &PgRecord) -> LineKey {
+    (
+        record.time.as_ref().and_then(clock::postgres),
+        record.pid,
+        record.severity.map(crate::digest::severity_name),
+        record.message.clone(),
+    )
+}
+
+/// Forgets, in each file of the postmaster's standard error, the kept records another file of
+/// the same log holds too (the same time, process, severity and message: a server whose
+/// standard error and log are two copies of one stream), so that each is counted once, in
+/// the log. Returns, per standard error that held some, its path, how many and the file(s)
+/// that kept them.
+pub(crate) fn forget_repeated(postgres: &mut [PgSource]) -> Vec<(String, u64, String)> {
+    let mut out = Vec::new();
+    for i in 0..postgres.len() {
+        let is_stderr = postgres[i]
+            .server_log
+            .as_ref()
+            .is_some_and(|l| l.role == ServerLogRole::Stderr);
+        let Some(root) = log_root(&postgres[i])
+            .map(str::to_owned)
+            .filter(|_| is_stderr)
+        else {
+            continue;
+        };
+        let mut seen: HashSet<LineKey> = HashSet::new();
+        let mut of: Vec<&str> = Vec::new();
+        for (j, other) in postgres.iter().enumerate() {
+            let other_stderr = other
+                .server_log
+                .as_ref()
+                .is_some_and(|l| l.role == ServerLogRole::Stderr);
+            if j == i || other_stderr || log_root(other) != Some(root.as_str()) {
+                continue;
+            }
+            of.push(&other.path);
+            seen.extend(other.digest.records.iter().map(line_key));
+        }
+        if seen.is_empty() {
+            continue;
+        }
+        let of = of.join(", ");
+        let gone = postgres[i].digest.forget(|r| {
+            let key = line_key(r);
+            key.0.is_some() && seen.contains(&key)
+        });
+        if gone > 0 {
+            out.push((postgres[i].path.clone(), gone, of));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::rules::testing::Scratch;
+
+    /// The manifest of `scratch` with its `server_logs` entries taken out: every file a log of
+    /// its own, as an older collector's bundle reads.
+    fn without_server_logs(scratch: Scratch) -> Scratch {
+        scratch.edit("manifest.json", |m| {
+            let start = m.find("\"server_logs\": [").expect("server_logs");
+            let end = start + m[start..].find("],\n").expect("its end") + 3;
+            format!("{}{}", &m[..start], &m[end..])
+        })
+    }
+
+    #[test]
+    fn a_crash_in_the_earlier_file_and_its_recovery_in_the_current_one_are_one_incident() {
+        // Real capture: restart_after_crash off, a backend killed with kill -9; the death and
+        // the postmaster's shutdown end the earlier file, the next start's crash recovery and
+        // `ready` begin the current one.
+        let report = Scratch::incident("pg15-crash-in-earlier-log").report();
+        assert_eq!(report.incidents.len(), 1, "{:#?}", report.incidents);
+        let i = &report.incidents[0];
+        assert_eq!((i.kind, i.cause), ("crash_restart", "signal_from_outside"));
+        let crash = i.postgres_crash.as_ref().expect("its crash");
+        assert!(crash.path.starts_with("postgres/log/"), "{crash:#?}");
+        let outage = i.outage_seconds.expect("an outage to the next ready");
+        assert!((5.0..7.0).contains(&outage), "{outage}");
+        assert!(!i.still_down);
+    }
+
+    #[test]
+    fn without_the_manifest_saying_they_are_one_log_the_files_are_read_apart() {
+        // The same files, no server_logs: the death with no `ready` after it, and a start with
+        // crash recovery that nothing before it in its file explains.
+        let report = without_server_logs(Scratch::incident("pg15-crash-in-earlier-log")).report();
+        let kinds: Vec<&str> = report.incidents.iter().map(|i| i.kind).collect();
+        assert_eq!(kinds, ["crash_restart", "unclean_restart"], "{kinds:?}");
+    }
+
+    /// pg15-pg-ctl-l-sigkill with its log copied as the postmaster's standard error and the
+    /// manifest saying so: two copies of one stream (edge case built from the real files).
+    fn log_twice(stderr_role: bool) -> Scratch {
+        let scratch = Scratch::incident("pg15-pg-ctl-l-sigkill")
+            .duplicate("postgres/server.log", "postgres/stderr.log");
+        if !stderr_role {
+            return without_server_logs(scratch);
+        }
+        scratch.edit("manifest.json", |m| {
+            m.replacen(
+                "\n  ],\n  \"log_files_left_out\"",
+                ",\n    {\"path\": \"postgres/stderr.log\", \"role\": \"stderr\", \"source\": \
+                 \"/var/log/postgresql/postgresql-15-main.log\", \"found_from\": \"--stderr\", \
+                 \"modified\": null}\n  ],\n  \"log_files_left_out\"",
+                1,
+            )
+        })
+    }
+
+    #[test]
+    fn a_line_in_both_the_standard_error_and_the_log_is_counted_once() {
+        let report = log_twice(true).report();
+        assert_eq!(report.incidents.len(), 1, "{:#?}", report.incidents);
+        assert_eq!(
+            report.incidents[0]
+                .postgres_crash
+                .as_ref()
+                .map(|c| c.path.as_str()),
+            Some("postgres/server.log")
+        );
+        let stderr = report
+            .sources
+            .iter()
+            .find(|s| s.path == "postgres/stderr.log")
+            .expect("listed");
+        assert_eq!(stderr.kind, "postgres_log");
+        let note = stderr.note.as_deref().unwrap_or_default();
+        assert!(
+            note.contains("of its records are also in postgres/server.log")
+                && note.contains("counted once"),
+            "{note}"
+        );
+        // Counted apart, the one death would be two.
+        let apart = log_twice(false).report();
+        assert_eq!(apart.incidents.len(), 2, "{:#?}", apart.incidents);
+    }
+}
