@@ -334,8 +334,9 @@ mod tests {
 
     #[test]
     fn huge_pages_on_without_a_pool_is_a_refused_start_with_the_pages_to_reserve() {
-        // Real capture: huge_pages = on, vm.nr_hugepages 0; the postmaster's FATAL is the whole
-        // log, and the bundle was collected with the server down.
+        // Real capture: huge_pages = on, vm.nr_hugepages 0, the logging collector on; the
+        // postmaster's FATAL, before its logging collector ran, is only in its standard error
+        // (the `pg_ctl -l` file), and the bundle was collected with the server down.
         let scratch = Scratch::incident("pg15-hugepages-on-none");
         let report = scratch.report();
         assert_eq!(report.incidents.len(), 1, "{:#?}", report.incidents);
@@ -356,7 +357,24 @@ mod tests {
         assert!(advice.contains("needs 72 pages of 2 MiB"), "{advice}");
         assert!(advice.contains("the host has 0 huge pages"), "{advice}");
         assert!(advice.contains("vm.nr_hugepages = 72"), "{advice}");
-        assert_eq!(f.evidence[0].line, 1, "{:#?}", f.evidence);
+        assert_eq!(
+            (f.evidence[0].path.as_str(), f.evidence[0].line),
+            ("postgres/stderr.log", 3),
+            "{:#?}",
+            f.evidence
+        );
+    }
+
+    #[test]
+    fn a_failure_only_the_standard_error_shows_is_found_and_without_it_the_log_reads_clean() {
+        // The log directory's newest file of that capture is the clean run before the failed
+        // start: without the postmaster's standard error nothing is wrong in the log.
+        let without = Scratch::incident("pg15-hugepages-on-none").remove("postgres/stderr.log");
+        assert!(without.report().incidents.is_empty());
+        assert!(without.run("startup-failed").silent());
+        let with = Scratch::incident("pg15-hugepages-on-none");
+        assert_eq!(with.report().incidents.len(), 1);
+        assert!(!with.run("startup-failed").silent());
     }
 
     #[test]
