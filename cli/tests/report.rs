@@ -586,3 +586,50 @@ fn an_unknown_rule_id_is_an_error_with_the_nearest_ones() {
         "{err}"
     );
 }
+
+/// The real bundle of a server started with `pg_ctl -l FILE` (pg15-pg-ctl-l-sigkill), unpacked
+/// into `dir` without the files `drop` names.
+fn unpacked_without(dir: &std::path::Path, drop: &[&str]) -> std::path::PathBuf {
+    let incident = fixture("incidents/pg15-pg-ctl-l-sigkill");
+    let archive = std::fs::read_dir(&incident)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().ends_with(".tar.gz"))
+        .unwrap();
+    let file = std::fs::File::open(archive).unwrap();
+    tar::Archive::new(flate2::read::GzDecoder::new(file))
+        .unpack(dir)
+        .unwrap();
+    let top = std::fs::read_dir(dir)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    for path in drop {
+        std::fs::remove_file(top.join(path)).unwrap();
+    }
+    top
+}
+
+#[test]
+fn a_bundle_collected_with_the_data_directory_but_no_log_asks_for_the_log() {
+    let tmp = tempfile::tempdir().unwrap();
+    let bundle = unpacked_without(tmp.path(), &["postgres/server.log"]);
+    let text = String::from_utf8(stdout_ok(pgmortem().arg("analyze").arg(&bundle))).unwrap();
+    assert!(
+        text.contains("The collector knew the data directory (/var/lib/postgresql/15/main) and found no log from it"),
+        "{text}"
+    );
+    assert!(
+        text.contains("give it the log with --log FILE (for a server started with `pg_ctl -l FILE`, that FILE)"),
+        "{text}"
+    );
+    assert!(!text.contains("or at the data directory (-D)"), "{text}");
+    // With its log, the crash is read from it and nothing is asked.
+    let tmp = tempfile::tempdir().unwrap();
+    let whole = unpacked_without(tmp.path(), &[]);
+    let text = String::from_utf8(stdout_ok(pgmortem().arg("analyze").arg(&whole))).unwrap();
+    assert!(text.contains("crash-restart of server process"), "{text}");
+    assert!(!text.contains("no PostgreSQL server log"), "{text}");
+}

@@ -325,14 +325,31 @@ pub(crate) fn missing_logs(
             kind: "no_postgres_log",
             text: format!(
                 "the bundle has no PostgreSQL server log: crash-restart cycles, their causes \
-                 and the rules that read the log cannot be seen.{} Point the collector at the \
-                 log (--log FILE) or at the data directory (-D).",
+                 and the rules that read the log cannot be seen.{}{}",
                 collector_reasons(bundle, &["postgres_log"])
-                    + &named_but_not_read(summaries, is_postgres_log_name, "a PostgreSQL log")
+                    + &named_but_not_read(summaries, is_postgres_log_name, "a PostgreSQL log"),
+                where_the_log_is(bundle)
             ),
         });
     }
     caveats
+}
+
+/// What to give the collector so that it finds the log: with the data directory known to it
+/// (given with -D, or the running postmaster's), the log itself, never -D again.
+fn where_the_log_is(bundle: &Bundle) -> String {
+    match bundle.manifest.as_ref().and_then(|m| m.data_directory()) {
+        Some(dir) => format!(
+            " The collector knew the data directory ({dir}) and found no log from it \
+             (current_logfiles, log_directory, the postmaster's standard error, the packaging's \
+             paths, the unit's journal): give it the log with --log FILE (for a server started \
+             with `pg_ctl -l FILE`, that FILE), and for a server that is down its standard \
+             error with --stderr FILE."
+        ),
+        None => {
+            " Point the collector at the log (--log FILE) or at the data directory (-D).".to_owned()
+        }
+    }
 }
 
 /// ` NAME looks like a kernel log by its name but its content was not recognised (line 1:
@@ -483,6 +500,50 @@ mod tests {
                 .filter(|c| c.kind == "log_not_understood")
                 .count(),
             1
+        );
+    }
+
+    #[test]
+    fn a_collected_bundle_without_a_log_asks_for_the_log_not_for_the_data_directory_given() {
+        // Real capture of a server started with `pg_ctl -l FILE`, its log taken out: the
+        // collector was given -D, so -D is not what to give it.
+        let report = Scratch::incident("pg15-pg-ctl-l-sigkill")
+            .remove("postgres/server.log")
+            .report();
+        let caveat = report
+            .caveats
+            .iter()
+            .find(|c| c.kind == "no_postgres_log")
+            .unwrap_or_else(|| panic!("{:?}", report.caveats));
+        assert!(
+            caveat.text.contains(
+                "The collector knew the data directory (/var/lib/postgresql/15/main) and found \
+                 no log from it"
+            ),
+            "{}",
+            caveat.text
+        );
+        assert!(
+            caveat
+                .text
+                .contains("--log FILE (for a server started with `pg_ctl -l FILE`, that FILE)"),
+            "{}",
+            caveat.text
+        );
+        assert!(!caveat.text.contains("(-D)"), "{}", caveat.text);
+        // Without a manifest that names one, the data directory is still what to give.
+        let loose = Scratch::new()
+            .copy("dmesg.txt", "incidents/pg15-memcg-oom-sort/dmesg.txt")
+            .report();
+        let caveat = loose
+            .caveats
+            .iter()
+            .find(|c| c.kind == "no_postgres_log")
+            .unwrap_or_else(|| panic!("{:?}", loose.caveats));
+        assert!(
+            caveat.text.contains("or at the data directory (-D)"),
+            "{}",
+            caveat.text
         );
     }
 
