@@ -159,6 +159,10 @@ pub struct ServerLogOf {
     pub root: String,
     /// Its modification time on the host (RFC 3339 UTC), when the manifest gives it.
     pub modified: Option<String>,
+    /// The file it was copied from on the host (or the command, for a journal).
+    pub source: String,
+    /// How the collector found it (`current_logfiles`, `/proc/PID/fd/2`, `--log`, …).
+    pub found_from: String,
 }
 
 impl Source {
@@ -622,6 +626,8 @@ fn classify(members: Vec<Member>, mut skipped: Vec<Skipped>, options: &OpenOptio
                 role: l.role,
                 root: root.clone(),
                 modified: l.modified.clone(),
+                source: l.source.clone(),
+                found_from: l.found_from.clone(),
             });
         sources.push(Source {
             path,

@@ -516,10 +516,14 @@ fn write_sources(out: &mut String, paint: &Painter, report: &Report) {
                 s.lines,
                 s.records,
                 s.unrecognized_lines,
-                s.note
-                    .as_deref()
-                    .map(|n| format!("  ({n})"))
+                s.server_log
+                    .as_ref()
+                    .map(|l| format!("  [{}: {}, from {}]", l.role, l.copied_from, l.found_from))
                     .unwrap_or_default()
+                    + &s.note
+                        .as_deref()
+                        .map(|n| format!("  ({n})"))
+                        .unwrap_or_default()
             ),
             Line::Kind {
                 kind,

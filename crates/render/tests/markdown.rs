@@ -42,6 +42,7 @@ fn hostile_report() -> Report {
         note: note.map(str::to_owned),
         log_line_prefix: None,
         log_line_prefix_from: None,
+        server_log: None,
     };
     let path = "postgres/a|b`c`<x>#.log";
     let at: jiff::Timestamp = "2026-11-28T05:51:09Z".parse().unwrap();

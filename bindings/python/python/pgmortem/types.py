@@ -49,6 +49,7 @@ CaveatKind = Literal[
     "oom_details_not_kept",
     "incidents_not_kept",
     "clock_anchors_disagree",
+    "log_files_left_out",
     "no_kernel_log",
     "no_postgres_log",
     "no_settings",
@@ -71,6 +72,13 @@ class ClockInfo(TypedDict):
     notes: list[str]
 
 
+class SourceServerLog(TypedDict):
+    role: Literal["current", "earlier", "stderr", "syslog"]
+    copied_from: str
+    found_from: str
+    read_as_one_log: bool
+
+
 class SourceSummary(TypedDict):
     path: str
     kind: str
@@ -84,6 +92,8 @@ class SourceSummary(TypedDict):
     """PostgreSQL logs only."""
     log_line_prefix_from: NotRequired[str]
     """PostgreSQL logs only."""
+    server_log: NotRequired[SourceServerLog]
+    """PostgreSQL logs the collector's manifest lists among the server's log files only."""
 
 
 class MemcgLimit(TypedDict):
@@ -2404,6 +2414,7 @@ __all__ = [
     "SkippedFile",
     "SmapsRollup",
     "SnapshotField",
+    "SourceServerLog",
     "SourceSummary",
     "SubtransFacts",
     "Sysctl",

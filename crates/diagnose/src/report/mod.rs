@@ -165,6 +165,27 @@ pub struct SourceSummary {
     /// `postgresql.conf (<file>)`, or `detected` (with why the bundle's setting was not used).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub log_line_prefix_from: Option<String>,
+    /// PostgreSQL logs the collector's manifest lists among the server's log files: what the
+    /// file is to the server. Absent for every other file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server_log: Option<SourceServerLog>,
+}
+
+/// What a collected log file is to the server, as the collector's manifest says.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SourceServerLog {
+    /// `current` (the file the server writes now), `earlier` (an earlier file of the same
+    /// log), `stderr` (the postmaster's standard error or output, another file than the log:
+    /// what it printed before its logging collector ran), `syslog` (its lines in syslog).
+    pub role: &'static str,
+    /// The file it was copied from on the host (or the command, for a journal).
+    pub copied_from: String,
+    /// How the collector found it (`current_logfiles`, `/proc/PID/fd/2`, `--log`, …).
+    pub found_from: String,
+    /// Whether it is read with the other files of its log as one log, in time order (the
+    /// current file, the earlier ones and the standard error are; syslog lines, another copy
+    /// of the same records, are read on their own).
+    pub read_as_one_log: bool,
 }
 
 /// A place in a source file.

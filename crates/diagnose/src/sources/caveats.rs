@@ -299,6 +299,49 @@ pub(crate) fn archives_not_read(bundle: &Bundle) -> Vec<Caveat> {
         .collect()
 }
 
+/// Earlier files of the server log the collector left out for its limits or could not read
+/// (`log_files_left_out`): a crash in them is not in the report. Files left out because they
+/// come before the run the collected files begin with are not said: the collector took what
+/// covers the incidents.
+pub(crate) fn log_files_left_out(bundle: &Bundle) -> Option<Caveat> {
+    let m = bundle.manifest.as_ref()?;
+    let before_the_run = |why: &str| why.starts_with("before the start of the run");
+    let left: Vec<_> = m
+        .log_files_left_out
+        .iter()
+        .filter(|l| !before_the_run(&l.why))
+        .collect();
+    if left.is_empty() {
+        return None;
+    }
+    // The manifest lists the first 50; its count is of all.
+    let listed_before_run = m.log_files_left_out.len() - left.len();
+    let count = (m.log_files_left_out_count as usize)
+        .saturating_sub(listed_before_run)
+        .max(left.len());
+    let named: Vec<String> = left
+        .iter()
+        .take(3)
+        .map(|l| format!("{} ({})", l.source, l.why))
+        .collect();
+    let more = if count > named.len() {
+        format!(" and {} more", count - named.len())
+    } else {
+        String::new()
+    };
+    Some(Caveat {
+        kind: "log_files_left_out",
+        text: format!(
+            "{count} earlier file{} of the server log {} not collected: {}{more}. A crash or \
+             a failed start in them is not in this report; collect again with a larger \
+             --log-bytes, or add the files to the bundle.",
+            if count == 1 { "" } else { "s" },
+            if count == 1 { "was" } else { "were" },
+            named.join("; ")
+        ),
+    })
+}
+
 /// No kernel log (`no_kernel_log`), no PostgreSQL log (`no_postgres_log`).
 pub(crate) fn missing_logs(
     bundle: &Bundle,
@@ -544,6 +587,49 @@ mod tests {
             caveat.text.contains("or at the data directory (-D)"),
             "{}",
             caveat.text
+        );
+    }
+
+    #[test]
+    fn earlier_log_files_left_out_for_the_byte_cap_are_said_those_before_the_run_are_not() {
+        // Real capture with its earlier file; the manifest edited to list two more files, one
+        // past --log-bytes and one before the run the collected files begin with.
+        let left_out = |entries: &str, count: u32| {
+            Scratch::incident("pg15-crash-in-earlier-log")
+                .edit("manifest.json", |m| {
+                    m.replace(
+                        "\"log_files_left_out\": [],\n  \"log_files_left_out_count\": 0,",
+                        &format!(
+                            "\"log_files_left_out\": [{entries}],\n  \"log_files_left_out_count\": {count},"
+                        ),
+                    )
+                })
+                .report()
+        };
+        let cap = r#"{"source": "/var/lib/postgresql/15/main/log/postgresql-2026-12-07_110300.log", "bytes": 3000000, "modified": "2026-12-07T11:03:40Z", "why": "past --log-bytes (2097152 bytes of the earlier files kept)"}"#;
+        let run = r#"{"source": "/var/lib/postgresql/15/main/log/postgresql-2026-12-07_110200.log", "bytes": 900, "modified": "2026-12-07T11:02:40Z", "why": "before the start of the run that ended in the newest crash (postgres/log/postgresql-2026-12-07_110346.log)"}"#;
+        let report = left_out(&format!("{cap}, {run}"), 2);
+        let caveat = report
+            .caveats
+            .iter()
+            .find(|c| c.kind == "log_files_left_out")
+            .unwrap_or_else(|| panic!("{:?}", report.caveats));
+        assert_eq!(
+            caveat.text,
+            "1 earlier file of the server log was not collected: \
+             /var/lib/postgresql/15/main/log/postgresql-2026-12-07_110300.log (past --log-bytes \
+             (2097152 bytes of the earlier files kept)). A crash or a failed start in them is not \
+             in this report; collect again with a larger --log-bytes, or add the files to the \
+             bundle."
+        );
+        let report = left_out(run, 1);
+        assert!(
+            !report
+                .caveats
+                .iter()
+                .any(|c| c.kind == "log_files_left_out"),
+            "{:?}",
+            report.caveats
         );
     }
 

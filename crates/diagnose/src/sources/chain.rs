@@ -13,11 +13,12 @@
 use std::collections::HashSet;
 
 use jiff::Timestamp;
-use pgmortem_bundle::ServerLogRole;
+use pgmortem_bundle::{ServerLogOf, ServerLogRole};
 use pgmortem_parse::pglog::PgRecord;
 
 use super::PgSource;
 use crate::clock;
+use crate::report::SourceServerLog;
 
 /// One server log across its files: the records each file kept, merged in time order (a
 /// record without a time keeps its place after the record before it in its file), each with
@@ -143,6 +144,24 @@ pub(crate) fn views(postgres: &[PgSource]) -> Vec<LogView<'_>> {
         .collect()
 }
 
+/// What the file is to the server, for its source's summary; `None` for a role this reader
+/// does not know.
+pub(crate) fn summary(log: &ServerLogOf) -> Option<SourceServerLog> {
+    let role = match log.role {
+        ServerLogRole::Current => "current",
+        ServerLogRole::Earlier => "earlier",
+        ServerLogRole::Stderr => "stderr",
+        ServerLogRole::Syslog => "syslog",
+        ServerLogRole::Other => return None,
+    };
+    Some(SourceServerLog {
+        role,
+        copied_from: log.source.clone(),
+        found_from: log.found_from.clone(),
+        read_as_one_log: role != "syslog",
+    })
+}
+
 /// What makes two records the same line printed twice: time, process, severity, message.
 type LineKey = (Option<Timestamp>, Option<u32>, Option<&'static str>, String);
 
@@ -229,6 +248,47 @@ mod tests {
         let outage = i.outage_seconds.expect("an outage to the next ready");
         assert!((5.0..7.0).contains(&outage), "{outage}");
         assert!(!i.still_down);
+        // Each file says what it is to the server.
+        let role = |path: &str| {
+            let s = report.sources.iter().find(|s| s.path == path).expect(path);
+            assert_eq!(s.kind, "postgres_log");
+            let l = s.server_log.as_ref().expect("its role");
+            (
+                l.role,
+                l.copied_from.as_str(),
+                l.found_from.as_str(),
+                l.read_as_one_log,
+            )
+        };
+        assert_eq!(
+            role("postgres/stderr.log"),
+            (
+                "stderr",
+                "/var/log/postgresql/postgresql-15-main.log",
+                "/proc/2555/fd/2",
+                true
+            )
+        );
+        assert_eq!(
+            role("postgres/server.log"),
+            (
+                "current",
+                "/var/lib/postgresql/15/main/log/postgresql-2026-12-07_110351.log",
+                "current_logfiles",
+                true
+            )
+        );
+        assert_eq!(
+            role("postgres/log/postgresql-2026-12-07_110346.log").0,
+            "earlier"
+        );
+        assert!(
+            report
+                .sources
+                .iter()
+                .filter(|s| s.kind != "postgres_log")
+                .all(|s| s.server_log.is_none())
+        );
     }
 
     #[test]

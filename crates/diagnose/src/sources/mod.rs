@@ -257,6 +257,7 @@ pub(crate) fn parse_all(
             note: source.note.clone(),
             log_line_prefix: None,
             log_line_prefix_from: None,
+            server_log: None,
         };
         match source.kind {
             SourceKind::KernelLog | SourceKind::PostgresLog | SourceKind::SystemLog => {
@@ -320,6 +321,7 @@ pub(crate) fn parse_all(
                             untimed_note(&log.prefix, "its log_line_prefix prints none"),
                         );
                     }
+                    summary.server_log = source.server_log.as_ref().and_then(chain::summary);
                     summary.log_line_prefix = Some(log.prefix.clone());
                     summary.log_line_prefix_from = Some(prefix_from);
                     postgres.push(PgSource {
@@ -498,6 +500,7 @@ pub(crate) fn parse_all(
             note: Some(skipped.reason.clone()),
             log_line_prefix: None,
             log_line_prefix_from: None,
+            server_log: None,
         });
     }
 
@@ -626,6 +629,7 @@ pub(crate) fn parse_all(
         &limits.kernel,
     ));
     caveats.extend(caveats::not_understood(&summaries));
+    caveats.extend(caveats::log_files_left_out(bundle));
     caveats.extend(caveats::missing_logs(
         bundle, &kernel, &postgres, &summaries,
     ));
