@@ -606,7 +606,7 @@ impl PgDigest {
     /// with a death among them, their kinds' and severities' counts and the records read, so
     /// that each is counted once. Records only counted, never kept, are not looked at. Returns
     /// how many were forgotten.
-    pub fn forget(&mut self, repeated: impl Fn(&PgRecord) -> bool) -> u64 {
+    pub fn forget(&mut self, mut repeated: impl FnMut(&PgRecord) -> bool) -> u64 {
         let (gone, kept): (Vec<PgRecord>, Vec<PgRecord>) = std::mem::take(&mut self.records)
             .into_iter()
             .partition(|r| repeated(r));

@@ -10,7 +10,7 @@
 //! A line of the standard error that the log holds too (the same time, process, severity and
 //! message) is counted once, in the log ([`forget_repeated`]).
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 
 use jiff::Timestamp;
 use pgmortem_bundle::{ServerLogOf, ServerLogRole};
@@ -122,11 +122,12 @@ pub(crate) fn views(postgres: &[PgSource]) -> Vec<LogView<'_>> {
                 };
             }
             // (time, file rank, index in the file): a record without a time takes the time of
-            // the record before it in its file.
+            // the record before it in its file (the file's first time, before its first timed
+            // record).
             type Key = (Option<Timestamp>, usize, usize);
             let mut merged: Vec<(Key, &PgRecord, &PgSource)> = Vec::new();
             for (rank, file) in files.iter().enumerate() {
-                let mut last = None;
+                let mut last = first_at(file);
                 for (i, record) in file.digest.records.iter().enumerate() {
                     if let Some(at) = record.time.as_ref().and_then(clock::postgres) {
                         last = Some(at);
@@ -192,8 +193,9 @@ pub(crate) fn forget_repeated(postgres: &mut [PgSource]) -> Vec<(String, u64, St
         else {
             continue;
         };
-        let mut seen: HashSet<LineKey> = HashSet::new();
-        let mut of: Vec<&str> = Vec::new();
+        // Each line of the log's other files, with the file that holds it.
+        let mut seen: HashMap<LineKey, usize> = HashMap::new();
+        let mut files: Vec<&str> = Vec::new();
         for (j, other) in postgres.iter().enumerate() {
             let other_stderr = other
                 .server_log
@@ -202,19 +204,35 @@ pub(crate) fn forget_repeated(postgres: &mut [PgSource]) -> Vec<(String, u64, St
             if j == i || other_stderr || log_root(other) != Some(root.as_str()) {
                 continue;
             }
-            of.push(&other.path);
-            seen.extend(other.digest.records.iter().map(line_key));
+            let file = files.len();
+            files.push(&other.path);
+            for record in &other.digest.records {
+                seen.entry(line_key(record)).or_insert(file);
+            }
         }
         if seen.is_empty() {
             continue;
         }
-        let of = of.join(", ");
+        let files: Vec<String> = files.into_iter().map(str::to_owned).collect();
+        let mut found_in = vec![false; files.len()];
         let gone = postgres[i].digest.forget(|r| {
             let key = line_key(r);
-            key.0.is_some() && seen.contains(&key)
+            match seen.get(&key).filter(|_| key.0.is_some()) {
+                Some(&file) => {
+                    found_in[file] = true;
+                    true
+                }
+                None => false,
+            }
         });
         if gone > 0 {
-            out.push((postgres[i].path.clone(), gone, of));
+            let of: Vec<&str> = files
+                .iter()
+                .zip(&found_in)
+                .filter(|(_, found)| **found)
+                .map(|(f, _)| f.as_str())
+                .collect();
+            out.push((postgres[i].path.clone(), gone, of.join(", ")));
         }
     }
     out
