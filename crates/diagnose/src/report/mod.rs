@@ -184,7 +184,8 @@ pub struct SourceServerLog {
     pub found_from: String,
     /// Whether it is read with the other files of its log as one log, in time order (the
     /// current file, the earlier ones and the standard error are; syslog lines, another copy
-    /// of the same records, are read on their own).
+    /// of the same records, are read on their own). A line of the standard error or of the
+    /// syslog lines that the current or an earlier file holds too is counted once, there.
     pub read_as_one_log: bool,
 }
 

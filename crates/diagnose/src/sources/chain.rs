@@ -7,8 +7,9 @@
 //! ([`views`]). The server's syslog lines are another copy of the same records and stay a log
 //! of their own; so does every file no manifest names.
 //!
-//! A line of the standard error that the log holds too (the same time, process, severity and
-//! message) is counted once, in the log ([`forget_repeated`]).
+//! A line of the standard error or of the syslog copy that the log holds too (the same time,
+//! process, severity and message: `log_destination = 'stderr,syslog'` writes every record
+//! twice) is counted once, in the log ([`forget_repeated`]).
 
 use std::collections::HashMap;
 
@@ -175,33 +176,40 @@ fn line_key(record: &PgRecord) -> LineKey {
     )
 }
 
-/// Forgets, in each file of the postmaster's standard error, the kept records another file of
-/// the same log holds too (the same time, process, severity and message: a server whose
-/// standard error and log are two copies of one stream), so that each is counted once, in
-/// the log. Returns, per standard error that held some, its path, how many and the file(s)
-/// that kept them.
+/// True for the files that may repeat the log's lines: the postmaster's standard error, the
+/// server's syslog lines.
+fn is_copy(source: &PgSource) -> bool {
+    source
+        .server_log
+        .as_ref()
+        .is_some_and(|l| matches!(l.role, ServerLogRole::Stderr | ServerLogRole::Syslog))
+}
+
+/// Forgets, in each file of the postmaster's standard error and of the server's syslog lines,
+/// the kept records the log's own files (its current and earlier ones, of the same manifest)
+/// hold too (the same time, process, severity and message: a server whose standard error and
+/// log are two copies of one stream, or that logs to stderr and syslog at once), so that each
+/// is counted once, in the log. Returns, per file that held some, its path, how many and the
+/// file(s) that kept them.
 pub(crate) fn forget_repeated(postgres: &mut [PgSource]) -> Vec<(String, u64, String)> {
     let mut out = Vec::new();
     for i in 0..postgres.len() {
-        let is_stderr = postgres[i]
+        let Some(root) = postgres[i]
             .server_log
             .as_ref()
-            .is_some_and(|l| l.role == ServerLogRole::Stderr);
-        let Some(root) = log_root(&postgres[i])
-            .map(str::to_owned)
-            .filter(|_| is_stderr)
+            .filter(|_| is_copy(&postgres[i]))
+            .map(|l| l.root.clone())
         else {
             continue;
         };
         // Each line of the log's other files, with the file that holds it.
         let mut seen: HashMap<LineKey, usize> = HashMap::new();
         let mut files: Vec<&str> = Vec::new();
-        for (j, other) in postgres.iter().enumerate() {
-            let other_stderr = other
-                .server_log
-                .as_ref()
-                .is_some_and(|l| l.role == ServerLogRole::Stderr);
-            if j == i || other_stderr || log_root(other) != Some(root.as_str()) {
+        for other in postgres.iter() {
+            let the_log = other.server_log.as_ref().is_some_and(|l| {
+                matches!(l.role, ServerLogRole::Current | ServerLogRole::Earlier) && l.root == root
+            });
+            if !the_log {
                 continue;
             }
             let file = files.len();
@@ -335,6 +343,58 @@ mod tests {
                 1,
             )
         })
+    }
+
+    /// pg15-pg-ctl-l-sigkill as a server with `log_destination = 'stderr,syslog'` would leave
+    /// it: its log's lines also in syslog, each in rsyslog's traditional form (edge case built
+    /// from the real lines: the recorded syslog samples, fixtures/formats/pglog/pg15-syslog-*,
+    /// are of servers logging to syslog alone).
+    fn log_and_syslog(syslog_role: bool) -> Scratch {
+        let scratch = Scratch::incident("pg15-pg-ctl-l-sigkill")
+            .duplicate("postgres/server.log", "postgres/syslog.txt")
+            .edit("postgres/syslog.txt", |log| {
+                log.lines()
+                    .enumerate()
+                    .map(|(n, line)| {
+                        let pid = line.split(['[', ']']).nth(1).unwrap_or("1");
+                        format!(
+                            "Dec  7 11:03:14 dbhost postgres[{pid}]: [{}-1] {line}\n",
+                            n + 1
+                        )
+                    })
+                    .collect()
+            });
+        if !syslog_role {
+            return scratch;
+        }
+        scratch.edit("manifest.json", |m| {
+            m.replacen(
+                "\n  ],\n  \"log_files_left_out\"",
+                ",\n    {\"path\": \"postgres/syslog.txt\", \"role\": \"syslog\", \"source\": \
+                 \"/var/log/syslog\", \"found_from\": \"log_destination = syslog, facility \
+                 local0\", \"modified\": null}\n  ],\n  \"log_files_left_out\"",
+                1,
+            )
+        })
+    }
+
+    #[test]
+    fn a_line_in_both_syslog_and_the_log_is_counted_once() {
+        let report = log_and_syslog(true).report();
+        assert_eq!(report.incidents.len(), 1, "{:#?}", report.incidents);
+        let syslog = report
+            .sources
+            .iter()
+            .find(|s| s.path == "postgres/syslog.txt")
+            .expect("listed");
+        assert_eq!(syslog.kind, "postgres_log");
+        assert!(syslog.records > 0);
+        assert_eq!(syslog.server_log.as_ref().map(|l| l.role), Some("syslog"));
+        let note = syslog.note.as_deref().unwrap_or_default();
+        assert!(note.contains("are also in postgres/server.log"), "{note}");
+        // Without the manifest saying it is the server's syslog copy, the crash is read twice.
+        let apart = log_and_syslog(false).report();
+        assert_eq!(apart.incidents.len(), 2, "{:#?}", apart.incidents);
     }
 
     #[test]
