@@ -236,7 +236,7 @@ fn death_cause(
             found.push((cause, record, view.path(k)));
         }
     }
-    found.sort_by_key(|(_, r, p)| view.order(p, r.line));
+    found.sort_by_key(|(_, r, p)| view.order(r.time.as_ref().and_then(clock::postgres), p, r.line));
     let (cause, record, path) = found
         .iter()
         .rev()
@@ -321,7 +321,7 @@ fn preceding(view: &LogView<'_>, i: usize, at: Option<Timestamp>) -> Vec<LogLine
             lines.push(log_line(view.path(k), record));
         }
     }
-    lines.sort_by_key(|l| view.order(&l.path, l.line));
+    lines.sort_by_key(|l| view.order(l.at, &l.path, l.line));
     if lines.len() > MAX_PRECEDING {
         lines.drain(..lines.len() - MAX_PRECEDING);
     }

@@ -44,15 +44,24 @@ impl<'a> LogView<'a> {
         &self.from[i].path
     }
 
-    /// A key that orders the lines of this log's files: the file's rank (oldest first), then
-    /// the line; a path not of this log sorts last.
-    pub fn order(&self, path: &str, line: u64) -> (usize, u64) {
+    /// A key that orders lines (at `at` on UTC, of file `path`, at `line`) as this log reads
+    /// them: in a log of one file, by line; across files, by time, then the file's rank (oldest
+    /// first), then the line (a path not of this log sorts last among equals).
+    pub fn order(
+        &self,
+        at: Option<Timestamp>,
+        path: &str,
+        line: u64,
+    ) -> (Option<Timestamp>, usize, u64) {
+        if self.files.len() < 2 {
+            return (None, 0, line);
+        }
         let rank = self
             .files
             .iter()
             .position(|f| f.path == path)
             .unwrap_or(usize::MAX);
-        (rank, line)
+        (at, rank, line)
     }
 }
 
