@@ -247,6 +247,24 @@ fn field(key: &str) -> Field {
     }
 }
 
+/// What the string at `path` holds: by its key ([`field`]), except in pgmortem's manifest's
+/// list of the server log's files (`server_logs: [{path, role, source, found_from,
+/// modified}]`), where `role` says what the file is to the server (`current`, `earlier`,
+/// `stderr`, `syslog`), not a PostgreSQL role, and `source` is the file's path on the host.
+fn field_at(path: &[Step]) -> Field {
+    let key = path.iter().rev().find_map(|s| match s {
+        Step::Key(k) => Some(k.as_str()),
+        Step::Index(_) => None,
+    });
+    let in_server_logs = matches!(path.first(), Some(Step::Key(k)) if k == "server_logs");
+    match key {
+        Some("role") if in_server_logs => Field::Text,
+        Some("source") if in_server_logs => Field::Path,
+        Some(k) => field(k),
+        None => Field::Text,
+    }
+}
+
 impl Redactor {
     /// A JSON string value at `path` redacted by what its key says it holds; `lines` is the
     /// file's state for whole log lines (the journal's `MESSAGE` of one entry continues the
@@ -257,11 +275,7 @@ impl Redactor {
         value: &str,
         lines: &mut LineState,
     ) -> String {
-        let key = path.iter().rev().find_map(|s| match s {
-            Step::Key(k) => Some(k.as_str()),
-            Step::Index(_) => None,
-        });
-        match key.map_or(Field::Text, field) {
+        match field_at(path) {
             Field::Name(kind) => self.name(kind, value),
             Field::Host => self.host_with_port(value),
             Field::Query => self.query(value),
@@ -316,6 +330,23 @@ impl Redactor {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_server_log_file_s_role_in_the_manifest_is_not_a_postgresql_role() {
+        let at = |keys: &[&str]| -> Vec<Step> {
+            let mut path = vec![Step::Key(keys[0].into()), Step::Index(1)];
+            path.extend(keys[1..].iter().map(|k| Step::Key((*k).into())));
+            path
+        };
+        assert_eq!(field_at(&at(&["server_logs", "role"])), Field::Text);
+        assert_eq!(field_at(&at(&["server_logs", "source"])), Field::Path);
+        // A role anywhere else is a PostgreSQL role: a jsonlog's, a Kubernetes object's.
+        assert_eq!(
+            field_at(&[Step::Key("role".into())]),
+            Field::Name(Kind::User)
+        );
+        assert_eq!(field_at(&at(&["items", "role"])), Field::Name(Kind::User));
+    }
 
     #[test]
     fn layout_escapes_and_key_order_are_kept() {
