@@ -133,35 +133,145 @@ pub(crate) fn memory_limit(facts: &Facts<'_>) -> Option<(u64, &'static str, Evid
     }
 }
 
-/// The worst case of PostgreSQL's memory settings: every connection running one sort or
-/// hash node at its limit, in a leader and each parallel worker, beside shared memory and the
-/// autovacuum workers.
+/// The worst case of PostgreSQL's memory settings: every process that can run a query (each
+/// connection, and each parallel worker the server can start) running one sort or hash node at
+/// its limit, beside shared memory and the autovacuum workers at theirs.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct WorstCase {
-    /// `work_mem × hash_mem_multiplier`.
+    /// `work_mem × hash_mem_multiplier`: a hash node's limit, the largest a node may take.
     pub per_node: u64,
-    /// `max_connections × (1 + max_parallel_workers_per_gather)`.
+    /// `work_mem`.
+    pub work_mem: u64,
+    /// `hash_mem_multiplier` (1 where the version has none).
+    pub multiplier: f64,
+    /// The processes that can each spend `per_node`: `max_connections` + [`Self::parallel`].
     pub nodes: u64,
+    /// `max_connections`.
+    pub connections: u64,
+    /// The parallel workers that can run at once: `min(max_parallel_workers,
+    /// max_worker_processes, max_connections × max_parallel_workers_per_gather)`.
+    pub parallel: u64,
+    /// The caps of the parallel workers, as set: `max_parallel_workers` (`None` before
+    /// PostgreSQL 10, which has none), `max_worker_processes`, `max_parallel_workers_per_gather`.
+    pub caps: ParallelCaps,
     /// `shared_buffers` (or `shared_memory_size` when the dump has it).
     pub shared: u64,
-    /// `(autovacuum_work_mem or maintenance_work_mem) × autovacuum_max_workers`.
+    /// `autovacuum_max_workers × autovacuum_work_mem` (`maintenance_work_mem` when it is -1 or
+    /// not set).
     pub maintenance: u64,
+    /// `autovacuum_max_workers`.
+    pub av_workers: u64,
+    /// What each autovacuum worker may take.
+    pub av_mem: u64,
+    /// The setting `av_mem` is: `autovacuum_work_mem` or `maintenance_work_mem`.
+    pub av_setting: &'static str,
     /// The sum.
     pub total: u64,
     /// The settings it was computed from, for evidence and text.
     pub settings: Vec<Setting>,
 }
 
+/// What bounds the parallel workers a server can run at once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ParallelCaps {
+    /// `max_parallel_workers`: for the whole server (PostgreSQL 10 and later).
+    pub max_parallel_workers: Option<u64>,
+    /// `max_worker_processes`: every background worker, parallel ones among them.
+    pub max_worker_processes: Option<u64>,
+    /// `max_parallel_workers_per_gather`: for each Gather node of a query.
+    pub per_gather: u64,
+}
+
+impl ParallelCaps {
+    /// The parallel caps of the server's settings (absent ones uncapped, per_gather 0).
+    pub fn of(pg: &crate::facts::PgFacts) -> Self {
+        let number = |name: &str| pg.number(name).map(|n| n.max(0.0) as u64);
+        ParallelCaps {
+            max_parallel_workers: number("max_parallel_workers"),
+            max_worker_processes: number("max_worker_processes"),
+            per_gather: number("max_parallel_workers_per_gather").unwrap_or(0),
+        }
+    }
+
+    /// The workers one Gather can have: `min(max_parallel_workers_per_gather,
+    /// max_parallel_workers, max_worker_processes)`.
+    pub fn per_query(&self) -> u64 {
+        self.server_wide(self.per_gather)
+    }
+
+    /// The workers `connections` sessions can have at once: `min(max_parallel_workers,
+    /// max_worker_processes, connections × max_parallel_workers_per_gather)`.
+    pub fn for_connections(&self, connections: u64) -> u64 {
+        self.server_wide(connections.saturating_mul(self.per_gather))
+    }
+
+    fn server_wide(&self, wanted: u64) -> u64 {
+        wanted
+            .min(self.max_parallel_workers.unwrap_or(u64::MAX))
+            .min(self.max_worker_processes.unwrap_or(u64::MAX))
+    }
+}
+
 impl WorstCase {
-    /// `work_mem × hash_mem_multiplier × max_connections × (1 + gather) + shared + av` with
-    /// the values, for a person.
+    /// The processes `connections` sessions make at worst: `connections` + their parallel
+    /// workers, within the server's caps.
+    pub fn nodes_for(&self, connections: u64) -> u64 {
+        connections.saturating_add(self.caps.for_connections(connections))
+    }
+
+    /// The most connections whose worst case of nodes at `per_node` each fits `budget`.
+    pub fn connections_within(&self, budget: u64) -> u64 {
+        let per_node = self.per_node.max(1);
+        let (mut low, mut high) = (0u64, budget / per_node);
+        while low < high {
+            let mid = low + (high - low).div_ceil(2);
+            if self.nodes_for(mid).saturating_mul(per_node) <= budget {
+                low = mid;
+            } else {
+                high = mid - 1;
+            }
+        }
+        low
+    }
+
+    /// `108 processes (max_connections 100 + min(max_parallel_workers 8, max_worker_processes
+    /// 8, 100 × max_parallel_workers_per_gather 2))`, for a person.
+    pub fn nodes_formula(&self) -> String {
+        let c = &self.caps;
+        let mut caps = Vec::new();
+        if let Some(p) = c.max_parallel_workers {
+            caps.push(format!("max_parallel_workers {p}"));
+        }
+        if let Some(w) = c.max_worker_processes {
+            caps.push(format!("max_worker_processes {w}"));
+        }
+        caps.push(format!(
+            "{} × max_parallel_workers_per_gather {}",
+            self.connections, c.per_gather
+        ));
+        format!(
+            "{} processes (max_connections {} + min({}) parallel workers)",
+            self.nodes,
+            self.connections,
+            caps.join(", ")
+        )
+    }
+
+    /// `work_mem × hash_mem_multiplier × processes + shared + autovacuum` with the values and
+    /// the settings they come from, for a person.
     pub fn formula(&self) -> String {
         format!(
-            "{} × {} nodes + {} shared + {} for autovacuum = {}",
+            "{} (work_mem {} × hash_mem_multiplier {}) × {} + {} shared + {} for autovacuum \
+             ({} workers × {} {}) = {}",
             human_bytes(self.per_node),
-            self.nodes,
+            human_bytes(self.work_mem),
+            self.multiplier,
+            self.nodes_formula(),
             human_bytes(self.shared),
             human_bytes(self.maintenance),
+            self.av_workers,
+            self.av_setting,
+            human_bytes(self.av_mem),
             human_bytes(self.total)
         )
     }
@@ -176,31 +286,36 @@ pub(crate) fn worst_case(facts: &Facts<'_>) -> Option<WorstCase> {
     let shared_buffers = setting("shared_buffers")?;
     let multiplier = setting("hash_mem_multiplier");
     let gather = setting("max_parallel_workers_per_gather");
+    let max_parallel = setting("max_parallel_workers");
+    let max_workers = setting("max_worker_processes");
     let maintenance = setting("maintenance_work_mem");
+    // autovacuum_work_mem = -1 (its default) means maintenance_work_mem.
     let av_work_mem = setting("autovacuum_work_mem").filter(|s| s.bytes.is_some());
     let av_workers = setting("autovacuum_max_workers");
     let shared_size = setting("shared_memory_size");
 
-    let per_node =
-        (work_mem.bytes? as f64 * multiplier.as_ref().and_then(|m| m.number).unwrap_or(1.0)) as u64;
-    let nodes = (max_connections.number? as u64).saturating_mul(
-        1 + gather
-            .as_ref()
-            .and_then(|g| g.number)
-            .unwrap_or(0.0)
-            .max(0.0) as u64,
-    );
+    let work_mem_bytes = work_mem.bytes?;
+    let factor = multiplier.as_ref().and_then(|m| m.number).unwrap_or(1.0);
+    let per_node = (work_mem_bytes as f64 * factor) as u64;
+    let connections = max_connections.number?.max(0.0) as u64;
+    let caps = ParallelCaps::of(pg);
+    let parallel = caps.for_connections(connections);
+    let nodes = connections.saturating_add(parallel);
     let shared = shared_size
         .as_ref()
         .and_then(|s| s.bytes)
         .or(shared_buffers.bytes)?;
-    let av_mem = av_work_mem
+    let (av_setting, av_mem) = match (&av_work_mem, &maintenance) {
+        (Some(a), _) => ("autovacuum_work_mem", a.bytes.unwrap_or(0)),
+        (None, Some(m)) => ("maintenance_work_mem", m.bytes.unwrap_or(0)),
+        (None, None) => ("maintenance_work_mem", 0),
+    };
+    let av_count = av_workers
         .as_ref()
-        .or(maintenance.as_ref())
-        .and_then(|s| s.bytes)
-        .unwrap_or(0);
-    let av =
-        av_mem.saturating_mul(av_workers.as_ref().and_then(|s| s.number).unwrap_or(3.0) as u64);
+        .and_then(|s| s.number)
+        .unwrap_or(3.0)
+        .max(0.0) as u64;
+    let av = av_mem.saturating_mul(av_count);
     let total = per_node
         .saturating_mul(nodes)
         .saturating_add(shared)
@@ -210,6 +325,8 @@ pub(crate) fn worst_case(facts: &Facts<'_>) -> Option<WorstCase> {
         multiplier,
         Some(max_connections),
         gather,
+        max_parallel,
+        max_workers,
         Some(shared_buffers),
         shared_size,
         av_work_mem.or(maintenance),
@@ -220,9 +337,17 @@ pub(crate) fn worst_case(facts: &Facts<'_>) -> Option<WorstCase> {
     .collect();
     Some(WorstCase {
         per_node,
+        work_mem: work_mem_bytes,
+        multiplier: factor,
         nodes,
+        connections,
+        parallel,
+        caps,
         shared,
         maintenance: av,
+        av_workers: av_count,
+        av_mem,
+        av_setting,
         total,
         settings,
     })

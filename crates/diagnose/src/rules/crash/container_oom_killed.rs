@@ -331,7 +331,9 @@ mod tests {
     fn the_limit_is_compared_with_the_settings_worst_case() {
         // The real initdb postgresql.conf the recorder edited (shared_buffers 32MB,
         // max_connections 20, work_mem 4MB by default): a floor of 32 MiB + 20 × 2 MiB = 72 MiB,
-        // a worst case of 704 MiB (880 MiB with a fifth to spare).
+        // a worst case of 4 MiB × hash_mem_multiplier 2 × (20 connections + min(8, 8, 20 × 2)
+        // parallel workers) + 32 MiB + 3 × 64 MiB of autovacuum = 448 MiB (560 MiB with a fifth
+        // to spare).
         let with_conf = |limit: &str| {
             let s = cnpg().copy(
                 "postgresql.conf",
@@ -362,7 +364,7 @@ mod tests {
         assert!(!fix.contains("twice the floor"), "{fix}");
         assert_eq!(
             f.figures["recommended_limit_bytes"],
-            ((704u64 << 20) as f64 / 0.8).floor()
+            ((448u64 << 20) as f64 / 0.8).floor()
         );
         // 128 MiB: the floor takes 56 % of it.
         let f = with_conf("memory: 128Mi");

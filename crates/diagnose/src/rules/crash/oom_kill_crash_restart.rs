@@ -108,8 +108,8 @@ fn recommendation(facts: &Facts<'_>, incident: &crate::report::Incident) -> Stri
         .is_some_and(|k| k.constraint.as_deref() == Some("memcg"));
     let mut text = if memcg {
         "The kill came from a memory cgroup limit, not from host RAM: size the limit for \
-         shared_buffers + max_connections × (work_mem × sort/hash nodes) + autovacuum, or \
-         lower work_mem for the query above."
+         shared memory + work_mem × hash_mem_multiplier for each connection and each parallel \
+         worker the server can start + autovacuum, or lower work_mem for the query above."
             .to_owned()
     } else {
         "Bound memory per query (work_mem × nodes × parallel workers) and set \

@@ -130,9 +130,9 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
             let per_node = (sort_mem as f64 * multiplier.unwrap_or(1.0)) as u64;
             let at_worst = per_node.saturating_mul(w.nodes).saturating_add(w.shared);
             format!(
-                " Set globally, it would let {} nodes take {} each at worst, {} with shared \
+                " Set globally, it would let {} take {} each at worst, {} with shared \
                  memory{}.",
-                w.nodes,
+                w.nodes_formula(),
                 human_bytes(per_node),
                 human_bytes(at_worst),
                 if at_worst > limit {
@@ -335,8 +335,16 @@ mod tests {
         // Twice 10 MiB; halved again for a hash node.
         assert!(advice.contains("SET LOCAL work_mem = '20MB'"), "{advice}");
         assert!(advice.contains("and 10MB may do"), "{advice}");
-        // 60 nodes (20 connections × 3 with the gather workers) × 40 MiB: past the cgroup.
-        assert!(advice.contains("let 60 nodes take 40 MiB each"), "{advice}");
+        // 28 processes (20 connections and 8 parallel workers, max_parallel_workers binding)
+        // × 40 MiB: past the cgroup.
+        assert!(
+            advice.contains(
+                "let 28 processes (max_connections 20 + min(max_parallel_workers 8, \
+                 max_worker_processes 8, 20 × max_parallel_workers_per_gather 2) parallel \
+                 workers) take 40 MiB each"
+            ),
+            "{advice}"
+        );
         assert!(
             advice.contains("more than the cgroup memory limit (1.0 GiB)"),
             "{advice}"

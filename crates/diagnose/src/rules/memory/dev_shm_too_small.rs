@@ -23,9 +23,10 @@
 //! ## Thresholds
 //! ENOSPC errors in the log: a warning, critical when an incident (a crash or a failed start)
 //! cites one among the lines before it (the finding is tied to it). /dev/shm smaller than
-//! max(256 MiB, work_mem × hash_mem_multiplier × (max_parallel_workers_per_gather + 1)) with
+//! max(256 MiB, work_mem × hash_mem_multiplier × (the workers of one Gather + 1)) with
 //! posix dynamic shared memory, parallel query on and `min_dynamic_shared_memory` below that
-//! size: a warning. The size recommended is the larger of that figure and the largest segment
+//! size: a warning. The workers of one Gather are max_parallel_workers_per_gather within
+//! max_parallel_workers and max_worker_processes. The size recommended is the larger of that figure and the largest segment
 //! refused, rounded up to 64 MiB.
 //!
 //! ## Evidence it needs
@@ -44,6 +45,7 @@ use pgmortem_parse::pglog::PgEvent;
 use crate::facts::Facts;
 use crate::human::{cut, human_bytes};
 use crate::report::{Evidence, Finding, Severity};
+use crate::rules::support::ParallelCaps;
 use crate::rules::{Input, RuleMeta, critical, finding, warning};
 
 pub(crate) const META: RuleMeta = RuleMeta {
@@ -88,10 +90,7 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
     let posix = pg
         .setting("dynamic_shared_memory_type")
         .is_some_and(|s| s.value.eq_ignore_ascii_case("posix"));
-    let workers = pg
-        .number("max_parallel_workers_per_gather")
-        .unwrap_or(0.0)
-        .max(0.0) as u64;
+    let workers = ParallelCaps::of(pg).per_query();
     let per_hash = pg.bytes("work_mem").map(|w| {
         (w as f64 * pg.number("hash_mem_multiplier").unwrap_or(1.0)) as u64 * (workers + 1)
     });
@@ -160,8 +159,8 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
         if small.is_some() {
             said.push(format!(
                 "/dev/shm is {}{how_full}, less than the {} one parallel hash join may need \
-                 here (work_mem × hash_mem_multiplier × (max_parallel_workers_per_gather {} + 1), \
-                 at least {}).",
+                 here (work_mem × hash_mem_multiplier × ({} parallel workers + 1), at least \
+                 {}).",
                 human_bytes(d.size.value),
                 human_bytes(need),
                 workers,
