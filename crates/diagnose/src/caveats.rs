@@ -1,10 +1,10 @@
 //! What a reader must know before trusting the report that is only known once the host's
 //! facts are built: settings that are not the running server's, a sosreport's obfuscation,
-//! incidents counted but not kept. The caveats of reading itself are in `sources::caveats`.
+//! incidents counted but not kept, other clusters on the host. The caveats of reading itself are in `sources::caveats`.
 
 use pgmortem_bundle::Bundle;
 
-use crate::report::{Caveat, PgFacts, SettingsSource};
+use crate::report::{Caveat, PgFacts, ProcessFacts, SettingsSource};
 use crate::sources::caveats::collector_reasons;
 
 /// Keeps the last `keep` of `incidents` (oldest first: the outage being investigated is near
@@ -67,6 +67,75 @@ pub(crate) fn obfuscation(bundle: &Bundle) -> Option<Caveat> {
             o.host,
             o.host,
         ),
+    })
+}
+
+/// Other PostgreSQL clusters on the host (`other_clusters`): the instance the report speaks of,
+/// and the others, named, never judged; or several and none known to be the bundle's
+/// (`instance_unknown`), so that no process is judged.
+pub(crate) fn other_clusters(processes: &ProcessFacts) -> Option<Caveat> {
+    let others = &processes.other_postmasters;
+    if others.is_empty() {
+        return None;
+    }
+    let shown: Vec<String> = others
+        .iter()
+        .take(5)
+        .map(|o| {
+            let mut what = Vec::new();
+            if let Some(d) = &o.data_directory {
+                what.push(d.clone());
+            }
+            if let Some(p) = o.port {
+                what.push(format!("port {p}"));
+            }
+            if let Some(c) = &o.memory_cgroup {
+                what.push(format!("memory cgroup {c}"));
+            }
+            what.push(format!(
+                "{} process{} below it",
+                o.processes,
+                if o.processes == 1 { "" } else { "es" }
+            ));
+            format!("postmaster {} ({}; {})", o.pid, what.join(", "), o.seen_in)
+        })
+        .collect();
+    let more = if others.len() > shown.len() {
+        format!(" and {} more", others.len() - shown.len())
+    } else {
+        String::new()
+    };
+    let list = format!("{}{more}", shown.join("; "));
+    Some(match processes.postmaster {
+        Some(pm) => Caveat {
+            kind: "other_clusters",
+            text: format!(
+                "this host runs other PostgreSQL clusters beside the one this report is about \
+                 (postmaster {pm}{}, found from {}): {list}. The report speaks of this one \
+                 only: the other clusters' processes are not judged, and an OOM kill of one \
+                 of theirs is said to be theirs.",
+                processes
+                    .data_directory
+                    .as_deref()
+                    .map(|d| format!(", {d}"))
+                    .unwrap_or_default(),
+                match processes.postmaster_from {
+                    Some("manifest") => "the collector's manifest",
+                    Some("data_directory") => "its data directory",
+                    Some("only_postmaster") => "the bundle's only postmaster",
+                    _ => "its place above the processes",
+                }
+            ),
+        },
+        None => Caveat {
+            kind: "instance_unknown",
+            text: format!(
+                "the bundle shows {} PostgreSQL postmasters and does not say which one it is \
+                 about: {list}. No process is judged as the instance's; run the collector \
+                 with -D PGDATA (or --pid) for the cluster in question.",
+                others.len()
+            ),
+        },
     })
 }
 

@@ -38,6 +38,8 @@ use pgmortem_bundle::Bundle;
 pub(crate) struct Analysis<'b> {
     bundle: &'b Bundle,
     parsed: sources::Parsed,
+    /// The instance the bundle is about.
+    instance: facts::InstanceFacts,
     incidents: Vec<Incident>,
     /// Kubernetes' record of the pods' containers.
     containers: Vec<containers::ContainerSource>,
@@ -60,7 +62,13 @@ impl<'b> Analysis<'b> {
             failed_starts: correlate::failed_starts(&parsed.postgres),
             postmasters: correlate::postmaster_pids(&parsed.postgres),
         };
-        let mut incidents = correlate::incidents(&kills, &outages, options);
+        let instance = facts::instance(bundle, &parsed.postgres);
+        let mut incidents = correlate::incidents(
+            &kills,
+            &outages,
+            options,
+            &correlate::Instance::new(&instance.processes, &parsed.postgres),
+        );
         correlate::tie_faults(
             &mut incidents,
             correlate::process_faults(&parsed.kernel, &parsed.clock),
@@ -96,6 +104,7 @@ impl<'b> Analysis<'b> {
         Ok(Self {
             bundle,
             parsed,
+            instance,
             incidents,
             containers,
         })
@@ -105,6 +114,7 @@ impl<'b> Analysis<'b> {
     pub(crate) fn facts(&self) -> facts::Facts<'_> {
         facts::build(
             self.bundle,
+            self.instance.clone(),
             &self.parsed.kernel,
             &self.parsed.postgres,
             &self.parsed.ha,
@@ -141,6 +151,7 @@ pub fn diagnose(bundle: &Bundle, options: &DiagnoseOptions) -> Result<Report, Di
     let mut read_first = parsed.caveats;
     read_first.extend(caveats::obfuscation(bundle));
     read_first.extend(caveats::settings(bundle, &host.postgres));
+    read_first.extend(caveats::other_clusters(&host.processes));
     Ok(Report {
         schema: SCHEMA,
         generator: format!("pgmortem {}", env!("CARGO_PKG_VERSION")),

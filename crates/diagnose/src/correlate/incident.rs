@@ -335,6 +335,7 @@ fn kernel_kill(kill: &OomKill<'_>) -> KernelKill {
         at: kill.at.map(|t| t.0),
         path: kill.path.to_owned(),
         line: kill.record.line,
+        owner: None,
     }
 }
 

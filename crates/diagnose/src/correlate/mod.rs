@@ -9,13 +9,16 @@
 //! the postmaster's own PID is tied to the next start with crash recovery. What is left over
 //! stands alone: crashes with no kill, starts with crash recovery that nothing logged explains,
 //! kills with no PostgreSQL side. Ties are found through indexes (by PID, by time), so the cost
-//! grows as n log n in kills and crashes.
+//! grows as n log n in kills and crashes. Each kill says whose process the victim was
+//! ([`owner`]); one the bundle shows was a stranger's (another cluster's, another job's) is tied
+//! on time to no crash.
 
 mod causes;
 mod cycles;
 mod faults;
 mod incident;
 mod outage;
+mod owner;
 mod units;
 
 use std::collections::HashMap;
@@ -31,6 +34,7 @@ pub(crate) use faults::{process_faults, tie as tie_faults};
 pub(crate) use incident::by_time;
 use incident::{PgSide, Tie};
 pub(crate) use outage::mark_still_down;
+pub(crate) use owner::Instance;
 pub(crate) use units::tie as tie_units;
 
 use crate::clock::{Clock, same_kernel_moment, seconds_between};
@@ -113,11 +117,13 @@ pub(crate) struct PgOutages<'a> {
     pub postmasters: Vec<(u32, Option<Timestamp>, &'a str)>,
 }
 
-/// Ties kills to PostgreSQL's outages and builds the incidents, oldest first.
+/// Ties kills to PostgreSQL's outages and builds the incidents, oldest first; each kill says
+/// whose process the victim was, as far as `instance` tells.
 pub(crate) fn incidents(
     kills: &[OomKill<'_>],
     pg: &PgOutages<'_>,
     options: &DiagnoseOptions,
+    instance: &Instance<'_>,
 ) -> Vec<Incident> {
     let crashes = &pg.crashes;
     let mut crash_taken = vec![false; crashes.len()];
@@ -208,8 +214,17 @@ pub(crate) fn incidents(
             ));
             continue;
         }
-        // 2. A postgres victim and the nearest signal-9 crash in time (PID namespace).
-        let nearest = match (kill_at, victim.comm.starts_with("postgres")) {
+        // 2. A postgres victim and the nearest signal-9 crash in time (PID namespace), unless
+        // the bundle shows it was a stranger's.
+        let task_memcg = kill
+            .report
+            .memcg
+            .as_ref()
+            .and_then(|m| m.task_path.as_deref());
+        let stranger = instance
+            .owner(victim.pid, task_memcg, kill_at)
+            .is_some_and(|o| !o.is_instance());
+        let nearest = match (kill_at, victim.comm.starts_with("postgres") && !stranger) {
             (Some(k), true) => nearest_crash(&by_time, &crash_taken, k, options),
             _ => None,
         };
@@ -338,6 +353,18 @@ pub(crate) fn incidents(
             Tie::alone(Vec::new()),
         ));
     }
+    for incident in &mut out {
+        let logged = incident.postgres_crash.is_some() || incident.kind == "postmaster_killed";
+        let postmaster = incident.kind == "postmaster_killed";
+        if let Some(k) = incident.kernel_kill.as_mut().filter(|k| k.pid != 0) {
+            k.owner = if logged {
+                Some(owner::logged_death(postmaster))
+            } else {
+                let task_memcg = k.memcg.as_ref().and_then(|m| m.task_path.as_deref());
+                instance.owner(k.pid, task_memcg, k.at)
+            };
+        }
+    }
     out.sort_by(incident::by_time);
     fold_kills_after_postmaster(&mut out, options);
     out
@@ -376,6 +403,7 @@ fn fold_kills_after_postmaster(incidents: &mut Vec<Incident>, options: &Diagnose
                 && incidents[j].kind == "kernel_oom"
                 && incidents[j].kernel_kill.as_ref().is_some_and(|k| {
                     k.comm.starts_with("postgres")
+                        && !k.is_stranger()
                         && k.at.is_some_and(|at| at >= from && at <= until)
                 });
             if !follows {

@@ -9,13 +9,27 @@ use pgmortem_parse::pglog::{Lsn, PgEvent, PgRecord, PgTime};
 
 use crate::clock::{BootAnchor, Clock};
 use crate::correlate::{
-    PgOutages, crashes, failed_starts, incidents, oom_kills, postmaster_pids, unclean_starts,
+    Instance, PgOutages, crashes, failed_starts, oom_kills, postmaster_pids, unclean_starts,
 };
 use crate::digest::PgDigest;
 use crate::options::DiagnoseOptions;
 use crate::sources::{KernelSource, PgSource};
 
 const BOOT: &str = "2026-11-21T17:00:00Z";
+
+/// The incidents of a bundle that says nothing of the instance's processes.
+fn incidents(
+    kills: &[crate::correlate::OomKill<'_>],
+    pg: &PgOutages<'_>,
+    options: &DiagnoseOptions,
+) -> Vec<crate::report::Incident> {
+    let processes = crate::report::ProcessFacts::default();
+    let instance = Instance {
+        processes: &processes,
+        started: None,
+    };
+    crate::correlate::incidents(kills, pg, options, &instance)
+}
 
 fn clock() -> Clock {
     Clock {
@@ -546,4 +560,208 @@ fn an_oom_kill_of_the_postmaster_is_tied_to_the_next_start() {
         "{:#?}",
         i.notes
     );
+}
+
+/// An instance: postmaster 100 with children 101 and 102 in memory cgroup `/db/main`, and
+/// another cluster's postmaster 200 (child 201, cgroup `/db/other`), its postmaster started
+/// at `started` s after boot when given.
+fn instance_facts() -> crate::report::ProcessFacts {
+    let process = |pid: u32, ppid: u32| {
+        let mut p = crate::report::PgProcess {
+            pid,
+            role: "client backend".into(),
+            ppid: Some(ppid),
+            oom_score_adj: None,
+            rss_bytes: None,
+            anon_bytes: None,
+            anon_basis: None,
+            page_table_bytes: None,
+            swap_bytes: None,
+            hugetlb_bytes: None,
+            thp_bytes: None,
+            status_path: None,
+            started: None,
+            read_at: Default::default(),
+        };
+        if pid == 100 {
+            p.role = "postmaster".into();
+        }
+        p
+    };
+    crate::report::ProcessFacts {
+        processes: vec![process(100, 1), process(101, 100), process(102, 100)],
+        postmaster: Some(100),
+        memory_cgroup: Some(crate::report::Known::new(
+            "/db/main".to_owned(),
+            "processes/100/cgroup",
+            4,
+            "memory",
+        )),
+        other_postmasters: vec![crate::report::OtherPostmaster {
+            pid: 200,
+            data_directory: Some("/srv/other".into()),
+            port: Some(5433),
+            memory_cgroup: Some("/db/other".into()),
+            processes: 1,
+            seen_in: "processes/postgres-titles.txt:2".into(),
+            pids: vec![201],
+        }],
+        ..Default::default()
+    }
+}
+
+fn instance_at(processes: &crate::report::ProcessFacts, started: Option<f64>) -> Instance<'_> {
+    Instance {
+        processes,
+        started: started.map(|s| {
+            BOOT.parse::<jiff::Timestamp>().unwrap() + jiff::SignedDuration::from_secs_f64(s)
+        }),
+    }
+}
+
+#[test]
+fn whose_a_victim_was() {
+    let facts = instance_facts();
+    let at = |s: f64| {
+        Some(BOOT.parse::<jiff::Timestamp>().unwrap() + jiff::SignedDuration::from_secs_f64(s))
+    };
+    let whose = |instance: &Instance<'_>, pid, memcg: Option<&str>, t| {
+        instance
+            .owner(pid, memcg, at(t))
+            .map(|o| (o.whose, o.postmaster))
+    };
+    let i = instance_at(&facts, Some(10.0));
+    // By pid: the postmaster, a process below it, another cluster's postmaster or child.
+    assert_eq!(whose(&i, 100, None, 30.0), Some(("instance", None)));
+    assert_eq!(whose(&i, 102, None, 30.0), Some(("instance", None)));
+    assert_eq!(
+        whose(&i, 200, None, 30.0),
+        Some(("other_cluster", Some(200)))
+    );
+    assert_eq!(
+        whose(&i, 201, None, 30.0),
+        Some(("other_cluster", Some(200)))
+    );
+    // By cgroup: the postmaster's or one below it; another cluster's; another one.
+    assert_eq!(
+        whose(&i, 999, Some("/db/main"), 30.0),
+        Some(("instance", None))
+    );
+    assert_eq!(
+        whose(&i, 999, Some("/db/main/sub"), 30.0),
+        Some(("instance", None))
+    );
+    assert_eq!(
+        whose(&i, 999, Some("/db/other"), 30.0),
+        Some(("other_cluster", Some(200)))
+    );
+    assert_eq!(
+        whose(&i, 999, Some("/db"), 30.0),
+        Some(("other_cgroup", None))
+    );
+    assert_eq!(
+        whose(&i, 999, Some("/batch/job"), 30.0),
+        Some(("other_cgroup", None))
+    );
+    // A prefix of the name is not the cgroup: /db/main-old is not below /db/main.
+    assert_eq!(
+        whose(&i, 999, Some("/db/main-old"), 30.0),
+        Some(("other_cgroup", None))
+    );
+    // Neither: before the postmaster started, or not said.
+    assert_eq!(whose(&i, 999, None, 9.0), Some(("before_start", None)));
+    assert_eq!(whose(&i, 999, None, 11.0), None);
+    assert_eq!(whose(&instance_at(&facts, None), 999, None, 9.0), None);
+    // The postmaster at the root of a cgroup namespace (`/`) tells nothing by cgroup.
+    let mut at_root = instance_facts();
+    at_root.memory_cgroup.as_mut().unwrap().value = "/".into();
+    assert_eq!(
+        whose(&instance_at(&at_root, None), 999, Some("/batch/job"), 30.0),
+        None
+    );
+}
+
+/// An OOM kill of `pid` whose victim ran in memory cgroup `task`.
+fn oom_in(pid: u32, mono_s: f64, task: &str) -> KernelRecord {
+    let mut record = oom(pid, "postgres", mono_s);
+    if let KernelEvent::OomReport(report) = &mut record.event
+        && let Some(m) = report.memcg.as_mut()
+    {
+        m.task_path = Some(task.into());
+    }
+    record
+}
+
+#[test]
+fn a_strangers_kill_is_never_tied_on_time_to_the_instances_crash() {
+    // A kill of kernel pid 987654 0.3 s before a signal-9 crash PostgreSQL logs as PID 57
+    // (the PID-namespace case): tied when the victim ran in the postmaster's cgroup, not when
+    // it ran in another cluster's.
+    let facts = instance_facts();
+    let instance = instance_at(&facts, None);
+    let postgres = vec![pg_source(crash_cycle(57, 30.3))];
+    let clock = clock();
+    let tie = |task: &str| {
+        let kernel = vec![kernel_source("dmesg", vec![oom_in(987_654, 30.0, task)])];
+        crate::correlate::incidents(
+            &oom_kills(&kernel, &clock),
+            &outages(&postgres),
+            &DiagnoseOptions::default(),
+            &instance,
+        )
+    };
+    let ours = tie("/db/main");
+    assert_eq!(ours.len(), 1);
+    assert_eq!(ours[0].matched_by, Some("time_signal_and_name"));
+    let owner = ours[0]
+        .kernel_kill
+        .as_ref()
+        .unwrap()
+        .owner
+        .as_ref()
+        .unwrap();
+    assert_eq!(owner.whose, "instance");
+    assert_eq!(owner.why, "PostgreSQL's log shows its death");
+    let theirs = tie("/db/other");
+    assert_eq!(theirs.len(), 2, "the kill and the crash apart");
+    let kill = theirs.iter().find(|i| i.kind == "kernel_oom").unwrap();
+    assert!(kill.postgres_crash.is_none());
+    let owner = kill.kernel_kill.as_ref().unwrap().owner.as_ref().unwrap();
+    assert_eq!(
+        (owner.whose, owner.postmaster),
+        ("other_cluster", Some(200))
+    );
+    assert!(theirs.iter().any(|i| i.kind == "crash_restart"));
+}
+
+#[test]
+fn the_instances_start_is_its_postmasters_starting_line() {
+    let mut records = crash_cycle(57, 30.3);
+    records.insert(
+        0,
+        PgRecord {
+            pid: Some(100),
+            ..pg(
+                1,
+                5.0,
+                "starting PostgreSQL 15.20",
+                Some(PgEvent::Starting {
+                    version: "15.20".into(),
+                }),
+            )
+        },
+    );
+    let postgres = vec![pg_source(records)];
+    let facts = instance_facts();
+    let i = Instance::new(&facts, &postgres);
+    assert_eq!(
+        i.started,
+        Some(BOOT.parse::<jiff::Timestamp>().unwrap() + jiff::SignedDuration::from_secs(5))
+    );
+    // Another postmaster's start says nothing of this one's.
+    let other = crate::report::ProcessFacts {
+        postmaster: Some(300),
+        ..instance_facts()
+    };
+    assert_eq!(Instance::new(&other, &postgres).started, None);
 }

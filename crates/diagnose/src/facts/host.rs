@@ -225,7 +225,7 @@ pub(super) fn cgroup(
     bundle: &Bundle,
     postmaster: Option<u32>,
     memory_cgroup: Option<&Known<String>>,
-    kernel: &[crate::sources::KernelSource],
+    incidents: &[crate::report::Incident],
 ) -> Option<CgroupFacts> {
     let files: Vec<_> = bundle
         .sources
@@ -248,7 +248,7 @@ pub(super) fn cgroup(
             .find(|d| pid_in_path(&format!("{d}/x")) == Some(pid))
             .cloned()
     });
-    let from_oom = || oom_cgroup(kernel);
+    let from_oom = || oom_cgroup(incidents);
     let known_path = memory_cgroup.cloned().or_else(from_oom);
     let (dir, path) = if let Some(dir) = by_pid {
         (dir, known_path)
@@ -326,26 +326,25 @@ fn is_tree_dir(dir: &str) -> bool {
     dir == "sys/fs/cgroup" || dir.starts_with("sys/fs/cgroup/") || dir.contains("/sys/fs/cgroup")
 }
 
-/// The cgroup of the last OOM kill of a PostgreSQL process the kernel logs show: the victim's
+/// The cgroup of the last OOM kill of a PostgreSQL process the kernel logs show, one of the
+/// instance's first (tied to a death in its log), never a stranger's: the victim's
 /// (`task_memcg=`), else the one whose limit was hit (`oom_memcg=`).
-fn oom_cgroup(kernel: &[crate::sources::KernelSource]) -> Option<Known<String>> {
-    use pgmortem_parse::kernel::KernelEvent;
-    kernel.iter().rev().find_map(|source| {
-        source.log.records.iter().rev().find_map(|r| {
-            let KernelEvent::OomReport(report) = &r.event else {
-                return None;
-            };
-            let victim = report.victim.as_ref()?;
-            if !victim.comm.starts_with("postgres") {
-                return None;
-            }
-            let memcg = report.memcg.as_ref()?;
-            let (path, key) = match (&memcg.task_path, &memcg.path) {
-                (Some(p), _) => (p, "task_memcg"),
-                (None, Some(p)) => (p, "oom_memcg"),
-                _ => return None,
-            };
-            Some(Known::new(path.clone(), &source.path, r.line, key))
-        })
-    })
+fn oom_cgroup(incidents: &[crate::report::Incident]) -> Option<Known<String>> {
+    let kills: Vec<_> = incidents
+        .iter()
+        .filter_map(|i| i.kernel_kill.as_ref())
+        .filter(|k| k.comm.starts_with("postgres") && !k.is_stranger())
+        .collect();
+    let ours = kills
+        .iter()
+        .rev()
+        .find(|k| k.owner.is_some())
+        .or_else(|| kills.last())?;
+    let memcg = ours.memcg.as_ref()?;
+    let (path, key) = match (&memcg.task_path, &memcg.path) {
+        (Some(p), _) => (p, "task_memcg"),
+        (None, Some(p)) => (p, "oom_memcg"),
+        _ => return None,
+    };
+    Some(Known::new(path.clone(), &ours.path, ours.line, key))
 }

@@ -168,9 +168,34 @@ fn archiving(ha: &[crate::ha::HaSource]) -> ArchivingFacts<'_> {
     facts
 }
 
-/// Builds the facts of a bundle from its sources and the logs already read.
+/// The instance the bundle is about: its settings and its processes (the postmaster, the
+/// processes below it, the other clusters beside it). Built before the incidents, which it
+/// tells the instance's kills from strangers'.
+#[derive(Debug, Clone)]
+pub(crate) struct InstanceFacts {
+    /// PostgreSQL's version and settings.
+    pub postgres: PgFacts,
+    /// Its processes.
+    pub processes: ProcessFacts,
+}
+
+/// The instance of a bundle whose PostgreSQL logs were read.
+pub(crate) fn instance(bundle: &pgmortem_bundle::Bundle, postgres: &[PgSource]) -> InstanceFacts {
+    let pg = postgres::build(bundle, postgres);
+    let settings_dir = pg
+        .setting("data_directory")
+        .map(|s| s.value.clone())
+        .filter(|d| !d.is_empty());
+    InstanceFacts {
+        processes: processes::build(bundle, settings_dir.as_deref()),
+        postgres: pg,
+    }
+}
+
+/// Builds the facts of a bundle from its sources, its instance and the logs already read.
 pub(crate) fn build<'a>(
     bundle: &pgmortem_bundle::Bundle,
+    instance: InstanceFacts,
     kernel: &'a [KernelSource],
     postgres: &'a [PgSource],
     ha: &'a [crate::ha::HaSource],
@@ -178,14 +203,14 @@ pub(crate) fn build<'a>(
     clock: &'a crate::clock::Clock,
 ) -> Facts<'a> {
     let mut host = host::build(bundle);
-    host.processes = processes::build(bundle);
-    host.postgres = postgres::build(bundle, postgres);
+    host.processes = instance.processes;
+    host.postgres = instance.postgres;
     host.storage = storage::build(bundle, &host.postgres);
     host.cgroup = host::cgroup(
         bundle,
         host.processes.postmaster_pid(),
         host.processes.memory_cgroup.as_ref(),
-        kernel,
+        incidents,
     );
     if host.cgroup.is_none() {
         // A container's limit (Kubernetes' view of the pod) is its memory cgroup's.
@@ -277,6 +302,8 @@ fn pid_in_path(path: &str) -> Option<u32> {
     parts.next()?.parse().ok()
 }
 
+#[cfg(test)]
+mod instance_tests;
 #[cfg(test)]
 mod sos_tests;
 

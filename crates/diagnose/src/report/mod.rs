@@ -333,6 +333,42 @@ pub struct KernelKill {
     pub path: String,
     /// Its first line.
     pub line: u64,
+    /// Whose process the victim was, as far as the bundle tells; left out of the JSON when it
+    /// does not tell.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub owner: Option<KillOwner>,
+}
+
+/// Whose process an OOM kill's victim was.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct KillOwner {
+    /// `instance` (the instance's: PostgreSQL's log shows its death, its pid is the
+    /// postmaster's or below it, or it ran in the postmaster's memory cgroup or one below);
+    /// `other_cluster` (another PostgreSQL cluster's on the host: below its postmaster, or in
+    /// its memory cgroup); `other_cgroup` (another job's: its memory cgroup is neither the
+    /// postmaster's nor below it); `before_start` (killed before the postmaster started, and
+    /// its log shows no such death: a previous server's or another job's).
+    pub whose: &'static str,
+    /// Why, for a person: `pid 17722 is below postmaster 17444 (/var/lib/postgresql/15/other)`.
+    pub why: String,
+    /// `other_cluster`: that cluster's postmaster.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub postmaster: Option<u32>,
+}
+
+impl KillOwner {
+    /// The victim was the instance's.
+    pub fn is_instance(&self) -> bool {
+        self.whose == "instance"
+    }
+}
+
+impl KernelKill {
+    /// The bundle shows the victim was not the instance's (another cluster's, another job's,
+    /// or killed before the postmaster started).
+    pub fn is_stranger(&self) -> bool {
+        self.owner.as_ref().is_some_and(|o| !o.is_instance())
+    }
 }
 
 /// Rows of an OOM report's task table the report keeps (the heaviest by RSS).

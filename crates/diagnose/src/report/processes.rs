@@ -127,14 +127,31 @@ pub struct UnitFacts {
     pub oom_score_adjust: Option<Known<i32>>,
 }
 
-/// Every PostgreSQL process collected.
+/// The processes of the instance the bundle is about: its postmaster and the processes below
+/// it, and the other clusters' postmasters the bundle shows beside them.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct ProcessFacts {
-    /// By pid.
+    /// The postmaster and its descendants (by parent pid), by pid; the processes of another
+    /// cluster are never among them. With several clusters and nothing to tell which one the
+    /// bundle is about, none.
     pub processes: Vec<PgProcess>,
-    /// The postmaster's pid: the process whose title is its command line, else the one whose
-    /// parent is not a PostgreSQL process.
+    /// The postmaster's pid: the manifest's `postmaster_pid`; else the postmaster whose data
+    /// directory is the bundle's (`postmaster.opts`, the settings' `data_directory`, the
+    /// manifest's); else the only postmaster the bundle shows; else the only PostgreSQL process
+    /// with children whose parent is not one.
     pub postmaster: Option<u32>,
+    /// How the postmaster was found: `manifest`, `data_directory`, `only_postmaster`,
+    /// `parent_of_processes`; null when it was not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub postmaster_from: Option<&'static str>,
+    /// The instance's data directory: the manifest's, else the postmaster's `-D`, else the
+    /// settings' `data_directory`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub data_directory: Option<String>,
+    /// The postmasters of other clusters the bundle shows (process titles, `ps` listings, the
+    /// manifest's `other_postmasters`): named, never judged; empty when there are none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub other_postmasters: Vec<OtherPostmaster>,
     /// The postmaster's `/proc/PID/limits`, when collected.
     pub limits: Option<LimitFacts>,
     /// The postmaster's `PG_OOM_ADJUST_*` environment, when collected.
@@ -151,10 +168,104 @@ pub struct ProcessFacts {
     pub memory_cgroup: Option<Known<String>>,
 }
 
+/// Another cluster's postmaster on the same host, as the bundle shows it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct OtherPostmaster {
+    /// Its pid.
+    pub pid: u32,
+    /// Its data directory (`-D` of its command line, or the manifest's), when known.
+    pub data_directory: Option<String>,
+    /// Its port (`-p`, or the manifest's), when known.
+    pub port: Option<u32>,
+    /// Its memory cgroup's path, when known.
+    pub memory_cgroup: Option<String>,
+    /// Processes below it the bundle shows (the manifest's count when it gives one).
+    pub processes: u64,
+    /// Where the bundle shows it (`processes/postgres-titles.txt:7`, `manifest.json`).
+    pub seen_in: String,
+    /// The pids below it the bundle shows.
+    #[serde(skip)]
+    pub pids: Vec<u32>,
+}
+
+impl OtherPostmaster {
+    /// `postmaster 12474 (/var/lib/postgresql/15/other, port 5433)`, for a person.
+    pub fn describe(&self) -> String {
+        let mut what = Vec::new();
+        if let Some(d) = &self.data_directory {
+            what.push(d.clone());
+        }
+        if let Some(p) = self.port {
+            what.push(format!("port {p}"));
+        }
+        if what.is_empty() {
+            format!("postmaster {}", self.pid)
+        } else {
+            format!("postmaster {} ({})", self.pid, what.join(", "))
+        }
+    }
+}
+
+/// How a memory cgroup stands to the postmaster's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CgroupRelation {
+    /// The postmaster's own.
+    Same,
+    /// One above it: its limit bounds the postmaster's cgroup too.
+    Ancestor,
+    /// One below it: counted in the postmaster's cgroup.
+    Descendant,
+    /// Neither: another branch of the tree.
+    Unrelated,
+}
+
+/// How the cgroup `path` stands to `ours` (both paths in one hierarchy, `/a/b`).
+pub fn cgroup_relation(ours: &str, path: &str) -> CgroupRelation {
+    let parts = |p: &str| -> Vec<String> {
+        p.split('/')
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned)
+            .collect()
+    };
+    let (ours, theirs) = (parts(ours), parts(path));
+    if ours == theirs {
+        CgroupRelation::Same
+    } else if ours.starts_with(&theirs) {
+        CgroupRelation::Ancestor
+    } else if theirs.starts_with(&ours) {
+        CgroupRelation::Descendant
+    } else {
+        CgroupRelation::Unrelated
+    }
+}
+
 impl ProcessFacts {
     /// The postmaster's pid.
     pub fn postmaster_pid(&self) -> Option<u32> {
         self.postmaster
+    }
+
+    /// Whether `pid` is the postmaster or a process below it, among those the bundle shows.
+    pub fn holds(&self, pid: u32) -> bool {
+        self.processes.iter().any(|p| p.pid == pid)
+    }
+
+    /// The other cluster whose postmaster is `pid` or has `pid` below it.
+    pub fn other_cluster_of(&self, pid: u32) -> Option<&OtherPostmaster> {
+        self.other_postmasters
+            .iter()
+            .find(|o| o.pid == pid || o.pids.contains(&pid))
+    }
+
+    /// How the memory cgroup `path` stands to the postmaster's; `None` when the postmaster's
+    /// is not known, or is the root (`/`: the host's, or a cgroup namespace's, whose place in
+    /// the kernel's tree is unknown).
+    pub fn cgroup_relation(&self, path: &str) -> Option<CgroupRelation> {
+        let ours = self.memory_cgroup.as_ref()?.value.as_str();
+        if ours.trim_matches('/').is_empty() {
+            return None;
+        }
+        Some(cgroup_relation(ours, path))
     }
 
     /// The postmaster.

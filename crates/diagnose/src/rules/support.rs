@@ -6,7 +6,7 @@
 
 use crate::facts::{Facts, Setting};
 use crate::human::{QUOTED_QUERY_BYTES, cut, duration, human_bytes, human_kb};
-use crate::report::{Evidence, Incident, KernelKill, ProcessFault};
+use crate::report::{CgroupRelation, Evidence, Incident, KernelKill, ProcessFault};
 
 /// The lines an incident stands on: the kernel's report, the death, the preceding lines, ready.
 pub(crate) fn incident_evidence(incident: &Incident) -> Vec<Evidence> {
@@ -531,9 +531,17 @@ pub(crate) fn perf_coverage(p: &crate::facts::PerfFacts) -> String {
     )
 }
 
-/// The OOM incidents whose victim is a PostgreSQL process (`postgres` command), with their
-/// index in the report.
+/// The OOM incidents whose victim is a PostgreSQL process (`postgres` command) the bundle does
+/// not show to be a stranger's (another cluster's, another job's), with their index in the
+/// report.
 pub(crate) fn postgres_oom_kills<'a>(
+    facts: &'a Facts<'_>,
+) -> impl Iterator<Item = (usize, &'a Incident, &'a KernelKill)> {
+    oom_kills(facts).filter(|(_, _, k)| k.comm.starts_with("postgres") && !k.is_stranger())
+}
+
+/// Every incident with a kernel OOM kill, with its index in the report.
+pub(crate) fn oom_kills<'a>(
     facts: &'a Facts<'_>,
 ) -> impl Iterator<Item = (usize, &'a Incident, &'a KernelKill)> {
     facts
@@ -541,7 +549,75 @@ pub(crate) fn postgres_oom_kills<'a>(
         .iter()
         .enumerate()
         .filter_map(|(i, incident)| Some((i, incident, incident.kernel_kill.as_ref()?)))
-        .filter(|(_, _, k)| k.comm.starts_with("postgres"))
+}
+
+/// How the memory cgroup `path` stands to the postmaster's: from the postmaster's own cgroup
+/// (its `ps` row, its `/proc/PID/cgroup`), else from the cgroup the memory facts found for it;
+/// `None` when neither is known (or it is the root).
+pub(crate) fn cgroup_relation(facts: &Facts<'_>, path: &str) -> Option<CgroupRelation> {
+    facts.host.processes.cgroup_relation(path).or_else(|| {
+        let ours = facts.host.cgroup.as_ref()?.path.as_ref()?;
+        (!ours.value.trim_matches('/').is_empty())
+            .then(|| crate::report::cgroup_relation(&ours.value, path))
+    })
+}
+
+/// Whether the limit an OOM kill hit bounds the postmaster's memory cgroup too: its
+/// `oom_memcg` is that cgroup or one above it. `None` when the kill is no memory cgroup's, or
+/// the report or the bundle does not say where the cgroups are.
+pub(crate) fn limit_bounds_instance(facts: &Facts<'_>, k: &KernelKill) -> Option<bool> {
+    if k.constraint.as_deref() != Some("memcg") {
+        return None;
+    }
+    let hit = k.memcg.as_ref()?.path.as_deref()?;
+    let relation = cgroup_relation(facts, hit)?;
+    Some(matches!(
+        relation,
+        CgroupRelation::Same | CgroupRelation::Ancestor
+    ))
+}
+
+/// Whether an OOM kill shows memory pressure that could reach the instance: its victim was
+/// not shown to be a stranger's; or the host ran out of memory (not a cgroup); or the limit it
+/// hit bounds the postmaster's cgroup too. A stranger's kill at another cgroup's limit does not.
+pub(crate) fn kill_reaches_instance(facts: &Facts<'_>, k: &KernelKill) -> bool {
+    !k.is_stranger()
+        || k.constraint.as_deref() == Some("global")
+        || limit_bounds_instance(facts, k).unwrap_or(k.constraint.is_none())
+}
+
+/// `of another cluster (postmaster 24868, /var/lib/postgresql/15/other)`, `of another job`,
+/// `killed before the postmaster started`: whose a stranger's victim was, for a title; empty
+/// for the instance's or an unknown owner's.
+pub(crate) fn stranger_text(facts: &Facts<'_>, k: &KernelKill) -> String {
+    let Some(owner) = k.owner.as_ref().filter(|o| !o.is_instance()) else {
+        return String::new();
+    };
+    match owner.whose {
+        "other_cluster" => {
+            let other = owner.postmaster.and_then(|pm| {
+                facts
+                    .host
+                    .processes
+                    .other_postmasters
+                    .iter()
+                    .find(|o| o.pid == pm)
+            });
+            match other {
+                Some(o) => format!(
+                    " of another cluster (postmaster {}{})",
+                    o.pid,
+                    o.data_directory
+                        .as_deref()
+                        .map(|d| format!(", {d}"))
+                        .unwrap_or_default()
+                ),
+                None => " of another cluster".to_owned(),
+            }
+        }
+        "before_start" => " before the postmaster started".to_owned(),
+        _ => " of another job (another memory cgroup)".to_owned(),
+    }
 }
 
 /// The kernel report of an OOM kill, as evidence saying `what`.

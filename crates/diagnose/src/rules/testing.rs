@@ -179,6 +179,17 @@ impl Scratch {
         self
     }
 
+    /// Rewrites the text of every path that matches `pattern` (a substring) with `change`: the
+    /// same edit to each copy of a kernel log.
+    #[track_caller]
+    pub fn edit_all(self, pattern: &str, change: impl Fn(&str) -> String) -> Self {
+        let paths = self.paths(pattern);
+        assert!(!paths.is_empty(), "no path matches {pattern:?}");
+        paths
+            .iter()
+            .fold(self, |scratch, path| scratch.edit(path, &change))
+    }
+
     /// The paths in the bundle that match `pattern` (a substring).
     pub fn paths(&self, pattern: &str) -> Vec<String> {
         let mut out = Vec::new();

@@ -1,7 +1,8 @@
 //! ## What it finds
 //! The postmaster's memory cgroup has a limit too small for the configuration (shared memory
 //! plus the connections' own cost take half of it or more), or the cgroup's OOM killer has
-//! killed processes in it (`oom_kill` of memory.oom_control or memory.events), or usage has
+//! killed processes in it (`oom_kill` of memory.oom_control or memory.events, or a limit above
+//! it was hit, as the kernel's OOM report shows), or usage has
 //! reached the limit (`memory.failcnt`, the peak near the limit); or (cgroup v2) its
 //! `memory.high` sits below the limit, so the kernel throttles it before the limit is hit.
 //!
@@ -30,9 +31,12 @@
 //! ## Thresholds
 //! The floor — shared memory (`shared_memory_size`, else shared_buffers) + max_connections ×
 //! the mean `Pss_Anon + VmPTE` of the client backends (2 MiB each when the bundle has none) —
-//! at 50 % of the limit or more: a warning. OOM kills in the cgroup: a warning, critical when
-//! the bundle's kernel log shows a memory-cgroup OOM kill of a PostgreSQL process (the finding
-//! is tied to it). The limit reached (`failcnt` > 0, or the peak at 95 % of the limit or more)
+//! at 50 % of the limit or more: a warning. OOM kills in the cgroup (its `oom_kill` counter, or
+//! memory-cgroup OOM kills the kernel log shows at its limit or at the limit of a cgroup above
+//! it: `oom_memcg` is the postmaster's cgroup or an ancestor of it): a warning, critical when
+//! one of them killed a process of the instance (the finding is tied to it). A kill at another
+//! cgroup's limit (another cluster's, another job's) does not count here: kernel-oom-kill
+//! reports it. The limit reached (`failcnt` > 0, or the peak at 95 % of the limit or more)
 //! with neither: info. A `memory.high` below `memory.max` (and below RAM): info, a warning when
 //! `memory.events` counts throttling (`high` above 0). A limit at or above RAM counts as none.
 //!
@@ -49,8 +53,12 @@
 
 use crate::facts::Facts;
 use crate::human::human_bytes;
+use crate::report::CgroupRelation;
 use crate::report::{Finding, Severity};
-use crate::rules::support::{FLOOR_SHARE, LimitNeed, kill_evidence, postgres_oom_kills};
+use crate::rules::support::{
+    FLOOR_SHARE, LimitNeed, cgroup_relation, counted as counted_noun, kill_evidence,
+    oom_kills as oom_kills_of,
+};
 use crate::rules::{Input, RuleMeta, critical, finding, info, warning};
 
 pub(crate) const META: RuleMeta = RuleMeta {
@@ -86,9 +94,37 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
         .as_ref()
         .filter(|l| ram.is_none_or(|r| l.value < r));
     let oom_kills = cg.oom_kills.as_ref().map_or(0, |k| k.value);
-    let memcg_kills: Vec<_> = postgres_oom_kills(facts)
+    // The memory cgroup OOM kills the kernel log shows that count for this cgroup: at its own
+    // limit, or at a limit above it (which bounds it too); where the cgroups are is unknown, the
+    // kills of PostgreSQL processes not shown to be strangers'.
+    let counted: Vec<_> = oom_kills_of(facts)
         .filter(|(_, _, k)| k.constraint.as_deref() == Some("memcg"))
+        .filter_map(|(i, incident, k)| {
+            let at = match k.memcg.as_ref().and_then(|m| m.path.as_deref()) {
+                Some(hit) => cgroup_relation(facts, hit),
+                None => None,
+            };
+            match at {
+                Some(CgroupRelation::Same) => Some((i, incident, k, false)),
+                Some(CgroupRelation::Ancestor) => Some((i, incident, k, true)),
+                Some(_) => None,
+                None => (k.comm.starts_with("postgres") && !k.is_stranger())
+                    .then_some((i, incident, k, false)),
+            }
+        })
         .collect();
+    // Those whose victim was the instance's (or not shown to be a stranger's PostgreSQL).
+    let memcg_kills: Vec<_> = counted
+        .iter()
+        .filter(|(_, _, k, _)| {
+            k.owner.as_ref().is_some_and(|o| o.is_instance())
+                || (k.owner.is_none() && k.comm.starts_with("postgres"))
+        })
+        .map(|(i, incident, k, _)| (*i, *incident, *k))
+        .collect();
+    let own_limit_kills = counted.iter().filter(|(_, _, _, above)| !above).count() as u64;
+    let above: Vec<_> = counted.iter().filter(|(_, _, _, above)| *above).collect();
+    let killed = oom_kills.max(own_limit_kills);
     let pg = &facts.host.postgres;
 
     // What the configuration needs before any query memory, and at worst.
@@ -114,12 +150,14 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
             human_bytes(l.value)
         ));
     }
-    if oom_kills > 0 {
+    if killed > 0 || !above.is_empty() {
         raise(if memcg_kills.is_empty() {
             Severity::Warning
         } else {
             Severity::Critical
         });
+    }
+    if oom_kills > 0 {
         said.push(format!(
             "The cgroup's OOM killer has killed {oom_kills} process{} in it{}.",
             if oom_kills == 1 { "" } else { "es" },
@@ -131,12 +169,32 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
                 None => String::new(),
             }
         ));
-    } else if !memcg_kills.is_empty() {
-        raise(Severity::Critical);
+    } else if own_limit_kills > 0 {
         said.push(format!(
-            "The kernel log shows {} memory cgroup OOM kill{} of PostgreSQL processes.",
-            memcg_kills.len(),
-            if memcg_kills.len() == 1 { "" } else { "s" }
+            "The kernel log shows {} memory cgroup OOM kill{} at its limit{}.",
+            own_limit_kills,
+            if own_limit_kills == 1 { "" } else { "s" },
+            match memcg_kills.first() {
+                Some((_, _, k)) => format!(" ({} {})", k.comm, k.pid),
+                None => String::new(),
+            }
+        ));
+    }
+    for (_, _, k, _) in &above {
+        let hit = k
+            .memcg
+            .as_ref()
+            .and_then(|m| m.path.as_deref())
+            .unwrap_or("?");
+        said.push(format!(
+            "The limit of {hit}, a cgroup above the postmaster's, was hit: the OOM killer \
+             killed {} {}{}, and the same limit bounds PostgreSQL.",
+            k.comm,
+            k.pid,
+            match k.owner.as_ref() {
+                Some(o) if !o.is_instance() => format!(" ({})", o.why),
+                _ => String::new(),
+            }
         ));
     }
     let failcnt = cg.failcnt.as_ref().map_or(0, |f| f.value);
@@ -164,7 +222,7 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
             ));
         }
     }
-    let limit_problem = too_small || reached || oom_kills > 0 || !memcg_kills.is_empty();
+    let limit_problem = too_small || reached || killed > 0 || !above.is_empty();
     let high = cg
         .high
         .as_ref()
@@ -205,7 +263,7 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
         // Only memory.high to say: its advice follows.
     } else if let Some(l) = limit {
         let wants = need.wants(l.value);
-        let killed = oom_kills > 0 || !memcg_kills.is_empty();
+        let killed = killed > 0 || !above.is_empty();
         let settings_fit = worst.is_some_and(|w| w.total <= l.value);
         if !wants.is_empty() {
             fix.push(format!(
@@ -259,12 +317,16 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
              --memory of the container, resources.limits.memory in Kubernetes."
                 .to_owned(),
         );
-    } else if oom_kills > 0 || !memcg_kills.is_empty() {
-        fix.push(
+    } else if killed > 0 || !above.is_empty() {
+        let hit = above
+            .first()
+            .and_then(|(_, _, k, _)| k.memcg.as_ref()?.path.as_deref())
+            .map(|p| format!(": {p}"))
+            .unwrap_or_default();
+        fix.push(format!(
             "The cgroup itself is not limited below RAM: the kill came from a limit above it \
-             (a parent cgroup, the container or the pod): size that one for PostgreSQL."
-                .to_owned(),
-        );
+             (a parent cgroup, the container or the pod{hit}): size that one for PostgreSQL."
+        ));
     }
 
     if let Some(h) = high {
@@ -319,11 +381,11 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
                 .filter_map(|s| s.evidence()),
         );
     }
-    evidence.extend(memcg_kills.iter().map(|(_, _, k)| {
+    evidence.extend(counted.iter().map(|(_, _, k, _)| {
         kill_evidence(k, format!("memory cgroup OOM kill of {} {}", k.comm, k.pid))
     }));
 
-    let title = match (limit, oom_kills) {
+    let title = match (limit, killed) {
         _ if !limit_problem => format!(
             "The postmaster's memory cgroup is throttled from {} (memory.high), {}",
             high.map_or_else(String::new, |h| human_bytes(h.value)),
@@ -332,7 +394,15 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
                 |l| format!("below its {} limit", human_bytes(l.value))
             )
         ),
-        (Some(l), 0) => format!(
+        (_, 0) if !above.is_empty() => format!(
+            "The memory cgroup above the postmaster's ({}) hit its limit: {}",
+            above
+                .first()
+                .and_then(|(_, _, k, _)| k.memcg.as_ref()?.path.as_deref())
+                .unwrap_or("?"),
+            counted_noun(above.len() as u64, "OOM kill")
+        ),
+        (Some(l), _) if killed == 0 => format!(
             "The postmaster's memory cgroup limit of {} is {}",
             human_bytes(l.value),
             if too_small {
@@ -356,6 +426,7 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
         .recommend(fix.join(" "))
         .evidence(evidence)
         .figure("oom_kills", oom_kills as f64)
+        .figure("kills_above", above.len() as f64)
         .figure("failcnt", failcnt as f64);
     if let Some(l) = limit {
         f = f.figure("limit_bytes", l.value as f64);
@@ -548,6 +619,101 @@ mod tests {
         let text = f.recommendation.unwrap();
         assert!(!text.contains("to hold the worst case"), "{text}");
         assert!(text.contains("beyond the settings"), "{text}");
+    }
+
+    /// Two clusters on one host, collected for main (2 GiB cgroup, no kill in it): the other
+    /// cluster's backend 25039 was OOM-killed at its own cgroup's 512 MiB limit; the kill line
+    /// of both kernel logs with `from` replaced by `to`.
+    fn two_clusters(from: &str, to: &str) -> Scratch {
+        Scratch::incident("pg15-two-clusters-other-oom").edit_all("kernel/dmesg", |t| {
+            assert!(t.contains(from), "{from}");
+            t.replace(from, to)
+        })
+    }
+
+    const OTHER_CG: &str = "/pgmortem-record/pgmortem-rec-pg15-two-clusters-other";
+    const MAIN_CG: &str = "/pgmortem-record/pgmortem-rec-pg15-two-clusters";
+
+    #[test]
+    fn another_clusters_kill_at_its_own_limit_is_not_this_cgroups() {
+        // Critical, "has had 0 OOM kills", before the kill's cgroup was read.
+        assert!(two_clusters("", "").run("cgroup-memory-limit").silent());
+    }
+
+    #[test]
+    fn a_strangers_kill_at_a_limit_above_the_postmasters_is_a_warning() {
+        let f = two_clusters(
+            &format!("oom_memcg={OTHER_CG},"),
+            "oom_memcg=/pgmortem-record,",
+        )
+        .run("cgroup-memory-limit")
+        .one();
+        assert_eq!(f.severity, Severity::Warning);
+        assert_eq!(
+            f.title,
+            "The memory cgroup above the postmaster's (/pgmortem-record) hit its limit: 1 OOM kill"
+        );
+        assert_eq!(f.figures["oom_kills"], 0.0);
+        assert_eq!(f.figures["kills_above"], 1.0);
+        assert!(
+            f.summary.contains(
+                "The limit of /pgmortem-record, a cgroup above the postmaster's, was hit: the \
+                 OOM killer killed postgres 25039 (it ran in memory cgroup"
+            ),
+            "{}",
+            f.summary
+        );
+        assert_eq!(f.incident, None);
+    }
+
+    #[test]
+    fn a_kill_at_the_postmasters_limit_counts_though_the_counter_says_0() {
+        // Both cgroups of the kill edited to main's: the kernel log shows a kill of main's at
+        // its limit, while memory.oom_control (read at collection) says 0.
+        let f = two_clusters(
+            &format!("oom_memcg={OTHER_CG},task_memcg={OTHER_CG},"),
+            &format!("oom_memcg={MAIN_CG},task_memcg={MAIN_CG},"),
+        )
+        .run("cgroup-memory-limit")
+        .one();
+        assert_eq!(f.severity, Severity::Critical);
+        assert_eq!(
+            f.title,
+            "The postmaster's memory cgroup (limit 2.0 GiB) has had 1 OOM kill"
+        );
+        assert!(
+            f.summary.contains(
+                "The kernel log shows 1 memory cgroup OOM kill at its limit (postgres 25039)"
+            ),
+            "{}",
+            f.summary
+        );
+    }
+
+    #[test]
+    fn the_same_kill_collected_for_its_own_cluster_is_critical() {
+        let f = Scratch::incident("pg15-two-clusters-own-oom")
+            .run("cgroup-memory-limit")
+            .one();
+        assert_eq!(f.severity, Severity::Critical);
+        assert_eq!(f.incident, Some(0));
+        assert!(f.title.contains("has had 1 OOM kill"), "{}", f.title);
+    }
+
+    #[test]
+    fn no_title_states_0_oom_kills() {
+        for s in [
+            two_clusters("", ""),
+            two_clusters(
+                &format!("oom_memcg={OTHER_CG},"),
+                "oom_memcg=/pgmortem-record,",
+            ),
+            collected().write(&format!("{CGROUP}/memory.failcnt"), "1\n"),
+        ] {
+            for f in s.run("cgroup-memory-limit").findings() {
+                assert!(!f.title.contains(" 0 OOM kill"), "{}", f.title);
+            }
+        }
     }
 
     /// The collected bundle's cgroup as cgroup v2 shows one: `memory.max` (1 GiB), `max` and

@@ -30,8 +30,9 @@
 //!
 //! ## Thresholds
 //! The postmaster's `oom_score_adj` not -1000: a warning when it is above 0 (the OOM killer
-//! prefers it) or when the bundle shows the OOM killer at work (a kernel OOM kill, or the
-//! memory cgroup's `oom_kill` counter above 0); otherwise (0, Debian's -900) info, as a
+//! prefers it) or when the bundle shows the OOM killer at work where it can reach the
+//! postmaster (a kernel OOM kill, other than a stranger's at a memory cgroup limit that does not
+//! bound the postmaster's cgroup; or the memory cgroup's `oom_kill` counter above 0); otherwise (0, Debian's -900) info, as a
 //! postmaster holding little memory is rarely the one picked. Children that kept the
 //! postmaster's negative value (not reset): a warning. Without any child's `oom_score_adj` in
 //! the bundle, a postmaster below 0 whose environment leaves `PG_OOM_ADJUST_FILE` unset (or has
@@ -58,7 +59,7 @@
 use crate::facts::{Facts, Known, OomAdjustFacts, PgProcess, UnitFacts};
 use crate::human::human_kb;
 use crate::report::{Evidence, Finding, Severity};
-use crate::rules::support::{kill_evidence, postgres_oom_kills};
+use crate::rules::support::{kill_evidence, kill_reaches_instance, oom_kills, postgres_oom_kills};
 use crate::rules::{Input, RuleMeta, finding, info, warning};
 
 pub(crate) const META: RuleMeta = RuleMeta {
@@ -243,7 +244,9 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
         ));
     }
 
-    let oom_seen = facts.incidents.iter().any(|i| i.kernel_kill.is_some())
+    // A stranger's kill at a limit that does not bound this instance is no OOM killer at work
+    // on it.
+    let oom_seen = oom_kills(facts).any(|(_, _, k)| kill_reaches_instance(facts, k))
         || facts
             .host
             .cgroup
@@ -761,6 +764,40 @@ mod tests {
             text.contains("systemctl edit postgresql@VERSION-CLUSTER"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn only_the_instances_postmaster_is_judged_and_a_strangers_kill_is_no_oom_at_work_on_it() {
+        // Two clusters, collected for main (postmaster 24801); the other cluster's backend was
+        // killed at its own cgroup's limit, which does not bound main's.
+        let other = "/pgmortem-record/pgmortem-rec-pg15-two-clusters-other";
+        let f = Scratch::incident("pg15-two-clusters-other-oom")
+            .run("postmaster-oom-unprotected")
+            .one();
+        assert_eq!(f.severity, Severity::Info);
+        assert!(
+            f.summary.contains("The postmaster (pid 24801)"),
+            "{}",
+            f.summary
+        );
+        assert!(!f.summary.contains("24868"), "{}", f.summary);
+        assert!(
+            f.evidence.iter().all(|e| !e.path.contains("/24868/")),
+            "{:?}",
+            f.evidence
+        );
+        // The same kill at a limit above main's cgroup: the OOM killer at work on it.
+        let f = Scratch::incident("pg15-two-clusters-other-oom")
+            .edit_all("kernel/dmesg", |t| {
+                t.replace(
+                    &format!("oom_memcg={other},"),
+                    "oom_memcg=/pgmortem-record,",
+                )
+            })
+            .run("postmaster-oom-unprotected")
+            .one();
+        assert_eq!(f.severity, Severity::Warning);
+        assert!(f.summary.contains("OOM killer at work"), "{}", f.summary);
     }
 
     #[test]

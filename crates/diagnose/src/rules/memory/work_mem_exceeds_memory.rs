@@ -452,6 +452,28 @@ mod tests {
     }
 
     #[test]
+    fn another_clusters_oom_kill_does_not_make_it_critical() {
+        // Main: 8 MiB × 108 processes + 143 MiB + 192 MiB = 1.2 GiB, under its 2 GiB cgroup;
+        // with work_mem raised to 16 MB, over it. The other cluster's backend was killed in
+        // its own cgroup: a warning, tied to nothing. Collected for the other cluster, whose
+        // backend it was: critical and tied.
+        let main = Scratch::incident("pg15-two-clusters-other-oom");
+        assert!(main.run("work-mem-exceeds-memory").silent());
+        let f = main
+            .set_line(SETTINGS, "work_mem|", "work_mem|16384|kB|default||f")
+            .run("work-mem-exceeds-memory")
+            .one();
+        assert_eq!(f.severity, Severity::Warning);
+        assert_eq!(f.incident, None);
+        assert_eq!(f.figures["oom_kills"], 0.0);
+        let f = Scratch::incident("pg15-two-clusters-own-oom")
+            .run("work-mem-exceeds-memory")
+            .one();
+        assert_eq!(f.severity, Severity::Critical);
+        assert_eq!(f.incident, Some(0));
+    }
+
+    #[test]
     fn shared_memory_alone_over_the_budget_says_so() {
         // The recorded capture with shared_memory_size edited to 300 MB: 300 + 192 MiB of
         // autovacuum exceed 80 % of the 512 MiB limit before any work_mem.

@@ -1,0 +1,171 @@
+//! The instance a bundle is about, on a real capture of two PostgreSQL 15 clusters on one host
+//! (fixtures/incidents/pg15-two-clusters-other-oom: collected for main, postmaster 24801, with
+//! the other cluster's processes, postmaster 24868, beside them): which postmaster is taken,
+//! and from what; the processes kept; the other cluster named.
+
+use crate::rules::testing::Scratch;
+
+/// Main's postmaster and the processes below it.
+const MAIN: [u32; 8] = [24801, 24805, 24806, 24808, 24809, 24810, 24891, 24892];
+const OTHER_DIR: &str = "/var/lib/postgresql/15/other";
+
+fn two_clusters() -> Scratch {
+    Scratch::incident("pg15-two-clusters-other-oom")
+}
+
+/// The manifest without its `postmaster_pid` line, and with `data_directory` set to `dir`
+/// (or without it).
+fn manifest_without_pid(scratch: Scratch, dir: Option<&str>) -> Scratch {
+    scratch.edit("manifest.json", |m| {
+        m.lines()
+            .filter(|l| !l.contains("\"postmaster_pid\""))
+            .filter_map(|l| {
+                if l.contains("\"data_directory\"") {
+                    dir.map(|d| format!("  \"data_directory\": \"{d}\","))
+                } else {
+                    Some(l.to_owned())
+                }
+            })
+            .map(|l| l + "\n")
+            .collect()
+    })
+}
+
+#[test]
+fn the_manifests_postmaster_is_the_instance_and_the_other_cluster_is_named() {
+    let report = two_clusters().report();
+    let p = &report.host.processes;
+    assert_eq!(p.postmaster, Some(24801));
+    assert_eq!(p.postmaster_from, Some("manifest"));
+    assert_eq!(
+        p.data_directory.as_deref(),
+        Some("/var/lib/postgresql/15/main")
+    );
+    let pids: Vec<u32> = p.processes.iter().map(|p| p.pid).collect();
+    assert_eq!(pids, MAIN);
+    let [other] = p.other_postmasters.as_slice() else {
+        panic!("{:?}", p.other_postmasters)
+    };
+    assert_eq!(other.pid, 24868);
+    assert_eq!(other.data_directory.as_deref(), Some(OTHER_DIR));
+    assert_eq!(
+        other.memory_cgroup.as_deref(),
+        Some("/pgmortem-record/pgmortem-rec-pg15-two-clusters-other")
+    );
+    assert_eq!(other.processes, 5);
+    assert_eq!(other.seen_in, "processes/postgres-titles.txt:2");
+    let caveat = report
+        .caveats
+        .iter()
+        .find(|c| c.kind == "other_clusters")
+        .expect("the other cluster said first");
+    assert!(
+        caveat.text.contains(
+            "postmaster 24801, /var/lib/postgresql/15/main, found from the collector's manifest"
+        ),
+        "{}",
+        caveat.text
+    );
+    assert!(
+        caveat
+            .text
+            .contains("postmaster 24868 (/var/lib/postgresql/15/other"),
+        "{}",
+        caveat.text
+    );
+    // The kill of the other cluster's backend says whose it was.
+    let owner = report.incidents[0]
+        .kernel_kill
+        .as_ref()
+        .and_then(|k| k.owner.as_ref())
+        .expect("an owner");
+    assert_eq!(
+        (owner.whose, owner.postmaster),
+        ("other_cluster", Some(24868))
+    );
+}
+
+#[test]
+fn without_the_manifests_pid_the_data_directory_decides() {
+    let p = manifest_without_pid(two_clusters(), Some("/var/lib/postgresql/15/main"))
+        .report()
+        .host
+        .processes;
+    assert_eq!(
+        (p.postmaster, p.postmaster_from),
+        (Some(24801), Some("data_directory"))
+    );
+    // The other cluster's directory in the manifest: the other cluster is the instance.
+    let p = manifest_without_pid(two_clusters(), Some(OTHER_DIR))
+        .report()
+        .host
+        .processes;
+    assert_eq!(
+        (p.postmaster, p.postmaster_from),
+        (Some(24868), Some("data_directory"))
+    );
+    assert_eq!(p.processes.len(), 6);
+    assert_eq!(p.other_postmasters[0].pid, 24801);
+    // No directory in the manifest: the settings' data_directory (pg_settings.txt:60).
+    let p = manifest_without_pid(two_clusters(), None)
+        .report()
+        .host
+        .processes;
+    assert_eq!(
+        (p.postmaster, p.postmaster_from),
+        (Some(24801), Some("data_directory"))
+    );
+}
+
+#[test]
+fn two_clusters_and_nothing_to_choose_judge_no_process() {
+    let scratch = manifest_without_pid(two_clusters(), None).set_line(
+        "postgres/pg_settings.txt",
+        "data_directory|",
+        "",
+    );
+    let report = scratch.report();
+    let p = &report.host.processes;
+    assert_eq!(p.postmaster, None);
+    assert!(p.processes.is_empty(), "{:?}", p.processes);
+    assert_eq!(p.other_postmasters.len(), 2);
+    let caveat = report
+        .caveats
+        .iter()
+        .find(|c| c.kind == "instance_unknown")
+        .expect("said first");
+    assert!(
+        caveat.text.contains("2 PostgreSQL postmasters"),
+        "{}",
+        caveat.text
+    );
+    // The rule that judges the postmaster judges neither.
+    assert!(
+        report
+            .findings
+            .iter()
+            .all(|f| f.id != "postmaster-oom-unprotected")
+    );
+}
+
+#[test]
+fn one_cluster_is_the_one_of_the_data_directory_else_the_only_postmaster() {
+    // The collector of this capture wrote no postmaster_pid; its bundle has one cluster, whose
+    // -D is the settings' data_directory.
+    let collected = || Scratch::bundle("formats/bundle/pg15-collected.tar.gz");
+    let p = collected().report().host.processes;
+    assert_eq!(
+        (p.postmaster, p.postmaster_from),
+        (Some(16859), Some("data_directory"))
+    );
+    assert!(p.other_postmasters.is_empty());
+    let p = collected()
+        .set_line("postgres/pg_settings.txt", "data_directory|", "")
+        .report()
+        .host
+        .processes;
+    assert_eq!(
+        (p.postmaster, p.postmaster_from),
+        (Some(16859), Some("only_postmaster"))
+    );
+}
