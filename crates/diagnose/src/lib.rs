@@ -67,7 +67,16 @@ impl<'b> Analysis<'b> {
             &kills,
             &outages,
             options,
-            &correlate::Instance::new(&instance.processes, &parsed.postgres),
+            &correlate::Instance::new(
+                &instance.processes,
+                &parsed.postgres,
+                bundle.manifest.as_ref().and_then(|m| {
+                    Some((
+                        m.postmaster_pid?,
+                        m.postmaster_started.as_deref()?.parse().ok()?,
+                    ))
+                }),
+            ),
         );
         correlate::tie_faults(
             &mut incidents,

@@ -18,14 +18,27 @@ use crate::sources::PgSource;
 pub(crate) struct Instance<'a> {
     /// Its processes, its memory cgroup, the other clusters' postmasters.
     pub processes: &'a ProcessFacts,
-    /// When the postmaster started (its `starting PostgreSQL` line), when its log shows it.
+    /// When the postmaster started (its `starting PostgreSQL` line, else the manifest's
+    /// `postmaster_started`), when the bundle shows it.
     pub started: Option<Timestamp>,
 }
 
 impl<'a> Instance<'a> {
-    /// The instance of `processes`, started when `postgres`'s logs say its postmaster started.
-    pub(crate) fn new(processes: &'a ProcessFacts, postgres: &[PgSource]) -> Self {
-        let started = processes.postmaster.and_then(|pm| started(postgres, pm));
+    /// The instance of `processes`, started when `postgres`'s logs say its postmaster started,
+    /// else when the collector's manifest says it did (`manifest_started`, for the manifest's
+    /// postmaster).
+    pub(crate) fn new(
+        processes: &'a ProcessFacts,
+        postgres: &[PgSource],
+        manifest_started: Option<(u32, Timestamp)>,
+    ) -> Self {
+        let started = processes.postmaster.and_then(|pm| {
+            started(postgres, pm).or_else(|| {
+                manifest_started
+                    .filter(|(pid, _)| *pid == pm)
+                    .map(|(_, at)| at)
+            })
+        });
         Instance { processes, started }
     }
 

@@ -753,7 +753,7 @@ fn the_instances_start_is_its_postmasters_starting_line() {
     );
     let postgres = vec![pg_source(records)];
     let facts = instance_facts();
-    let i = Instance::new(&facts, &postgres);
+    let i = Instance::new(&facts, &postgres, None);
     assert_eq!(
         i.started,
         Some(BOOT.parse::<jiff::Timestamp>().unwrap() + jiff::SignedDuration::from_secs(5))
@@ -763,5 +763,17 @@ fn the_instances_start_is_its_postmasters_starting_line() {
         postmaster: Some(300),
         ..instance_facts()
     };
-    assert_eq!(Instance::new(&other, &postgres).started, None);
+    assert_eq!(Instance::new(&other, &postgres, None).started, None);
+    // Without a start in the log, the manifest's, for its postmaster only.
+    let at: jiff::Timestamp = "2026-11-21T18:00:00Z".parse().unwrap();
+    assert_eq!(
+        Instance::new(&facts, &[], Some((100, at))).started,
+        Some(at)
+    );
+    assert_eq!(Instance::new(&facts, &[], Some((300, at))).started, None);
+    // The log's start wins over the manifest's.
+    assert_eq!(
+        Instance::new(&facts, &postgres, Some((100, at))).started,
+        i.started
+    );
 }

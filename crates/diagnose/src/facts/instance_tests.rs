@@ -169,3 +169,48 @@ fn one_cluster_is_the_one_of_the_data_directory_else_the_only_postmaster() {
         (Some(16859), Some("only_postmaster"))
     );
 }
+
+#[test]
+fn a_kill_before_the_manifests_postmaster_started_is_not_the_instances() {
+    // The kill's task_memcg taken out, and main's log without its start: nothing but the
+    // manifest's postmaster_started (after the kill at 06:14:24) tells whose it was.
+    let edited = |started: Option<&str>| {
+        let s = two_clusters()
+            .edit_all("kernel/dmesg", |t| {
+                t.replace(
+                    "task_memcg=/pgmortem-record/pgmortem-rec-pg15-two-clusters-other,",
+                    "",
+                )
+            })
+            .edit("postgres/server.log", |t| {
+                t.lines()
+                    .filter(|l| !l.contains("starting PostgreSQL"))
+                    .map(|l| format!("{l}\n"))
+                    .collect()
+            });
+        match started {
+            Some(at) => s.edit("manifest.json", |m| {
+                m.replacen(
+                    "\"postmaster_pid\"",
+                    &format!("\"postmaster_started\": \"{at}\",\n  \"postmaster_pid\""),
+                    1,
+                )
+            }),
+            None => s,
+        }
+    };
+    let owner = |s: Scratch| {
+        s.report().incidents[0]
+            .kernel_kill
+            .as_ref()
+            .and_then(|k| k.owner.as_ref())
+            .map(|o| o.whose)
+    };
+    assert_eq!(
+        owner(edited(Some("2026-12-07T06:14:30Z"))),
+        Some("before_start")
+    );
+    // Started before the kill, or no start known: the bundle does not tell.
+    assert_eq!(owner(edited(Some("2026-12-07T06:14:00Z"))), None);
+    assert_eq!(owner(edited(None)), None);
+}
