@@ -50,6 +50,7 @@ CaveatKind = Literal[
     "incidents_not_kept",
     "clock_anchors_disagree",
     "log_files_left_out",
+    "other_clusters",
     "no_kernel_log",
     "no_postgres_log",
     "no_settings",
@@ -120,6 +121,16 @@ class OomTaskRss(TypedDict):
     victim: bool
 
 
+class KillOwner(TypedDict):
+    """Whose process an OOM kill's victim was: the instance's, another cluster's, another
+    job's (another memory cgroup), or killed before the postmaster started."""
+
+    whose: Literal["instance", "other_cluster", "other_cgroup", "before_start"]
+    why: str
+    postmaster: NotRequired[int]
+    """``other_cluster``: that cluster's postmaster."""
+
+
 class KernelKill(TypedDict):
     pid: int | None
     comm: str
@@ -143,6 +154,8 @@ class KernelKill(TypedDict):
     at: str | None
     path: str
     line: int
+    owner: NotRequired[KillOwner]
+    """Whose process the victim was, when the bundle tells."""
 
 
 class PostgresCrash(TypedDict):
@@ -687,9 +700,25 @@ class KnownPostmasterCommand(TypedDict):
     key: str
 
 
+class HostOtherPostmaster(TypedDict):
+    """Another cluster's postmaster the bundle shows: named, never judged."""
+
+    pid: int
+    data_directory: str | None
+    port: int | None
+    memory_cgroup: str | None
+    processes: int
+    seen_in: str
+
+
 class ProcessFacts(TypedDict):
     processes: list[PgProcess]
     postmaster: int | None
+    postmaster_from: NotRequired[Literal["manifest", "data_directory", "only_postmaster", "parent_of_processes"]]
+    """How the postmaster was found."""
+    data_directory: NotRequired[str]
+    """The instance's data directory."""
+    other_postmasters: NotRequired[list[HostOtherPostmaster]]
     limits: LimitFacts | None
     oom_adjust: OomAdjustFacts | None
     unit: UnitFacts | None
@@ -2282,6 +2311,7 @@ __all__ = [
     "IncidentKind",
     "Input",
     "KernelKill",
+    "KillOwner",
     "KernelRecord",
     "KernelStats",
     "KernelTime",
@@ -2402,6 +2432,7 @@ __all__ = [
     "PasteReport",
     "ProcStatus",
     "ProcessFacts",
+    "HostOtherPostmaster",
     "Recovery",
     "Report",
     "ResourceLimit",
