@@ -567,22 +567,9 @@ fn an_oom_kill_of_the_postmaster_is_tied_to_the_next_start() {
 /// at `started` s after boot when given.
 fn instance_facts() -> crate::report::ProcessFacts {
     let process = |pid: u32, ppid: u32| {
-        let mut p = crate::report::PgProcess {
-            pid,
-            role: "client backend".into(),
-            ppid: Some(ppid),
-            oom_score_adj: None,
-            rss_bytes: None,
-            anon_bytes: None,
-            anon_basis: None,
-            page_table_bytes: None,
-            swap_bytes: None,
-            hugetlb_bytes: None,
-            thp_bytes: None,
-            status_path: None,
-            started: None,
-            read_at: Default::default(),
-        };
+        let mut p = crate::facts::processes::unknown(pid);
+        p.role = "client backend".into();
+        p.ppid = Some(ppid);
         if pid == 100 {
             p.role = "postmaster".into();
         }

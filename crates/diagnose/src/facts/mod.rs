@@ -9,7 +9,7 @@ mod listing;
 mod log;
 mod perf;
 mod postgres;
-mod processes;
+pub(crate) mod processes;
 mod storage;
 
 use crate::report::{Evidence, Incident};

@@ -449,7 +449,8 @@ fn from_listing(pid: u32, l: &Listed) -> PgProcess {
     p
 }
 
-fn unknown(pid: u32) -> PgProcess {
+/// A process known by its pid alone: its role `unknown`, nothing read of it.
+pub(crate) fn unknown(pid: u32) -> PgProcess {
     PgProcess {
         pid,
         role: "unknown".to_owned(),
