@@ -195,7 +195,7 @@ fn other_events_and_page_allocation_pid() {
 
 #[test]
 fn hung_tasks_keep_their_stacks_and_hardware_errors_their_lines() {
-    // fixtures/incidents-pending/pg15-fsfreeze-hung-task (6.18), shortened, then a machine
+    // fixtures/incidents/pg15-fsfreeze-hung-task (6.18), shortened, then a machine
     // check whose continuation lines come after a line of something else.
     let text = "[39262.636094] INFO: task postgres:21573 blocked for more than 10 seconds.
 [39262.637586]       Not tainted 6.18.44-fc-v782 #1

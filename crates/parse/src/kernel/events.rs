@@ -432,7 +432,7 @@ mod tests {
 
     #[test]
     fn hung_task_reports_keep_their_stack() {
-        // fixtures/incidents-pending/pg15-fsfreeze-hung-task (6.18).
+        // fixtures/incidents/pg15-fsfreeze-hung-task (6.18).
         let (task, seen) = read_report(&[
             "INFO: task postgres:21573 blocked for more than 10 seconds.",
             "      Not tainted 6.18.44-fc-v782 #1",

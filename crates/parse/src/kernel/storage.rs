@@ -359,7 +359,7 @@ mod tests {
 
     #[test]
     fn block_layer_errors_of_every_era() {
-        // fixtures/incidents-pending/pg15-io-errors (6.18): a loop device whose backing file's
+        // fixtures/incidents/pg15-io-errors (6.18): a loop device whose backing file's
         // file system is full.
         let e = storage_error("critical space allocation error, dev loop0, sector 475568 op 0x1:(WRITE) flags 0x0 phys_seg 32 prio class 2").unwrap();
         assert_eq!(
@@ -486,7 +486,7 @@ mod tests {
 
     #[test]
     fn ext4_data_loss_on_failed_writes() {
-        // fixtures/incidents-pending/pg15-io-errors.
+        // fixtures/incidents/pg15-io-errors.
         let e = storage_error("EXT4-fs (loop0): failed to convert unwritten extents to written extents -- potential data loss!  (inode 993, error -30)").unwrap();
         assert_eq!(
             (e.layer, e.failure, e.device.as_deref()),

@@ -33,7 +33,7 @@ fn fsync(path: &str, error: &str, io_error: bool) -> PgEvent {
 
 #[test]
 fn fsync_failures_in_every_form() {
-    // fixtures/incidents-pending/pg15-io-errors (PANIC, data_sync_retry off)
+    // fixtures/incidents/pg15-io-errors (PANIC, data_sync_retry off)
     assert_eq!(
         classify("could not fsync file \"base/5/16384_fsm\": Input/output error"),
         Some(fsync("base/5/16384_fsm", "Input/output error", true))
@@ -78,7 +78,7 @@ fn fsync_failures_in_every_form() {
 
 #[test]
 fn open_and_create_failures_carry_the_errno_flags() {
-    // fixtures/incidents-pending/pg15-read-only-fs, pg15-io-errors
+    // fixtures/incidents/pg15-read-only-fs, pg15-io-errors
     assert_eq!(
         classify("could not open file \"base/5/2601\": Read-only file system"),
         Some(PgEvent::CouldNotOpenFile {
@@ -183,7 +183,7 @@ fn writes_and_reads_flag_read_only_and_io_errors() {
 
 #[test]
 fn archive_command_failures_with_their_command() {
-    // fixtures/incidents-pending/pg15-archive-failing
+    // fixtures/incidents/pg15-archive-failing
     let r = record(
         Severity::Log,
         "archive command failed with exit code 1",
@@ -319,7 +319,7 @@ fn a_start_that_finds_no_checkpoint_or_redo() {
 
 #[test]
 fn shared_memory_at_start_takes_the_size_from_hint_and_detail() {
-    // fixtures/incidents-pending/pg15-hugepages-on-none
+    // fixtures/incidents/pg15-hugepages-on-none
     let r = record(
         Severity::Fatal,
         "could not map anonymous shared memory: Cannot allocate memory",

@@ -333,7 +333,7 @@ mod tests {
     // Lines of a real collection on the build VM (crates/bundle/tests/collector.rs' bundle), an
     // ext4 loop device remounted read-only after an error, proc(5)'s example, and the data
     // directory's mount after ext4's error on Linux 6.1
-    // (fixtures/incidents-pending/pg15-read-only-fs: `emergency_ro`, the mount still `rw`).
+    // (fixtures/incidents/pg15-read-only-fs: `emergency_ro`, the mount still `rw`).
     const MOUNTINFO: &[u8] = b"25 24 0:23 / /dev/shm rw,relatime - tmpfs tmpfs rw,size=24683656k\n\
 27 1 254:0 / / rw,relatime - ext4 /dev/vda rw,discard,resv_strict,resuid=65534,resgid=65534\n\
 30 25 0:27 / /dev/shm rw,relatime - tmpfs tmpfs rw,size=24683656k\n\
