@@ -1,5 +1,6 @@
 //! Incidents grouped ([`IncidentGroup`]): each run of consecutive incidents of the same kind
-//! and cause becomes one group, so that a crash loop of thousands of incidents reads as one
+//! and cause (and of the same instance: this one's, or others' kills,
+//! [`Incident::is_other_instances`]) becomes one group, so that a crash loop of thousands of incidents reads as one
 //! line ("3,000 crash-restarts … every 3.3 s, the worst outage 12 s"); and each finding is told
 //! the group of its incident, so that the renderings fold a rule's repeats into one.
 
@@ -13,7 +14,8 @@ pub fn group(incidents: &[Incident]) -> Vec<IncidentGroup> {
     for i in 1..=incidents.len() {
         let ends = i == incidents.len()
             || incidents[i].kind != incidents[start].kind
-            || incidents[i].cause != incidents[start].cause;
+            || incidents[i].cause != incidents[start].cause
+            || incidents[i].is_other_instances() != incidents[start].is_other_instances();
         if ends && i > start {
             groups.push(describe(incidents, start, i - 1));
             start = i;
@@ -208,6 +210,39 @@ mod tests {
         assert_eq!(groups[3].worst_outage_seconds, None);
         assert_eq!(groups[3].total_outage_seconds, None);
         assert!(group(&[]).is_empty());
+    }
+
+    #[test]
+    fn another_instances_kills_are_a_group_apart_from_this_servers() {
+        // Edge case: three lone kernel OOM kills, the middle one's victim another cluster's.
+        let kill = |at: i64, pid: u32, whose: &'static str| Incident {
+            started_at: Some(jiff::Timestamp::from_second(at).unwrap()),
+            kernel_kill: Some(crate::report::KernelKill {
+                pid,
+                owner: Some(crate::report::KillOwner {
+                    whose,
+                    why: String::new(),
+                    postmaster: (whose == "other_cluster").then_some(900),
+                }),
+                ..Default::default()
+            }),
+            ..Incident::new("kernel_oom", "oom_killer", None)
+        };
+        let incidents = vec![
+            kill(100, 1, "instance"),
+            kill(110, 2, "other_cluster"),
+            kill(120, 3, "instance"),
+        ];
+        assert!(incidents[1].is_other_instances() && !incidents[0].is_other_instances());
+        let spans: Vec<_> = group(&incidents)
+            .iter()
+            .map(|g| (g.first, g.last))
+            .collect();
+        assert_eq!(spans, [(0, 0), (1, 1), (2, 2)]);
+        // Its crash tied to it, a kill is this server's whoever the kernel's report names.
+        let mut tied = kill(130, 4, "other_cluster");
+        tied.postgres_crash = incident("oom_kill", "oom_killer", 130, 4, None).postgres_crash;
+        assert!(!tied.is_other_instances());
     }
 
     #[test]

@@ -14,8 +14,10 @@
 //!
 //! Every field is optional but an incident's `kind`; `outage_seconds` is a number or a
 //! `[min, max]` range, and so is `client_errors`: the errors clients were sent through
-//! pgbouncer in the incident's window (a bundle with a pgbouncer log). Finding ids must be ids of the rule catalog: a typo is an error, not a
-//! rule that silently never matches.
+//! pgbouncer in the incident's window (a bundle with a pgbouncer log); `owner` is whose process
+//! the kernel's OOM victim was (`instance`, `other_cluster`, `other_cgroup`, `before_start`).
+//! Finding ids must be ids of the rule catalog: a typo is an error, not a rule that silently
+//! never matches.
 //!
 //! `sources` states how files of the bundle must be read, by the path the report's sources
 //! table gives them: the kind each must be recognised as, the most lines it may leave
@@ -101,6 +103,12 @@ pub struct ExpectedIncident {
     /// pgbouncer view does not match it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_errors: Option<Bound>,
+    /// Whose process the kernel's OOM victim was (`kernel_kill.owner.whose`): `instance`,
+    /// `other_cluster`, `other_cgroup`, `before_start`. An incident with no owner said does not
+    /// match it. Written by `--update` for the kills of other instances' processes, the
+    /// incidents the renderings do not count as this server's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<String>,
 }
 
 /// A number an incident must have: exactly, or within a range (both ends included).
@@ -479,6 +487,17 @@ fn incident_matches(i: &Incident, w: &ExpectedIncident) -> bool {
                 .as_ref()
                 .is_some_and(|c| b.holds(c.client_errors as f64))
         })
+        && w.owner
+            .as_deref()
+            .is_none_or(|o| Some(o) == incident_owner(i))
+}
+
+/// Whose process the kernel's OOM victim was, when the report says.
+fn incident_owner(i: &Incident) -> Option<&'static str> {
+    i.kernel_kill
+        .as_ref()
+        .and_then(|k| k.owner.as_ref())
+        .map(|o| o.whose)
 }
 
 fn describe_expected(w: &ExpectedIncident) -> String {
@@ -497,6 +516,9 @@ fn describe_expected(w: &ExpectedIncident) -> String {
     }
     if let Some(b) = w.client_errors {
         parts.push(format!("{b} client errors through pgbouncer"));
+    }
+    if let Some(o) = &w.owner {
+        parts.push(format!("victim's owner {o}"));
     }
     parts.join(", ")
 }
@@ -524,6 +546,9 @@ fn describe_all(incidents: &[Incident]) -> String {
                     c.client_errors
                 ));
             }
+            if let Some(o) = incident_owner(i) {
+                s.push_str(&format!(" victim's owner {o}"));
+            }
             s
         })
         .collect::<Vec<_>>()
@@ -548,29 +573,33 @@ pub fn expected_from(report: &Report) -> Expected {
         .map(|r| r.meta.id.to_owned())
         .filter(|id| !must.contains(id))
         .collect();
-    let incidents = report
-        .incidents
-        .iter()
-        .map(|i| ExpectedIncident {
-            kind: i.kind.to_owned(),
-            cause: Some(i.cause.to_owned()),
-            pid: incident_pid(i),
-            signal: incident_signal(i),
-            outage_seconds: i
-                .outage_seconds
-                .map(|o| Bound::Between([round_down(o / 2.0), round_up(o * 2.0)])),
-            client_errors: i.clients_saw.as_ref().map(|c| {
-                let n = c.client_errors as f64;
-                Bound::Between([round_down(n / 2.0), round_up(n * 2.0)])
-            }),
-        })
-        .collect();
+    let incidents = report.incidents.iter().map(expected_incident).collect();
     Expected {
         must,
         must_not,
         incidents,
         only_listed_incidents: true,
         sources: BTreeMap::new(),
+    }
+}
+
+/// The expectation `--update` writes for incident `i`.
+fn expected_incident(i: &Incident) -> ExpectedIncident {
+    ExpectedIncident {
+        kind: i.kind.to_owned(),
+        cause: Some(i.cause.to_owned()),
+        pid: incident_pid(i),
+        signal: incident_signal(i),
+        outage_seconds: i
+            .outage_seconds
+            .map(|o| Bound::Between([round_down(o / 2.0), round_up(o * 2.0)])),
+        client_errors: i.clients_saw.as_ref().map(|c| {
+            let n = c.client_errors as f64;
+            Bound::Between([round_down(n / 2.0), round_up(n * 2.0)])
+        }),
+        owner: incident_owner(i)
+            .filter(|_| i.is_other_instances())
+            .map(str::to_owned),
     }
 }
 
@@ -742,6 +771,39 @@ mod tests {
         assert!(xml.contains(r#"name="a&lt;b""#), "{xml}");
         assert!(xml.contains("&quot;&lt;/failure&gt;&amp;\u{fffd}"), "{xml}");
         assert!(xml.contains(r#"tests="1" failures="1""#), "{xml}");
+    }
+
+    /// A kernel OOM kill with no crash tied to it, its victim `whose`'s (edge case).
+    fn lone_kill(whose: &'static str) -> Incident {
+        let mut i = Incident::new("kernel_oom", "oom_killer", None);
+        i.kernel_kill = Some(crate::diagnose::KernelKill {
+            pid: 25039,
+            owner: Some(crate::diagnose::KillOwner {
+                whose,
+                why: String::new(),
+                postmaster: None,
+            }),
+            ..Default::default()
+        });
+        i
+    }
+
+    #[test]
+    fn an_expected_owner_matches_the_victims_owner_only() {
+        let w: ExpectedIncident =
+            serde_json::from_str(r#"{"kind": "kernel_oom", "owner": "other_cluster"}"#).unwrap();
+        assert!(incident_matches(&lone_kill("other_cluster"), &w));
+        assert!(!incident_matches(&lone_kill("instance"), &w));
+        let mut unsaid = lone_kill("instance");
+        unsaid.kernel_kill.as_mut().unwrap().owner = None;
+        assert!(!incident_matches(&unsaid, &w));
+        // --update writes it for another instance's kill only.
+        let written = |i: Incident| expected_incident(&i).owner;
+        assert_eq!(
+            written(lone_kill("other_cluster")).as_deref(),
+            Some("other_cluster")
+        );
+        assert_eq!(written(lone_kill("instance")), None);
     }
 
     #[test]

@@ -102,13 +102,27 @@ impl Folded<'_> {
 }
 
 /// `47 incidents in 1 group, 5 findings (1 critical, 2 warnings, 2 info) in 84 sources`: the
-/// headline, findings folded; with no incident while a log is missing or was not read
+/// headline, findings folded; the OOM kills of other instances' processes counted apart
+/// (`0 incidents (and 1 OOM kill of another instance's process, not counted)`); with no incident while a log is missing or was not read
 /// (caveats `no_kernel_log`, `no_postgres_log`, `log_not_understood`, `archive_not_opened`),
 /// followed by `: no clean bill of health, …` so that a blind report never reads as a healthy
 /// one; and how many findings were left out, when some were.
 pub(crate) fn headline(report: &Report, folded: &[Folded<'_>], detail: &Detail) -> String {
-    let n = report.incidents.len();
+    let (n, others) = incident_counts(report);
     let groups = groups(report);
+    let (group_count, other_groups) = (
+        groups.len(),
+        groups
+            .iter()
+            .filter(|g| {
+                report
+                    .incidents
+                    .get(g.first)
+                    .is_some_and(Incident::is_other_instances)
+            })
+            .count(),
+    );
+    let group_count = group_count - other_groups;
     let count = |s: Severity| folded.iter().filter(|f| f.finding.severity == s).count();
     let blind = report.caveats.iter().any(|c| {
         matches!(
@@ -121,15 +135,16 @@ pub(crate) fn headline(report: &Report, folded: &[Folded<'_>], detail: &Detail) 
     } else {
         ""
     };
-    let incidents = if groups.len() < n {
+    let mut incidents = if group_count < n {
         format!(
             "{} in {}",
             plural_thousands(n, "incident"),
-            plural(groups.len(), "group")
+            plural(group_count, "group")
         )
     } else {
         plural(n, "incident")
     };
+    incidents.push_str(&others_count(others));
     let left_out = match detail.findings_left_out {
         0 => String::new(),
         k => format!(" ({k} more left out by the filter)"),
@@ -142,6 +157,63 @@ pub(crate) fn headline(report: &Report, folded: &[Folded<'_>], detail: &Detail) 
         count(Severity::Info),
         plural(report.sources.len(), "source"),
     )
+}
+
+/// How many of the report's incidents are this server's, and how many are OOM kills of other
+/// instances' processes ([`Incident::is_other_instances`]): listed, never counted as its own.
+pub(crate) fn incident_counts(report: &Report) -> (usize, usize) {
+    let others = report
+        .incidents
+        .iter()
+        .filter(|i| i.is_other_instances())
+        .count();
+    (report.incidents.len() - others, others)
+}
+
+/// ` (and 1 OOM kill of another instance's process, not counted)` after the count of this
+/// server's incidents, when `others` is not 0.
+pub(crate) fn others_count(others: usize) -> String {
+    match others {
+        0 => String::new(),
+        1 => " (and 1 OOM kill of another instance's process, not counted)".to_owned(),
+        n => format!(
+            " (and {} OOM kills of other instances' processes, not counted)",
+            thousands(n)
+        ),
+    }
+}
+
+/// `; another cluster's process (postmaster 17444): not an incident of this server` (else
+/// the owner's why in the brackets) for an OOM kill of another instance's process; empty for this server's.
+pub(crate) fn others_clause(incident: &Incident) -> String {
+    let Some(owner) = incident
+        .kernel_kill
+        .as_ref()
+        .and_then(|k| k.owner.as_ref())
+        .filter(|_| incident.is_other_instances())
+    else {
+        return String::new();
+    };
+    let whose = match owner.whose {
+        "other_cluster" => "another cluster's process",
+        "other_cgroup" => "another job's process",
+        "before_start" => "killed before this server started",
+        _ => "not this server's process",
+    };
+    match owner.postmaster {
+        Some(pm) => format!("; {whose} (postmaster {pm}): not an incident of this server"),
+        None => format!("; {whose} ({}): not an incident of this server", owner.why),
+    }
+}
+
+/// ` (another instance's process, not counted)` after an incident's heading, for an OOM kill
+/// of another instance's process; empty for this server's.
+pub(crate) fn others_label(incident: &Incident) -> &'static str {
+    if incident.is_other_instances() {
+        " (another instance's process, not counted)"
+    } else {
+        ""
+    }
 }
 
 /// `3,000` for 3000: thousands apart, as a person counts.
@@ -273,6 +345,9 @@ pub(crate) fn sentence(g: &IncidentGroup, report: &Report) -> String {
         if let Some(w) = g.worst_outage_seconds {
             s.push_str(&format!(", outage {w:.3} s"));
         }
+    }
+    if let Some(first) = incidents.get(g.first) {
+        s.push_str(&others_clause(first));
     }
     // The server not back at the end of the log is what matters most of the last one.
     if let Some(last) = incidents.get(g.last).filter(|i| i.still_down) {

@@ -198,9 +198,13 @@ fn write_incident_row(out: &mut String, number: usize, incident: &Incident) {
 fn write_incident(out: &mut String, number: usize, incident: &Incident) {
     let _ = writeln!(
         out,
-        "### Incident {number}: {} ({})\n",
+        "### Incident {number}: {} ({}){}\n",
         code(incident.kind),
-        code(incident.cause)
+        code(incident.cause),
+        match fold::others_label(incident).trim_start() {
+            "" => String::new(),
+            label => format!(" {}", prose(label)),
+        }
     );
     let mut tie = format!(
         "Started {}, confidence {:.2}",

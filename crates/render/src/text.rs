@@ -323,7 +323,8 @@ fn write_incident(
     incident: &Incident,
 ) {
     let head = format!(
-        "Incident {number}{label}: {} (cause {}) at {} (confidence {:.2}{})",
+        "Incident {number}{label}{}: {} (cause {}) at {} (confidence {:.2}{})",
+        fold::others_label(incident),
         incident.kind,
         incident.cause,
         ts(incident.started_at),

@@ -567,6 +567,19 @@ impl Incident {
             .filter(|&p| p != 0)
     }
 
+    /// True for an OOM kill of a process the bundle shows was not this instance's (another
+    /// cluster's, another job's, one killed before the postmaster started: its
+    /// `kernel_kill.owner` is not `instance`) and that no crash of this server is tied to. It is
+    /// listed among the incidents for what it tells of the host, and the renderings' counts of
+    /// this server's incidents leave it out.
+    pub fn is_other_instances(&self) -> bool {
+        self.postgres_crash.is_none()
+            && self
+                .kernel_kill
+                .as_ref()
+                .is_some_and(KernelKill::is_stranger)
+    }
+
     /// An incident of `kind` and `cause` begun at `started_at`, nothing else known yet: the
     /// builders fill in what they know.
     pub fn new(kind: &'static str, cause: &'static str, started_at: Option<Timestamp>) -> Self {

@@ -82,8 +82,9 @@ fn write_incident(out: &mut String, report: &Report, index: usize, incident: &In
     let _ = write!(
         out,
         "<article class=\"incident\" id=\"incident-{number}\">\
-         <h3>Incident {number}: {} <span class=\"muted\">(cause {}, confidence {:.2}{})</span></h3>\
+         <h3>Incident {number}{}: {} <span class=\"muted\">(cause {}, confidence {:.2}{})</span></h3>\
          <p>{}</p>",
+        esc(crate::fold::others_label(incident)),
         esc(incident.kind),
         esc(incident.cause),
         incident.confidence,

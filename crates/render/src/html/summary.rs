@@ -54,12 +54,14 @@ pub(super) fn write(out: &mut String, report: &Report, title: &str) {
         }
     };
     let (critical, warnings) = (count(Severity::Critical), count(Severity::Warning));
+    let (ours, others) = crate::fold::incident_counts(report);
+    let others = esc(&crate::fold::others_count(others));
     fact(
         "found",
         format!(
-            "{} incident{}, {}, {}, {} info in {} sources",
-            report.incidents.len(),
-            plural(report.incidents.len()),
+            "{} incident{}{others}, {}, {}, {} info in {} sources",
+            ours,
+            plural(ours),
             coloured(critical, "sev-critical", format!("{critical} critical")),
             coloured(
                 warnings,
@@ -210,7 +212,7 @@ pub(super) fn sentence(incident: &Incident) -> String {
         ),
         _ => ". The log shows no <q>ready to accept connections</q> after it.".to_owned(),
     };
-    let mut text = what;
+    let mut text = what + &esc(&crate::fold::others_clause(incident));
     if let Some(first) = text.get(..1) {
         text = first.to_uppercase() + &text[1..];
     }
