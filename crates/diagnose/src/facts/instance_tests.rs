@@ -214,3 +214,51 @@ fn a_kill_before_the_manifests_postmaster_started_is_not_the_instances() {
     assert_eq!(owner(edited(Some("2026-12-07T06:14:00Z"))), None);
     assert_eq!(owner(edited(None)), None);
 }
+
+#[test]
+fn without_the_postmasters_cgroup_file_its_memory_cgroup_is_the_manifests() {
+    // Real capture (pg15-pg-ctl-l-sigkill, postmaster 30122), edited: the process snapshot
+    // without the postmaster's /proc/PID/cgroup (gone, unreadable or left out).
+    let cgroup = "/pgmortem-record/pgmortem-rec-pg15-pg-ctl-l-sigkill";
+    let whole = Scratch::incident("pg15-pg-ctl-l-sigkill").report();
+    let from_proc = whole
+        .host
+        .processes
+        .memory_cgroup
+        .as_ref()
+        .expect("its cgroup");
+    assert_eq!(
+        (from_proc.value.as_str(), from_proc.path.as_str()),
+        (cgroup, "processes/30122/cgroup")
+    );
+    let edited = Scratch::incident("pg15-pg-ctl-l-sigkill")
+        .remove("processes/30122/cgroup")
+        .report();
+    let p = &edited.host.processes;
+    assert_eq!(p.postmaster, Some(30122));
+    let known = p.memory_cgroup.as_ref().expect("the manifest's");
+    assert_eq!(
+        (known.value.as_str(), known.path.as_str(), known.line),
+        (cgroup, "manifest.json", 17)
+    );
+    assert_eq!(known.key, "postmaster_memory_cgroup");
+    // The cgroup's files say the same cgroup whichever names it.
+    let host_cgroup = |r: &crate::Report| {
+        r.host
+            .cgroup
+            .as_ref()
+            .and_then(|c| c.path.as_ref())
+            .map(|k| k.value.clone())
+    };
+    assert_eq!(host_cgroup(&edited).as_deref(), Some(cgroup));
+    assert_eq!(host_cgroup(&edited), host_cgroup(&whole));
+    // Not the manifest's for a postmaster the manifest does not name (found here from the
+    // data directory).
+    let unnamed = manifest_without_pid(
+        Scratch::incident("pg15-pg-ctl-l-sigkill").remove("processes/30122/cgroup"),
+        Some("/var/lib/postgresql/15/main"),
+    )
+    .report();
+    assert_eq!(unnamed.host.processes.postmaster, Some(30122));
+    assert_eq!(unnamed.host.processes.memory_cgroup, None);
+}

@@ -366,7 +366,13 @@ pub(super) fn build(bundle: &Bundle, settings_dir: Option<&str>) -> ProcessFacts
         command,
         memory_cgroup: listed_pm
             .and_then(|l| l.memory_cgroup.clone())
-            .or_else(|| listing::proc_cgroup(bundle, postmaster?)),
+            .or_else(|| listing::proc_cgroup(bundle, postmaster?))
+            .or_else(|| {
+                // The snapshot lacks the postmaster's cgroup file (gone, unreadable, left
+                // out): the manifest's, which the collector read for that same postmaster.
+                let manifest = manifest?;
+                (manifest.postmaster_pid? == postmaster?).then(|| manifest_cgroup(bundle))?
+            }),
     };
     if let Some(pm) = facts.postmaster
         && let Some(p) = facts.processes.iter_mut().find(|p| p.pid == pm)
@@ -374,6 +380,22 @@ pub(super) fn build(bundle: &Bundle, settings_dir: Option<&str>) -> ProcessFacts
         p.role = "postmaster".to_owned();
     }
     facts
+}
+
+/// The manifest's `postmaster_memory_cgroup`, with the line of the manifest that says it.
+fn manifest_cgroup(bundle: &Bundle) -> Option<Known<String>> {
+    let value = bundle.manifest.as_ref()?.postmaster_memory_cgroup()?;
+    let key = "\"postmaster_memory_cgroup\"";
+    all_of(bundle, SourceKind::Manifest).find_map(|s| {
+        let text = String::from_utf8_lossy(&s.bytes);
+        let line = text.lines().position(|l| l.contains(key))? as u64 + 1;
+        Some(Known::new(
+            value.to_owned(),
+            &s.path,
+            line,
+            "postmaster_memory_cgroup",
+        ))
+    })
 }
 
 /// A postmaster the bundle shows.

@@ -163,7 +163,9 @@ pub struct ProcessFacts {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub command: Option<Known<PostmasterCommand>>,
     /// The postmaster's memory cgroup (its path in the hierarchy, `/system.slice/…`): the
-    /// `CGROUP` column of a `ps` listing, else its `/proc/PID/cgroup`.
+    /// `CGROUP` column of a `ps` listing, else its `/proc/PID/cgroup`, else the manifest's
+    /// `postmaster_memory_cgroup` when the manifest's `postmaster_pid` is this postmaster (the
+    /// collector read it when the snapshot's file was gone or left out).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub memory_cgroup: Option<Known<String>>,
 }
