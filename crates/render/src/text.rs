@@ -519,7 +519,11 @@ fn write_sources(out: &mut String, paint: &Painter, report: &Report) {
                 s.unrecognized_lines,
                 s.server_log
                     .as_ref()
-                    .map(|l| format!("  [{}: {}, from {}]", l.role, l.copied_from, l.found_from))
+                    .map(|l| match l.copied_from.as_str() {
+                        // Placed in its log by its name and times: no copy to name.
+                        "" => format!("  [{}, from {}]", l.role, l.found_from),
+                        from => format!("  [{}: {from}, from {}]", l.role, l.found_from),
+                    })
                     .unwrap_or_default()
                     + &s.note
                         .as_deref()

@@ -178,9 +178,12 @@ pub struct SourceServerLog {
     /// log), `stderr` (the postmaster's standard error or output, another file than the log:
     /// what it printed before its logging collector ran), `syslog` (its lines in syslog).
     pub role: &'static str,
-    /// The file it was copied from on the host (or the command, for a journal).
+    /// The file it was copied from on the host (or the command, for a journal); empty when no
+    /// manifest says (`found_from` `name_and_time`).
     pub copied_from: String,
-    /// How the collector found it (`current_logfiles`, `/proc/PID/fd/2`, `--log`, …).
+    /// How the collector found it (`current_logfiles`, `/proc/PID/fd/2`, `--log`, …), or
+    /// `name_and_time`: no manifest names it, and its directory, its file-name family and its
+    /// times put it in its log (`current` its newest file, `earlier` the others).
     pub found_from: String,
     /// Whether it is read with the other files of its log as one log, in time order (the
     /// current file, the earlier ones and the standard error are; syslog lines, another copy

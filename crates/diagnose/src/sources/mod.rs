@@ -6,6 +6,7 @@
 
 pub(crate) mod caveats;
 pub(crate) mod chain;
+pub(crate) mod chain_by_name;
 
 use std::io::{self, Read};
 
@@ -504,6 +505,13 @@ pub(crate) fn parse_all(
         });
     }
 
+    // The files no manifest places, put in their logs by name and time.
+    for i in chain_by_name::place(&mut postgres) {
+        let source = &postgres[i];
+        if let Some(summary) = summaries.iter_mut().find(|s| s.path == source.path) {
+            summary.server_log = source.server_log.as_ref().and_then(chain::summary);
+        }
+    }
     for (path, repeated, of) in chain::forget_repeated(&mut postgres) {
         if let Some(summary) = summaries.iter_mut().find(|s| s.path == path) {
             add_note(
