@@ -233,6 +233,9 @@ fn span(source: &PgSource) -> Option<Span> {
     })
 }
 
+/// A directory and a file-name family in it.
+type Family = (String, String);
+
 /// The directory and the file name of a bundle path.
 fn dir_and_name(path: &str) -> (&str, &str) {
     path.rsplit_once('/').unwrap_or(("", path))
@@ -244,7 +247,7 @@ fn dir_and_name(path: &str) -> (&str, &str) {
 /// `found_from` [`FOUND_FROM`]. Returns the index of each file placed.
 pub(crate) fn place(postgres: &mut [PgSource]) -> Vec<usize> {
     // (directory, family) → the files' indexes with their spans, in the files' order.
-    let mut families: Vec<((String, String), Vec<(usize, Span)>)> = Vec::new();
+    let mut families: Vec<(Family, Vec<(usize, Span)>)> = Vec::new();
     for (i, source) in postgres.iter().enumerate() {
         if source.server_log.is_some() {
             continue;
