@@ -146,9 +146,10 @@ def test_the_dataset_answers_duckdb(tmp_path: Path) -> None:
         f"SELECT id, count(*) FROM read_parquet('{out}/findings/*.parquet') "
         "WHERE id IN ('thp-always', 'oom-kill-crash-restart') GROUP BY id ORDER BY id"
     ).fetchall()
-    # The OOM kills of pg10-, pg15-, pg18-memcg-oom-work-mem, pg15-memcg-oom-host-vm and
-    # pg15-two-clusters-own-oom; the THP captures pg15-thp-always-hugepages-try and -compaction-perf.
-    assert rows == [("oom-kill-crash-restart", 5), ("thp-always", 2)]
+    # The OOM kills of pg10-, pg15-, pg18-memcg-oom-work-mem, pg15-memcg-oom-host-vm,
+    # pg15-two-clusters-own-oom and pg15-two-clusters-listed-own-oom; the THP captures
+    # pg15-thp-always-hugepages-try and -compaction-perf.
+    assert rows == [("oom-kill-crash-restart", 6), ("thp-always", 2)]
     kinds = duckdb.sql(f"SELECT DISTINCT typeof(started_at) FROM read_parquet('{out}/incidents/*.parquet')").fetchall()
     assert kinds == [("TIMESTAMP WITH TIME ZONE",)]
 

@@ -1,7 +1,9 @@
 //! The instance a bundle is about, on a real capture of two PostgreSQL 15 clusters on one host
 //! (fixtures/incidents/pg15-two-clusters-other-oom: collected for main, postmaster 24801, with
 //! the other cluster's processes, postmaster 24868, beside them): which postmaster is taken,
-//! and from what; the processes kept; the other cluster named.
+//! and from what; the processes kept; the other cluster named. The last test reads the same
+//! scenario collected by today's collector (pg15-two-clusters-listed-other-oom), which lists the
+//! other cluster in the manifest only.
 
 use crate::rules::testing::Scratch;
 
@@ -261,4 +263,61 @@ fn without_the_postmasters_cgroup_file_its_memory_cgroup_is_the_manifests() {
     .report();
     assert_eq!(unnamed.host.processes.postmaster, Some(30122));
     assert_eq!(unnamed.host.processes.memory_cgroup, None);
+}
+
+/// The same scenario collected by today's collector (fixtures/incidents/
+/// pg15-two-clusters-listed-other-oom): main's postmaster 26207 and the processes below it only;
+/// the other cluster, postmaster 26291, listed in the manifest's `other_postmasters` (pid, data
+/// directory, port, memory cgroup), none of its processes' files read.
+#[test]
+fn a_cluster_only_the_manifest_lists_is_named_and_owns_its_kill() {
+    let listed = || Scratch::incident("pg15-two-clusters-listed-other-oom");
+    let report = listed().report();
+    let p = &report.host.processes;
+    assert_eq!(
+        (p.postmaster, p.postmaster_from),
+        (Some(26207), Some("manifest"))
+    );
+    assert_eq!(p.processes.len(), 8);
+    let [other] = p.other_postmasters.as_slice() else {
+        panic!("{:?}", p.other_postmasters)
+    };
+    assert_eq!(
+        (
+            other.pid,
+            other.port,
+            other.processes,
+            other.seen_in.as_str()
+        ),
+        (26291, Some(55013), 5, "manifest.json")
+    );
+    assert_eq!(other.data_directory.as_deref(), Some(OTHER_DIR));
+    assert_eq!(
+        other.memory_cgroup.as_deref(),
+        Some("/pgmortem-record/pgmortem-rec-pg15-two-clusters-other")
+    );
+    let owner = |report: &crate::Report| {
+        let o = report.incidents[0]
+            .kernel_kill
+            .as_ref()
+            .and_then(|k| k.owner.as_ref())
+            .expect("an owner");
+        (o.whose, o.postmaster)
+    };
+    assert_eq!(owner(&report), ("other_cluster", Some(26291)));
+    // Without the manifest's entry nothing in the bundle names that cluster (processes/ps.txt
+    // gives each process's name, `postgres`, not its title: no postmaster is told from it):
+    // the kill is only another memory cgroup's, and no caveat speaks of other clusters.
+    let unlisted = listed()
+        .edit("manifest.json", |m| {
+            let start = m
+                .find("\"other_postmasters\": [")
+                .expect("other_postmasters");
+            let end = start + m[start..].find("],\n").expect("its end") + 3;
+            format!("{}\"other_postmasters\": [],\n{}", &m[..start], &m[end..])
+        })
+        .report();
+    assert!(unlisted.host.processes.other_postmasters.is_empty());
+    assert!(unlisted.caveats.iter().all(|c| c.kind != "other_clusters"));
+    assert_eq!(owner(&unlisted), ("other_cgroup", None));
 }
