@@ -388,6 +388,56 @@ mod tests {
     }
 
     #[test]
+    fn the_recorded_log_and_its_syslog_copy_are_one_log() {
+        // Real capture: the logging collector on, log_destination = 'stderr,syslog' (facility
+        // LOCAL0, an rsyslogd writing local0.* to a file of its own), a backend's kill -9;
+        // every record is in both files, the crash too.
+        let report = Scratch::incident("pg15-stderr-syslog-sigkill").report();
+        assert_eq!(report.incidents.len(), 1, "{:#?}", report.incidents);
+        let i = &report.incidents[0];
+        assert_eq!((i.kind, i.cause), ("crash_restart", "signal_from_outside"));
+        let crash = i.postgres_crash.as_ref().expect("its crash");
+        assert_eq!(
+            (crash.path.as_str(), crash.pid),
+            ("postgres/server.log", 13441)
+        );
+        let syslog = report
+            .sources
+            .iter()
+            .find(|s| s.path == "postgres/syslog.txt")
+            .expect("listed");
+        assert_eq!(syslog.kind, "postgres_log");
+        assert_eq!((syslog.records, syslog.unrecognized_lines), (18, 0));
+        let l = syslog.server_log.as_ref().expect("its role");
+        assert_eq!(
+            (l.role, l.copied_from.as_str(), l.read_as_one_log),
+            ("syslog", "/var/log/postgresql/postgresql-syslog.log", false)
+        );
+        assert_eq!(
+            syslog.note.as_deref(),
+            Some(
+                "13 of its records are also in postgres/server.log (the same line in both): \
+                 counted once, there"
+            )
+        );
+        // Nothing of the syslog copy is on the timeline: each of its events is the log's.
+        let json = serde_json::to_string(&report.timeline).expect("the timeline as JSON");
+        assert!(!json.contains("postgres/syslog.txt"), "{json}");
+        // Read as a log of its own (no manifest entry saying what it is), the crash counts twice.
+        let apart = Scratch::incident("pg15-stderr-syslog-sigkill")
+            .edit("manifest.json", |m| {
+                let entry = m
+                    .lines()
+                    .find(|l| l.contains("\"path\": \"postgres/syslog.txt\""))
+                    .expect("its server_logs entry")
+                    .to_owned();
+                m.replace(&format!(",\n{entry}"), "")
+            })
+            .report();
+        assert_eq!(apart.incidents.len(), 2, "{:#?}", apart.incidents);
+    }
+
+    #[test]
     fn a_line_in_both_syslog_and_the_log_is_counted_once() {
         let report = log_and_syslog(true).report();
         assert_eq!(report.incidents.len(), 1, "{:#?}", report.incidents);
