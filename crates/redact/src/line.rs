@@ -243,7 +243,13 @@ impl Redactor {
         let tabbed = text
             .strip_prefix('\t')
             .or_else(|| text.strip_prefix("#011"));
-        if tabbed.is_some() || continued {
+        // PostgreSQL numbers every line of a record it sends to syslog, not only the pieces
+        // syslog_split_messages cuts: `[5-2] ` may be the record's STATEMENT or DETAIL line,
+        // which begins with the log's prefix and is read as a line of its own.
+        let own_line = continued
+            && tabbed.is_none()
+            && state.prefix().is_some_and(|p| p.line_parts(text).is_some());
+        if tabbed.is_some() || (continued && !own_line) {
             return self.continuation(text, state);
         }
         state.continuation = Continuation::Text;

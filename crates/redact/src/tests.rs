@@ -299,3 +299,44 @@ fn the_os_user_postgresql_runs_as_is_replaced_wherever_it_is_a_word() {
     );
     assert_eq!(line("pgmrecords"), "pgmrecords");
 }
+
+#[test]
+fn syslog_lines_of_a_record_are_read_by_their_labels_and_its_split_pieces_as_its_query() {
+    // Real lines (fixtures/incidents/pg15-stderr-syslog-sigkill/, rsyslog's default file
+    // format): PostgreSQL numbers each line of a record (`[5-2]` is its STATEMENT line) and
+    // each piece syslog_split_messages cuts from a long line (`[5-3]`).
+    let mut r = Redactor::new();
+    r.learn_hostname("dbhost");
+    let prefix = pgmortem_parse::pglog::LogLinePrefix::compile("%m [%p] ").unwrap();
+    let mut state = LineState::for_log(prefix);
+    let lines = [
+        "2026-12-07T15:47:34.745023+00:00 dbhost postgres[13428]: [5-1] 2026-12-07 15:47:34.744 UTC [13428] ERROR:  cannot pass more than 100 arguments to a function at character 8",
+        "2026-12-07T15:47:34.745033+00:00 dbhost postgres[13428]: [5-2] 2026-12-07 15:47:34.744 UTC [13428] STATEMENT:  SELECT no_such_function(1, 2, 3,",
+        "2026-12-07T15:47:34.745036+00:00 dbhost postgres[13428]: [5-3]  188, 189, 190)",
+        "2026-12-07T15:47:34.763668+00:00 dbhost postgres[13431]: [5-3] #011#011x / 0 AS ratio",
+        "2026-12-07T15:47:35.826697+00:00 dbhost postgres[13402]: [5-2] 2026-12-07 15:47:35.826 UTC [13402] DETAIL:  Failed process was running: SELECT pg_sleep(600);",
+    ];
+    let out: Vec<String> = lines.iter().map(|l| r.redact_line(l, &mut state)).collect();
+    assert!(out[0].ends_with("at character 8"), "{}", out[0]);
+    assert!(
+        out[0].contains(" host-1 postgres[13428]: [5-1] "),
+        "{}",
+        out[0]
+    );
+    for (i, literal) in [
+        (1, "(1, 2, 3,"),
+        (2, "188, 189, 190"),
+        (3, "/ 0 "),
+        (4, "(600)"),
+    ] {
+        assert!(!out[i].contains(literal), "{}", out[i]);
+        assert!(out[i].contains("lit_"), "{}", out[i]);
+    }
+    assert!(
+        out[1].contains(
+            "[5-2] 2026-12-07 15:47:34.744 UTC [13428] STATEMENT:  SELECT no_such_function(lit_"
+        ),
+        "{}",
+        out[1]
+    );
+}
