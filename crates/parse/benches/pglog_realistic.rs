@@ -53,10 +53,33 @@ fn count_parallel(log: &[u8], threads: usize) -> usize {
 /// Whether the criterion command line names a filter that `name` cannot match (so the input
 /// of a group left out is not built).
 fn skipped(name: &str) -> bool {
-    let filters: Vec<String> = std::env::args()
-        .skip(1)
-        .filter(|a| !a.starts_with('-'))
-        .collect();
+    // Criterion's options that take a value (the value is not a filter).
+    const VALUED: &[&str] = &[
+        "--warm-up-time",
+        "--measurement-time",
+        "--sample-size",
+        "--profile-time",
+        "--save-baseline",
+        "--baseline",
+        "--load-baseline",
+        "--nresamples",
+        "--noise-threshold",
+        "--confidence-level",
+        "--significance-level",
+        "--color",
+        "--format",
+        "--plotting-backend",
+        "--output-format",
+    ];
+    let mut filters = Vec::new();
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        if VALUED.contains(&arg.as_str()) {
+            args.next();
+        } else if !arg.starts_with('-') {
+            filters.push(arg);
+        }
+    }
     !filters.is_empty() && !filters.iter().any(|f| name.contains(f.as_str()))
 }
 
