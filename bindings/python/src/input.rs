@@ -229,6 +229,50 @@ impl Chunks {
     }
 }
 
+impl Input {
+    /// The input as a byte stream that needs no interpreter to be held: a path opened now (a
+    /// missing file is an error here) and decompressed on the way, bytes read from memory, a
+    /// binary file object read with `.read(CHUNK)` (taking the interpreter for each call). The
+    /// name is the path's, for messages and the `file` column; `None` for content.
+    pub(crate) fn into_reader(self) -> PyResult<(Box<dyn Read + Send>, Option<String>)> {
+        Ok(match self {
+            Input::Path(path) => {
+                let file = open_path(&path).map_err(|e| io_error(&path, &e))?;
+                (file, Some(path.display().to_string()))
+            }
+            Input::Bytes(data) => (Box::new(std::io::Cursor::new(data)), None),
+            Input::Reader(reader) => (Box::new(PyFileReader { reader }), None),
+        })
+    }
+}
+
+/// A Python binary file object as [`Read`]: each read calls `.read(n)` with the interpreter
+/// taken; an exception it raises becomes an I/O error carrying its message.
+struct PyFileReader {
+    reader: Py<PyAny>,
+}
+
+impl Read for PyFileReader {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        Python::attach(|py| {
+            let chunk = read_chunk(self.reader.bind(py), Some(buf.len().min(CHUNK)))
+                .map_err(|e| std::io::Error::other(e.to_string()))?
+                .unwrap_or_default();
+            // A read() that returns more than asked for is held to the buffer's size.
+            let n = chunk.len().min(buf.len());
+            if n < chunk.len() {
+                return Err(std::io::Error::other(format!(
+                    "the file object's read({}) returned {} bytes",
+                    buf.len().min(CHUNK),
+                    chunk.len()
+                )));
+            }
+            buf[..n].copy_from_slice(&chunk[..n]);
+            Ok(n)
+        })
+    }
+}
+
 /// A bundle path, with the temporary directory that holds it when the bundle came as content.
 pub(crate) struct BundlePath {
     /// Where to open the bundle.

@@ -13,12 +13,15 @@ use rayon::prelude::*;
 use pgmortem::parse::kernel;
 use pgmortem::parse::perf;
 
+mod arrow_stream;
 mod bundle;
 mod errors;
 mod fleet;
 mod input;
+mod kernel_arrow;
 mod pgbouncer;
 mod pglog;
+mod pglog_arrow;
 
 use errors::{OptionError, PgmortemError, analyze_error_of};
 use input::Input;
@@ -407,6 +410,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(collapse_perf, m)?)?;
     bundle::register(m)?;
     pglog::register(m)?;
+    pglog_arrow::register(m)?;
+    kernel_arrow::register(m)?;
+    m.add_class::<arrow_stream::ArrowStream>()?;
     pgbouncer::register(m)?;
     Ok(())
 }

@@ -22,7 +22,7 @@ pub(crate) struct PgLogRecords {
     finished: bool,
 }
 
-fn pglog_error(err: PgLogError) -> PyErr {
+pub(crate) fn pglog_error(err: PgLogError) -> PyErr {
     match err {
         PgLogError::InvalidPrefix { .. } => OptionError::new_err(err.to_string()),
         _ => ParseError::new_err(err.to_string()),

@@ -15,6 +15,10 @@ re-exported here: ``pgmortem.Report``, ``pgmortem.PgRecord``, …). Errors are s
 pyarrow Tables (optional extras ``pgmortem[pandas]``, ``pgmortem[arrow]``, imported only when
 called); :mod:`pgmortem.fleet` analyzes many bundles on Dask into a Parquet dataset
 (``pgmortem[fleet]``).
+
+``pg_log_batches(path)`` and ``kernel_batches(path)`` give a log's records as a
+``pyarrow.RecordBatchReader`` built in Rust as the file is read, for polars and DuckDB;
+``timeline_batches(report)`` and ``findings_batches(report)`` a report's tables the same way.
 """
 
 from pgmortem._errors import (
@@ -46,8 +50,10 @@ from pgmortem._native import (
     run_cli,
 )
 from pgmortem._native import PgLogRecords, parse_pg_log
+from pgmortem._native import ArrowStream, kernel_stream, pg_log_stream
 from pgmortem._native import PgbouncerRecords, parse_pgbouncer_log
 from pgmortem._frames import Frames, to_arrow, to_pandas
+from pgmortem._batches import findings_batches, kernel_batches, pg_log_batches, timeline_batches
 from pgmortem import types
 from pgmortem.types import *  # noqa: F403 - every TypedDict, importable at run time
 
@@ -80,6 +86,13 @@ __all__ = [
     "parse_pg_log",
     "PgbouncerRecords",
     "parse_pgbouncer_log",
+    "ArrowStream",
+    "pg_log_stream",
+    "kernel_stream",
+    "pg_log_batches",
+    "kernel_batches",
+    "timeline_batches",
+    "findings_batches",
     "Frames",
     "to_arrow",
     "to_pandas",

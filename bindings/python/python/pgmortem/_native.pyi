@@ -2,7 +2,7 @@
 the package (pgmortem/__init__.py) re-exports everything here with ``__all__``."""
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Literal
+from typing import Any, Generic, Literal, TypeVar
 
 from pgmortem.types import (
     BouncerForm,
@@ -108,6 +108,33 @@ def parse_pg_log(
         "cloudwatch", "azure",
     ] = "auto",
 ) -> PgLogRecords: ...
+
+_Stats = TypeVar("_Stats", PgLogStats, KernelStats)
+
+class ArrowStream(Generic[_Stats]):
+    """A stream of Arrow record batches (the Arrow PyCapsule interface, read once by
+    ``pyarrow.RecordBatchReader.from_stream``, ``polars.DataFrame`` or DuckDB) with the counts
+    of what was read so far (``None`` before the first batch)."""
+
+    @property
+    def column_names(self) -> list[str]: ...
+    def __arrow_c_stream__(self, requested_schema: object | None = None) -> Any: ...
+    def stats(self) -> _Stats | None: ...
+
+def pg_log_stream(
+    path_or_bytes: Input,
+    prefix: str | None = None,
+    format: Literal[
+        "auto", "stderr", "csv", "json", "syslog", "syslog5424", "journal", "journal_json",
+        "heroku", "cloudsql", "cnpg", "docker-json", "cri", "timestamped", "journal-export",
+        "cloudwatch", "azure",
+    ] = "auto",
+    *,
+    batch_rows: int | None = None,
+) -> ArrowStream[PgLogStats]: ...
+def kernel_stream(
+    data: Input, *, year: int | None = None, batch_rows: int | None = None
+) -> ArrowStream[KernelStats]: ...
 
 class PgbouncerRecords(Iterator[BouncerRecord]):
     """Iterator over the records of a pgbouncer log; ``stats()`` gives the counts so far."""
