@@ -25,11 +25,14 @@
 
 use std::collections::BTreeMap;
 use std::hint::black_box;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use pgmortem_parse::pglog::{self, PgLogOptions};
+
+#[path = "realistic/mod.rs"]
+#[allow(missing_docs)]
+mod realistic;
 
 /// The allocator the `pgmortem` binary ships (cli/src/main.rs), so the figures are the tool's.
 #[global_allocator]
@@ -45,10 +48,6 @@ const RUN_SECONDS: f64 = 0.2;
 /// How far below its baseline an input may read before the bench fails.
 const TOLERANCE: f64 = 0.10;
 
-fn pglog_fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/formats/pglog")
-}
-
 fn baseline_path() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/pglog_regression.baseline")
 }
@@ -57,7 +56,7 @@ fn baseline_path() -> PathBuf {
 fn fixtures() -> Vec<String> {
     let mut names = Vec::new();
     for dir in ["", "prefixes", "pgbadger"] {
-        let entries = std::fs::read_dir(pglog_fixtures().join(dir)).expect("fixtures");
+        let entries = std::fs::read_dir(realistic::fixtures().join(dir)).expect("fixtures");
         for entry in entries.flatten() {
             let name = entry.file_name().to_string_lossy().into_owned();
             let skip = [".md", ".prefix", ".conf"]
@@ -76,27 +75,10 @@ fn fixtures() -> Vec<String> {
     names
 }
 
-fn read(name: &str) -> Vec<u8> {
-    let bytes = std::fs::read(pglog_fixtures().join(name)).expect("a fixture");
-    let mut out = Vec::new();
-    if name.ends_with(".bz2") {
-        bzip2::read::BzDecoder::new(&bytes[..])
-            .read_to_end(&mut out)
-            .expect("bzip2");
-    } else if name.ends_with(".gz") {
-        flate2::read::MultiGzDecoder::new(&bytes[..])
-            .read_to_end(&mut out)
-            .expect("gzip");
-    } else {
-        out = bytes;
-    }
-    out
-}
-
 /// The fixture repeated to [`INPUT_BYTES`], a newline put between copies whose last line has
 /// none.
 fn repeated(name: &str) -> Vec<u8> {
-    let mut one = read(name);
+    let mut one = realistic::read_fixture(name);
     if one.last() != Some(&b'\n') {
         one.push(b'\n');
     }

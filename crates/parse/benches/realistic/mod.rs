@@ -179,11 +179,13 @@ impl Default for Options {
     }
 }
 
-fn fixtures() -> PathBuf {
+/// fixtures/formats/pglog, where the real logs are.
+pub fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/formats/pglog")
 }
 
-fn read_fixture(name: &str) -> Vec<u8> {
+/// A log under [`fixtures`], decompressed when its name ends in `.gz` or `.bz2`.
+pub fn read_fixture(name: &str) -> Vec<u8> {
     let path = fixtures().join(name);
     let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let mut out = Vec::new();
