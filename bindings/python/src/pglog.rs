@@ -70,19 +70,9 @@ impl PgLogRecords {
     }
 }
 
-/// The records of a PostgreSQL server log (stderr, csvlog, jsonlog or syslog), given by the
-/// input convention (a path, bytes or a binary file object), one dict at a time. `prefix` is the `log_line_prefix` (default: detected);
-/// `format` is `"auto"`, `"stderr"`, `"csv"`, `"json"`, `"syslog"`, `"syslog5424"`,
-/// `"journal"`, `"journal_json"`, `"heroku"`, `"cloudsql"` or `"cnpg"`, or a wrapper whose
-/// lines' format is sniffed: `"docker-json"`, `"cri"`, `"timestamped"`, `"journal-export"`,
-/// `"cloudwatch"`, `"azure"`.
-#[pyfunction]
-#[pyo3(signature = (path_or_bytes, prefix=None, format="auto"))]
-fn parse_pg_log(
-    path_or_bytes: &Bound<'_, PyAny>,
-    prefix: Option<String>,
-    format: &str,
-) -> PyResult<PgLogRecords> {
+/// The reader's options from the Python arguments `prefix` and `format` (`"auto"`, a format's
+/// or a wrapper's name, as [`parse_pg_log`] lists them), for every function that reads a log.
+pub(crate) fn pg_log_options(prefix: Option<String>, format: &str) -> PyResult<PgLogOptions> {
     let (format, wrapper) = match format {
         "auto" => (None, None),
         other => match other.parse::<PgLogFormat>() {
@@ -97,12 +87,28 @@ fn parse_pg_log(
             ),
         },
     };
-    let options = PgLogOptions {
+    Ok(PgLogOptions {
         prefix,
         format,
         wrapper,
         ..PgLogOptions::default()
-    };
+    })
+}
+
+/// The records of a PostgreSQL server log (stderr, csvlog, jsonlog or syslog), given by the
+/// input convention (a path, bytes or a binary file object), one dict at a time. `prefix` is the `log_line_prefix` (default: detected);
+/// `format` is `"auto"`, `"stderr"`, `"csv"`, `"json"`, `"syslog"`, `"syslog5424"`,
+/// `"journal"`, `"journal_json"`, `"heroku"`, `"cloudsql"` or `"cnpg"`, or a wrapper whose
+/// lines' format is sniffed: `"docker-json"`, `"cri"`, `"timestamped"`, `"journal-export"`,
+/// `"cloudwatch"`, `"azure"`.
+#[pyfunction]
+#[pyo3(signature = (path_or_bytes, prefix=None, format="auto"))]
+fn parse_pg_log(
+    path_or_bytes: &Bound<'_, PyAny>,
+    prefix: Option<String>,
+    format: &str,
+) -> PyResult<PgLogRecords> {
+    let options = pg_log_options(prefix, format)?;
     let source = Chunks::of(Input::from_py(path_or_bytes, "path_or_bytes")?)?;
     Ok(PgLogRecords {
         source,

@@ -19,15 +19,12 @@ use arrow_array::{ArrayRef, DictionaryArray, RecordBatch, RecordBatchReader, Str
 use arrow_schema::{ArrowError, DataType, Field, Schema, SchemaRef, TimeUnit};
 use pyo3::prelude::*;
 
-use pgmortem::parse::pglog::{
-    PgLogError, PgLogFormat, PgLogOptions, PgLogReader, PgRecord, Severity,
-};
-use pgmortem::parse::wrap::Wrapper;
+use pgmortem::parse::pglog::{PgLogError, PgLogReader, PgRecord, Severity};
 
 use crate::arrow_stream::{
     ArrowStream, Primed, SharedStats, StreamStats, batch_rows_of, civil_nanos, nanos, set_stats,
 };
-use crate::errors::{OptionError, io_error};
+use crate::errors::io_error;
 use crate::input::{CHUNK, Input};
 use crate::pglog::pglog_error;
 
@@ -437,26 +434,7 @@ fn pg_log_stream(
     batch_rows: Option<usize>,
 ) -> PyResult<ArrowStream> {
     let batch_rows = batch_rows_of(batch_rows)?;
-    let (format, wrapper) = match format {
-        "auto" => (None, None),
-        other => match other.parse::<PgLogFormat>() {
-            Ok(format) => (Some(format), None),
-            Err(e) => (
-                None,
-                Some(
-                    other
-                        .parse::<Wrapper>()
-                        .map_err(|_| OptionError::new_err(e))?,
-                ),
-            ),
-        },
-    };
-    let options = PgLogOptions {
-        prefix,
-        format,
-        wrapper,
-        ..PgLogOptions::default()
-    };
+    let options = crate::pglog::pg_log_options(prefix, format)?;
     let (source, name) = Input::from_py(path_or_bytes, "path_or_bytes")?.into_reader()?;
     let file: ArrayRef = Arc::new(StringArray::from_iter_values(name.iter()));
     let stats = SharedStats::default();
