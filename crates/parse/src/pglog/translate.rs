@@ -266,6 +266,48 @@ struct Entry {
     lang: Lang,
     english: Format,
     translated: Format,
+    /// What a message needs to hold for `translated` to read it, tested before reading.
+    gate: Gate,
+}
+
+/// A cheap test a message passes whenever a format that starts with an argument can read it
+/// (every literal of the format appears in a message it reads): most messages to translate
+/// are English ones no translation reads, and reading tries every place each literal after
+/// an argument is found. Formats starting with a literal need none (reading fails at once).
+struct Gate {
+    /// A literal of the format holds non-ASCII bytes: no ASCII message can be read.
+    non_ascii: bool,
+    /// The format's longest literal, when it starts with an argument.
+    longest: Option<memchr::memmem::Finder<'static>>,
+}
+
+impl Gate {
+    fn of(format: &Format) -> Gate {
+        let literals = || {
+            format.pieces.iter().filter_map(|p| match p {
+                Piece::Literal(l) => Some(l.as_str()),
+                Piece::Arg { .. } => None,
+            })
+        };
+        let starts_with_arg = matches!(format.pieces.first(), Some(Piece::Arg { .. }));
+        Gate {
+            non_ascii: literals().any(|l| !l.is_ascii()),
+            longest: literals()
+                .max_by_key(|l| l.len())
+                .filter(|_| starts_with_arg)
+                .map(|l| memchr::memmem::Finder::new(l.as_bytes()).into_owned()),
+        }
+    }
+
+    /// False when the format cannot read `message` (`ascii`: the message is all ASCII).
+    fn may_read(&self, message: &str, ascii: bool) -> bool {
+        if self.non_ascii && ascii {
+            return false;
+        }
+        self.longest
+            .as_ref()
+            .is_none_or(|f| f.find(message.as_bytes()).is_some())
+    }
 }
 
 /// Bytes of a message's start used as the lookup key.
@@ -320,10 +362,12 @@ fn catalog() -> &'static Catalog {
                 continue;
             }
             let idx = c.entries.len();
+            let translated_format = Format::compile(translated);
             let entry = Entry {
                 lang,
                 english: Format::compile(english),
-                translated: Format::compile(translated),
+                gate: Gate::of(&translated_format),
+                translated: translated_format,
             };
             if let Some(tail) = translated.strip_prefix("%s (PID %d)") {
                 let tail = tail.trim_start_matches(' ');
@@ -433,9 +477,10 @@ pub(crate) fn to_english(message: &str, langs: Languages) -> Option<(Lang, Strin
         return Some((lang, english.to_owned()));
     }
     let bytes = message.as_bytes();
+    let ascii = bytes.is_ascii();
     if bytes.len() >= KEY
         && let Some(candidates) = c.by_start.get(&bytes[..KEY])
-        && let Some(found) = first_fit(c, candidates, message, langs)
+        && let Some(found) = first_fit(c, candidates, message, ascii, langs)
     {
         return Some(found);
     }
@@ -447,7 +492,7 @@ pub(crate) fn to_english(message: &str, langs: Languages) -> Option<(Lang, Strin
             .unwrap_or(bytes.len());
         if let Some(key) = bytes.get(start..start + KEY)
             && let Some(candidates) = c.by_after_number.get(key)
-            && let Some(found) = first_fit(c, candidates, message, langs)
+            && let Some(found) = first_fit(c, candidates, message, ascii, langs)
         {
             return Some(found);
         }
@@ -455,7 +500,7 @@ pub(crate) fn to_english(message: &str, langs: Languages) -> Option<(Lang, Strin
     // `PostgreSQL 15.18 … 64-bit startet`
     if bytes.len() >= KEY
         && let Some(candidates) = c.by_end.get(&bytes[bytes.len() - KEY..])
-        && let Some(found) = first_fit(c, candidates, message, langs)
+        && let Some(found) = first_fit(c, candidates, message, ascii, langs)
     {
         return Some(found);
     }
@@ -465,22 +510,23 @@ pub(crate) fn to_english(message: &str, langs: Languages) -> Option<(Lang, Strin
             .as_bytes()
             .get(..KEY)
             .and_then(|k| c.by_pid_tail.get(k))
-        && let Some(found) = first_fit(c, candidates, message, langs)
+        && let Some(found) = first_fit(c, candidates, message, ascii, langs)
     {
         return Some(found);
     }
-    first_fit(c, &c.loose, message, langs)
+    first_fit(c, &c.loose, message, ascii, langs)
 }
 
 fn first_fit(
     c: &Catalog,
     candidates: &[usize],
     message: &str,
+    ascii: bool,
     langs: Languages,
 ) -> Option<(Lang, String)> {
     candidates.iter().find_map(|&i| {
         let e = &c.entries[i];
-        if !langs.allows(e.lang) {
+        if !langs.allows(e.lang) || !e.gate.may_read(message, ascii) {
             return None;
         }
         let args = e.translated.read(message)?;
@@ -537,6 +583,34 @@ mod tests {
         let mut l = Languages::default();
         l.add(catalog::LANGUAGES.iter().position(|&n| n == "fr").unwrap() as Lang);
         l
+    }
+
+    #[test]
+    fn the_gate_lets_through_every_message_a_translation_reads() {
+        let c = catalog();
+        let mut read = 0;
+        for e in &c.entries {
+            let args: Vec<String> = (0..16)
+                .map(|i| {
+                    let shape = e.translated.pieces.iter().find_map(|p| match p {
+                        Piece::Arg { index, shape } if *index == i => Some(*shape),
+                        _ => None,
+                    });
+                    match shape {
+                        Some(ArgShape::Integer) => "42".to_owned(),
+                        Some(ArgShape::Hex) => "1F".to_owned(),
+                        Some(ArgShape::Float) => "0.5".to_owned(),
+                        _ => "x y".to_owned(),
+                    }
+                })
+                .collect();
+            let message = e.translated.render(&args);
+            if e.translated.read(&message).is_some() {
+                read += 1;
+                assert!(e.gate.may_read(&message, message.is_ascii()), "{message:?}");
+            }
+        }
+        assert!(read > c.entries.len() / 2, "{read} of {}", c.entries.len());
     }
 
     #[test]
