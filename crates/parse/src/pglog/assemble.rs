@@ -330,7 +330,9 @@ impl Assembler {
 
     /// Reads one line (a wrapped line's pieces joined).
     fn push_line(&mut self, number: u64, text: &str, fallback_pid: Option<u32>) {
-        let width = text.chars().count();
+        // The line's width before its padding is taken off (counted only when wraps are
+        // looked for: a pass over every character of every line otherwise).
+        let unpadded = text;
         let mut pad = 0;
         let text = if self.padded {
             let shape = crate::paste::Paste {
@@ -346,7 +348,7 @@ impl Assembler {
         let (previous_width, previous_spaced, previous_trailing_space, previous_pad) =
             match self.wrap_width {
                 Some(_) => (
-                    std::mem::replace(&mut self.last_width, width),
+                    std::mem::replace(&mut self.last_width, unpadded.chars().count()),
                     std::mem::replace(&mut self.last_spaced, text.contains(' ')),
                     std::mem::replace(&mut self.last_trailing_space, text.ends_with(' ')),
                     std::mem::replace(&mut self.last_pad, pad),
