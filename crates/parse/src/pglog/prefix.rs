@@ -489,11 +489,24 @@ impl<'a> Matcher<'_, 'a, '_, '_> {
         }
         match self.items.get(idx + 1) {
             Some(Item::Literal(lit)) => {
-                for (off, _) in line[min..].match_indices(lit.as_str()) {
+                // The places `lit` is found from `min` on, left to right and not overlapping
+                // (what `match_indices` gives), found by its first byte with `memchr`: a
+                // string searcher built for every field of every line cost more than the
+                // search.
+                let hay = &line.as_bytes()[min..];
+                let lit = lit.as_bytes();
+                // Literals are never empty (`compile` keeps only text it has).
+                let first = lit.first().copied().unwrap_or_default();
+                let mut free_from = 0;
+                for off in memchr::memchr_iter(first, hay) {
                     let end = min + off;
                     if end > limit || self.budget == 0 {
                         break;
                     }
+                    if off < free_from || !hay[off..].starts_with(lit) {
+                        continue;
+                    }
+                    free_from = off + lit.len();
                     if let Some(found) = self.try_text_end(idx, pos, end, escape) {
                         return Some(found);
                     }
