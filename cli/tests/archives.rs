@@ -170,7 +170,7 @@ fn inside_a_directory_it_is_said_first_in_the_report() {
         .unwrap();
     assert_eq!(
         first,
-        "  ! pg15-memcg-oom-work-mem.7z could not be opened, so nothing it holds is in this \
+        "  ! `pg15-memcg-oom-work-mem.7z` could not be opened, so nothing it holds is in this \
          report: 7z archives cannot be read: extract it (7z x FILE) and give the directory"
     );
     let report = analyze_json(dir.path());

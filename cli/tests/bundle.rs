@@ -631,7 +631,7 @@ fn a_pgo_support_export_is_read_by_its_layout_with_patroni_and_pgbackrest_logs()
         .as_array()
         .unwrap()
         .iter()
-        .filter(|l| l["message"] == "Patroni: Error communicating with DCS")
+        .filter(|l| l["message"] == "Patroni: `Error communicating with DCS`")
         .count();
     assert!((1..=2).contains(&dcs), "{dcs}");
 
@@ -651,7 +651,7 @@ fn a_pgo_support_export_is_read_by_its_layout_with_patroni_and_pgbackrest_logs()
     let check = pgbackrest.iter().find(|e| e["kind"] == "error").unwrap();
     assert_eq!(check["at"], "2026-11-28T14:58:56.668Z");
     assert!(check["summary"].as_str().unwrap().starts_with(
-        "pgBackRest check: [082] WAL segment 000000010000000000000006 was not archived"
+        "pgBackRest check: [082] `WAL segment 000000010000000000000006 was not archived"
     ));
 }
 

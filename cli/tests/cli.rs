@@ -96,7 +96,7 @@ fn analyze_text_names_the_victim_the_query_and_the_outage() {
         .assert()
         .success()
         .stdout(predicate::str::contains("Incident 1: oom_kill"))
-        .stdout(predicate::str::contains("OOM kill of postgres pid"))
+        .stdout(predicate::str::contains("OOM kill of `postgres` pid"))
         .stdout(predicate::str::contains("generate_series"))
         .stdout(predicate::str::contains("outage"));
 }
@@ -202,7 +202,7 @@ fn max_log_bytes_reads_the_end_of_each_log_and_says_so_first() {
         "{text}"
     );
     let first = text
-        .find("Caveats (they change the reading)\n  ! postgresql.log: only its last")
+        .find("Caveats (they change the reading)\n  ! `postgresql.log`: only its last")
         .unwrap_or_else(|| {
             panic!("{text}");
         });
@@ -426,7 +426,7 @@ fn memory_limit_keeps_the_end_of_a_perf_script_over_half_of_it() {
     };
     let text = caveat("32MiB").expect("a caveat at 32 MiB");
     assert!(
-        text.starts_with("perf/perf-script.txt: only its last 16.0 MiB of 16.3 MiB were read"),
+        text.starts_with("`perf/perf-script.txt`: only its last 16.0 MiB of 16.3 MiB were read"),
         "{text}"
     );
     assert_eq!(caveat("512MiB"), None);

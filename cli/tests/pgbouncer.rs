@@ -150,7 +150,7 @@ fn analyze_says_what_clients_saw_during_the_incident() {
     );
     assert!(
         text.contains(
-            "30 client errors (server_refused): the database system is in recovery mode   \
+            "30 client errors (server_refused): `the database system is in recovery mode`   \
              (pgbouncer.log:84)"
         ),
         "{text}"

@@ -263,7 +263,7 @@ fn a_kernel_log_of_many_kills_keeps_the_latest_in_bounded_memory() {
     assert!(
         caveats.contains(&(
             "oom_details_not_kept",
-            "kernel/dmesg.txt: 2 OOM reports keep their kill, trigger and cgroup counters but \
+            "`kernel/dmesg.txt`: 2 OOM reports keep their kill, trigger and cgroup counters but \
              not their task table, Mem-Info or cgroup stats: the last 1000 reports of a log \
              keep them, within 64 MiB"
         )),
@@ -342,7 +342,7 @@ fn a_smaller_memory_limit_keeps_less_of_the_logs_and_says_so() {
     assert_eq!(
         caveat(&small, "records_not_kept"),
         [
-            "kernel/dmesg.txt: 750 OOM reports before the last 1250 were counted but not kept: \
+            "`kernel/dmesg.txt`: 750 OOM reports before the last 1250 were counted but not kept: \
           their kills are not in the incidents"
         ]
     );

@@ -61,7 +61,7 @@ def test_logs_are_read_whole_unless_a_cap_is_asked_for(incidents: Path) -> None:
     capped = pgmortem.analyze(incidents / "pg15-sigkill-backend", max_log_bytes=1024)
     caveat = capped["caveats"][0]
     assert caveat["kind"] == "log_not_read_whole"
-    assert caveat["text"].startswith("postgresql.log: only its last")
+    assert caveat["text"].startswith("`postgresql.log`: only its last")
     with pytest.raises(ValueError, match="threads"):
         pgmortem.analyze(incidents / "pg15-sigkill-backend", threads=0)
 
@@ -75,7 +75,7 @@ def test_memory_limit_keeps_the_end_of_a_perf_script_over_half_of_it(
     (tmp_path / "perf" / "perf-script.txt").write_bytes(sample * 33)
     report = pgmortem.analyze(tmp_path, memory_limit=32 << 20)
     (caveat,) = [c for c in report["caveats"] if c["kind"] == "log_not_read_whole"]
-    assert caveat["text"].startswith("perf/perf-script.txt: only its last 16.0 MiB of 16.3 MiB")
+    assert caveat["text"].startswith("`perf/perf-script.txt`: only its last 16.0 MiB of 16.3 MiB")
     whole = pgmortem.analyze(tmp_path)
     assert all(c["kind"] != "log_not_read_whole" for c in whole["caveats"])
     with pytest.raises(ValueError, match="memory_limit: at least 32 MiB"):

@@ -192,7 +192,7 @@ fn keep_patroni(out: &mut HaSource, r: &PatroniRecord) {
         line: r.line,
         time: r.time.clone(),
         kind,
-        summary: format!("Patroni: {}", cut(&r.message)),
+        summary: format!("Patroni: {}", quoted(&r.message)),
         command: None,
         code: None,
     });
@@ -215,15 +215,15 @@ fn keep_backrest(out: &mut HaSource, r: &BackrestRecord) {
         line: r.line,
         time: r.time.clone(),
         kind,
-        summary: format!("pgBackRest {command}: {code}{}", cut(first)),
+        summary: format!("pgBackRest {command}: {code}{}", quoted(first)),
         command: r.command.clone(),
         code: r.code,
     });
 }
 
-/// A message cut to [`SUMMARY_BYTES`] at a character boundary.
-fn cut(text: &str) -> String {
-    crate::human::cut(text, SUMMARY_BYTES)
+/// A message cut to [`SUMMARY_BYTES`] at a character boundary and quoted.
+fn quoted(text: &str) -> String {
+    crate::human::quote_cut(text, SUMMARY_BYTES)
 }
 
 /// Seconds before an incident's start and after PostgreSQL was ready again in which Patroni's
@@ -317,7 +317,7 @@ mod tests {
         assert!(push.events.iter().all(|e| e.kind == "wal_push_failed"));
         assert!(push.events.iter().all(HaEvent::is_archive_failure));
         assert!(push.events[0].summary.starts_with(
-            "pgBackRest archive-push:async: could not push WAL file '000000010000000000000005'"
+            "pgBackRest archive-push:async: `could not push WAL file '000000010000000000000005'"
         ));
         let check = kept_backrest(include_bytes!(
             "../../../fixtures/formats/pgbackrest/pgbackrest-2.45-db-check.log"
@@ -363,7 +363,7 @@ mod tests {
             .iter()
             .find(|e| e.kind == "postgres_not_running")
             .unwrap();
-        assert_eq!(not_running.summary, "Patroni: Postgresql is not running.");
+        assert_eq!(not_running.summary, "Patroni: `Postgresql is not running.`");
         let clock = Clock {
             boot: None,
             host_offset: jiff::tz::Offset::constant(2),

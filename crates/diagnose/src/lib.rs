@@ -26,7 +26,7 @@ mod timeline;
 
 pub use clock::zone_offset;
 pub use groups::group as group_incidents;
-pub use human::{duration as human_duration, human_bytes, human_kb, signal_name};
+pub use human::{duration as human_duration, human_bytes, human_kb, quote, quote_cut, signal_name};
 pub use options::{DEFAULT_MEMORY_LIMIT, DiagnoseOptions, MIN_MEMORY_LIMIT};
 pub use report::*;
 pub use sources::DiagnoseError;

@@ -376,7 +376,7 @@ mod tests {
             [
                 pair(
                     "storage_error:filesystem_error",
-                    "ext4 error on loop0 (met by bash): trigger_test_error:129: 1"
+                    "ext4 error on loop0 (met by `bash`): `trigger_test_error:129: 1`"
                 ),
                 pair(
                     "storage_error:shutdown",
@@ -408,8 +408,8 @@ mod tests {
                 ),
                 pair(
                     "storage_error:io_error",
-                    "ext4 I/O error on loop0: ext4_end_bio:368: I/O error 3 writing to inode \
-                     993 starting block 59446)"
+                    "ext4 I/O error on loop0: `ext4_end_bio:368: I/O error 3 writing to inode \
+                     993 starting block 59446)`"
                 ),
             ]
         );
@@ -424,7 +424,7 @@ mod tests {
             [
                 pair(
                     "storage_error:device_reset",
-                    "SCSI disk 5:0:0:1 reset or taken offline: Power-on or device reset occurred"
+                    "SCSI disk 5:0:0:1 reset or taken offline: `Power-on or device reset occurred`"
                 ),
                 pair(
                     "storage_error:io_error",
@@ -441,7 +441,7 @@ mod tests {
             got,
             [pair(
                 "storage_error:shutdown",
-                "XFS on dm-0 shut down: Filesystem has been shut down due to log error (0x2)."
+                "XFS on dm-0 shut down: `Filesystem has been shut down due to log error (0x2).`"
             )]
         );
     }
@@ -483,8 +483,8 @@ mod tests {
             got[0],
             pair(
                 "hardware_error",
-                "CPU2: Core temperature above threshold, cpu clock throttled (total events = \
-                 2675)"
+                "`CPU2: Core temperature above threshold, cpu clock throttled (total events = \
+                 2675)`"
             )
         );
         let got = summaries(include_str!(
@@ -507,8 +507,9 @@ mod tests {
         assert!(
             got.contains(&pair(
                 "userspace_oom_kill",
-                "systemd-oomd killed /system.slice/systemd-journald.service (1 process): memory \
-                 pressure of /system.slice at 85.03%, over its limit of 80.00% for more than 2s"
+                "systemd-oomd killed `/system.slice/systemd-journald.service` (1 process): \
+                 memory pressure of `/system.slice` at 85.03%, over its limit of 80.00% for more \
+                 than 2s"
             )),
             "{got:?}"
         );
@@ -524,7 +525,7 @@ mod tests {
                 .map(|(_, s)| s.as_str())
                 .next(),
             Some(
-                "earlyoom sent SIGTERM to Web Content 1024668 (VmRSS 79 MiB, oom_score 823): \
+                "earlyoom sent SIGTERM to `Web Content` 1024668 (VmRSS 79 MiB, oom_score 823): \
                  available memory and free swap at or below its limits (mem 10.00%, swap \
                  10.00%)"
             )

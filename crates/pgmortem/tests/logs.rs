@@ -108,9 +108,9 @@ fn a_cap_asked_for_is_said_at_the_top_of_the_report() {
         .map(|c| c.text.as_str())
         .collect();
     assert_eq!(caveats.len(), 2, "{:?}", report.caveats);
-    assert!(caveats[0].starts_with("kernel/dmesg.txt: only its last"));
+    assert!(caveats[0].starts_with("`kernel/dmesg.txt`: only its last"));
     for part in [
-        "postgres/server.log: only its last 1024.0 KiB of 3.0 MiB were read",
+        "`postgres/server.log`: only its last 1024.0 KiB of 3.0 MiB were read",
         "1048576-byte cap on logs",
         "events before that part are not in this report",
     ] {
@@ -125,9 +125,9 @@ fn a_cap_asked_for_is_said_at_the_top_of_the_report() {
         "{text}"
     );
     let read_first =
-        text.find("\nCaveats (they change the reading)\n  ! kernel/dmesg.txt: only its last");
+        text.find("\nCaveats (they change the reading)\n  ! `kernel/dmesg.txt`: only its last");
     assert!(read_first.is_some(), "{text}");
-    let server = text.find("\n  ! postgres/server.log: only its last");
+    let server = text.find("\n  ! `postgres/server.log`: only its last");
     assert!(
         server.is_some() && server < text.find("sources read"),
         "{text}"
@@ -234,7 +234,7 @@ fn a_log_that_cannot_be_read_any_more_is_said_first_not_fatal() {
     assert!(
         caveat
             .text
-            .starts_with("postgres/server.log: reading stopped after 0 of"),
+            .starts_with("`postgres/server.log`: reading stopped after 0 of"),
         "{}",
         caveat.text
     );

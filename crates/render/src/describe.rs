@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 
 use pgmortem_diagnose::{
     ClientsSaw, Incident, KernelKill, PoolerProblem, PoolerSummary, Report, human_bytes, human_kb,
+    quote,
 };
 
 /// `1 incident`, `2 incidents`.
@@ -22,7 +23,7 @@ pub(crate) fn kill_victim(k: &KernelKill) -> String {
     let victim = if k.pid == 0 && k.comm.is_empty() {
         "OOM killer ran; no victim recorded".to_owned()
     } else {
-        format!("OOM kill of {} pid {}", k.comm, k.pid)
+        format!("OOM kill of {} pid {}", quote(&k.comm), k.pid)
     };
     let mut parts = vec![victim];
     let sizes: Vec<String> = [
@@ -61,7 +62,7 @@ pub(crate) fn kill_limit(k: &KernelKill) -> String {
             let _ = write!(limit, ", failcnt {f}");
         }
         if let Some(p) = &m.path {
-            let _ = write!(limit, " in {p}");
+            let _ = write!(limit, " in {}", quote(p));
         }
     }
     limit
@@ -198,7 +199,7 @@ pub(crate) fn pooler_problem(p: &PoolerProblem) -> (String, Option<(String, u64)
     let example = p.examples.first();
     let mut line = format!("{} {what} ({})", p.count, p.cause);
     if let Some(e) = example {
-        let _ = write!(line, ": {}", e.text);
+        let _ = write!(line, ": {}", quote(&e.text));
     }
     (line, example.map(|e| (e.path.clone(), e.line)))
 }
@@ -272,8 +273,8 @@ pub(crate) fn pooler_lifecycle(s: &PoolerSummary) -> Option<String> {
             let what = match l.kind {
                 "process_up" => "started".to_owned(),
                 "exiting" => "exited".to_owned(),
-                "fatal" => format!("died ({})", l.line.text),
-                _ => l.line.text.clone(),
+                "fatal" => format!("died ({})", quote(&l.line.text)),
+                _ => quote(&l.line.text),
             };
             format!("{what} at {}", ts(l.line.at))
         })
@@ -304,7 +305,7 @@ pub(crate) fn host_lines(report: &Report) -> Vec<String> {
     let mut lines = Vec::new();
     let c = &report.collection;
     let identity: Vec<String> = [
-        c.hostname.clone(),
+        c.hostname.as_deref().map(|h| format!("host {}", quote(h))),
         c.os.clone(),
         c.kernel_release.as_ref().map(|k| format!("kernel {k}")),
         c.virtualization.as_ref().map(|v| {
@@ -366,8 +367,12 @@ pub(crate) fn host_lines(report: &Report) -> Vec<String> {
     }
     if let Some(c) = &h.cgroup {
         lines.push(match &c.limit {
-            Some(l) => format!("memory cgroup limit {} ({})", human_bytes(l.value), c.dir),
-            None => format!("memory cgroup without a limit ({})", c.dir),
+            Some(l) => format!(
+                "memory cgroup limit {} ({})",
+                human_bytes(l.value),
+                quote(&c.dir)
+            ),
+            None => format!("memory cgroup without a limit ({})", quote(&c.dir)),
         });
     }
     let pg = &h.postgres;
@@ -422,9 +427,9 @@ pub(crate) fn boot_time(report: &Report) -> String {
 /// 2026-11-24T05:29:05Z → 2026-11-24T05:29:10Z, running again since …, 1 restart`.
 pub(crate) fn container_kill(k: &pgmortem_diagnose::ContainerKill) -> String {
     let mut parts = vec![match (&k.container, &k.pod) {
-        (Some(c), Some(p)) => format!("{c} of pod {p} {}", k.reason),
-        (Some(c), None) => format!("{c} {}", k.reason),
-        (None, Some(p)) => format!("a container of pod {p} {}", k.reason),
+        (Some(c), Some(p)) => format!("{} of pod {} {}", quote(c), quote(p), k.reason),
+        (Some(c), None) => format!("{} {}", quote(c), k.reason),
+        (None, Some(p)) => format!("a container of pod {} {}", quote(p), k.reason),
         (None, None) => format!("the container {}", k.reason),
     }];
     match (k.exit_code, k.signal) {

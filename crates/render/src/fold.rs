@@ -309,7 +309,11 @@ pub(crate) fn sentence(g: &IncidentGroup, report: &Report) -> String {
         }
     } else if !many {
         if let Some(k) = incidents.get(g.first).and_then(|i| i.kernel_kill.as_ref()) {
-            s.push_str(&format!(" of {} {}", k.comm, k.pid));
+            s.push_str(&format!(
+                " of {} {}",
+                pgmortem_diagnose::quote(&k.comm),
+                k.pid
+            ));
         }
     }
     if let Some(sig) = g.signal {

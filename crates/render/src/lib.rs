@@ -11,6 +11,7 @@ mod fold;
 mod html;
 mod inventory;
 mod markdown;
+mod spans;
 mod text;
 
 use pgmortem_diagnose::Report;

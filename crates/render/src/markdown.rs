@@ -86,7 +86,7 @@ pub fn markdown_with(report: &Report, detail: &Detail) -> String {
                     "- without {}: {} (from {})",
                     missing.join(", "),
                     rules.join(", "),
-                    own_text(&files.join("; "))
+                    prose(&files.join("; "))
                 );
             }
         } else {
@@ -430,10 +430,7 @@ fn write_sources(out: &mut String, report: &Report, all: bool) {
                 s.lines,
                 s.records,
                 s.unrecognized_lines,
-                s.note
-                    .as_deref()
-                    .map(|n| prose(&n.replace('\n', " ")))
-                    .unwrap_or_default()
+                s.note.as_deref().map(cell_prose).unwrap_or_default()
             ),
             Line::Kind {
                 kind,
@@ -444,14 +441,14 @@ fn write_sources(out: &mut String, report: &Report, all: bool) {
             } => writeln!(
                 out,
                 "| {files} files ({}) | {} | {lines} | {records} | 0 | all read |",
-                prose(&dirs),
+                cell_prose(&dirs),
                 cell(&code(kind))
             ),
             Line::Links { count, first } => writeln!(
                 out,
                 "| {count} symbolic links ({}, …) | | | | | not followed: the files they point \
                  to are read where they lie |",
-                prose(&first.join(", "))
+                cell_prose(&first.join(", "))
             ),
             // The Markdown table lists the files kept for a person like the others.
             Line::KeptHeading => Ok(()),
@@ -459,7 +456,7 @@ fn write_sources(out: &mut String, report: &Report, all: bool) {
                 out,
                 "| {count} files ({}) | `reference` | | | | kept for a person to read: no rule \
                  reads them |",
-                prose(&dirs)
+                cell_prose(&dirs)
             ),
         };
     }
@@ -471,30 +468,6 @@ fn capitalised(text: &str) -> String {
     chars
         .next()
         .map_or_else(String::new, |c| c.to_uppercase().chain(chars).collect())
-}
-
-/// Text of pgmortem's own (a rule's description of the files it reads), where `` `x` `` marks
-/// code: prose with code spans. Text with an odd number of backticks is all prose.
-fn own_text(text: &str) -> String {
-    if text.matches('`').count() % 2 == 1 {
-        return prose(text);
-    }
-    text.split('`')
-        .enumerate()
-        .map(|(i, part)| {
-            if i % 2 == 1 {
-                return code(part);
-            }
-            // `prose` trims; the blanks around a code span stay.
-            let lead = if part.starts_with(' ') { " " } else { "" };
-            let trail = if part.ends_with(' ') && part.trim() != "" {
-                " "
-            } else {
-                ""
-            };
-            format!("{lead}{}{trail}", prose(part))
-        })
-        .collect()
 }
 
 /// `path:line` as a code span.
@@ -514,12 +487,24 @@ fn visible(c: char) -> char {
     }
 }
 
-/// `text` as Markdown prose that reads as written: each line's leading blanks dropped, the
-/// characters that make inline structure backslash-escaped (``\ ` * [ ] < | ~ &``, `_` at
+/// `text` as Markdown prose that reads as written: each line's leading blanks dropped, its
+/// code spans (pgmortem's `` `x` `` and the bundle text it quotes, read as CommonMark reads
+/// them: [`crate::spans`]) written again as spans ([`code`]), and in the words between them
+/// the characters that make inline structure backslash-escaped (``\ ` * [ ] < | ~ &``, `_` at
 /// a word's edge), those that make a block escaped at a line's start (`#`, `>`, `-`, `+`, `=`,
-/// `1.`), `@` before a name kept from making a mention, and the lines joined with hard
-/// breaks (blank lines dropped, so the text stays one paragraph).
+/// `1.`), `@` before a name kept from making a mention; the lines joined with hard breaks
+/// (blank lines dropped, so the text stays one paragraph).
 pub fn prose(text: &str) -> String {
+    prose_in(text, false)
+}
+
+/// [`prose`] for a table cell: on one line, and `|` escaped inside code spans too (tables are
+/// split before code spans are read).
+pub(crate) fn cell_prose(text: &str) -> String {
+    prose_in(&text.replace(['\n', '\r'], " "), true)
+}
+
+fn prose_in(text: &str, in_cell: bool) -> String {
     let mut out = String::with_capacity(text.len() + 8);
     let lines: Vec<&str> = text
         .lines()
@@ -530,16 +515,23 @@ pub fn prose(text: &str) -> String {
         if n > 0 {
             out.push_str("\\\n");
         }
-        escape_line(line, &mut out);
+        for (i, piece) in crate::spans::pieces(line).into_iter().enumerate() {
+            match piece {
+                crate::spans::Piece::Prose(words) => escape_line(words, i == 0, &mut out),
+                crate::spans::Piece::Code(text) if in_cell => out.push_str(&cell(&code(text))),
+                crate::spans::Piece::Code(text) => out.push_str(&code(text)),
+            }
+        }
     }
     out
 }
 
-fn escape_line(line: &str, out: &mut String) {
-    let chars: Vec<char> = line.chars().map(visible).collect();
+/// `words` escaped into `out`; `line_start` when they begin a line, where a block could start.
+fn escape_line(words: &str, line_start: bool, out: &mut String) {
+    let chars: Vec<char> = words.chars().map(visible).collect();
     // A line that starts like a block (`# `, `> `, `- `, `+ `, `===`, `1. `) would make one.
     let digits = chars.iter().take_while(|c| c.is_ascii_digit()).count();
-    let block_at = match chars.first() {
+    let block_at = match chars.first().filter(|_| line_start) {
         Some('#' | '>' | '-' | '+' | '=') => Some(0),
         Some(c) if c.is_ascii_digit() && matches!(chars.get(digits), Some('.' | ')')) => {
             Some(digits)

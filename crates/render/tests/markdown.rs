@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use pgmortem_diagnose::{
     Caveat, ClientsSaw, ClockInfo, Evidence, Finding, Incident, LogLine, PoolerLifecycle,
     PoolerLine, PoolerProblem, PoolerSummary, PostgresCrash, Report, Severity, SourceSummary,
+    quote,
 };
 use pgmortem_render::{Detail, markdown_with};
 
@@ -122,7 +123,10 @@ fn hostile_report() -> Report {
             connections_refused: 0,
             confidence: 1.0,
             matched_by: None,
-            notes: vec![HOSTILE.to_owned()],
+            notes: vec![
+                HOSTILE.to_owned(),
+                format!("It was running: {} killed by SIGKILL", quote(HOSTILE)),
+            ],
             container_kill: None,
             clients_saw: Some(ClientsSaw {
                 from: at,
@@ -257,13 +261,35 @@ fn hostile_text_never_becomes_markdown_structure() {
         }
     }
     assert_eq!(rows, [8, 8, 6, 6, 6], "{md}");
-    // What the bundle wrote reads as it wrote it, line by line (in prose, lines start trimmed;
-    // the escape character shows as its picture).
+    // What the bundle wrote reads as it wrote it, line by line: in prose, lines start trimmed
+    // and a mention is broken by a zero-width space; in a code block or span, it is verbatim.
+    // Either way the escape character shows as its picture.
     let text = plain(&events);
     for line in HOSTILE.lines().map(str::trim).filter(|l| !l.is_empty()) {
-        let shown = line.replace('\u{1b}', "␛").replace("@s", "@\u{200B}s");
-        assert!(text.contains(&shown), "{shown:?} not read back from\n{md}");
+        let verbatim = line.replace('\u{1b}', "␛");
+        let in_prose = verbatim.replace("@s", "@\u{200B}s");
+        assert!(
+            text.contains(&in_prose) || text.contains(&verbatim),
+            "{verbatim:?} not read back from\n{md}"
+        );
     }
+    // Bundle text that pgmortem quotes in its own sentence is one code span holding the whole
+    // text on one line, and the sentence goes on after it as prose.
+    let one_line = HOSTILE.replace('\n', " ").replace('\u{1b}', "␛");
+    let quoted = events
+        .iter()
+        .position(|e| matches!(e, Event::Code(t) if *t.as_ref() == one_line))
+        .unwrap_or_else(|| panic!("{one_line:?} is not one code span in\n{md}"));
+    assert!(
+        matches!(&events[quoted - 1], Event::Text(t) if t.ends_with("It was running: ")),
+        "{:?}",
+        &events[quoted - 1..quoted + 2]
+    );
+    assert!(
+        matches!(&events[quoted + 1], Event::Text(t) if t.starts_with(" killed by SIGKILL")),
+        "{:?}",
+        &events[quoted - 1..quoted + 2]
+    );
     assert!(
         !md.contains('\u{1b}'),
         "an escape character reached the output"

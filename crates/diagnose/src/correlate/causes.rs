@@ -219,7 +219,8 @@ pub(crate) fn tie_kernel(
                 "{} killed {} ({}:{}), not the kernel's OOM killer",
                 killer_name(u.killer),
                 u.cgroup
-                    .clone()
+                    .as_deref()
+                    .map(crate::human::quote)
                     .or_else(|| u.pid.map(|p| format!("pid {p}")))
                     .unwrap_or_else(|| "it".to_owned()),
                 l.path,

@@ -217,9 +217,9 @@ fn crash_kind(crash: &Crash<'_>, killed: bool) -> &'static str {
 
 fn failed_start_note(f: &FailedStart<'_>) -> String {
     let mut note = format!(
-        "the postmaster did not start: it logged `{}` ({}:{}){}; nothing serves connections \
+        "the postmaster did not start: it logged {} ({}:{}){}; nothing serves connections \
          until a start succeeds",
-        crate::human::cut(&f.reason.message, 200),
+        crate::human::quote_cut(&f.reason.message, 200),
         f.path,
         f.reason.line,
         if f.end.is_some() {

@@ -69,7 +69,9 @@ pub(crate) fn tie(incidents: &mut Vec<Incident>, kernel: &[KernelSource], clock:
                 }
                 incident.notes.push(format!(
                     "systemd counted the kill in {} ({}:{}){also}",
-                    unit.event.unit, unit.path, unit.line
+                    crate::human::quote(&unit.event.unit),
+                    unit.path,
+                    unit.line
                 ));
             }
             None => {
@@ -97,19 +99,28 @@ pub(crate) fn tie(incidents: &mut Vec<Incident>, kernel: &[KernelSource], clock:
                  (stop, the default for services) took the whole service down instead of \
                  letting PostgreSQL recover from the loss of one process; it stayed down until \
                  someone started it again",
-                line.event.unit, line.path, line.line
+                crate::human::quote(&line.event.unit),
+                line.path,
+                line.line
             ),
             UnitEventKind::Failed => format!(
-                "systemd then failed {} with result '{detail}' ({}:{})",
-                line.event.unit, line.path, line.line
+                "systemd then failed {} with result {} ({}:{})",
+                crate::human::quote(&line.event.unit),
+                crate::human::quote(detail),
+                line.path,
+                line.line
             ),
             UnitEventKind::MainProcessExited => format!(
                 "{}: its main process exited, {detail} ({}:{})",
-                line.event.unit, line.path, line.line
+                crate::human::quote(&line.event.unit),
+                line.path,
+                line.line
             ),
             UnitEventKind::MemoryPeak => format!(
                 "{}'s memory peak was {detail} ({}:{})",
-                line.event.unit, line.path, line.line
+                crate::human::quote(&line.event.unit),
+                line.path,
+                line.line
             ),
             _ => continue,
         };
@@ -139,7 +150,7 @@ fn unit_incident(unit: &UnitLine<'_>, also: String) -> Incident {
          kernel's own report of the kill is not in the bundle, so which process died is \
          unknown. The kernel, not systemd-oomd, killed it: systemd-oomd's kills read \
          `systemd-oomd killed N process(es) in this unit`",
-        unit.event.unit
+        crate::human::quote(&unit.event.unit)
     ));
     incident
 }

@@ -408,7 +408,7 @@ mod tests {
         let pg = host.postgres;
         assert_eq!(
             pg.setting("max_connections").unwrap().set_in(),
-            ", set in /var/lib/postgresql/15/main/postgresql.conf"
+            ", set in `/var/lib/postgresql/15/main/postgresql.conf`"
         );
         assert_eq!(pg.setting("work_mem").unwrap().set_in(), "");
         assert_eq!(pg.bytes("bgwriter_flush_after"), Some(512 << 10));

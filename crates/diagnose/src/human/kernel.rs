@@ -6,7 +6,7 @@ use pgmortem_parse::kernel::{
     UserspaceOomKill,
 };
 
-use super::cut;
+use super::{quote, quote_cut};
 
 /// The name a person knows the part of the storage stack by.
 fn layer_name(layer: StorageLayer) -> &'static str {
@@ -22,7 +22,7 @@ fn layer_name(layer: StorageLayer) -> &'static str {
     }
 }
 
-/// What a file system's line adds after its device: `EXT4-fs error (device loop0):
+/// What a file system's line adds after its device, quoted: `EXT4-fs error (device loop0):
 /// trigger_test_error:129: comm bash: 1` → `trigger_test_error:129: 1` (the process is named
 /// apart), `XFS (dm-0): Filesystem has been shut down …` → `Filesystem has been shut down …`.
 fn detail(e: &StorageError) -> String {
@@ -42,20 +42,20 @@ fn detail(e: &StorageError) -> String {
         Some(c) => tail.replacen(&format!("comm {c}: "), "", 1),
         None => tail.to_owned(),
     };
-    cut(tail.trim(), 160)
+    quote_cut(tail.trim(), 160)
 }
 
 /// A storage or file-system error for a person: what failed, on which device, and the
-/// kernel's own words after the device (`ext4 error on loop0 (met by bash):
-/// trigger_test_error:129: 1`, `ext4 on loop0 remounted read-only`, `WRITE failed on loop0 at
-/// sector 475568: critical space allocation error (the device's backing store is full)`).
+/// kernel's own words after the device, quoted (``ext4 error on loop0 (met by `bash`):
+/// `trigger_test_error:129: 1` ``, `ext4 on loop0 remounted read-only`, `WRITE failed on loop0
+/// at sector 475568: critical space allocation error (the device's backing store is full)`).
 pub(crate) fn storage_error(e: &StorageError) -> String {
     let layer = layer_name(e.layer);
     let device = e.device.as_deref().unwrap_or("an unnamed device");
     let by = e
         .comm
         .as_deref()
-        .map(|c| format!(" (met by {c})"))
+        .map(|c| format!(" (met by {})", quote(c)))
         .unwrap_or_default();
     let request = || {
         format!(
@@ -96,7 +96,7 @@ pub(crate) fn storage_error(e: &StorageError) -> String {
         StorageFailure::DeviceReset => {
             format!("{layer} {device} reset or taken offline: {}", detail(e))
         }
-        _ => cut(&e.message, 200),
+        _ => quote_cut(&e.message, 200),
     }
 }
 
@@ -143,7 +143,7 @@ pub(crate) fn hardware_error(e: &HardwareError) -> String {
                 .map(|o| format!(" ({o})"))
                 .unwrap_or_default(),
             match (&e.comm, e.pid) {
-                (Some(c), Some(p)) => format!(", {c} {p} killed"),
+                (Some(c), Some(p)) => format!(", {} {p} killed", quote(c)),
                 _ => String::new(),
             }
         ),
@@ -152,8 +152,10 @@ pub(crate) fn hardware_error(e: &HardwareError) -> String {
             at("at", &e.location),
             at("address", &e.address)
         ),
-        HardwareSource::Thermal => cut(e.message.strip_prefix("mce: ").unwrap_or(&e.message), 120),
-        _ => cut(&e.message, 120),
+        HardwareSource::Thermal => {
+            quote_cut(e.message.strip_prefix("mce: ").unwrap_or(&e.message), 120)
+        }
+        _ => quote_cut(&e.message, 120),
     }
 }
 
@@ -171,7 +173,7 @@ pub(crate) fn userspace_oom_why(k: &UserspaceOomKill) -> String {
             k.reason,
             k.monitored
                 .as_deref()
-                .map(|m| format!(" of {m}"))
+                .map(|m| format!(" of {}", quote(m)))
                 .unwrap_or_default(),
             match (&k.measured, &k.limit) {
                 (Some(m), Some(l)) => format!(" at {m}, over its limit of {l}"),
@@ -205,7 +207,9 @@ pub(crate) fn userspace_oom_kill(k: &UserspaceOomKill) -> String {
             format!(
                 "earlyoom sent {} to {}{}{}: {why}",
                 k.signal.as_deref().unwrap_or("a signal"),
-                k.comm.as_deref().unwrap_or("process"),
+                k.comm
+                    .as_deref()
+                    .map_or_else(|| "process".to_owned(), quote),
                 k.pid.map(|p| format!(" {p}")).unwrap_or_default(),
                 if about.is_empty() {
                     String::new()
@@ -216,7 +220,9 @@ pub(crate) fn userspace_oom_kill(k: &UserspaceOomKill) -> String {
         }
         _ => format!(
             "systemd-oomd killed {}{}: {why}",
-            k.cgroup.as_deref().unwrap_or("a cgroup"),
+            k.cgroup
+                .as_deref()
+                .map_or_else(|| "a cgroup".to_owned(), quote),
             if k.pids.is_empty() {
                 String::new()
             } else {

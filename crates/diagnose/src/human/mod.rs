@@ -1,7 +1,10 @@
 //! Numbers for people: sizes, shares, durations, and text cut to length; kernel events in a
-//! line ([`kernel`]).
+//! line ([`kernel`]); bundle text quoted apart from pgmortem's words ([`quote`]).
 
 pub(crate) mod kernel;
+mod quote;
+
+pub use quote::{quote, quote_cut, quote_line};
 
 /// Kibibytes as a short human size.
 pub fn human_kb(kb: u64) -> String {

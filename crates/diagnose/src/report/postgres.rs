@@ -113,7 +113,7 @@ impl Setting {
     /// `, set by ALTER DATABASE … SET`, …, with a leading comma; empty when unknown.
     pub fn set_in(&self) -> String {
         if let Some(file) = &self.sourcefile {
-            return format!(", set in {file}");
+            return format!(", set in {}", crate::human::quote(file));
         }
         let how = match self.source.as_deref() {
             Some("database") => "ALTER DATABASE … SET",

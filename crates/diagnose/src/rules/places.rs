@@ -79,7 +79,7 @@ pub(crate) fn volume_text(v: &Volume) -> String {
         (Some(size), _, _) => format!(": {}", human_bytes(size.value)),
         _ => String::new(),
     };
-    format!("{}{what}{use_text}", v.mount_point)
+    format!("{}{what}{use_text}", crate::human::quote(&v.mount_point))
 }
 
 /// Evidence for a volume: its `df` line, else its mountinfo line.
@@ -146,9 +146,9 @@ pub(crate) fn wal_keepers(facts: &Facts<'_>) -> (Vec<String>, Vec<Evidence>) {
             continue;
         }
         said.push(format!(
-            "the inactive {} slot `{}` retains {} of WAL{}",
+            "the inactive {} slot {} retains {} of WAL{}",
             slot.slot_type.as_deref().unwrap_or("replication"),
-            slot.name.value,
+            crate::human::quote(&slot.name.value),
             human_bytes(retained.unsigned_abs()),
             slot.wal_status
                 .as_deref()

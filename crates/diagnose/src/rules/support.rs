@@ -5,7 +5,7 @@
 //! values, counted nouns.
 
 use crate::facts::{Facts, Setting};
-use crate::human::{QUOTED_QUERY_BYTES, cut, duration, human_bytes, human_kb};
+use crate::human::{QUOTED_QUERY_BYTES, duration, human_bytes, human_kb, quote_cut, quote_line};
 use crate::report::{CgroupRelation, Evidence, Incident, KernelKill, ProcessFault};
 
 /// The lines an incident stands on: the kernel's report, the death, the preceding lines, ready.
@@ -25,11 +25,10 @@ pub(crate) fn incident_evidence(incident: &Incident) -> Vec<Evidence> {
         evidence.push(Evidence {
             path: l.path.clone(),
             line: l.line,
-            what: format!(
-                "{}{}",
-                l.severity.map(|s| format!("{s}: ")).unwrap_or_default(),
-                cut(&l.message, 160)
-            ),
+            what: match l.severity {
+                Some(s) => quote_line(s, &l.message, 160),
+                None => quote_cut(&l.message, 160),
+            },
             key: None,
             host_file: None,
             host_line: None,
@@ -88,7 +87,7 @@ pub(crate) fn query_text(incident: &Incident) -> String {
         .postgres_crash
         .as_ref()
         .and_then(|c| c.query.as_deref())
-        .map(|q| format!(" It was running: {}", cut(q, QUOTED_QUERY_BYTES)))
+        .map(|q| format!(" It was running: {}", quote_cut(q, QUOTED_QUERY_BYTES)))
         .unwrap_or_default()
 }
 
@@ -100,7 +99,7 @@ pub(crate) fn limit_text(k: &KernelKill) -> String {
             human_kb(m.limit_kb.unwrap_or_default()),
             m.path
                 .as_deref()
-                .map(|p| format!(" ({p})"))
+                .map(|p| format!(" ({})", crate::human::quote(p)))
                 .unwrap_or_default()
         ),
         (_, Some("global")) => " when the host ran out of memory".to_owned(),
@@ -609,7 +608,7 @@ pub(crate) fn stranger_text(facts: &Facts<'_>, k: &KernelKill) -> String {
                     o.pid,
                     o.data_directory
                         .as_deref()
-                        .map(|d| format!(", {d}"))
+                        .map(|d| format!(", {}", crate::human::quote(d)))
                         .unwrap_or_default()
                 ),
                 None => " of another cluster".to_owned(),
@@ -662,10 +661,10 @@ pub(crate) fn death_text(incident: &Incident) -> String {
         return format!("PostgreSQL {} {}{how}", c.process, c.pid);
     }
     if let Some(f) = &incident.kernel_fault {
-        return format!("{} {} ({})", f.comm, f.pid, f.fault);
+        return format!("{} {} ({})", crate::human::quote(&f.comm), f.pid, f.fault);
     }
     if let Some(k) = incident.kernel_kill.as_ref().filter(|k| k.pid != 0) {
-        return format!("{} {} (OOM-killed)", k.comm, k.pid);
+        return format!("{} {} (OOM-killed)", crate::human::quote(&k.comm), k.pid);
     }
     if matches!(incident.kind, "unclean_restart" | "postmaster_killed") {
         return "PostgreSQL's postmaster".to_owned();

@@ -42,7 +42,7 @@ pub(crate) fn reading(
             };
             caveats.push(Caveat {
                 kind: "log_not_read_whole",
-                text: format!("{}: {part}; {after}", s.path),
+                text: format!("{}: {part}; {after}", crate::human::quote(&s.path)),
             });
         }
     }
@@ -74,7 +74,7 @@ pub(crate) fn reading(
         if !parts.is_empty() {
             caveats.push(Caveat {
                 kind: "records_not_kept",
-                text: format!("{}: {}", k.path, parts.join("; ")),
+                text: format!("{}: {}", crate::human::quote(&k.path), parts.join("; ")),
             });
         }
         if log.oom_details_dropped > 0 {
@@ -84,7 +84,7 @@ pub(crate) fn reading(
                     "{}: {} OOM reports keep their kill, trigger and cgroup counters but not \
                      their task table, Mem-Info or cgroup stats: the last {} reports of a log \
                      keep them, within {} MiB",
-                    k.path,
+                    crate::human::quote(&k.path),
                     log.oom_details_dropped,
                     limits.detailed_reports,
                     limits.detail_bytes >> 20
@@ -106,7 +106,8 @@ pub(crate) fn pooler_reading(pooler: &[PoolerSource]) -> Vec<Caveat> {
                 "{}: {} client errors and server failures before the latest ones were counted \
                  but not kept to tie to incidents (within --memory-limit): the whole log's \
                  counts are exact, an early incident's may be short",
-                p.path, p.digest.trouble_not_kept
+                crate::human::quote(&p.path),
+                p.digest.trouble_not_kept
             ),
         })
         .collect()
@@ -134,7 +135,10 @@ pub(crate) fn not_understood(summaries: &[SourceSummary]) -> Vec<Caveat> {
                 return None;
             }
             let first = s.unrecognized_examples.first().map(|(line, text)| {
-                format!("the first, line {line}: `{}`", crate::human::cut(text, 100))
+                format!(
+                    "the first, line {line}: {}",
+                    crate::human::quote_cut(text, 100)
+                )
             });
             let how_much = match (none_read, first) {
                 (true, Some(first)) => {
@@ -165,7 +169,7 @@ pub(crate) fn not_understood(summaries: &[SourceSummary]) -> Vec<Caveat> {
                     "{}: read as {what}, but {how_much}: what those lines hold is not \
                      in this report, so an absence of incidents or findings says nothing about \
                      them; {advice}",
-                    s.path
+                    crate::human::quote(&s.path)
                 ),
             })
         })
@@ -192,7 +196,7 @@ fn wrapper_time_disagrees(p: &PgSource) -> Option<Caveat> {
              (line {line}, PostgreSQL's time {} the wrapper's): events are placed by \
              PostgreSQL's own time, the wrapper's is kept beside it (`wrapper_at`); one of the \
              two clocks, or a zone, is wrong",
-            p.path,
+            crate::human::quote(&p.path),
             skew.beyond,
             skew.compared,
             WRAPPER_SKEW_SECONDS,
@@ -251,7 +255,7 @@ pub(crate) fn collector_reasons(bundle: &Bundle, kinds: &[&str]) -> String {
         .flat_map(|m| &m.files)
         .filter(|f| kinds.contains(&f.kind.as_str()) && (f.status != Some(0) || f.bytes == Some(0)))
         .map(|f| {
-            let mut r = format!("`{}`", crate::human::cut(&f.command, 80));
+            let mut r = crate::human::quote_cut(&f.command, 80);
             match f.status {
                 Some(0) => r.push_str(" gave nothing"),
                 Some(code) => r.push_str(&format!(" exited with status {code}")),
@@ -283,7 +287,8 @@ pub(crate) fn archives_not_read(bundle: &Bundle) -> Vec<Caveat> {
                     kind: "archive_not_opened",
                     text: format!(
                         "{} could not be opened, so nothing it holds is in this report: {}",
-                        s.path, s.reason
+                        crate::human::quote(&s.path),
+                        s.reason
                     ),
                 },
                 ArchiveTrouble::NotReadWhole => Caveat {
@@ -291,7 +296,8 @@ pub(crate) fn archives_not_read(bundle: &Bundle) -> Vec<Caveat> {
                     text: format!(
                         "{} was read only in part, so the files after that point are not in \
                          this report: {}",
-                        s.path, s.reason
+                        crate::human::quote(&s.path),
+                        s.reason
                     ),
                 },
             })
@@ -322,7 +328,7 @@ pub(crate) fn log_files_left_out(bundle: &Bundle) -> Option<Caveat> {
     let named: Vec<String> = left
         .iter()
         .take(3)
-        .map(|l| format!("{} ({})", l.source, l.why))
+        .map(|l| format!("{} ({})", crate::human::quote(&l.source), l.why))
         .collect();
     let more = if count > named.len() {
         format!(" and {} more", count - named.len())
@@ -405,12 +411,14 @@ fn named_but_not_read(summaries: &[SourceSummary], named: fn(&str) -> bool, what
             let first = s
                 .unrecognized_examples
                 .first()
-                .map(|(line, text)| format!(" (line {line}: `{}`)", crate::human::cut(text, 100)))
+                .map(|(line, text)| {
+                    format!(" (line {line}: {})", crate::human::quote_cut(text, 100))
+                })
                 .unwrap_or_default();
             format!(
                 " {} looks like {what} by its name, but its content was not recognised{first}: \
                  it is not read.",
-                s.path
+                crate::human::quote(&s.path)
             )
         })
         .collect()
@@ -523,7 +531,7 @@ mod tests {
         assert!(
             caveat
                 .text
-                .starts_with("postgres/server.log: read as a PostgreSQL log, but none of its "),
+                .starts_with("`postgres/server.log`: read as a PostgreSQL log, but none of its "),
             "{}",
             caveat.text
         );
@@ -617,7 +625,7 @@ mod tests {
         assert_eq!(
             caveat.text,
             "1 earlier file of the server log was not collected: \
-             /var/lib/postgresql/15/main/log/postgresql-2026-12-07_110300.log (past --log-bytes \
+             `/var/lib/postgresql/15/main/log/postgresql-2026-12-07_110300.log` (past --log-bytes \
              (2097152 bytes of the earlier files kept)). A crash or a failed start in them is not \
              in this report; collect again with a larger --log-bytes, or add the files to the \
              bundle."

@@ -667,7 +667,7 @@ fn untimed_note(prefix: &str, why: &str) -> String {
     let why = if prefix.is_empty() {
         "its lines have no log_line_prefix".to_owned()
     } else {
-        format!("{why}: `{prefix}`")
+        format!("{why}: {}", crate::human::quote(prefix))
     };
     format!(
         "no line carries a time ({why}): its events are kept in the log's order after the \

@@ -70,7 +70,7 @@ pub(super) fn write(out: &mut String, report: &Report) {
                 "<li><code>{}</code> without {} (from {})</li>",
                 esc(n.rule),
                 esc(&n.missing.join(", ")),
-                esc(&n.files.join("; "))
+                prose(&n.files.join("; "))
             );
         }
         out.push_str("</ul></details>");
@@ -135,7 +135,7 @@ fn write_finding(
     if !f.evidence.is_empty() {
         out.push_str("<div class=\"evidence\"><b>Evidence</b><ul>");
         for e in &f.evidence {
-            let what = esc(&e.what);
+            let what = prose(&e.what);
             let from = e
                 .host_place()
                 .map(|h| format!(", from <code class=\"place\">{}</code>", esc(&h)))

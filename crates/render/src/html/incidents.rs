@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use pgmortem_diagnose::{Incident, IncidentGroup, KernelKill, Report, human_kb};
 
-use super::markup::{count, esc, place, seconds, time_or_unknown};
+use super::markup::{count, esc, place, prose, seconds, time_or_unknown};
 use super::{summary, timeline};
 
 /// Writes the incidents section (nothing when there is none).
@@ -188,7 +188,7 @@ fn write_incident(out: &mut String, report: &Report, index: usize, incident: &In
         row(out, "figures", &figures.join(", "));
     }
     for note in &incident.notes {
-        row(out, "note", &esc(note));
+        row(out, "note", &prose(note));
     }
     if let Some(c) = &incident.clients_saw {
         row(out, "clients", &super::pooler::incident_cell(c));

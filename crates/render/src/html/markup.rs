@@ -68,21 +68,19 @@ pub(crate) fn count(n: u64) -> String {
     crate::fold::thousands_with(n, '\u{202f}')
 }
 
-/// Text of pgmortem's own (a finding's title, summary, advice; a caveat) escaped, with each
-/// `` `span` `` shown as `<code>`: the renderings' one convention for code in prose. Text with
-/// an odd number of backticks is escaped as it is.
+/// A sentence of the report escaped, with each code span (pgmortem's `` `x` `` and the bundle
+/// text it quotes, read as CommonMark reads them: [`crate::spans`]) shown as `<code>`: the
+/// renderings' one convention for code in prose. A backtick that opens no span is text.
 pub(crate) fn prose(text: &str) -> String {
-    if text.matches('`').count() % 2 != 0 {
-        return esc(text);
-    }
     let mut out = String::with_capacity(text.len() + 16);
-    for (i, part) in text.split('`').enumerate() {
-        if i % 2 == 1 {
-            out.push_str("<code>");
-            out.push_str(&esc(part));
-            out.push_str("</code>");
-        } else {
-            out.push_str(&esc(part));
+    for piece in crate::spans::pieces(text) {
+        match piece {
+            crate::spans::Piece::Prose(words) => out.push_str(&esc(words)),
+            crate::spans::Piece::Code(code) => {
+                out.push_str("<code>");
+                out.push_str(&esc(code));
+                out.push_str("</code>");
+            }
         }
     }
     out
@@ -113,8 +111,12 @@ mod tests {
             "set <code>transparent_hugepage=madvise</code> on &lt;the&gt; kernel"
         );
         assert_eq!(prose("`<x>`"), "<code>&lt;x&gt;</code>");
-        // An odd backtick is text.
+        // A backtick that opens no span is text; a longer fence holds backticks.
         assert_eq!(prose("it`s"), "it`s");
+        assert_eq!(
+            prose("ran: ``a `b` <c>`` then"),
+            "ran: <code>a `b` &lt;c&gt;</code> then"
+        );
     }
 
     #[test]

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 use pgmortem_diagnose::{ClientsSaw, PoolerProblem, Report};
 
-use super::markup::{esc, place};
+use super::markup::{esc, place, prose};
 use crate::describe;
 
 /// Writes the section (nothing when the bundle has no pgbouncer log).
@@ -35,7 +35,7 @@ pub(super) fn incident_cell(c: &ClientsSaw) -> String {
     let mut cell = esc(&describe::clients_saw_head(c));
     problems(&mut cell, &c.problems);
     for note in &c.notes {
-        let _ = write!(cell, "<p class=\"muted\">{}</p>", esc(note));
+        let _ = write!(cell, "<p class=\"muted\">{}</p>", prose(note));
     }
     cell
 }

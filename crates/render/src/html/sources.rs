@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use pgmortem_diagnose::{Report, human_bytes};
 
-use super::markup::{count, esc, time};
+use super::markup::{count, esc, prose, time};
 
 /// Beyond this many files the table starts folded (a bundle of a busy server holds a few files
 /// per backend).
@@ -104,7 +104,7 @@ pub(super) fn write(out: &mut String, report: &Report) {
         ),
     }
     for note in &c.notes {
-        let _ = write!(out, "<li>{}</li>", esc(note));
+        let _ = write!(out, "<li>{}</li>", prose(note));
     }
     out.push_str("</ul></section>\n");
 }

@@ -136,7 +136,7 @@ fn kill_finding(
         Some(k) => {
             summary.push_str(&format!(
                 " The node's kernel log shows the kill: {} {}{}.",
-                k.comm,
+                crate::human::quote(&k.comm),
                 k.pid,
                 limit_text(k)
             ));

@@ -77,11 +77,7 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
                 incident
                     .preceded_by
                     .iter()
-                    .map(|l| format!(
-                        "{} {}",
-                        l.severity.unwrap_or("LOG"),
-                        crate::human::cut(&l.message, 140)
-                    ))
+                    .map(|l| crate::human::quote_line(l.severity.unwrap_or("LOG"), &l.message, 140))
                     .collect::<Vec<_>>()
                     .join("; ")
             )
@@ -94,13 +90,13 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
         let mut fault_text = fault.map_or_else(String::new, |k| {
             format!(
                 " The kernel logged the fault: {}.{}",
-                k.describe(),
+                crate::human::quote(&k.describe()),
                 fault_reading(k)
             )
         });
         if let Some(f) = incident.kernel_fault.as_ref().filter(|_| fault.is_none()) {
-            fault_text = format!(
-                " The kernel logged the fault: {}[{}] {}{}{}.",
+            let line = format!(
+                "{}[{}] {}{}{}",
                 f.comm,
                 f.pid,
                 f.fault,
@@ -112,6 +108,10 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
                     .map(|o| format!(" in {o}"))
                     .unwrap_or_default()
             );
+            fault_text = format!(
+                " The kernel logged the fault: {}.",
+                crate::human::quote(&line)
+            );
         }
         if let Some(f) = &incident.kernel_fault
             && f.object_deleted
@@ -120,7 +120,9 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
                 " The kernel printed {} as (deleted): the file was replaced on disk after the \
                  server loaded it, so the process ran the old build; an upgraded library takes \
                  effect only after a restart.",
-                f.object.as_deref().unwrap_or("the object")
+                f.object
+                    .as_deref()
+                    .map_or_else(|| "the object".to_owned(), crate::human::quote)
             ));
         }
         let summary = format!(
@@ -235,7 +237,7 @@ mod tests {
             .one();
         assert!(f.title.contains("signal 11 (SIGSEGV)"), "{}", f.title);
         assert!(
-            f.summary.contains("The kernel logged the fault: postgres[5327]: segfault at 0 ip 0000000000000000 error 14")
+            f.summary.contains("The kernel logged the fault: `postgres[5327]: segfault at 0 ip 0000000000000000 error 14")
                 && f.summary.contains("The instruction pointer was 0"),
             "{}",
             f.summary
@@ -317,8 +319,9 @@ mod tests {
             .run("crash-restart")
             .one();
         assert!(
-            f.summary
-                .contains("postmaster[11377] general protection ip 7f5fbdb14c66 in pg_pathman.so"),
+            f.summary.contains(
+                "`postmaster[11377] general protection ip 7f5fbdb14c66 in pg_pathman.so`"
+            ),
             "{}",
             f.summary
         );

@@ -48,7 +48,7 @@
 use std::collections::BTreeMap;
 
 use crate::facts::Facts;
-use crate::human::cut;
+use crate::human::quote_cut;
 use crate::report::{Evidence, Finding, Incident, Severity};
 use crate::rules::support::{fault_evidence, incident_evidence, near_zero, outage_text};
 use crate::rules::{Input, RuleMeta, critical, finding};
@@ -365,12 +365,17 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
             continue;
         };
         let process = incident.postgres_crash.as_ref().map_or_else(
-            || format!("PostgreSQL process {} ({})", fault.pid, fault.comm),
+            || {
+                format!(
+                    "PostgreSQL process {} ({})",
+                    fault.pid,
+                    crate::human::quote(&fault.comm)
+                )
+            },
             |c| format!("PostgreSQL {} {}", c.process, c.pid),
         );
-        let mut summary = format!(
-            "The kernel's line: `{}[{}]: {}{}{} in {object}{}`. The fault is in {}, not in the \
-             postgres binary{}.",
+        let line = format!(
+            "{}[{}]: {}{}{} in {object}{}",
             fault.comm,
             fault.pid,
             fault.fault,
@@ -387,6 +392,10 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
             } else {
                 ""
             },
+        );
+        let mut summary = format!(
+            "The kernel's line: {}. The fault is in {}, not in the postgres binary{}.",
+            crate::human::quote(&line),
             library_text(object, extension.as_deref(), what),
             reading(facts, fault),
         );
@@ -462,10 +471,10 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
                 ),
             )
             .summary(format!(
-                "The kernel's line: `{}`. The fault is in {}, not in the postgres binary. The \
+                "The kernel's line: {}. The fault is in {}, not in the postgres binary. The \
                  PostgreSQL log shows no crash of {}: it does not cover that time, or its PIDs \
                  are another namespace's.{}",
-                faults[0].describe(),
+                crate::human::quote(&faults[0].describe()),
                 library_text(&object, extension.as_deref(), what),
                 if pids.len() == 1 { "it" } else { "them" },
                 preload_text(preload, extension.as_deref())
@@ -610,7 +619,7 @@ fn crash_text(incident: &Incident) -> String {
         .as_ref()
         .and_then(|c| c.query.as_deref())
     {
-        text.push_str(&format!(" It was running: {}", cut(q, 200)));
+        text.push_str(&format!(" It was running: {}", quote_cut(q, 200)));
     }
     text
 }
@@ -805,7 +814,7 @@ mod tests {
         assert_eq!(f.len(), 2, "{f:#?}");
         assert!(
             f[0].title
-                .starts_with("PostgreSQL process 55141 (postgres) crashed in credcheck.so"),
+                .starts_with("PostgreSQL process 55141 (`postgres`) crashed in credcheck.so"),
             "{}",
             f[0].title
         );

@@ -110,7 +110,7 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
                 k.memcg
                     .as_ref()
                     .and_then(|m| m.path.as_deref())
-                    .map(|p| format!(" ({p})"))
+                    .map(|p| format!(" ({})", crate::human::quote(p)))
                     .unwrap_or_default()
             ),
             Some(_) => "Nothing of this instance was killed, and the limit that was hit does \
@@ -134,7 +134,7 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
                     ),
                     None => format!(
                         "The kernel OOM killer killed {} {}{whose}{}",
-                        k.comm,
+                        crate::human::quote(&k.comm),
                         k.pid,
                         limit_text(k)
                     ),
@@ -205,8 +205,8 @@ mod tests {
         assert_eq!(f.severity, Severity::Info);
         assert!(
             f.title.starts_with(
-                "The kernel OOM killer killed postgres 25039 of another cluster (postmaster \
-                 24868, /var/lib/postgresql/15/other)"
+                "The kernel OOM killer killed `postgres` 25039 of another cluster (postmaster \
+                 24868, `/var/lib/postgresql/15/other`)"
             ),
             "{}",
             f.title
@@ -237,7 +237,7 @@ mod tests {
         assert!(
             f.recommendation
                 .unwrap()
-                .contains("The limit that was hit (/pgmortem-record) bounds this instance"),
+                .contains("The limit that was hit (`/pgmortem-record`) bounds this instance"),
         );
     }
 
@@ -290,7 +290,7 @@ mod tests {
         assert_eq!(f.severity, Severity::Info);
         assert!(
             f.title
-                .contains("killed postgres 25039 of another job (another memory cgroup)"),
+                .contains("killed `postgres` 25039 of another job (another memory cgroup)"),
             "{}",
             f.title
         );

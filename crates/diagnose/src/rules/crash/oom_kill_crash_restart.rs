@@ -75,10 +75,10 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
              crash, terminated every session and replayed WAL{}.{}",
             c.process,
             c.pid,
-            k.comm,
+            crate::human::quote(&k.comm),
             k.trigger_comm
                 .as_ref()
-                .map(|t| format!(" after an allocation by {t}"))
+                .map(|t| format!(" after an allocation by {}", crate::human::quote(t)))
                 .unwrap_or_default(),
             redo_text(incident),
             query_text(incident),

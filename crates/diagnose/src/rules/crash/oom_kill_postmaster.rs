@@ -78,7 +78,7 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
             "The postmaster, pid {} ({}{}), was killed by the kernel OOM killer; every session \
              ended with it and {back}.{adj}",
             k.pid,
-            k.comm,
+            crate::human::quote(&k.comm),
             k.anon_rss_kb
                 .map(|kb| format!(", anon-rss {}", human_kb(kb)))
                 .unwrap_or_default(),

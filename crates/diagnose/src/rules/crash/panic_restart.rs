@@ -26,7 +26,7 @@
 //! messages of docs/pglog-events.md.
 
 use crate::facts::Facts;
-use crate::human::cut;
+use crate::human::{quote_cut, quote_line};
 use crate::report::{Finding, Severity};
 use crate::rules::support::{incident_evidence, outage_text};
 use crate::rules::{Input, RuleMeta, critical, finding};
@@ -98,15 +98,15 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
                     "PostgreSQL {} {} PANICked: {}{}",
                     c.process,
                     c.pid,
-                    cut(&panic.message, 120),
+                    quote_cut(&panic.message, 120),
                     outage_text(incident)
                 ),
             )
             .summary(format!(
-                "{} {} logged `PANIC: {}` and aborted (signal 6); {what_next}.",
+                "{} {} logged {} and aborted (signal 6); {what_next}.",
                 c.process,
                 c.pid,
-                cut(&panic.message, 300)
+                quote_line("PANIC", &panic.message, 300)
             ))
             .recommend(advice)
             .evidence(incident_evidence(incident))

@@ -36,7 +36,7 @@
 //! process: the postmaster exits when the startup process fails).
 
 use crate::facts::Facts;
-use crate::human::cut;
+use crate::human::{quote_cut, quote_line};
 use crate::report::{Finding, Incident, Severity};
 use crate::rules::crash::crash_restart::signal_name;
 use crate::rules::support::{incident_evidence, outage_text};
@@ -82,13 +82,8 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
             .iter()
             .rev()
             .find(|l| matches!(l.severity, Some("FATAL" | "ERROR" | "PANIC")));
-        let quoted = |l: &crate::report::LogLine| {
-            format!(
-                "`{}: {}`",
-                l.severity.unwrap_or("LOG"),
-                cut(&l.message, 300)
-            )
-        };
+        let quoted =
+            |l: &crate::report::LogLine| quote_line(l.severity.unwrap_or("LOG"), &l.message, 300);
         let (title, summary) = match &incident.postgres_crash {
             Some(c) => {
                 let how = match (c.signal, c.exit_code) {
@@ -123,7 +118,7 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
                 (
                     format!(
                         "PostgreSQL could not start: {}{}",
-                        cut(&l.message, 100),
+                        quote_cut(&l.message, 100),
                         outage_text(incident)
                     ),
                     format!(

@@ -111,13 +111,18 @@ impl Kill<'_> {
         match (self.kill, self.unit) {
             (Some(k), _) if k.killer == UserspaceKiller::Earlyoom => format!(
                 "{} {}{}",
-                k.comm.as_deref().unwrap_or("process"),
+                k.comm
+                    .as_deref()
+                    .map_or_else(|| "process".to_owned(), crate::human::quote),
                 k.pid.map(|p| p.to_string()).unwrap_or_default(),
                 k.rss_mib
                     .map(|m| format!(" (VmRSS {m} MiB)"))
                     .unwrap_or_default()
             ),
-            (Some(k), _) => k.cgroup.clone().unwrap_or_else(|| "a cgroup".to_owned()),
+            (Some(k), _) => k
+                .cgroup
+                .as_deref()
+                .map_or_else(|| "a cgroup".to_owned(), crate::human::quote),
             (None, Some((unit, n))) => format!(
                 "{} process{} of {unit}",
                 n.unwrap_or("the"),
@@ -519,14 +524,14 @@ mod tests {
         assert_eq!(f.incident, None);
         assert!(
             f.title.starts_with(
-                "systemd-oomd killed /system.slice/systemd-journald.service, not PostgreSQL"
+                "systemd-oomd killed `/system.slice/systemd-journald.service`, not PostgreSQL"
             ),
             "{}",
             f.title
         );
         assert!(
             f.summary
-                .contains("memory pressure of /system.slice at 85.03%, over its limit of 80.00% for more than 2s"),
+                .contains("memory pressure of `/system.slice` at 85.03%, over its limit of 80.00% for more than 2s"),
             "{}",
             f.summary
         );
@@ -564,7 +569,7 @@ mod tests {
             .run("userspace-oom-kill")
             .one();
         assert_eq!(f.severity, Severity::Warning);
-        assert!(f.title.contains("Web Content 1024668"), "{}", f.title);
+        assert!(f.title.contains("`Web Content` 1024668"), "{}", f.title);
         assert!(
             f.recommendation
                 .unwrap()
@@ -604,7 +609,7 @@ mod tests {
         assert_eq!(f.incident, Some(0));
         assert!(
             f.title.contains(
-                "earlyoom killed PostgreSQL's postgres 29082 (VmRSS 79 MiB): the death of \
+                "earlyoom killed PostgreSQL's `postgres` 29082 (VmRSS 79 MiB): the death of \
                  PostgreSQL server process 29082 (signal 9, SIGKILL)"
             ),
             "{}",
@@ -634,7 +639,7 @@ mod tests {
         assert_eq!(f.severity, Severity::Critical);
         assert!(
             f.title.starts_with(
-                "systemd-oomd killed PostgreSQL's /system.slice/postgresql@15-main.service"
+                "systemd-oomd killed PostgreSQL's `/system.slice/postgresql@15-main.service`"
             ),
             "{}",
             f.title

@@ -351,7 +351,7 @@ mod tests {
             );
             assert!(
                 f.summary.contains(&format!(
-                    "force_parallel_mode = {value} (postgres/pg_settings.txt:108, set in {CONF})"
+                    "force_parallel_mode = {value} (postgres/pg_settings.txt:108, set in `{CONF}`)"
                 )),
                 "{}",
                 f.summary
@@ -561,7 +561,7 @@ mod tests {
             assert_eq!(f.title, format!("{setting} = on in a running server"));
             assert!(
                 f.summary.contains(&format!(
-                    ", set in /var/lib/postgresql/{major}/main/postgresql.conf)"
+                    ", set in `/var/lib/postgresql/{major}/main/postgresql.conf`)"
                 )),
                 "{name}: {}",
                 f.summary

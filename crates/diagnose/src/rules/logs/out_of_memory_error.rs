@@ -54,7 +54,7 @@
 use pgmortem_parse::pglog::PgEvent;
 
 use crate::facts::{Facts, Known, OomError};
-use crate::human::{cut, human_bytes};
+use crate::human::human_bytes;
 use crate::report::{Evidence, Finding, Severity};
 use crate::rules::support::{commit_limit_for, counted, overcommit_ratio_for, settings_evidence};
 use crate::rules::{Input, RuleMeta, finding, warning};
@@ -171,7 +171,7 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
     let statement = worst
         .statement
         .as_deref()
-        .map(|s| format!(" Its statement: {}", cut(s, 300)))
+        .map(|s| format!(" Its statement: {}", crate::human::quote_cut(s, 300)))
         .unwrap_or_default();
     let held = what_held(worst, executor, executor_over);
     let Refusal {

@@ -51,7 +51,7 @@
 //! hash_mem_multiplier, temp_tablespaces).
 
 use crate::facts::Facts;
-use crate::human::{cut, human_bytes};
+use crate::human::human_bytes;
 use crate::report::{Evidence, Finding, Severity};
 use crate::rules::support::{counted, memory_limit, pg_size, settings_evidence, worst_case};
 use crate::rules::{Input, RuleMeta, finding, info, warning};
@@ -104,7 +104,7 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
     };
     let statement = largest
         .and_then(|(_, (_, _, s))| s.as_deref())
-        .map(|s| format!(", written by: {}", cut(s, 300)))
+        .map(|s| format!(", written by: {}", crate::human::quote_cut(s, 300)))
         .unwrap_or_default();
     let summary = format!(
         "PostgreSQL logged {} totalling {}{when}; the largest is {}{statement}.{}",
@@ -284,7 +284,7 @@ mod tests {
         assert_eq!(f.figures["largest_temp_file_bytes"], 5_873_664.0);
         assert!(
             f.summary
-                .contains("written by: alter table pgbench_accounts add primary key (aid)"),
+                .contains("written by: `alter table pgbench_accounts add primary key (aid)`"),
             "{}",
             f.summary
         );

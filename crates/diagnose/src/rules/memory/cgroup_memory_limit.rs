@@ -164,7 +164,8 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
             match memcg_kills.first() {
                 Some((_, _, k)) => format!(
                     "; the kernel log shows the memory cgroup OOM kill of {} {}",
-                    k.comm, k.pid
+                    crate::human::quote(&k.comm),
+                    k.pid
                 ),
                 None => String::new(),
             }
@@ -175,7 +176,7 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
             own_limit_kills,
             if own_limit_kills == 1 { "" } else { "s" },
             match memcg_kills.first() {
-                Some((_, _, k)) => format!(" ({} {})", k.comm, k.pid),
+                Some((_, _, k)) => format!(" ({} {})", crate::human::quote(&k.comm), k.pid),
                 None => String::new(),
             }
         ));
@@ -185,11 +186,11 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
             .memcg
             .as_ref()
             .and_then(|m| m.path.as_deref())
-            .unwrap_or("?");
+            .map_or_else(|| "?".to_owned(), crate::human::quote);
         said.push(format!(
             "The limit of {hit}, a cgroup above the postmaster's, was hit: the OOM killer \
              killed {} {}{}, and the same limit bounds PostgreSQL.",
-            k.comm,
+            crate::human::quote(&k.comm),
             k.pid,
             match k.owner.as_ref() {
                 Some(o) if !o.is_instance() => format!(" ({})", o.why),
@@ -382,7 +383,14 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
         );
     }
     evidence.extend(counted.iter().map(|(_, _, k, _)| {
-        kill_evidence(k, format!("memory cgroup OOM kill of {} {}", k.comm, k.pid))
+        kill_evidence(
+            k,
+            format!(
+                "memory cgroup OOM kill of {} {}",
+                crate::human::quote(&k.comm),
+                k.pid
+            ),
+        )
     }));
 
     let title = match (limit, killed) {
@@ -596,7 +604,7 @@ mod tests {
         assert_eq!(f.figures["oom_kills"], 1.0);
         assert_eq!(f.figures["limit_bytes"], (512u64 << 20) as f64);
         assert_eq!(f.figures["floor_bytes"], ((143u64 + 200) << 20) as f64);
-        assert!(f.summary.contains("postgres 32691"), "{}", f.summary);
+        assert!(f.summary.contains("`postgres` 32691"), "{}", f.summary);
         assert!(
             f.summary.contains("Usage has reached the limit"),
             "{}",
@@ -613,7 +621,7 @@ mod tests {
             .one();
         assert_eq!(f.severity, Severity::Critical);
         assert_eq!(f.figures["oom_kills"], 2.0);
-        assert!(f.summary.contains("postgres 23749"), "{}", f.summary);
+        assert!(f.summary.contains("`postgres` 23749"), "{}", f.summary);
         // 8 MiB × 28 processes + 275 MiB + 192 MiB = 691 MiB: under 80 % of the 1 GiB limit;
         // the sort that ran out had SET work_mem = '4GB' itself.
         let text = f.recommendation.unwrap();
@@ -657,8 +665,8 @@ mod tests {
         assert_eq!(f.figures["kills_above"], 1.0);
         assert!(
             f.summary.contains(
-                "The limit of /pgmortem-record, a cgroup above the postmaster's, was hit: the \
-                 OOM killer killed postgres 25039 (it ran in memory cgroup"
+                "The limit of `/pgmortem-record`, a cgroup above the postmaster's, was hit: the \
+                 OOM killer killed `postgres` 25039 (it ran in memory cgroup"
             ),
             "{}",
             f.summary
@@ -683,7 +691,7 @@ mod tests {
         );
         assert!(
             f.summary.contains(
-                "The kernel log shows 1 memory cgroup OOM kill at its limit (postgres 25039)"
+                "The kernel log shows 1 memory cgroup OOM kill at its limit (`postgres` 25039)"
             ),
             "{}",
             f.summary

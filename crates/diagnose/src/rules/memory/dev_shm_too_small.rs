@@ -43,7 +43,7 @@
 use pgmortem_parse::pglog::PgEvent;
 
 use crate::facts::Facts;
-use crate::human::{cut, human_bytes};
+use crate::human::human_bytes;
 use crate::report::{Evidence, Finding, Severity};
 use crate::rules::support::ParallelCaps;
 use crate::rules::{Input, RuleMeta, critical, finding, warning};
@@ -202,7 +202,7 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
         .map(|(path, r)| Evidence {
             path: (*path).to_owned(),
             line: r.line,
-            what: cut(&r.message, 160),
+            what: crate::human::quote_cut(&r.message, 160),
             key: None,
             host_file: None,
             host_line: None,

@@ -109,7 +109,7 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
     evidence.extend(global_kills.iter().map(|k| crate::report::Evidence {
         path: k.path.clone(),
         line: k.line,
-        what: format!("OOM kill of {} {}", k.comm, k.pid),
+        what: format!("OOM kill of {} {}", crate::human::quote(&k.comm), k.pid),
         key: None,
         host_file: None,
         host_line: None,

@@ -229,7 +229,7 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
         kills.push_str(&format!(
             " The kernel's OOM report shows it killed {} {} ({who}) at oom_score_adj \
              {victim_adj}{}.",
-            k.comm,
+            crate::human::quote(&k.comm),
             k.pid,
             k.anon_rss_kb
                 .map(|kb| format!(", holding {} anonymous memory", human_kb(kb)))
@@ -239,7 +239,8 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
             k,
             format!(
                 "OOM kill of {} {} at oom_score_adj {victim_adj}",
-                k.comm, k.pid
+                crate::human::quote(&k.comm),
+                k.pid
             ),
         ));
     }
@@ -364,7 +365,7 @@ fn value_origin(unit: Option<&UnitFacts>, value: i32) -> Option<String> {
         .id
         .as_ref()
         .map_or("its systemd unit".to_owned(), |id| {
-            format!("its systemd unit {}", id.value)
+            format!("its systemd unit {}", crate::human::quote(&id.value))
         });
     let set = unit.oom_score_adjust.as_ref()?.value;
     Some(if set == value {
@@ -395,7 +396,10 @@ fn environment_evidence(env: Option<&OomAdjustFacts>) -> Vec<Evidence> {
 fn unit_evidence(unit: &UnitFacts) -> Vec<Evidence> {
     let mut out = Vec::new();
     if let Some(id) = &unit.id {
-        out.push(id.evidence(format!("the postmaster's systemd unit {}", id.value)));
+        out.push(id.evidence(format!(
+            "the postmaster's systemd unit {}",
+            crate::human::quote(&id.value)
+        )));
     }
     if let Some(adj) = &unit.oom_score_adjust {
         out.push(adj.evidence(format!("unit OOMScoreAdjust={}", adj.value)));
@@ -568,7 +572,7 @@ mod tests {
         assert_eq!(f.figures["children_not_reset"], 5.0);
         assert!(
             f.summary
-                .contains("killed postgres 32691 (a backend that kept a negative value)"),
+                .contains("killed `postgres` 32691 (a backend that kept a negative value)"),
             "{}",
             f.summary
         );
@@ -588,7 +592,7 @@ mod tests {
         assert_eq!(f.figures["children_not_reset"], 0.0);
         assert!(
             f.summary
-                .contains("killed postgres 23749 (the postmaster) at oom_score_adj 1000"),
+                .contains("killed `postgres` 23749 (the postmaster) at oom_score_adj 1000"),
             "{}",
             f.summary
         );
@@ -727,7 +731,7 @@ mod tests {
             .one();
         assert!(
             f.summary.contains(
-                "The value comes from its systemd unit postgresql@15-main.service \
+                "The value comes from its systemd unit `postgresql@15-main.service` \
                  (OOMScoreAdjust=-900)."
             ),
             "{}",
@@ -748,7 +752,7 @@ mod tests {
             .one();
         assert!(
             f.summary.contains(
-                "Its systemd unit postgresql@15-main.service has OOMScoreAdjust=0: the \
+                "Its systemd unit `postgresql@15-main.service` has OOMScoreAdjust=0: the \
                  postmaster's -900 was set by what started the server"
             ),
             "{}",

@@ -116,12 +116,12 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
     ))
     .recommend(format!(
         "Set it to madvise (or never): echo madvise > \
-         /sys/kernel/mm/transparent_hugepage/enabled now (it reads `{}`), and for good the \
+         /sys/kernel/mm/transparent_hugepage/enabled now (it reads {}), and for good the \
          kernel command line transparent_hugepage=madvise (GRUB_CMDLINE_LINUX, then update-grub \
          or grub2-mkconfig), a tuned profile with [vm] transparent_hugepages=madvise, or a \
          systemd oneshot unit that writes the file before PostgreSQL starts. For PostgreSQL's \
          shared memory, use real huge pages (vm.nr_hugepages, huge_pages = on).",
-        enabled.path
+        crate::human::quote(&enabled.path)
     ))
     .evidence(evidence);
     if let Some(a) = anon {

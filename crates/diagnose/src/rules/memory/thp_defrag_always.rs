@@ -118,10 +118,10 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
     ))
     .recommend(format!(
         "Set defrag to madvise (or defer, leaving compaction to kcompactd): echo madvise > \
-         /sys/kernel/mm/transparent_hugepage/defrag now (it reads `{}`), and at every boot \
+         /sys/kernel/mm/transparent_hugepage/defrag now (it reads {}), and at every boot \
          through a tuned profile, a systemd oneshot unit or /etc/rc.local; better still, \
          enabled = madvise (see thp-always).",
-        defrag.path
+        crate::human::quote(&defrag.path)
     ))
     .evidence(evidence)
     .confidence(confidence);

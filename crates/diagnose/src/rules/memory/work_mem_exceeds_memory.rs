@@ -106,7 +106,8 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
         [] => String::new(),
         [(_, _, k)] => format!(
             " It happened: the kernel OOM killer killed {} {}.",
-            k.comm, k.pid
+            crate::human::quote(&k.comm),
+            k.pid
         ),
         more => format!(
             " It happened: the kernel OOM killer killed {} PostgreSQL processes.",
@@ -157,11 +158,12 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
 
     let mut evidence: Vec<_> = worst.settings.iter().filter_map(|s| s.evidence()).collect();
     evidence.push(limit_evidence);
-    evidence.extend(
-        kills
-            .iter()
-            .map(|(_, _, k)| kill_evidence(k, format!("OOM kill of {} {}", k.comm, k.pid))),
-    );
+    evidence.extend(kills.iter().map(|(_, _, k)| {
+        kill_evidence(
+            k,
+            format!("OOM kill of {} {}", crate::human::quote(&k.comm), k.pid),
+        )
+    }));
     let mut f = finding(
         &META,
         severity,
@@ -442,7 +444,11 @@ mod tests {
             "{}",
             f.title
         );
-        assert!(f.summary.contains("killed postgres 32691"), "{}", f.summary);
+        assert!(
+            f.summary.contains("killed `postgres` 32691"),
+            "{}",
+            f.summary
+        );
         // (0.8 × 512 MiB − 143 MiB − 192 MiB) ÷ (108 × 2) = 362,147 B.
         assert_eq!(f.figures["recommended_work_mem_bytes"], 362_147.0);
         let text = f.recommendation.unwrap();

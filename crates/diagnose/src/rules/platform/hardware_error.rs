@@ -46,7 +46,7 @@ use pgmortem_parse::kernel::{HardwareError, HardwareSource, KernelEvent};
 
 use crate::facts::{Facts, KernelEventAt};
 use crate::human::kernel::{bare_notice, hardware_error as describe};
-use crate::human::{cut, duration};
+use crate::human::{duration, quote_cut};
 use crate::report::{Evidence, Finding, Incident, Severity};
 use crate::rules::support::{death_text, incident_near};
 use crate::rules::{Input, RuleMeta, critical, finding, info, warning};
@@ -209,10 +209,10 @@ fn group_finding(
         .copied()
         .unwrap_or(errors[0]);
     let mut summary = format!(
-        "The kernel logged {}{when}: first {}, `{}`.",
+        "The kernel logged {}{when}: first {}, {}.",
         counts.join(", "),
         describe(first_worst),
-        cut(&first_worst.message, 160)
+        quote_cut(&first_worst.message, 160)
     );
     if !places_text.is_empty() {
         summary.push_str(&format!(" The lines name {}.", places_text.join(", ")));

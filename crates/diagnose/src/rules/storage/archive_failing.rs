@@ -104,7 +104,7 @@ fn log_failures(logged: &[(&str, &PgRecord)]) -> (String, Vec<Evidence>, Option<
             "the server's log shows the archive command failing {}{how}{}",
             crate::human::times(commands.len()),
             command
-                .map(|c| format!(": `{}`", crate::human::cut(c, 200)))
+                .map(|c| format!(": {}", crate::human::quote_cut(c, 200)))
                 .unwrap_or_default()
         ));
         evidence.push(record_evidence(path, r, "the first failed archive command"));
@@ -181,12 +181,13 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
     if let Some(first) = pgbackrest.first() {
         let last = &pgbackrest[pgbackrest.len() - 1];
         summary.push_str(&format!(
-            " pgBackRest failed to archive {} time{} between {} and {}: `{}`.",
+            " pgBackRest failed to archive {} time{} between {} and {}: {}.",
             pgbackrest.len(),
             if pgbackrest.len() == 1 { "" } else { "s" },
             first.time,
             last.time,
-            crate::human::cut(first.summary, 200)
+            // Its message is quoted in it already, cut to the summary's length.
+            first.summary
         ));
         for f in [first, last] {
             evidence.push(Evidence {

@@ -167,7 +167,7 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
             if d.name.is_empty() {
                 "shared objects".to_owned()
             } else {
-                format!("database {}", d.name)
+                format!("database {}", crate::human::quote(&d.name))
             },
             d.checksum_last_failure
                 .as_deref()
@@ -182,8 +182,8 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
     }
     if let Some((_, r)) = records.first() {
         summary.push_str(&format!(
-            " The first: `{}`.",
-            crate::human::cut(&r.message, 200)
+            " The first: {}.",
+            crate::human::quote_cut(&r.message, 200)
         ));
     }
     let kernel = facts.kernel.records(|e| {
@@ -290,7 +290,7 @@ mod tests {
         );
         assert!(
             f.summary
-                .starts_with("Checksum failure ×3; invalid page header ×3; pg_stat_database counts 3 checksum failures in database shop"),
+                .starts_with("Checksum failure ×3; invalid page header ×3; pg_stat_database counts 3 checksum failures in database `shop`"),
             "{}",
             f.summary
         );
@@ -329,7 +329,7 @@ mod tests {
             "Damaged data: checksum failures counted by the server"
         );
         assert!(
-            f.summary.contains("1 checksum failure in database shop"),
+            f.summary.contains("1 checksum failure in database `shop`"),
             "{}",
             f.summary
         );

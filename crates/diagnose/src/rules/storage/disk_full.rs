@@ -38,7 +38,7 @@
 use pgmortem_parse::pglog::{PgEvent, PgRecord};
 
 use crate::facts::Facts;
-use crate::human::{cut, human_bytes};
+use crate::human::human_bytes;
 use crate::report::{Finding, Severity};
 use crate::rules::places::{
     incident_of, place_name, place_of, record_evidence, volume_evidence, volume_of, volume_text,
@@ -135,7 +135,7 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
             finding(
                 &META,
                 Severity::Warning,
-                format!("{} is {pct}% full", v.mount_point),
+                format!("{} is {pct}% full", crate::human::quote(&v.mount_point)),
             )
             .summary(format!(
                 "The file system of {} is {pct}% full when the bundle was collected: {}. \
@@ -170,10 +170,10 @@ fn full_with_errors(facts: &Facts<'_>, place: &str, records: &[&(&str, &PgRecord
         |v| format!(" Its file system: {}.", volume_text(v)),
     );
     let mut summary = format!(
-        "PostgreSQL could not write to {} for want of space {}: `{}`.{on}",
+        "PostgreSQL could not write to {} for want of space {}: {}.{on}",
         place_name(place),
         crate::human::times(records.len()),
-        cut(&worst.message, 200),
+        crate::human::quote_cut(&worst.message, 200),
     );
     let mut evidence = vec![record_evidence(path, first, "No space left on device")];
     if !std::ptr::eq(worst, first) {
@@ -192,7 +192,11 @@ fn full_with_errors(facts: &Facts<'_>, place: &str, records: &[&(&str, &PgRecord
         format!(
             "{} full: PostgreSQL's writes failed with No space left on device",
             match volume {
-                Some(v) => format!("{} ({})", v.mount_point, place_name(place)),
+                Some(v) => format!(
+                    "{} ({})",
+                    crate::human::quote(&v.mount_point),
+                    place_name(place)
+                ),
                 None => place_name(place).to_owned(),
             }
         ),

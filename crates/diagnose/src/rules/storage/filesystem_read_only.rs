@@ -123,9 +123,9 @@ fn postgres_text(errors: &[&(&'static str, &str, &PgRecord)]) -> Option<(String,
     let (_, path, first) = errors.first()?;
     Some((
         format!(
-            " PostgreSQL's writes failed on it {}, the first: `{}`.",
+            " PostgreSQL's writes failed on it {}, the first: {}.",
             crate::human::times(errors.len()),
-            crate::human::cut(&first.message, 200)
+            crate::human::quote_cut(&first.message, 200)
         ),
         record_evidence(path, first, "PostgreSQL: Read-only file system"),
     ))
@@ -197,7 +197,7 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
         }
         if let Some(e) = first_error {
             summary.push_str(&format!(
-                " The kernel's first error on it: `{}`.",
+                " The kernel's first error on it: {}.",
                 message(&e.record.event)
             ));
             evidence.push(e.evidence("the kernel's first error on the device"));
@@ -211,7 +211,7 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
             })
             .or(kernel.first());
         if let Some(r) = remount {
-            summary.push_str(&format!(" Then: `{}`.", message(&r.record.event)));
+            summary.push_str(&format!(" Then: {}.", message(&r.record.event)));
             evidence.push(r.evidence("the kernel made the file system read-only"));
         }
         if let Some((text, e)) = postgres_text(&pg_mine) {
@@ -232,7 +232,11 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
             finding(
                 &META,
                 Severity::Critical,
-                format!("{} is read-only ({})", v.mount_point, roles_text(v)),
+                format!(
+                    "{} is read-only ({})",
+                    crate::human::quote(&v.mount_point),
+                    roles_text(v)
+                ),
             )
             .summary(summary)
             .recommend(ADVICE)
@@ -255,7 +259,7 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
         let mut evidence = vec![e];
         if let Some(r) = remounts.first() {
             summary.push_str(&format!(
-                " The kernel log says `{}`.",
+                " The kernel log says {}.",
                 message(&r.record.event)
             ));
             evidence.push(r.evidence("the kernel made a file system read-only"));
@@ -295,7 +299,7 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
                 ),
             )
             .summary(format!(
-                "The kernel log says `{}` ({} such line{}). The bundle does not show which \
+                "The kernel log says {} ({} such line{}). The bundle does not show which \
                  device holds PostgreSQL's files (no df or mountinfo with its places): if it is \
                  this one, PostgreSQL can no longer write there.",
                 message(&r.record.event),
@@ -312,7 +316,7 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
 
 fn message(event: &KernelEvent) -> String {
     match event {
-        KernelEvent::StorageError(e) => crate::human::cut(&e.message, 200),
+        KernelEvent::StorageError(e) => crate::human::quote_cut(&e.message, 200),
         _ => String::new(),
     }
 }

@@ -31,7 +31,7 @@ use pgmortem_parse::kernel::KernelEvent;
 use pgmortem_parse::pglog::{PgEvent, Severity as Level};
 
 use crate::facts::Facts;
-use crate::human::cut;
+use crate::human::{quote, quote_cut};
 use crate::report::{Finding, Severity};
 use crate::rules::places::{
     incident_of, place_name, place_of, record_evidence, volume_of, volume_text,
@@ -81,10 +81,11 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
         "the storage refused it"
     };
     let mut summary = format!(
-        "PostgreSQL could not fsync `{file}` ({}) {}: `{}`: {why}.",
+        "PostgreSQL could not fsync {} ({}) {}: {}: {why}.",
+        quote(file),
         place_name(place),
         crate::human::times(failures.len()),
-        cut(error, 120),
+        quote_cut(error, 120),
     );
     let mut evidence = vec![record_evidence(path, first, "could not fsync")];
     if let Some(v) = volume_of(facts, place) {
@@ -95,11 +96,11 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
         .records(|e| matches!(e, KernelEvent::StorageError(_)));
     if let Some(k) = kernel.first() {
         summary.push_str(&format!(
-            " The kernel logged {} storage error{}, the first: `{}`.",
+            " The kernel logged {} storage error{}, the first: {}.",
             kernel.len(),
             if kernel.len() == 1 { "" } else { "s" },
             match &k.record.event {
-                KernelEvent::StorageError(s) => cut(&s.message, 160),
+                KernelEvent::StorageError(s) => quote_cut(&s.message, 160),
                 _ => String::new(),
             }
         ));
@@ -118,7 +119,11 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
         } else {
             Severity::Warning
         },
-        format!("fsync of {} failed: {}", place_name(place), cut(error, 60)),
+        format!(
+            "fsync of {} failed: {}",
+            place_name(place),
+            quote_cut(error, 60)
+        ),
     )
     .summary(summary)
     .recommend(

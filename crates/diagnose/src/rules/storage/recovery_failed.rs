@@ -82,11 +82,14 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
             _ => ready.last.0 == path && ready.last.1 < first.line,
         });
     let mut summary = format!(
-        "The startup process could not recover: `{}: {}`{}.",
-        first
-            .severity
-            .map_or("LOG", crate::rules::places::level_name),
-        crate::human::cut(&first.message, 200),
+        "The startup process could not recover: {}{}.",
+        crate::human::quote_line(
+            first
+                .severity
+                .map_or("LOG", crate::rules::places::level_name),
+            &first.message,
+            200
+        ),
         if failures.len() > 1 {
             format!(
                 " ({} times: every start fails the same way)",
@@ -106,7 +109,7 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
         Severity::Critical,
         format!(
             "Recovery failed: {}{}",
-            crate::human::cut(&first.message, 80),
+            crate::human::quote_cut(&first.message, 80),
             incident
                 .map(|i| outage_text(&facts.incidents[i]))
                 .unwrap_or_default()

@@ -112,7 +112,7 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
         };
         let count = list.len();
         let mut summary = format!(
-            "The kernel logged {count} I/O or file-system error{} on {shown}{}: first `{}`{}.{whose}",
+            "The kernel logged {count} I/O or file-system error{} on {shown}{}: first {}{}.{whose}",
             if count == 1 { "" } else { "s" },
             match (first.at, last.at) {
                 (Some(a), Some(b)) if count > 1 => format!(" between {a} and {b}"),
@@ -121,7 +121,7 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
             },
             message(&first.record.event),
             if count > 1 {
-                format!(", last `{}`", message(&last.record.event))
+                format!(", last {}", message(&last.record.event))
             } else {
                 String::new()
             },
@@ -156,8 +156,8 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
             })
         {
             summary.push_str(&format!(
-                " PostgreSQL met it: `{}`.",
-                crate::human::cut(&line.message, 200)
+                " PostgreSQL met it: {}.",
+                crate::human::quote_cut(&line.message, 200)
             ));
             evidence.push(crate::report::Evidence {
                 path: line.path.clone(),
@@ -183,7 +183,7 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
 
 fn message(event: &KernelEvent) -> String {
     match event {
-        KernelEvent::StorageError(e) => crate::human::cut(&e.message, 160),
+        KernelEvent::StorageError(e) => crate::human::quote_cut(&e.message, 160),
         _ => String::new(),
     }
 }

@@ -96,9 +96,9 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
             Severity::Warning
         };
         let mut summary = format!(
-            "The {} slot `{}` is {} and retains {} of WAL{} (max_wal_size is {}).",
+            "The {} slot {} is {} and retains {} of WAL{} (max_wal_size is {}).",
             slot.slot_type.as_deref().unwrap_or("replication"),
-            slot.name.value,
+            crate::human::quote(&slot.name.value),
             activity(slot),
             human_bytes(retained),
             if status.is_empty() {
@@ -160,8 +160,8 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
                 &META,
                 severity,
                 format!(
-                    "Replication slot `{}` keeps {} of WAL",
-                    slot.name.value,
+                    "Replication slot {} keeps {} of WAL",
+                    crate::human::quote(&slot.name.value),
                     human_bytes(retained)
                 ),
             )

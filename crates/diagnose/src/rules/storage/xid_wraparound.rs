@@ -149,7 +149,8 @@ pub(crate) fn check(facts: &Facts<'_>) -> Vec<Finding> {
         parts.push(format!(
             "database {} is {} transactions old (age of datfrozenxid; the limit is about 2.1 \
              billion)",
-            d.name, k.value
+            crate::human::quote(&d.name),
+            k.value
         ));
         evidence.push(k.evidence("the oldest database's age"));
     }
