@@ -84,13 +84,13 @@ pub(crate) fn other_clusters(processes: &ProcessFacts) -> Option<Caveat> {
         .map(|o| {
             let mut what = Vec::new();
             if let Some(d) = &o.data_directory {
-                what.push(d.clone());
+                what.push(crate::human::quote(d));
             }
             if let Some(p) = o.port {
                 what.push(format!("port {p}"));
             }
             if let Some(c) = &o.memory_cgroup {
-                what.push(format!("memory cgroup {c}"));
+                what.push(format!("memory cgroup {}", crate::human::quote(c)));
             }
             what.push(format!(
                 "{} process{} below it",
@@ -117,7 +117,7 @@ pub(crate) fn other_clusters(processes: &ProcessFacts) -> Option<Caveat> {
                 processes
                     .data_directory
                     .as_deref()
-                    .map(|d| format!(", {d}"))
+                    .map(|d| format!(", {}", crate::human::quote(d)))
                     .unwrap_or_default(),
                 match processes.postmaster_from {
                     Some("manifest") => "the collector's manifest",

@@ -63,7 +63,7 @@ fn the_manifests_postmaster_is_the_instance_and_the_other_cluster_is_named() {
         .expect("the other cluster said first");
     assert!(
         caveat.text.contains(
-            "postmaster 24801, /var/lib/postgresql/15/main, found from the collector's manifest"
+            "postmaster 24801, `/var/lib/postgresql/15/main`, found from the collector's manifest"
         ),
         "{}",
         caveat.text
@@ -71,7 +71,7 @@ fn the_manifests_postmaster_is_the_instance_and_the_other_cluster_is_named() {
     assert!(
         caveat
             .text
-            .contains("postmaster 24868 (/var/lib/postgresql/15/other"),
+            .contains("postmaster 24868 (`/var/lib/postgresql/15/other`"),
         "{}",
         caveat.text
     );
