@@ -17,7 +17,9 @@ use super::{Lsn, PgEvent, PgRecord, Severity};
 /// English), then the DETAIL. Sets `record.language` when a translation was used. Records
 /// without a severity (orphans, memory-context dumps) are left alone.
 pub(crate) fn classify_record(record: &mut PgRecord, langs: Languages) {
-    if record.severity.is_none() {
+    // Statement logging, in English, is the bulk of a busy server's log: no event, and no
+    // translation to look for.
+    if record.severity.is_none() || is_statement_log(&record.message) {
         return;
     }
     record.event = classify(&record.message);
@@ -79,8 +81,27 @@ fn in_english(text: &str, langs: Languages) -> String {
     translate::to_english(text, langs).map_or_else(|| text.to_owned(), |(_, english)| english)
 }
 
+/// A line of statement logging (`log_statement`, `log_duration`,
+/// `log_min_duration_statement`): `statement: …`, `execute S_1: …`, `duration: 0.1 ms`,
+/// `duration: 0.1 ms  statement: …`. It carries the client's SQL, which is never read as an
+/// event: a statement that holds `server process (PID 5) was terminated by signal 9` is not a
+/// crash.
+fn is_statement_log(message: &str) -> bool {
+    match message.as_bytes().first() {
+        Some(b'd') => message
+            .strip_prefix("duration: ")
+            .is_some_and(|rest| rest.as_bytes().first().is_some_and(u8::is_ascii_digit)),
+        Some(b's') => message.starts_with("statement: "),
+        Some(b'e') => message.starts_with("execute "),
+        _ => false,
+    }
+}
+
 /// Classifies a main-line message. `None` for messages no kind describes.
 pub(crate) fn classify(message: &str) -> Option<PgEvent> {
+    if is_statement_log(message) {
+        return None;
+    }
     if let found @ Some(_) = fixed_phrase(message) {
         return found;
     }

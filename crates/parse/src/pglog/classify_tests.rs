@@ -622,3 +622,21 @@ fn pg10_to_14_wordings_in_other_languages() {
         assert_eq!(r.language, Some(lang), "{message}");
     }
 }
+
+#[test]
+fn a_logged_statement_is_never_an_event() {
+    for message in [
+        "duration: 0.512 ms  statement: SELECT 'server process (PID 5) was terminated by signal 9: Killed'",
+        "statement: SELECT 'could not write to file \"base/5/1\": No space left on device'",
+        "execute S_1: SELECT 'database system is ready to accept connections'",
+        "duration: 1.0 ms  execute <unnamed>: SELECT 'background worker \"x\" (PID 7) exited with exit code 1'",
+    ] {
+        assert_eq!(classify(message), None, "{message}");
+    }
+    // Each message in it, alone, is one.
+    assert!(classify("server process (PID 5) was terminated by signal 9: Killed").is_some());
+    assert!(classify("database system is ready to accept connections").is_some());
+    // A message that only starts with the word is not statement logging.
+    assert!(!is_statement_log("duration: unknown"));
+    assert!(!is_statement_log("statements were lost"));
+}
