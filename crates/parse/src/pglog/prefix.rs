@@ -421,7 +421,7 @@ impl<'a> Matcher<'_, 'a, '_, '_> {
         };
         match item {
             Item::Literal(lit) => {
-                if self.line[pos..].starts_with(lit.as_str()) {
+                if starts_with_short(&self.line.as_bytes()[pos..], lit.as_bytes()) {
                     self.at(idx + 1, pos + lit.len())
                 } else {
                     None
@@ -503,7 +503,7 @@ impl<'a> Matcher<'_, 'a, '_, '_> {
                     if end > limit || self.budget == 0 {
                         break;
                     }
-                    if off < free_from || !hay[off..].starts_with(lit) {
+                    if off < free_from || !starts_with_short(&hay[off..], lit) {
                         continue;
                     }
                     free_from = off + lit.len();
