@@ -558,26 +558,21 @@ fn escape_line(words: &str, line_start: bool, out: &mut String) {
     }
 }
 
-/// `text` as a code span: fenced with one backtick more than its longest run of backticks,
-/// padded when it starts or ends with one, on one line.
+/// `text` as a code span ([`pgmortem_diagnose::quote`]: fenced with one backtick more than its
+/// longest run, padded where CommonMark would take a space away or merge the fence, on one
+/// line), its control characters shown as their pictures.
 pub fn code(text: &str) -> String {
-    let text: String = text
+    let shown: String = text
         .chars()
         .map(|c| {
-            if c == '\n' || c == '\r' {
-                ' '
+            if matches!(c, '\n' | '\r') {
+                c
             } else {
                 visible(c)
             }
         })
         .collect();
-    let fence = "`".repeat(longest_run(&text, '`') + 1);
-    let pad = if text.starts_with('`') || text.ends_with('`') {
-        " "
-    } else {
-        ""
-    };
-    format!("{fence}{pad}{text}{pad}{fence}")
+    pgmortem_diagnose::quote(&shown)
 }
 
 /// `text` as a fenced code block with `info` as its language, fenced with more backticks than

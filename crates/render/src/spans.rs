@@ -112,7 +112,7 @@ mod tests {
     }
 
     #[test]
-    fn every_quote_reads_back_as_its_text() {
+    fn every_quote_and_markdown_span_reads_back_as_its_text() {
         for text in [
             "plain",
             "a `b` c",
@@ -125,13 +125,15 @@ mod tests {
             "   ",
             "ünïcødé `",
         ] {
-            let quoted = quote(text);
-            let sentence = format!("before {quoted} after");
-            assert_eq!(
-                pieces(&sentence),
-                vec![Prose("before "), Code(text), Prose(" after")],
-                "{text:?} quoted as {quoted:?}"
-            );
+            // As the rules quote it, and as the Markdown report writes a span again.
+            for quoted in [quote(text), crate::markdown::code(text)] {
+                let sentence = format!("before {quoted} after");
+                assert_eq!(
+                    pieces(&sentence),
+                    vec![Prose("before "), Code(text), Prose(" after")],
+                    "{text:?} quoted as {quoted:?}"
+                );
+            }
         }
     }
 }
