@@ -229,6 +229,16 @@ impl ParallelParser {
         Ok(())
     }
 
+    /// The counts of the lines joined so far (`records` empty; prefix and format once they
+    /// are chosen): what [`ParallelParser::finish`] will return, short of the lines still to
+    /// come and of the records still waiting for their continuation lines.
+    pub fn summary(&self) -> PgLog {
+        match &self.running {
+            Some((format, engine)) => stream::summary(engine, *format),
+            None => PgLog::default(),
+        }
+    }
+
     /// Ends the log: the records still waiting are handed out; the summary (prefix, format,
     /// counts; `records` empty) is returned.
     ///

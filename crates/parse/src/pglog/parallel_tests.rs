@@ -188,3 +188,31 @@ fn a_language_seen_in_an_earlier_chunk_still_counts() {
     let got = parallel(log.as_bytes(), &options, 2, usize::MAX, 512);
     assert_same("french first", &sequential, &got);
 }
+
+#[test]
+fn the_summary_so_far_counts_the_lines_joined() {
+    let one = std::fs::read(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../../fixtures/formats/pglog/pg15-events.log"),
+    )
+    .unwrap();
+    // Enough lines that the first half is past the lines format and prefix are chosen from.
+    let input = one.repeat((4 << 20) / one.len() + 1);
+    let whole = parse(&input, &PgLogOptions::default()).unwrap();
+    let mut parser = ParallelParser::new(PgLogOptions::default(), 2, 4096);
+    assert_eq!(parser.summary().stats.lines, 0);
+    let half = memchr::memchr(b'\n', &input[input.len() / 2..]).unwrap() + input.len() / 2 + 1;
+    let mut records = 0;
+    parser
+        .feed(&input[..half], &|_| (), &mut |()| records += 1)
+        .unwrap();
+    let so_far = parser.summary();
+    assert_eq!(so_far.prefix, whole.prefix);
+    assert!(so_far.stats.lines > 0 && so_far.stats.lines < whole.stats.lines);
+    parser
+        .feed(&input[half..], &|_| (), &mut |()| records += 1)
+        .unwrap();
+    let finished = parser.finish(&|_| (), &mut |()| records += 1).unwrap();
+    assert_eq!(finished.stats, whole.stats);
+    assert_eq!(records, whole.records.len());
+}
