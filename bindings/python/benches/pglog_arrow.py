@@ -25,9 +25,18 @@ import polars as pl, pgmortem
 frame = pl.from_arrow(pgmortem.pg_log_batches(LOG))
 rows = frame.height
 """,
+    "polars.from_arrow(pg_log_batches(threads=1))": """
+import polars as pl, pgmortem
+frame = pl.from_arrow(pgmortem.pg_log_batches(LOG, threads=1))
+rows = frame.height
+""",
     "pyarrow read_all(pg_log_batches)": """
 import pgmortem
 rows = pgmortem.pg_log_batches(LOG).read_all().num_rows
+""",
+    "batches read and dropped (pg_log_batches)": """
+import pgmortem
+rows = sum(batch.num_rows for batch in pgmortem.pg_log_batches(LOG))
 """,
     "dict loop (parse_pg_log)": """
 import pgmortem

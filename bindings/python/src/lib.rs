@@ -13,6 +13,7 @@ use rayon::prelude::*;
 use pgmortem::parse::kernel;
 use pgmortem::parse::perf;
 
+mod arrow_columns;
 mod arrow_stream;
 mod bundle;
 mod errors;
@@ -22,6 +23,8 @@ mod kernel_arrow;
 mod pgbouncer;
 mod pglog;
 mod pglog_arrow;
+mod pglog_arrow_parallel;
+mod pglog_row;
 
 use errors::{OptionError, PgmortemError, analyze_error_of};
 use input::Input;

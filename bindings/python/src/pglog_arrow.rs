@@ -11,40 +11,23 @@
 use std::io::Read;
 use std::sync::{Arc, LazyLock};
 
-use arrow_array::builder::{
-    Int8Builder, Int64Builder, StringBuilder, TimestampNanosecondBuilder, UInt64Builder,
-};
-use arrow_array::types::Int8Type;
+use arrow_array::builder::{Int8Builder, Int64Builder};
+use arrow_array::types::{Int8Type, Int64Type, TimestampNanosecondType, UInt64Type};
 use arrow_array::{ArrayRef, DictionaryArray, RecordBatch, RecordBatchReader, StringArray};
 use arrow_schema::{ArrowError, DataType, Field, Schema, SchemaRef, TimeUnit};
 use pyo3::prelude::*;
 
-use pgmortem::parse::pglog::{PgLogError, PgLogReader, PgRecord, Severity};
+use pgmortem::parse::pglog::{PgLogError, PgLogReader, PgRecord};
 
+use crate::arrow_columns::{NullArrays, NumberColumn, TextColumn};
 use crate::arrow_stream::{
-    ArrowStream, Primed, SharedStats, StreamStats, batch_rows_of, civil_nanos, nanos, set_stats,
+    ArrowStream, Primed, SharedStats, StreamStats, batch_rows_of, set_stats,
 };
-use crate::errors::io_error;
+use crate::errors::{OptionError, PgmortemError, io_error};
 use crate::input::{CHUNK, Input};
 use crate::pglog::pglog_error;
-
-/// The severities in the order of the `severity` column's dictionary.
-const SEVERITIES: [&str; 8] = [
-    "DEBUG", "INFO", "NOTICE", "WARNING", "ERROR", "LOG", "FATAL", "PANIC",
-];
-
-fn severity_key(severity: Severity) -> i8 {
-    match severity {
-        Severity::Debug => 0,
-        Severity::Info => 1,
-        Severity::Notice => 2,
-        Severity::Warning => 3,
-        Severity::Error => 4,
-        Severity::Log => 5,
-        Severity::Fatal => 6,
-        Severity::Panic => 7,
-    }
-}
+use crate::pglog_arrow_parallel::{ParallelBatches, Plan};
+use crate::pglog_row::{Row, SEVERITIES, TEXTS, Text};
 
 /// The `severity` dictionary, the same in every batch (so a consumer never re-maps it).
 static SEVERITY_VALUES: LazyLock<ArrayRef> =
@@ -60,7 +43,7 @@ fn utc() -> DataType {
 
 /// The schema of `pg_log_batches`: the record dict's fields in its order, then `file`.
 pub(crate) fn pg_log_schema() -> SchemaRef {
-    let s = |name: &str| Field::new(name, DataType::Utf8, true);
+    let s = |name: &str| Field::new(name, DataType::Utf8View, true);
     let i = |name: &str| Field::new(name, DataType::Int64, true);
     Arc::new(Schema::new(vec![
         Field::new("line", DataType::Int64, false),
@@ -89,7 +72,7 @@ pub(crate) fn pg_log_schema() -> SchemaRef {
         i("query_id"),
         s("local_address"),
         Field::new("severity", dictionary(), true),
-        Field::new("message", DataType::Utf8, false),
+        Field::new("message", DataType::Utf8View, false),
         s("detail"),
         s("hint"),
         s("context"),
@@ -105,150 +88,93 @@ pub(crate) fn pg_log_schema() -> SchemaRef {
     ]))
 }
 
-/// The builders of one batch, a column each.
-struct Columns {
+/// The columns of one batch.
+pub(crate) struct Columns {
     line: Int64Builder,
     end_line: Int64Builder,
-    time_utc: TimestampNanosecondBuilder,
-    time_civil: TimestampNanosecondBuilder,
-    time_zone: StringBuilder,
-    pid: Int64Builder,
-    session_id: StringBuilder,
-    session_line: Int64Builder,
-    user: StringBuilder,
-    database: StringBuilder,
-    application: StringBuilder,
-    client: StringBuilder,
-    backend_type: StringBuilder,
-    sqlstate: StringBuilder,
-    command_tag: StringBuilder,
-    session_start: StringBuilder,
-    xid: UInt64Builder,
-    vxid: StringBuilder,
-    leader_pid: Int64Builder,
-    query_id: Int64Builder,
-    local_address: StringBuilder,
+    time_utc: NumberColumn<TimestampNanosecondType>,
+    time_civil: NumberColumn<TimestampNanosecondType>,
+    pid: NumberColumn<Int64Type>,
+    session_line: NumberColumn<Int64Type>,
+    xid: NumberColumn<UInt64Type>,
+    leader_pid: NumberColumn<Int64Type>,
+    query_id: NumberColumn<Int64Type>,
     severity: Int8Builder,
-    message: StringBuilder,
-    detail: StringBuilder,
-    hint: StringBuilder,
-    context: StringBuilder,
-    statement: StringBuilder,
-    query: StringBuilder,
-    location: StringBuilder,
-    event_kind: StringBuilder,
-    event: StringBuilder,
-    language: StringBuilder,
-    memory_context_dump: StringBuilder,
-    wrapper_time_utc: TimestampNanosecondBuilder,
+    wrapper_time_utc: NumberColumn<TimestampNanosecondType>,
+    /// Indexed by [`Text`].
+    text: [TextColumn; TEXTS],
     rows: usize,
+    /// Rows each column reserves room for.
+    capacity: usize,
+    /// A record's event and memory-context dump as JSON text, reused.
+    json: String,
+    /// The arrays of the columns that hold no value in a batch.
+    nulls: NullArrays,
 }
 
 impl Columns {
-    fn new(rows: usize) -> Self {
-        let s = || StringBuilder::with_capacity(rows, rows * 8);
-        let i = || Int64Builder::with_capacity(rows);
-        let t = || TimestampNanosecondBuilder::with_capacity(rows);
+    /// Empty columns that reserve room for `capacity` rows.
+    pub(crate) fn new(capacity: usize) -> Self {
+        let i = || NumberColumn::<Int64Type>::new(capacity);
+        let t = || NumberColumn::<TimestampNanosecondType>::new(capacity);
         Columns {
-            line: i(),
-            end_line: i(),
+            line: Int64Builder::with_capacity(capacity),
+            end_line: Int64Builder::with_capacity(capacity),
             time_utc: t(),
             time_civil: t(),
-            time_zone: s(),
             pid: i(),
-            session_id: s(),
             session_line: i(),
-            user: s(),
-            database: s(),
-            application: s(),
-            client: s(),
-            backend_type: s(),
-            sqlstate: s(),
-            command_tag: s(),
-            session_start: s(),
-            xid: UInt64Builder::with_capacity(rows),
-            vxid: s(),
+            xid: NumberColumn::new(capacity),
             leader_pid: i(),
             query_id: i(),
-            local_address: s(),
-            severity: Int8Builder::with_capacity(rows),
-            message: StringBuilder::with_capacity(rows, rows * 64),
-            detail: s(),
-            hint: s(),
-            context: s(),
-            statement: s(),
-            query: s(),
-            location: s(),
-            event_kind: s(),
-            event: s(),
-            language: s(),
-            memory_context_dump: s(),
+            severity: Int8Builder::with_capacity(capacity),
             wrapper_time_utc: t(),
+            text: std::array::from_fn(|_| TextColumn::new(capacity)),
             rows: 0,
+            capacity,
+            json: String::new(),
+            nulls: NullArrays::default(),
         }
+    }
+
+    /// Rows appended since the last batch.
+    pub(crate) fn rows(&self) -> usize {
+        self.rows
     }
 
     /// Appends one record.
-    fn push(&mut self, r: &PgRecord) {
-        let int = |v: Option<u32>| v.map(i64::from);
-        self.rows += 1;
-        self.line
-            .append_value(i64::try_from(r.line).unwrap_or(i64::MAX));
-        self.end_line
-            .append_value(i64::try_from(r.end_line).unwrap_or(i64::MAX));
-        let time = r.time.as_ref();
-        self.time_utc
-            .append_option(time.and_then(|t| t.utc).and_then(nanos));
-        self.time_civil
-            .append_option(time.and_then(|t| civil_nanos(t.civil)));
-        self.time_zone
-            .append_option(time.and_then(|t| t.zone.as_deref()));
-        self.pid.append_option(int(r.pid));
-        self.session_id.append_option(r.session_id.as_deref());
-        self.session_line
-            .append_option(r.session_line.map(|n| i64::try_from(n).unwrap_or(i64::MAX)));
-        self.user.append_option(r.user.as_deref());
-        self.database.append_option(r.database.as_deref());
-        self.application.append_option(r.application.as_deref());
-        self.client.append_option(r.client.as_deref());
-        self.backend_type.append_option(r.backend_type.as_deref());
-        self.sqlstate.append_option(r.sqlstate.as_deref());
-        self.command_tag.append_option(r.command_tag.as_deref());
-        self.session_start.append_option(r.session_start.as_deref());
-        self.xid.append_option(r.xid);
-        self.vxid.append_option(r.vxid.as_deref());
-        self.leader_pid.append_option(int(r.leader_pid));
-        self.query_id.append_option(r.query_id);
-        self.local_address.append_option(r.local_address.as_deref());
-        self.severity.append_option(r.severity.map(severity_key));
-        self.message.append_value(&r.message);
-        self.detail.append_option(r.detail.as_deref());
-        self.hint.append_option(r.hint.as_deref());
-        self.context.append_option(r.context.as_deref());
-        self.statement.append_option(r.statement.as_deref());
-        self.query.append_option(r.query.as_deref());
-        self.location.append_option(r.location.as_deref());
-        match &r.event {
-            Some(event) => {
-                self.event_kind.append_value(event.kind());
-                append_json(&mut self.event, event);
-            }
-            None => {
-                self.event_kind.append_null();
-                self.event.append_null();
-            }
-        }
-        self.language.append_option(r.language);
-        match &r.memory_context_dump {
-            Some(dump) => append_json(&mut self.memory_context_dump, dump),
-            None => self.memory_context_dump.append_null(),
-        }
-        self.wrapper_time_utc
-            .append_option(r.wrapper_time.as_ref().and_then(|t| t.utc).and_then(nanos));
+    pub(crate) fn push(&mut self, r: &PgRecord) {
+        let mut json = std::mem::take(&mut self.json);
+        self.push_row(&Row::of(r, &mut json));
+        self.json = json;
     }
 
-    /// The batch of the records appended; the builders start over.
-    fn finish(&mut self, schema: &SchemaRef, file: &ArrayRef) -> Result<RecordBatch, ArrowError> {
+    /// Appends one record's row.
+    pub(crate) fn push_row(&mut self, row: &Row<'_>) {
+        let n = &row.numbers;
+        self.rows += 1;
+        self.line.append_value(n.line);
+        self.end_line.append_value(n.end_line);
+        self.time_utc.push(n.time_utc);
+        self.time_civil.push(n.time_civil);
+        self.pid.push(n.pid);
+        self.session_line.push(n.session_line);
+        self.xid.push(n.xid);
+        self.leader_pid.push(n.leader_pid);
+        self.query_id.push(n.query_id);
+        self.severity.append_option(n.severity);
+        self.wrapper_time_utc.push(n.wrapper_time_utc);
+        for (column, value) in self.text.iter_mut().zip(&row.text) {
+            column.push(*value);
+        }
+    }
+
+    /// The batch of the records appended; the columns start over, empty.
+    pub(crate) fn finish(
+        &mut self,
+        schema: &SchemaRef,
+        file: &ArrayRef,
+    ) -> Result<RecordBatch, ArrowError> {
         let rows = std::mem::take(&mut self.rows);
         let severity =
             DictionaryArray::<Int8Type>::try_new(self.severity.finish(), SEVERITY_VALUES.clone())?;
@@ -258,62 +184,63 @@ impl Columns {
             arrow_array::Int8Array::from_value(0, rows)
         };
         let file = DictionaryArray::<Int8Type>::try_new(file_keys, file.clone())?;
-        let utc = |b: &mut TimestampNanosecondBuilder| -> ArrayRef {
-            Arc::new(b.finish().with_timezone("UTC"))
+        let nulls = &mut self.nulls;
+        let int = DataType::Int64;
+        let civil = DataType::Timestamp(TimeUnit::Nanosecond, None);
+        let utc = utc();
+        let texts: [ArrayRef; TEXTS] = {
+            let columns = &mut self.text;
+            std::array::from_fn(|i| columns[i].finish(nulls))
         };
+        let text = |field: Text| texts[field as usize].clone();
         let columns: Vec<ArrayRef> = vec![
             Arc::new(self.line.finish()),
             Arc::new(self.end_line.finish()),
-            utc(&mut self.time_utc),
-            Arc::new(self.time_civil.finish()),
-            Arc::new(self.time_zone.finish()),
-            Arc::new(self.pid.finish()),
-            Arc::new(self.session_id.finish()),
-            Arc::new(self.session_line.finish()),
-            Arc::new(self.user.finish()),
-            Arc::new(self.database.finish()),
-            Arc::new(self.application.finish()),
-            Arc::new(self.client.finish()),
-            Arc::new(self.backend_type.finish()),
-            Arc::new(self.sqlstate.finish()),
-            Arc::new(self.command_tag.finish()),
-            Arc::new(self.session_start.finish()),
-            Arc::new(self.xid.finish()),
-            Arc::new(self.vxid.finish()),
-            Arc::new(self.leader_pid.finish()),
-            Arc::new(self.query_id.finish()),
-            Arc::new(self.local_address.finish()),
+            self.time_utc.finish(&utc, nulls),
+            self.time_civil.finish(&civil, nulls),
+            text(Text::TimeZone),
+            self.pid.finish(&int, nulls),
+            text(Text::SessionId),
+            self.session_line.finish(&int, nulls),
+            text(Text::User),
+            text(Text::Database),
+            text(Text::Application),
+            text(Text::Client),
+            text(Text::BackendType),
+            text(Text::Sqlstate),
+            text(Text::CommandTag),
+            text(Text::SessionStart),
+            self.xid.finish(&DataType::UInt64, nulls),
+            text(Text::Vxid),
+            self.leader_pid.finish(&int, nulls),
+            self.query_id.finish(&int, nulls),
+            text(Text::LocalAddress),
             Arc::new(severity),
-            Arc::new(self.message.finish()),
-            Arc::new(self.detail.finish()),
-            Arc::new(self.hint.finish()),
-            Arc::new(self.context.finish()),
-            Arc::new(self.statement.finish()),
-            Arc::new(self.query.finish()),
-            Arc::new(self.location.finish()),
-            Arc::new(self.event_kind.finish()),
-            Arc::new(self.event.finish()),
-            Arc::new(self.language.finish()),
-            Arc::new(self.memory_context_dump.finish()),
-            utc(&mut self.wrapper_time_utc),
+            text(Text::Message),
+            text(Text::Detail),
+            text(Text::Hint),
+            text(Text::Context),
+            text(Text::Statement),
+            text(Text::Query),
+            text(Text::Location),
+            text(Text::EventKind),
+            text(Text::Event),
+            text(Text::Language),
+            text(Text::MemoryContextDump),
+            self.wrapper_time_utc.finish(&utc, nulls),
             Arc::new(file),
         ];
+        // A finished builder keeps no room: the next batch's are made with it again.
+        self.line = Int64Builder::with_capacity(self.capacity);
+        self.end_line = Int64Builder::with_capacity(self.capacity);
+        self.severity = Int8Builder::with_capacity(self.capacity);
         RecordBatch::try_new(schema.clone(), columns)
-    }
-}
-
-/// Appends `value` as JSON text (serialising these types cannot fail; if it ever did, the
-/// cell is null rather than the record lost).
-fn append_json<T: serde::Serialize>(column: &mut StringBuilder, value: &T) {
-    match serde_json::to_string(value) {
-        Ok(text) => column.append_value(text),
-        Err(_) => column.append_null(),
     }
 }
 
 /// Why a batch could not be made.
 #[derive(Debug, thiserror::Error)]
-enum BatchError {
+pub(crate) enum BatchError {
     /// Reading the input failed.
     #[error("{name}: {source}")]
     Io {
@@ -328,7 +255,17 @@ enum BatchError {
     Arrow(#[from] ArrowError),
 }
 
-/// The batches of one log, made as they are asked for.
+/// `err` as an Arrow error for the consumer: an I/O error as Arrow's, so that pyarrow raises
+/// `OSError`.
+pub(crate) fn arrow_error(err: BatchError) -> ArrowError {
+    match err {
+        BatchError::Arrow(e) => e,
+        BatchError::Io { name, source } => ArrowError::IoError(format!("{name}: {source}"), source),
+        other => ArrowError::ExternalError(Box::new(other)),
+    }
+}
+
+/// The batches of one log, made as they are asked for on the consumer's thread.
 struct PgLogBatches {
     source: Box<dyn Read + Send>,
     /// What messages call the input.
@@ -400,14 +337,7 @@ impl Iterator for PgLogBatches {
             Ok(batch) => batch.map(Ok),
             Err(err) => {
                 self.failed = true;
-                // I/O errors as Arrow's, so that pyarrow raises `OSError`.
-                Some(Err(match err {
-                    BatchError::Arrow(e) => e,
-                    BatchError::Io { name, source } => {
-                        ArrowError::IoError(format!("{name}: {source}"), source)
-                    }
-                    other => ArrowError::ExternalError(Box::new(other)),
-                }))
+                Some(Err(arrow_error(err)))
             }
         }
     }
@@ -420,44 +350,84 @@ impl RecordBatchReader for PgLogBatches {
 }
 
 /// The records of a PostgreSQL log (the input convention; `prefix` and `format` as for
-/// `parse_pg_log`) as an Arrow stream of `batch_rows` (default 65536) records per batch. The
-/// first batch is read here, so a missing file, a prefix that fits nothing or an unknown format
-/// raises at once (the package's exceptions); an I/O error later ends the stream with an error
-/// the consumer raises.
+/// `parse_pg_log`) as an Arrow stream of `batch_rows` (default 65536) records per batch, parsed
+/// on `threads` threads (default: one per core; a file object is read on one). The first batch
+/// is read here, so a missing file, a prefix that fits nothing or an unknown format raises at
+/// once (the package's exceptions); an I/O error later ends the stream with an error the
+/// consumer raises.
 #[pyfunction]
-#[pyo3(signature = (path_or_bytes, prefix=None, format="auto", *, batch_rows=None))]
+#[pyo3(signature = (path_or_bytes, prefix=None, format="auto", *, batch_rows=None, threads=None))]
 fn pg_log_stream(
     py: Python<'_>,
     path_or_bytes: &Bound<'_, PyAny>,
     prefix: Option<String>,
     format: &str,
     batch_rows: Option<usize>,
+    threads: Option<usize>,
 ) -> PyResult<ArrowStream> {
     let batch_rows = batch_rows_of(batch_rows)?;
+    if threads == Some(0) {
+        return Err(OptionError::new_err("threads: at least 1"));
+    }
     let options = crate::pglog::pg_log_options(prefix, format)?;
-    let (source, name) = Input::from_py(path_or_bytes, "path_or_bytes")?.into_reader()?;
+    let input = Input::from_py(path_or_bytes, "path_or_bytes")?;
+    // A file object is read with the interpreter taken for each read: on the consumer's thread,
+    // never on a thread of ours that the consumer (holding the interpreter) would wait for.
+    let threads = match input {
+        Input::Reader(_) => 1,
+        _ => threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from)),
+    };
+    let (source, name) = input.into_reader()?;
     let file: ArrayRef = Arc::new(StringArray::from_iter_values(name.iter()));
+    let name = name.unwrap_or_else(|| "the input given".to_owned());
     let stats = SharedStats::default();
+    let columns = Columns::new(batch_rows.min(DEFAULT_CAPACITY_ROWS));
+    let schema = pg_log_schema();
+    let raise = |err| match err {
+        BatchError::Io { name, source } => io_error(std::path::Path::new(&name), &source),
+        BatchError::Parse(e) => pglog_error(e),
+        BatchError::Arrow(e) => PgmortemError::new_err(e.to_string()),
+    };
+    if threads > 1 {
+        let plan = Plan {
+            source,
+            name,
+            options,
+            threads,
+            batch_rows,
+            columns,
+            schema,
+            file,
+            stats: stats.clone(),
+        };
+        let mut batches = ParallelBatches::start(plan)
+            .map_err(|e| PgmortemError::new_err(format!("cannot start a thread: {e}")))?;
+        let first = py
+            .detach(|| batches.next_batch())
+            .transpose()
+            .map_err(raise)?;
+        return Ok(ArrowStream::new(
+            Box::new(Primed {
+                first,
+                rest: batches,
+            }),
+            stats,
+        ));
+    }
     let mut batches = PgLogBatches {
         source,
-        name: name.unwrap_or_else(|| "the input given".to_owned()),
+        name,
         reader: PgLogReader::new(options),
         finished: false,
         failed: false,
         buf: Vec::new(),
-        columns: Columns::new(batch_rows.min(DEFAULT_CAPACITY_ROWS)),
+        columns,
         batch_rows,
-        schema: pg_log_schema(),
+        schema,
         file,
         stats: stats.clone(),
     };
-    let first = py
-        .detach(|| batches.next_batch())
-        .map_err(|err| match err {
-            BatchError::Io { name, source } => io_error(std::path::Path::new(&name), &source),
-            BatchError::Parse(e) => pglog_error(e),
-            BatchError::Arrow(e) => crate::errors::PgmortemError::new_err(e.to_string()),
-        })?;
+    let first = py.detach(|| batches.next_batch()).map_err(raise)?;
     Ok(ArrowStream::new(
         Box::new(Primed {
             first,

@@ -89,7 +89,9 @@ def test_the_schema_is_typed_and_names_the_dict_fields() -> None:
     assert schema.field("pid").type == pa.int64()
     assert schema.field("xid").type == pa.uint64()
     assert schema.field("severity").type == pa.dictionary(pa.int8(), pa.string())
-    assert schema.field("message").type == pa.string() and not schema.field("message").nullable
+    # Text as string views: the layout polars keeps its strings in (taken without a copy).
+    assert schema.field("message").type == pa.string_view() and not schema.field("message").nullable
+    assert schema.field("user").type == pa.string_view() and schema.field("user").nullable
     assert schema.field("file").type == pa.dictionary(pa.int8(), pa.string())
     # Every field of the record dict is a column, under its name or its nested names.
     record = next(iter(pgmortem.parse_pg_log(PGLOG / "pg15-events.log")))
@@ -99,17 +101,53 @@ def test_the_schema_is_typed_and_names_the_dict_fields() -> None:
     assert set(record) <= set(pgmortem.PgRecord.__annotations__)
 
 
+@pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("name", LOGS)
-def test_rows_equal_the_dict_iterator(name: str) -> None:
+def test_rows_equal_the_dict_iterator(name: str, threads: int) -> None:
     path = PGLOG / name
     # Small batches, so that records cross batch boundaries.
-    reader = pgmortem.pg_log_batches(path, batch_rows=7)
+    reader = pgmortem.pg_log_batches(path, batch_rows=7, threads=threads)
     batches = list(reader)
     assert all(b.num_rows <= 7 for b in batches)
     table = pa.Table.from_batches(batches, schema=reader.schema)
     expected = [row_of(r, str(path)) for r in pgmortem.parse_pg_log(path)]
     assert len(expected) > 0
     assert rows_of(table) == expected
+
+
+def test_several_threads_give_the_rows_of_one_over_many_blocks(tmp_path: Path) -> None:
+    # Past the 4 MiB block the threads parse at a time, with a crash cycle, DETAIL and TAB lines
+    # and memory-context dumps in every copy: records cross the cuts between blocks and chunks.
+    one = (PGLOG / "pg15-events.log").read_bytes()
+    big = tmp_path / "big.log"
+    big.write_bytes(one * ((10 << 20) // len(one) + 1))
+    single = pgmortem.pg_log_stream(big, threads=1)
+    parallel = pgmortem.pg_log_stream(big, threads=2, batch_rows=10_000)
+    one_thread = pa.RecordBatchReader.from_stream(single).read_all()
+    two_threads = pa.RecordBatchReader.from_stream(parallel).read_all()
+    assert one_thread.num_rows > 40_000
+    assert two_threads.combine_chunks().equals(one_thread.combine_chunks())
+    assert parallel.stats() == single.stats()
+
+
+def test_a_stream_dropped_early_stops_its_threads(tmp_path: Path) -> None:
+    one = (PGLOG / "pg15-events.log").read_bytes()
+    big = tmp_path / "big.log"
+    big.write_bytes(one * ((40 << 20) // len(one) + 1))
+    for _ in range(20):
+        reader = pgmortem.pg_log_batches(big, threads=2, batch_rows=100)
+        assert next(iter(reader)).num_rows == 100
+        del reader
+    with pytest.raises(pgmortem.OptionError, match="threads"):
+        pgmortem.pg_log_batches(big, threads=0)
+
+
+def test_string_views_reach_pandas_as_python_strings() -> None:
+    pytest.importorskip("pandas")
+    frame = pgmortem.pg_log_batches(PGLOG / "pg15-events.log").read_all().to_pandas()
+    expected = [r["message"] for r in pgmortem.parse_pg_log(PGLOG / "pg15-events.log")]
+    assert frame["message"].tolist() == expected
+    assert frame["application"].isna().all()
 
 
 def test_bytes_and_file_objects_give_the_same_rows_without_a_file() -> None:

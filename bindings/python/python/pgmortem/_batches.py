@@ -45,9 +45,11 @@ def pg_log_batches(
     format: PgLogFormatName = "auto",
     *,
     batch_rows: int = 65536,
+    threads: Optional[int] = None,
 ) -> pyarrow.RecordBatchReader:
     """The records of a PostgreSQL server log as a ``pyarrow.RecordBatchReader`` of
-    ``batch_rows`` records per batch (docs/python.md, "Logs as Arrow batches").
+    ``batch_rows`` records per batch (docs/python.md, "Logs as Arrow batches"), parsed on
+    ``threads`` threads (default: one per core; a file object is read on one).
 
     Arguments as :func:`pgmortem.parse_pg_log`: the same reader, so the same records, with the
     dict's fields as columns under the same names (a nested dict's joined with ``_``:
@@ -56,9 +58,9 @@ def pg_log_batches(
     batches are asked for: memory is one batch, whatever the file's size. The first batch is
     read at the call, so a missing file or a prefix that fits nothing raises here;
     :func:`pg_log_stream` gives the same batches with the counts (``stats()``). Needs pyarrow
-    (``pip install 'pgmortem[arrow]'``)."""
+    (``pip install 'pgmortem[arrow]'``, pyarrow 16 or later: text columns are string views)."""
     pa = _pyarrow("pg_log_batches")
-    return _reader(pa, _native.pg_log_stream(path_or_bytes, prefix, format, batch_rows=batch_rows))
+    return _reader(pa, _native.pg_log_stream(path_or_bytes, prefix, format, batch_rows=batch_rows, threads=threads))
 
 
 def kernel_batches(data: Input, *, year: Optional[int] = None, batch_rows: int = 65536) -> pyarrow.RecordBatchReader:

@@ -131,6 +131,7 @@ def pg_log_stream(
     ] = "auto",
     *,
     batch_rows: int | None = None,
+    threads: int | None = None,
 ) -> ArrowStream[PgLogStats]: ...
 def kernel_stream(
     data: Input, *, year: int | None = None, batch_rows: int | None = None
