@@ -17,7 +17,7 @@ use arrow_array::{ArrayRef, DictionaryArray, RecordBatch, RecordBatchReader, Str
 use arrow_schema::{ArrowError, DataType, Field, Schema, SchemaRef, TimeUnit};
 use pyo3::prelude::*;
 
-use pgmortem::parse::pglog::{PgLogError, PgLogReader, PgRecord};
+use pgmortem::parse::pglog::{PgLogError, PgLogReader, PgRecord, ReadOptions};
 
 use crate::arrow_columns::{NullArrays, NumberColumn, TextColumn};
 use crate::arrow_stream::{
@@ -375,7 +375,7 @@ fn pg_log_stream(
     // never on a thread of ours that the consumer (holding the interpreter) would wait for.
     let threads = match input {
         Input::Reader(_) => 1,
-        _ => threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from)),
+        _ => threads.unwrap_or_else(|| ReadOptions::default().threads),
     };
     let (source, name) = input.into_reader()?;
     let file: ArrayRef = Arc::new(StringArray::from_iter_values(name.iter()));

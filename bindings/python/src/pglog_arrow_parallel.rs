@@ -22,12 +22,9 @@ use crate::arrow_stream::{SharedStats, StreamStats, set_stats};
 use crate::pglog_arrow::{BatchError, Columns, arrow_error};
 use crate::pglog_row::FlatRecord;
 
-/// Bytes parsed at a time: cut into `threads` × [`CHUNKS_PER_THREAD`] chunks. Small enough that
-/// a block's records (held until the block is joined) stay a few tens of MiB.
+/// Bytes parsed at a time (cut into chunks by [`ParallelParser::for_blocks`]). Small enough
+/// that a block's records (held until the block is joined) stay a few tens of MiB.
 const BLOCK_BYTES: usize = 4 << 20;
-
-/// Chunks per thread in a block: enough that a slow chunk does not leave a core idle.
-const CHUNKS_PER_THREAD: usize = 8;
 
 /// What the producer needs to make the batches.
 pub(crate) struct Plan {
@@ -152,12 +149,7 @@ impl Producer<'_> {
 
 /// Reads, parses and sends the batches; an error is sent as the last item.
 fn produce(plan: Plan, tx: &SyncSender<Result<RecordBatch, BatchError>>) {
-    let threads = plan.threads.max(1);
-    let mut parser = ParallelParser::new(
-        plan.options.clone(),
-        threads,
-        BLOCK_BYTES / (threads * CHUNKS_PER_THREAD),
-    );
+    let mut parser = ParallelParser::for_blocks(plan.options.clone(), plan.threads, BLOCK_BYTES);
     let mut blocks = LineBlocks::new(plan.source, BLOCK_BYTES, plan.options.max_line_bytes);
     let mut producer = Producer {
         columns: plan.columns,

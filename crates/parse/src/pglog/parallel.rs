@@ -28,6 +28,9 @@ use crate::lines::Lines;
 /// may borrow what the caller holds.
 type MapRecord<'a, T> = dyn Fn(Box<PgRecord>) -> T + Sync + 'a;
 
+/// Chunks per thread in a block of [`ParallelParser::for_blocks`].
+const CHUNKS_PER_THREAD: usize = 8;
+
 /// How far (in bytes) past a chunk's target size a cut looks for a line that starts a record
 /// before it settles for any line boundary.
 const BOUNDARY_SEARCH_BYTES: usize = 256 * 1024;
@@ -100,6 +103,17 @@ impl ParallelParser {
             pending: Vec::new(),
             pending_lines: 0,
         }
+    }
+
+    /// A parser on `threads` threads for blocks of about `block_bytes`: each block cut into
+    /// eight chunks per thread, enough that a slow chunk does not leave a core idle.
+    pub fn for_blocks(options: PgLogOptions, threads: usize, block_bytes: usize) -> Self {
+        let threads = threads.max(1);
+        Self::new(
+            options,
+            threads,
+            block_bytes / (threads * CHUNKS_PER_THREAD),
+        )
     }
 
     /// Reads `block`: whole lines (ending after a `\n`; only the last block of a log may end

@@ -11,9 +11,6 @@ use crate::lines::LineBlocks;
 /// Bytes read per chunk with one thread.
 const CHUNK_BYTES: usize = 1 << 20;
 
-/// Chunks per thread in a block: enough that a slow chunk does not leave a core idle.
-const CHUNKS_PER_THREAD: usize = 8;
-
 /// Why [`parse_reader`] stopped.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -68,10 +65,8 @@ pub fn parse_reader<R: Read + Send, T: Send>(
     if read.threads <= 1 {
         return sequential(input, options, map, sink);
     }
-    let threads = read.threads;
     let block = read.block_bytes.max(1);
-    let chunk = block / (threads * CHUNKS_PER_THREAD);
-    let mut parser = ParallelParser::new(options.clone(), threads, chunk);
+    let mut parser = ParallelParser::for_blocks(options.clone(), read.threads, block);
     let max_line = options.max_line_bytes;
     // The next block is read while this one is parsed: one block being read, one waiting, one
     // being parsed. Parsed blocks' buffers go back to the reader (no fresh allocation, and its
